@@ -1,0 +1,78 @@
+"""Pytest fixtures: one real ZooKeeper server per test session and a fresh chroot per test."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from kazoo.client import KazooClient
+from kazoo.exceptions import NotEmptyError
+
+from zkafka.zookeeper import ZooKeeperNotFound, ZooKeeperServer
+
+# A short tick lets tests ask for sessions of a second or less; clients asking for more still get it.
+TEST_TICK_TIME_MS = 200
+
+
+@pytest.fixture(scope="session")
+def zookeeper_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperServer]:
+    """A ZooKeeper server shared by the whole test session."""
+    server = ZooKeeperServer(str(tmp_path_factory.mktemp("zookeeper")), tick_time=TEST_TICK_TIME_MS)
+    try:
+        server.start()
+    except ZooKeeperNotFound as e:
+        pytest.fail(str(e))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def zk_admin(zookeeper_server: ZooKeeperServer) -> Iterator[KazooClient]:
+    """A client on the server's root, used to make and remove the per-test chroots."""
+    client = KazooClient(hosts=zookeeper_server.connect_string)
+    client.start(timeout=10)
+    try:
+        yield client
+    finally:
+        client.stop()
+        client.close()
+
+
+@pytest.fixture
+def zk_connect(zookeeper_server: ZooKeeperServer, zk_admin: KazooClient) -> Iterator[str]:
+    """A connect string with a fresh chroot, e.g. 127.0.0.1:2181/t0123abcd..., removed after the test."""
+    chroot = f"/t{uuid.uuid4().hex}"
+    zk_admin.create(chroot)
+    try:
+        yield zookeeper_server.connect_string + chroot
+    finally:
+        _delete_tree(zk_admin, chroot)
+
+
+@pytest.fixture
+def zk_client(zk_connect: str) -> Iterator[KazooClient]:
+    """A started kazoo client inside the test's chroot."""
+    client = KazooClient(hosts=zk_connect)
+    client.start(timeout=10)
+    try:
+        yield client
+    finally:
+        client.stop()
+        client.close()
+
+
+def _delete_tree(client: KazooClient, path: str, timeout: float = 10.0) -> None:
+    """Delete path and its children, retrying while a still-live session adds nodes under it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            client.delete(path, recursive=True)
+            return
+        except NotEmptyError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)

@@ -1,0 +1,127 @@
+"""Compression codecs of 0.7 wrapper messages: GZIP (JDK framing) and Snappy (xerial stream framing)."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import snappy
+
+from zkafka.errors import InvalidMessageError, UnknownCodecError
+
+NO_COMPRESSION = 0
+GZIP = 1
+SNAPPY = 2
+
+CODEC_NAMES = {NO_COMPRESSION: "none", GZIP: "gzip", SNAPPY: "snappy"}
+# The names DumpLogSegments prints (the Scala codec objects).
+CODEC_OBJECT_NAMES = {
+    NO_COMPRESSION: "NoCompressionCodec",
+    GZIP: "GZIPCompressionCodec",
+    SNAPPY: "SnappyCompressionCodec",
+}
+
+# The 10-byte header the JDKs of Kafka 0.7's time wrote: MTIME 0, XFL 0, OS 0.
+_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x00"
+_GZIP_TRAILER = struct.Struct("<II")
+
+SNAPPY_MAGIC = b"\x82SNAPPY\x00"
+SNAPPY_VERSION = 1
+SNAPPY_MIN_COMPATIBLE_VERSION = 1
+SNAPPY_BLOCK_SIZE = 32 * 1024
+_SNAPPY_HEADER = SNAPPY_MAGIC + struct.pack(">ii", SNAPPY_VERSION, SNAPPY_MIN_COMPATIBLE_VERSION)
+_INT32 = struct.Struct(">i")
+
+
+def parse_codec(value: int | str) -> int:
+    """A codec id from ``0/1/2`` or ``none/gzip/snappy`` (as config values and CLI options give it)."""
+    text = str(value).strip().lower()
+    for codec, name in CODEC_NAMES.items():
+        if text in (str(codec), name):
+            return codec
+    raise UnknownCodecError(f"unknown compression codec {value!r} (expected 0/1/2 or none/gzip/snappy)")
+
+
+def gzip_compress(data: bytes) -> bytes:
+    """GZIP exactly as ``java.util.zip.GZIPOutputStream`` wrote it: fixed header, level-6 deflate, CRC, size."""
+    deflater = zlib.compressobj(6, zlib.DEFLATED, -15, 8, 0)
+    body = deflater.compress(data) + deflater.flush()
+    return _GZIP_HEADER + body + _GZIP_TRAILER.pack(zlib.crc32(data), len(data) & 0xFFFFFFFF)
+
+
+def gzip_decompress(data: bytes) -> bytes:
+    """Decompress any valid gzip stream, including several concatenated members."""
+    out = []
+    rest = bytes(data)
+    while rest:
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        out.append(inflater.decompress(rest))
+        if not inflater.eof:
+            raise InvalidMessageError("truncated gzip payload")
+        rest = inflater.unused_data.lstrip(b"\x00")
+    return b"".join(out)
+
+
+def snappy_compress(data: bytes) -> bytes:
+    """Snappy in the xerial ``SnappyOutputStream`` framing: 16-byte header, then length-prefixed 32 KiB blocks."""
+    parts = [_SNAPPY_HEADER]
+    view = memoryview(data)
+    for start in range(0, len(data), SNAPPY_BLOCK_SIZE):
+        block = snappy.compress(bytes(view[start : start + SNAPPY_BLOCK_SIZE]))
+        parts.append(_INT32.pack(len(block)))
+        parts.append(block)
+    return b"".join(parts)
+
+
+def snappy_decompress(data: bytes) -> bytes:
+    """Read xerial framing; like ``SnappyInputStream``, fall back to one raw snappy block without the magic."""
+    data = bytes(data)
+    if not data.startswith(SNAPPY_MAGIC) or len(data) < len(_SNAPPY_HEADER):
+        return _snappy_block(data)
+    (version,) = _INT32.unpack_from(data, len(SNAPPY_MAGIC))
+    if version < SNAPPY_MIN_COMPATIBLE_VERSION:
+        raise InvalidMessageError(f"unsupported xerial snappy stream version {version}")
+    out = []
+    pos = len(_SNAPPY_HEADER)
+    while pos < len(data):
+        if len(data) - pos < 4:
+            raise InvalidMessageError("truncated snappy block header")
+        (size,) = _INT32.unpack_from(data, pos)
+        pos += 4
+        if size < 0 or pos + size > len(data):
+            raise InvalidMessageError("truncated snappy block")
+        out.append(_snappy_block(data[pos : pos + size]))
+        pos += size
+    return b"".join(out)
+
+
+def _snappy_block(block: bytes) -> bytes:
+    try:
+        return snappy.uncompress(block)
+    except Exception as exc:  # the snappy binding raises its own error types
+        raise InvalidMessageError(f"corrupt snappy payload: {exc}") from exc
+
+
+def compress(codec: int, data: bytes) -> bytes:
+    """Compress ``data`` (a serialized inner message set) with ``codec``."""
+    if codec == GZIP:
+        return gzip_compress(data)
+    if codec == SNAPPY:
+        return snappy_compress(data)
+    if codec == NO_COMPRESSION:
+        return bytes(data)
+    raise UnknownCodecError(f"unknown compression codec {codec}")
+
+
+def decompress(codec: int, data: bytes) -> bytes:
+    """Decompress a wrapper message payload."""
+    if codec == GZIP:
+        try:
+            return gzip_decompress(data)
+        except zlib.error as exc:
+            raise InvalidMessageError(f"corrupt gzip payload: {exc}") from exc
+    if codec == SNAPPY:
+        return snappy_decompress(data)
+    if codec == NO_COMPRESSION:
+        return bytes(data)
+    raise UnknownCodecError(f"unknown compression codec {codec}")

@@ -1,0 +1,370 @@
+"""Configuration with the 0.7 property names and defaults: a ``.properties`` loader and typed definitions.
+
+An existing 0.7 ``server.properties``, ``producer.properties`` or ``consumer.properties`` loads as it is.
+Unknown keys are warned about; a value of the wrong type or out of range raises InvalidConfigError naming
+the key, so a bad file stops the start.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from zkafka.errors import InvalidConfigError
+
+log = logging.getLogger(__name__)
+
+INT_MAX = 2**31 - 1
+LONG_MAX = 2**63 - 1
+
+
+# -- the .properties file format ---------------------------------------------------------------------------
+
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Parse Java ``.properties`` text: ``#``/``!`` comments, ``=``/``:``/space separators, ``\\`` continuations."""
+    props: dict[str, str] = {}
+    logical: list[str] = []
+    for raw in text.splitlines():
+        line = raw.lstrip() if not logical else raw.lstrip()
+        if not logical and (not line or line[0] in "#!"):
+            continue
+        if _ends_with_continuation(line):
+            logical.append(line[:-1])
+            continue
+        logical.append(line)
+        key, value = _split_property("".join(logical))
+        logical = []
+        props[key] = value
+    if logical:
+        key, value = _split_property("".join(logical))
+        props[key] = value
+    return props
+
+
+def _ends_with_continuation(line: str) -> bool:
+    backslashes = len(line) - len(line.rstrip("\\"))
+    return backslashes % 2 == 1
+
+
+def _split_property(line: str) -> tuple[str, str]:
+    key_chars: list[str] = []
+    i = 0
+    while i < len(line):
+        ch = line[i]
+        if ch == "\\" and i + 1 < len(line):
+            key_chars.append(_ESCAPES.get(line[i + 1], line[i + 1]))
+            i += 2
+            continue
+        if ch in "=: \t\f":
+            break
+        key_chars.append(ch)
+        i += 1
+    rest = line[i:].lstrip(" \t\f")
+    if rest[:1] in ("=", ":"):
+        rest = rest[1:].lstrip(" \t\f")
+    return "".join(key_chars), _unescape(rest)
+
+
+def _unescape(text: str) -> str:
+    if "\\" not in text:
+        return text
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text):
+            nxt = text[i + 1]
+            if nxt == "u" and i + 6 <= len(text):
+                out.append(chr(int(text[i + 2 : i + 6], 16)))
+                i += 6
+                continue
+            out.append(_ESCAPES.get(nxt, nxt))
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def load_properties(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Read a ``.properties`` file."""
+    with open(path, encoding="utf-8") as handle:
+        return parse_properties(handle.read())
+
+
+def parse_overrides(items: Iterable[str]) -> dict[str, str]:
+    """``key=value`` strings (from ``--override``) as a dict."""
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InvalidConfigError(f"override {item!r} is not of the form key=value")
+        out[key.strip()] = value.strip()
+    return out
+
+
+# -- value types -------------------------------------------------------------------------------------------
+
+
+def parse_int(key: str, text: str, low: int = -(2**31), high: int = INT_MAX) -> int:
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise InvalidConfigError(f"{key}: {text!r} is not an integer") from None
+    if not low <= value <= high:
+        raise InvalidConfigError(f"{key}: {value} is not in the range [{low}, {high}]")
+    return value
+
+
+def parse_bool(key: str, text: str) -> bool:
+    value = text.strip()
+    if value not in ("true", "false"):
+        raise InvalidConfigError(f"{key}: {text!r} is not true or false")
+    return value == "true"
+
+
+def parse_topic_map(key: str, text: str) -> dict[str, int]:
+    """The per-topic CSV form ``topic1:val1,topic2:val2``; values must be > 0, malformed items are skipped."""
+    out: dict[str, int] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        topic, sep, value = item.rpartition(":")
+        try:
+            number = int(value)
+        except ValueError:
+            number = 0
+        if not sep or not topic or number <= 0:
+            log.warning("%s: skipping malformed item %r (expected topic:positive-number)", key, item)
+            continue
+        out[topic] = number
+    return out
+
+
+def parse_props_list(text: str) -> dict[str, str]:
+    """The ``k1=v1,k2=v2`` form of ``event.handler.props`` and ``callback.handler.props``."""
+    return parse_overrides(part for part in text.split(",") if part.strip())
+
+
+@dataclass(frozen=True)
+class Key:
+    """One configuration key: its 0.7 name, a parser, and a default (a value, or a function of the config)."""
+
+    name: str
+    parse: Callable[[str, str], Any]
+    default: Any = None
+    required: bool = False
+
+
+def int_key(name: str, default: Any, low: int = -(2**31), high: int = INT_MAX, required: bool = False) -> Key:
+    return Key(name, lambda k, v: parse_int(k, v, low, high), default, required)
+
+
+def long_key(name: str, default: Any, low: int = -(2**63)) -> Key:
+    return Key(name, lambda k, v: parse_int(k, v, low, LONG_MAX), default)
+
+
+def str_key(name: str, default: Any = None, required: bool = False) -> Key:
+    return Key(name, lambda k, v: v.strip(), default, required)
+
+
+def bool_key(name: str, default: bool) -> Key:
+    return Key(name, parse_bool, default)
+
+
+def map_key(name: str) -> Key:
+    return Key(name, parse_topic_map, {})
+
+
+class Config(Mapping[str, Any]):
+    """Typed values of one kind of configuration, read by their 0.7 names: ``config["log.dir"]``.
+
+    Attribute access with dots as underscores also works: ``config.log_dir``.
+    """
+
+    keys: dict[str, Key] = {}
+    kind = "config"
+
+    def __init__(self, props: Mapping[str, str] | None = None, **overrides: Any) -> None:
+        raw = {k: str(v) for k, v in (props or {}).items()}
+        raw.update({k.replace("_", "."): str(v) for k, v in overrides.items()})
+        self.raw = raw
+        self._values: dict[str, Any] = {}
+        for name in raw:
+            if name not in self.keys:
+                log.warning("unknown %s key %s (ignored)", self.kind, name)
+        for key in self.keys.values():
+            if key.name in raw:
+                self._values[key.name] = key.parse(key.name, raw[key.name])
+            elif key.required:
+                raise InvalidConfigError(f"{key.name}: required {self.kind} key is missing")
+        for key in self.keys.values():
+            if key.name not in self._values:
+                self._values[key.name] = key.default(self) if callable(key.default) else key.default
+        self.validate()
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], overrides: Mapping[str, str] | None = None) -> Config:
+        props = load_properties(path)
+        props.update(overrides or {})
+        return cls(props)
+
+    def validate(self) -> None:
+        """Checks across keys; subclasses raise InvalidConfigError naming the key."""
+
+    def with_overrides(self, **overrides: Any) -> Config:
+        """A copy with some keys replaced (underscores stand for dots in the names)."""
+        return type(self)(self.raw, **overrides)
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[name]
+
+    def __iter__(self):
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __getattr__(self, attr: str) -> Any:
+        name = attr.replace("_", ".")
+        values = self.__dict__.get("_values", {})
+        if name in values:
+            return values[name]
+        raise AttributeError(attr)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.raw!r})"
+
+
+def _keys(*keys: Key) -> dict[str, Key]:
+    return {key.name: key for key in keys}
+
+
+ZK_KEYS = (
+    str_key("zk.connect"),
+    int_key("zk.sessiontimeout.ms", 6000, 1),
+    int_key("zk.connectiontimeout.ms", lambda c: c["zk.sessiontimeout.ms"], 1),
+    int_key("zk.synctime.ms", 2000, 0),
+)
+
+
+class BrokerConfig(Config):
+    """``server.properties``: the broker's keys and 0.7.2 defaults."""
+
+    kind = "broker"
+    keys = _keys(
+        *ZK_KEYS,
+        int_key("brokerid", None, 0, required=True),
+        str_key("hostname"),
+        int_key("port", 6667, 0, 65535),
+        int_key("num.threads", os.cpu_count() or 1, 1),
+        int_key("socket.send.buffer", 102400, 1),
+        int_key("socket.receive.buffer", 102400, 1),
+        int_key("max.socket.request.bytes", 104857600, 1),
+        int_key("max.message.size", 1000000, 0),
+        int_key("monitoring.period.secs", 600, 1),
+        int_key("num.partitions", 1, 1),
+        map_key("topic.partition.count.map"),
+        str_key("log.dir", required=True),
+        int_key("log.file.size", 1073741824, 5),
+        map_key("topic.log.file.size"),
+        int_key("log.roll.hours", 24 * 7, 1),
+        map_key("topic.log.roll.hours"),
+        int_key("log.retention.hours", 24 * 7, 1),
+        map_key("topic.log.retention.hours"),
+        long_key("log.retention.size", -1),
+        map_key("topic.log.retention.size"),
+        int_key("log.cleanup.interval.mins", 10, 1),
+        int_key("log.flush.interval", 500, 1),
+        int_key("log.default.flush.scheduler.interval.ms", 3000, 1),
+        int_key("log.default.flush.interval.ms", lambda c: c["log.default.flush.scheduler.interval.ms"], 1),
+        map_key("topic.flush.intervals.ms"),
+        int_key("max.topic.name.length", 255, 1),
+        bool_key("enable.zookeeper", True),
+    )
+
+    def validate(self) -> None:
+        if self["enable.zookeeper"] and not self["zk.connect"]:
+            raise InvalidConfigError("zk.connect: required when enable.zookeeper=true")
+
+    def partitions_for(self, topic: str) -> int:
+        """Partitions this broker hosts for a topic (``topic.partition.count.map`` else ``num.partitions``)."""
+        return self["topic.partition.count.map"].get(topic, self["num.partitions"])
+
+
+class ProducerConfig(Config):
+    """``producer.properties``: sync/async producer keys and 0.7.2 defaults."""
+
+    kind = "producer"
+    keys = _keys(
+        *ZK_KEYS,
+        str_key("broker.list"),
+        str_key("producer.type", "sync"),
+        str_key("serializer.class", "kafka.serializer.DefaultEncoder"),
+        str_key("partitioner.class"),
+        str_key("compression.codec", "0"),
+        Key("compressed.topics", lambda k, v: [t.strip() for t in v.split(",") if t.strip()], []),
+        int_key("num.retries", 0, 0),
+        int_key("zk.read.num.retries", 3, 0),
+        int_key("buffer.size", 102400, 1),
+        int_key("connect.timeout.ms", 5000, 0),
+        int_key("socket.timeout.ms", 30000, 0),
+        int_key("reconnect.interval", 30000, 1),
+        long_key("reconnect.time.interval.ms", 10000000),
+        int_key("max.message.size", 1000000, 0),
+        int_key("queue.time", 5000, 0),
+        int_key("queue.size", 10000, 1),
+        int_key("queue.enqueueTimeout.ms", 0),
+        int_key("batch.size", 200, 1),
+        str_key("event.handler"),
+        Key("event.handler.props", lambda k, v: parse_props_list(v), {}),
+        str_key("callback.handler"),
+        Key("callback.handler.props", lambda k, v: parse_props_list(v), {}),
+    )
+
+    def validate(self) -> None:
+        from zkafka.compression import parse_codec
+
+        if bool(self["zk.connect"]) == bool(self["broker.list"]):
+            raise InvalidConfigError("zk.connect, broker.list: exactly one of the two must be set")
+        if self["broker.list"] and self["partitioner.class"]:
+            raise InvalidConfigError("partitioner.class: cannot be used together with broker.list")
+        if self["producer.type"] not in ("sync", "async"):
+            raise InvalidConfigError(f"producer.type: {self['producer.type']!r} is not sync or async")
+        try:
+            self._values["compression.codec"] = parse_codec(self["compression.codec"])
+        except Exception:
+            raise InvalidConfigError(
+                f"compression.codec: {self.raw.get('compression.codec')!r} is not 0/1/2 or none/gzip/snappy"
+            ) from None
+
+
+class ConsumerConfig(Config):
+    """``consumer.properties``: the high-level consumer's keys and 0.7.2 defaults."""
+
+    kind = "consumer"
+    keys = _keys(
+        *ZK_KEYS,
+        str_key("groupid", required=True),
+        str_key("consumerid"),
+        int_key("socket.timeout.ms", 30000, 0),
+        int_key("socket.buffersize", 64 * 1024, 1),
+        int_key("fetch.size", 1024 * 1024, 1),
+        int_key("fetcher.backoff.ms", 1000, 0),
+        bool_key("autocommit.enable", True),
+        int_key("autocommit.interval.ms", 10000, 1),
+        int_key("queuedchunks.max", 10, 1),
+        int_key("rebalance.retries.max", 4, 1),
+        int_key("rebalance.backoff.ms", lambda c: c["zk.synctime.ms"], 0),
+        str_key("autooffset.reset", "smallest"),
+        int_key("consumer.timeout.ms", -1),
+        bool_key("shallowiterator.enable", False),
+    )
+
+    def validate(self) -> None:
+        if not self["zk.connect"]:
+            raise InvalidConfigError("zk.connect: required by the ZooKeeper consumer")

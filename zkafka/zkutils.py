@@ -1,0 +1,215 @@
+"""ZooKeeper paths, znode values and the create rules shared by brokers, producers and consumers.
+
+The tree (all values UTF-8 strings)::
+
+    /brokers/ids/<brokerId>                          ephemeral  <host>-<millis>:<host>:<port>
+    /brokers/topics/<topic>/<brokerId>               ephemeral  partitions the broker hosts
+    /consumers/<group>/ids/<consumerId>              ephemeral  topic count
+    /consumers/<group>/owners/<topic>/<b>-<p>        ephemeral  owning thread id
+    /consumers/<group>/offsets/<topic>/<b>-<p>       persistent next offset to consume
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NodeExistsError, NoNodeError
+
+log = logging.getLogger(__name__)
+
+BROKER_IDS_PATH = "/brokers/ids"
+BROKER_TOPICS_PATH = "/brokers/topics"
+CONSUMERS_PATH = "/consumers"
+
+
+def broker_id_path(broker_id: int) -> str:
+    return f"{BROKER_IDS_PATH}/{broker_id}"
+
+
+def broker_topic_path(topic: str, broker_id: int | None = None) -> str:
+    path = f"{BROKER_TOPICS_PATH}/{topic}"
+    return path if broker_id is None else f"{path}/{broker_id}"
+
+
+@dataclass(frozen=True)
+class ZKGroupDirs:
+    """The znode directories of one consumer group."""
+
+    group: str
+
+    @property
+    def consumer_dir(self) -> str:
+        return f"{CONSUMERS_PATH}/{self.group}"
+
+    @property
+    def consumer_registry_dir(self) -> str:
+        return f"{self.consumer_dir}/ids"
+
+    def consumer_path(self, consumer_id: str) -> str:
+        return f"{self.consumer_registry_dir}/{consumer_id}"
+
+    def owners_dir(self, topic: str) -> str:
+        return f"{self.consumer_dir}/owners/{topic}"
+
+    def offsets_dir(self, topic: str) -> str:
+        return f"{self.consumer_dir}/offsets/{topic}"
+
+    def owner_path(self, topic: str, partition: str) -> str:
+        return f"{self.owners_dir(topic)}/{partition}"
+
+    def offset_path(self, topic: str, partition: str) -> str:
+        return f"{self.offsets_dir(topic)}/{partition}"
+
+
+@dataclass(frozen=True, order=True)
+class Broker:
+    """A live broker as registered under ``/brokers/ids``."""
+
+    id: int
+    host: str
+    port: int
+    creator_id: str = ""
+
+    def zk_value(self) -> str:
+        return f"{self.creator_id}:{self.host}:{self.port}"
+
+    @classmethod
+    def from_zk(cls, broker_id: int | str, value: str) -> Broker:
+        """Parse ``<creatorId>:<host>:<port>`` (split on ':' as 0.7 does)."""
+        creator, host, port = value.split(":")
+        return cls(int(broker_id), host, int(port), creator)
+
+
+@dataclass(frozen=True, order=True)
+class Partition:
+    """A broker-partition, named ``<brokerId>-<partId>`` in ZooKeeper."""
+
+    broker_id: int
+    part_id: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.broker_id}-{self.part_id}"
+
+    @classmethod
+    def parse(cls, name: str) -> Partition:
+        broker, part = name.split("-")
+        return cls(int(broker), int(part))
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def make_zk_client(
+    connect: str, session_timeout_ms: int = 6000, connection_timeout_ms: int | None = None, handler=None
+) -> KazooClient:
+    """A KazooClient for ``host:port[,host:port][/chroot]``; pass a gevent handler for gevent programs."""
+    timeout = session_timeout_ms / 1000.0
+    kwargs = {"hosts": connect, "timeout": timeout}
+    if handler is not None:
+        kwargs["handler"] = handler
+    client = KazooClient(**kwargs)
+    client._zkafka_connection_timeout = (connection_timeout_ms or session_timeout_ms) / 1000.0
+    return client
+
+
+def start_zk_client(client: KazooClient) -> KazooClient:
+    """Connect, waiting at most the connection timeout, and make sure a chroot in the connect string exists."""
+    client.start(timeout=getattr(client, "_zkafka_connection_timeout", 15.0))
+    if client.chroot:
+        chroot, client.chroot = client.chroot, ""
+        try:
+            client.ensure_path(chroot)
+        finally:
+            client.chroot = chroot
+    return client
+
+
+def gevent_handler():
+    """kazoo's gevent handler (imported lazily, so thread-based tools do not pull in gevent)."""
+    from kazoo.handlers.gevent import SequentialGeventHandler
+
+    return SequentialGeventHandler()
+
+
+def get_data(client: KazooClient, path: str) -> str | None:
+    """The UTF-8 value of a znode, or None when it does not exist."""
+    try:
+        data, _ = client.get(path)
+    except NoNodeError:
+        return None
+    return data.decode("utf-8")
+
+
+def get_children(client: KazooClient, path: str) -> list[str]:
+    """The children of a znode, or [] when it does not exist."""
+    try:
+        return client.get_children(path)
+    except NoNodeError:
+        return []
+
+
+def update_persistent(client: KazooClient, path: str, value: str) -> None:
+    """Write a persistent znode, creating it and its parents when missing."""
+    data = value.encode("utf-8")
+    try:
+        client.set(path, data)
+    except NoNodeError:
+        try:
+            client.create(path, data, makepath=True)
+        except NodeExistsError:
+            client.set(path, data)
+
+
+def session_id(client: KazooClient) -> int:
+    return client.client_id[0] if client.client_id else 0
+
+
+def create_ephemeral_expect_conflict(client: KazooClient, path: str, value: str) -> None:
+    """Create an ephemeral znode (and its parents), tolerating our own earlier write.
+
+    As in 0.7, an existing node holding exactly ``value`` counts as our write made during a connection loss.
+    Better than 0.7, a node owned by this very session is ours whatever it holds (it gets the new value),
+    and a node holding our value under an older session is replaced so that it does not vanish with that
+    session. Any other node raises NodeExistsError: somebody else holds the path.
+    """
+    data = value.encode("utf-8")
+    try:
+        client.create(path, data, ephemeral=True, makepath=True)
+        return
+    except NodeExistsError:
+        pass
+    try:
+        stored, stat = client.get(path)
+    except NoNodeError:  # vanished in between: its owner's session just ended
+        client.create(path, data, ephemeral=True, makepath=True)
+        return
+    if stat.ephemeralOwner == session_id(client):
+        if stored != data:
+            client.set(path, data)
+        return
+    if stored == data:
+        # Our value under another session: a previous session of ours that the server has not expired yet.
+        # 0.7 took it as success and the node then vanished with that session; take it over instead.
+        log.info("%s holds our value under old session 0x%x; replacing it", path, stat.ephemeralOwner)
+        try:
+            client.delete(path, version=stat.version)
+        except NoNodeError:
+            pass
+        client.create(path, data, ephemeral=True, makepath=True)
+        return
+    raise NodeExistsError(f"{path} is held by session 0x{stat.ephemeralOwner:x} with value {stored!r}")
+
+
+def delete_if_owned(client: KazooClient, path: str) -> bool:
+    """Delete an ephemeral znode only if this session owns it; True when deleted."""
+    try:
+        _, stat = client.get(path)
+        if stat.ephemeralOwner != session_id(client):
+            return False
+        client.delete(path, version=stat.version)
+        return True
+    except NoNodeError:
+        return False
