@@ -1,0 +1,110 @@
+"""Choosing a partition from a message key, with the JVM arithmetic of 0.7's DefaultPartitioner.
+
+The producer calls ``partition(key, n)`` with the number of candidate (broker, partition) pairs and rejects a
+result outside ``[0, n)``; the partitioner itself may return a negative index, exactly as in 0.7.
+"""
+
+import importlib
+import zlib
+from typing import Any, Protocol
+
+INT32_MIN = -(2**31)
+INT64_MIN = -(2**63)
+JAVA_DEFAULT_PARTITIONER = "kafka.producer.DefaultPartitioner"
+
+
+class Partitioner(Protocol):
+    """Anything with ``partition(key, num_partitions) -> int`` (0.7's ``Partitioner`` trait)."""
+
+    def partition(self, key: Any, num_partitions: int) -> int: ...
+
+
+def to_int32(value: int) -> int:
+    """Wrap an int to a signed 32-bit value, as a Java ``int`` overflows."""
+    return (value + 2**31) % 2**32 - 2**31
+
+
+def java_string_hash(s: str) -> int:
+    """Java ``String.hashCode``: ``h = 31*h + c`` over UTF-16 code units, in int32.
+
+    A character outside the BMP counts as its two surrogate code units; lone surrogates are kept as is.
+    """
+    data = s.encode("utf-16-be", "surrogatepass")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return to_int32(h)
+
+
+def java_int_hash(value: int) -> int:
+    """Java hashCode of an integer key: an ``Integer`` is itself, a ``Long`` is ``(int)(v ^ (v >>> 32))``.
+
+    Values in int32 range are taken as ``Integer``, the rest of the int64 range as ``Long``.
+    """
+    if INT32_MIN <= value < 2**31:
+        return value
+    if not INT64_MIN <= value < 2**63:
+        raise ValueError(f"integer key {value} does not fit a Java long")
+    bits = value & 0xFFFFFFFFFFFFFFFF
+    return to_int32(bits ^ (bits >> 32))
+
+
+def java_abs(value: int) -> int:
+    """Java ``Math.abs`` on an int: ``abs(Integer.MIN_VALUE)`` overflows and stays ``MIN_VALUE``."""
+    value = to_int32(value)
+    return value if value == INT32_MIN else abs(value)
+
+
+def java_mod(a: int, b: int) -> int:
+    """Java ``%``: the remainder has the sign of the dividend (division truncates toward zero)."""
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r
+
+
+def key_hash(key: Any) -> int:
+    """The int32 hash DefaultPartitioner uses for a key.
+
+    ``str``, ``int`` and ``bool`` hash as on the JVM. For ``bytes``-like keys 0.7 used the array's identity
+    hash, which differs on every run; here it is ``zlib.crc32`` of the bytes read as a signed int32, so the
+    same key lands on the same partition from every process. Other key types are a TypeError.
+    """
+    if isinstance(key, str):
+        return java_string_hash(key)
+    if isinstance(key, bool):
+        return 1231 if key else 1237
+    if isinstance(key, int):
+        return java_int_hash(key)
+    if isinstance(key, bytes | bytearray | memoryview):
+        return to_int32(zlib.crc32(key))
+    raise TypeError(f"cannot hash a partition key of type {type(key).__name__}")
+
+
+class DefaultPartitioner:
+    """``abs(key.hashCode) % num_partitions`` with Java int semantics (may be negative for hash -2**31)."""
+
+    def partition(self, key: Any, num_partitions: int) -> int:
+        return java_mod(java_abs(key_hash(key)), num_partitions)
+
+
+def load_partitioner(class_path: str) -> Partitioner:
+    """Instantiate ``package.module.ClassName`` or ``module:ClassName`` (the ``partitioner.class`` config).
+
+    The Java name ``kafka.producer.DefaultPartitioner`` means :class:`DefaultPartitioner`. A path that cannot
+    be imported is an ImportError; a malformed path is a ValueError.
+    """
+    if class_path == JAVA_DEFAULT_PARTITIONER:
+        return DefaultPartitioner()
+    module_name, sep, class_name = class_path.rpartition(":" if ":" in class_path else ".")
+    if not sep or not module_name or not class_name:
+        raise ValueError(
+            f"partitioner.class must be module.ClassName or module:ClassName, not {class_path!r}"
+        )
+    module = importlib.import_module(module_name)
+    try:
+        cls = getattr(module, class_name)
+    except AttributeError as e:
+        raise ImportError(f"cannot import {class_name!r} from {module_name!r}") from e
+    partitioner = cls()
+    if not callable(getattr(partitioner, "partition", None)):
+        raise TypeError(f"{class_path} has no partition(key, num_partitions) method")
+    return partitioner
