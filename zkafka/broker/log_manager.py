@@ -1,0 +1,213 @@
+"""All partition logs of one broker, and one run each of the time-based flusher and the retention cleaner.
+
+The broker server schedules the runs: ``flush_due`` every ``log.default.flush.scheduler.interval.ms`` and
+``cleanup_logs`` every ``log.cleanup.interval.mins`` (the first 60 s after start).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import threading
+from collections.abc import Callable
+
+from zkafka.broker.log import Log, LogSegment, current_millis
+from zkafka.config import BrokerConfig
+from zkafka.errors import InvalidPartitionError, InvalidTopicError
+from zkafka.topic import log_dir_name, parse_log_dir_name, validate_topic
+
+logger = logging.getLogger(__name__)
+
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+HOUR_MS = 60 * 60 * 1000
+
+
+class LogManager:
+    """Every partition log of one broker: loaded at start, created on first produce, flushed and cleaned."""
+
+    def __init__(
+        self,
+        config: BrokerConfig,
+        *,
+        time_ms: Callable[[], int] = current_millis,
+        on_new_topic: Callable[[str], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.log_dir: str = config["log.dir"]
+        self._time_ms = time_ms
+        self._on_new_topic = on_new_topic
+        self._logs: dict[str, dict[int, Log]] = {}
+        self._create_lock = threading.Lock()
+        os.makedirs(self.log_dir, exist_ok=True)
+        marker = os.path.join(self.log_dir, CLEAN_SHUTDOWN_FILE)
+        self.need_recovery = not os.path.exists(marker)
+        if not self.need_recovery:
+            os.unlink(marker)
+        self._load_logs()
+
+    def _load_logs(self) -> None:
+        logger.info("loading logs from %s (recovery %s)", self.log_dir, "on" if self.need_recovery else "off")
+        try:
+            for name in sorted(os.listdir(self.log_dir)):
+                path = os.path.join(self.log_dir, name)
+                if not os.path.isdir(path):
+                    logger.warning("skipping %s in log.dir: it is not a partition directory", path)
+                    continue
+                try:
+                    topic, partition = parse_log_dir_name(name)
+                    validate_topic(topic, self.config["max.topic.name.length"])
+                except (ValueError, InvalidTopicError) as exc:
+                    logger.warning("skipping directory %s in log.dir: %s", path, exc)
+                    continue
+                logger.info("loading log %s", name)
+                self._logs.setdefault(topic, {})[partition] = self._open_log(
+                    topic, partition, self.need_recovery
+                )
+        except BaseException:
+            for log in self.all_logs():
+                log.close()
+            raise
+
+    def _open_log(self, topic: str, partition: int, need_recovery: bool) -> Log:
+        config = self.config
+        return Log(
+            os.path.join(self.log_dir, log_dir_name(topic, partition)),
+            topic,
+            partition,
+            max_segment_size=config["topic.log.file.size"].get(topic, config["log.file.size"]),
+            roll_ms=config["topic.log.roll.hours"].get(topic, config["log.roll.hours"]) * HOUR_MS,
+            flush_interval=config["log.flush.interval"],
+            max_message_size=config["max.message.size"],
+            need_recovery=need_recovery,
+            time_ms=self._time_ms,
+        )
+
+    # -- lookup ---------------------------------------------------------------------------------------------
+
+    def partition_count(self, topic: str) -> int:
+        """Partitions of the topic on this broker (``topic.partition.count.map`` else ``num.partitions``)."""
+        return self.config.partitions_for(topic)
+
+    def _check(self, topic: str, partition: int) -> None:
+        validate_topic(topic, self.config["max.topic.name.length"])
+        count = self.partition_count(topic)
+        if not 0 <= partition < count:
+            raise InvalidPartitionError(
+                f"partition {partition} of topic {topic!r} is not in [0, {count}) on this broker"
+            )
+
+    def get_log(self, topic: str, partition: int) -> Log | None:
+        """The partition's log, or None if this broker has none yet; raises for a bad topic or partition."""
+        self._check(topic, partition)
+        return self._logs.get(topic, {}).get(partition)
+
+    def get_or_create_log(self, topic: str, partition: int) -> Log:
+        """The partition's log, created (directory and first segment) if this broker has none yet.
+
+        The first log of a topic on this broker calls ``on_new_topic(topic)`` (synchronously, so it must
+        not block: the broker queues the ZooKeeper registration).
+        """
+        self._check(topic, partition)
+        log = self._logs.get(topic, {}).get(partition)
+        if log is not None:
+            return log
+        with self._create_lock:
+            partitions = self._logs.get(topic, {})
+            log = partitions.get(partition)
+            if log is not None:
+                return log
+            os.makedirs(os.path.join(self.log_dir, log_dir_name(topic, partition)), exist_ok=True)
+            log = self._open_log(topic, partition, need_recovery=False)
+            self._logs[topic] = {**partitions, partition: log}
+            logger.info("created log %s", log.name)
+        if not partitions and self._on_new_topic is not None:
+            self._on_new_topic(topic)
+        return log
+
+    def choose_partition(self, topic: str) -> int:
+        """A uniformly random partition of the topic, for a produce request to partition -1."""
+        return random.randrange(self.partition_count(topic))
+
+    def topics(self) -> set[str]:
+        """Topics with at least one log on this broker."""
+        return set(self._logs)
+
+    def all_logs(self) -> list[Log]:
+        return [log for partitions in list(self._logs.values()) for log in partitions.values()]
+
+    # -- flusher and cleaner --------------------------------------------------------------------------------
+
+    def flush_due(self, now_ms: int | None = None) -> int:
+        """Flush each log whose last flush is at least its flush interval old; returns the logs flushed.
+
+        The interval is ``topic.flush.intervals.ms`` for the topic, else ``log.default.flush.interval.ms``.
+        OSError propagates: the broker halts on it.
+        """
+        now = self._time_ms() if now_ms is None else now_ms
+        intervals = self.config["topic.flush.intervals.ms"]
+        default = self.config["log.default.flush.interval.ms"]
+        flushed = 0
+        for log in self.all_logs():
+            if now - log.last_flush_ms >= intervals.get(log.topic, default) and log.flush():
+                flushed += 1
+        return flushed
+
+    def cleanup_logs(self, now_ms: int | None = None) -> int:
+        """Delete segments past the retention age, then past the retention size; returns the segments deleted."""
+        now = self._time_ms() if now_ms is None else now_ms
+        total = 0
+        for log in self.all_logs():
+            total += self._delete_expired_segments(log, now) + self._delete_segments_over_size(log)
+        if total:
+            logger.info("log cleanup deleted %d segment(s)", total)
+        return total
+
+    def _delete_expired_segments(self, log: Log, now: int) -> int:
+        config = self.config
+        retention_ms = (
+            config["topic.log.retention.hours"].get(log.topic, config["log.retention.hours"]) * HOUR_MS
+        )
+
+        def expired(segment: LogSegment) -> bool:
+            return now - segment.mtime_ms > retention_ms
+
+        return len(log.delete_old_segments(expired))
+
+    def _delete_segments_over_size(self, log: Log) -> int:
+        limit = self.config["topic.log.retention.size"].get(log.topic, self.config["log.retention.size"])
+        # Sizes here are flushed sizes, as in 0.7: bytes not yet visible to readers do not count.
+        size = log.flushed_end - log.log_start
+        if limit < 0 or size < limit:
+            return 0
+        excess = size - limit
+
+        def over_size(segment: LogSegment) -> bool:
+            nonlocal excess
+            if excess - segment.flushed_size < 0:
+                return False
+            excess -= segment.flushed_size
+            return True
+
+        return len(log.delete_old_segments(over_size))
+
+    # -- shutdown -------------------------------------------------------------------------------------------
+
+    def close(self, clean: bool = True) -> None:
+        """Flush and close every log, then, if ``clean`` and every close succeeded, write the marker.
+
+        ``clean=False`` is for a start that failed half-way: the next start recovers as after a crash.
+        """
+        failure: BaseException | None = None
+        for log in self.all_logs():
+            try:
+                log.close()
+            except OSError as exc:
+                logger.error("closing log %s failed: %s", log.name, exc)
+                failure = failure or exc
+        if failure is not None:
+            raise failure
+        if not clean:
+            return
+        with open(os.path.join(self.log_dir, CLEAN_SHUTDOWN_FILE), "w"):
+            pass

@@ -1,0 +1,50 @@
+"""Topic names: the 0.7.2 validation rules and the ``<topic>-<partition>`` names of log directories."""
+
+from __future__ import annotations
+
+import re
+
+from zkafka.errors import InvalidTopicError
+
+DEFAULT_MAX_TOPIC_LENGTH = 255
+
+# Java checks UTF-16 code units, so a character outside the BMP reaches the check as a surrogate pair
+# (U+D800-U+DFFF) and is refused: the last range below stands for those characters.
+_FORBIDDEN = re.compile("[/\x00-\x1f\x7f-\x9f\ud800-\uf8ff\ufff0-\uffff\U00010000-\U0010ffff]")
+_PARTITION = re.compile(r"0|[1-9][0-9]*")
+
+
+def validate_topic(name: str, max_length: int = DEFAULT_MAX_TOPIC_LENGTH) -> str:
+    """Return the name if 0.7.2 accepts it as a topic, else raise InvalidTopicError saying why."""
+    if not name:
+        raise InvalidTopicError("topic name is empty")
+    if len(name) > max_length:
+        raise InvalidTopicError(
+            f"topic name {name!r} is {len(name)} characters long; max.topic.name.length is {max_length}"
+        )
+    if name in (".", ".."):
+        raise InvalidTopicError(f"topic name {name!r} is not allowed")
+    bad = _FORBIDDEN.search(name)
+    if bad:
+        raise InvalidTopicError(
+            f"topic name {name!r} contains the character U+{ord(bad.group()):04X} at index {bad.start()};"
+            " '/' and control, private-use and surrogate characters are not allowed"
+        )
+    return name
+
+
+def log_dir_name(topic: str, partition: int) -> str:
+    """The directory holding one partition's log: ``<topic>-<partition>``."""
+    return f"{topic}-{partition}"
+
+
+def parse_log_dir_name(dirname: str) -> tuple[str, int]:
+    """Split a log directory name at its last ``-`` into (topic, partition); ValueError if it is not one.
+
+    The partition must be written as ``log_dir_name`` writes it (decimal, no sign, no leading zeros), so two
+    directories can never name the same partition. The topic is not validated here.
+    """
+    topic, sep, partition = dirname.rpartition("-")
+    if not sep or not topic or not _PARTITION.fullmatch(partition):
+        raise ValueError(f"{dirname!r} is not a log directory name of the form <topic>-<partition>")
+    return topic, int(partition)
