@@ -1,1 +1,1 @@
-pytest_plugins = ["tests.zk_fixture"]
+pytest_plugins = ["tests.zk_fixture", "tests.broker_fixture"]

@@ -19,6 +19,7 @@ from zkafka.errors import (
     MessageSizeTooLargeError,
     UnknownCodecError,
     UnknownMagicByteError,
+    error_for_code,
 )
 
 MAGIC_V0 = 0
@@ -160,7 +161,7 @@ def validate_message_set(buf: bytes | memoryview, max_message_size: int | None =
     mv = memoryview(buf)
     try:
         return _walk(mv, max_message_size)
-    except InvalidMessageError:
+    except (InvalidMessageError, InvalidMessageSizeError):
         # 0.7.2 checks payload sizes in a pass before the CRC pass: an oversize message wins.
         if max_message_size is not None:
             _check_sizes(mv, max_message_size)
@@ -263,12 +264,22 @@ class ByteBufferMessageSet:
     Iterating it is deep (wrappers are decompressed); ``shallow_iter`` yields wrappers as they are.
     """
 
-    __slots__ = ("buffer", "initial_offset", "_valid_bytes")
+    __slots__ = ("buffer", "initial_offset", "error_code", "_valid_bytes")
 
-    def __init__(self, buffer: bytes | memoryview = b"", initial_offset: int = 0) -> None:
+    def __init__(
+        self, buffer: bytes | memoryview = b"", initial_offset: int = 0, error_code: int = 0
+    ) -> None:
         self.buffer = buffer
         self.initial_offset = initial_offset
+        self.error_code = error_code
         self._valid_bytes: int | None = None
+
+    def check_error(self) -> None:
+        """Raise the exception for the broker's error code, if it sent one (as iterating would)."""
+        if self.error_code:
+            raise error_for_code(self.error_code)(
+                f"broker answered error code {self.error_code} for the fetch at offset {self.initial_offset}"
+            )
 
     @classmethod
     def of(cls, payloads: Iterable[bytes], codec: int = NO_COMPRESSION) -> ByteBufferMessageSet:
@@ -290,9 +301,11 @@ class ByteBufferMessageSet:
         return self._valid_bytes
 
     def __iter__(self) -> Iterator[MessageAndOffset]:
+        self.check_error()
         return iter_messages(self.buffer, self.initial_offset, deep=True)
 
     def shallow_iter(self) -> Iterator[MessageAndOffset]:
+        self.check_error()
         return iter_messages(self.buffer, self.initial_offset, deep=False)
 
     def __len__(self) -> int:

@@ -12,6 +12,7 @@ The tree (all values UTF-8 strings)::
 from __future__ import annotations
 
 import logging
+import warnings
 from dataclasses import dataclass
 
 from kazoo.client import KazooClient
@@ -117,7 +118,9 @@ def make_zk_client(
 
 def start_zk_client(client: KazooClient) -> KazooClient:
     """Connect, waiting at most the connection timeout, and make sure a chroot in the connect string exists."""
-    client.start(timeout=getattr(client, "_zkafka_connection_timeout", 15.0))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "No chroot path exists", UserWarning)  # created just below
+        client.start(timeout=getattr(client, "_zkafka_connection_timeout", 15.0))
     if client.chroot:
         chroot, client.chroot = client.chroot, ""
         try:

@@ -1,0 +1,3 @@
+from zkafka.cli import main
+
+main(prog_name="zkafka")

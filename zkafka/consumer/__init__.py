@@ -1,0 +1,1 @@
+"""Consumers: SimpleConsumer (one broker) and the ZooKeeper high-level consumer."""
