@@ -116,12 +116,15 @@ def make_zk_client(
     return client
 
 
-def start_zk_client(client: KazooClient) -> KazooClient:
-    """Connect, waiting at most the connection timeout, and make sure a chroot in the connect string exists."""
+def start_zk_client(client: KazooClient, create_chroot: bool = True) -> KazooClient:
+    """Connect, waiting at most the connection timeout, and make sure a chroot in the connect string exists.
+
+    Read-only tools pass ``create_chroot=False`` so that a mistyped chroot is not created.
+    """
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "No chroot path exists", UserWarning)  # created just below
         client.start(timeout=getattr(client, "_zkafka_connection_timeout", 15.0))
-    if client.chroot:
+    if client.chroot and create_chroot:
         chroot, client.chroot = client.chroot, ""
         try:
             client.ensure_path(chroot)

@@ -20,7 +20,7 @@ def configure_logging(verbose: bool, level: int = logging.INFO) -> None:
         format="[%(asctime)s] %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    logging.getLogger("kazoo").setLevel(logging.DEBUG if verbose else logging.WARNING)
+    logging.getLogger("kazoo").setLevel(logging.DEBUG if verbose else logging.ERROR)
 
 
 def friendly_errors(func):
@@ -50,3 +50,4 @@ def main(verbose: bool) -> None:
 
 
 from zkafka.cli import broker as _broker  # noqa: E402,F401  (registers the subcommands)
+from zkafka.cli import tools as _tools  # noqa: E402,F401

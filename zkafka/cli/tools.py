@@ -1,0 +1,216 @@
+"""``zkafka offset-checker``, ``export-offsets``, ``import-offsets``, ``update-offsets`` and ``zk-tree``."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+import click
+
+from zkafka.cli import Context, configure_logging, friendly_errors, main
+from zkafka.errors import KafkaError
+
+if TYPE_CHECKING:
+    from kazoo.client import KazooClient
+
+
+class ZooKeeperUnreachableError(KafkaError):
+    """No ZooKeeper server answered within the connection timeout."""
+
+
+def zookeeper_options(func):
+    """``--zookeeper`` (0.7's ``--zkconnect`` too) and ``--connection-timeout-ms``."""
+    func = click.option(
+        "--connection-timeout-ms",
+        type=click.IntRange(1),
+        default=6000,
+        show_default=True,
+        help="Give up when ZooKeeper does not answer within this time.",
+    )(func)
+    return click.option(
+        "--zookeeper",
+        "--zkconnect",
+        "zookeeper",
+        required=True,
+        metavar="HOST:PORT[/CHROOT]",
+        help="ZooKeeper of the cluster.",
+    )(func)
+
+
+def socket_timeout_option(func):
+    return click.option(
+        "--socket-timeout-ms",
+        type=click.IntRange(1),
+        default=10000,
+        show_default=True,
+        help="Socket timeout for the brokers' OFFSETS answers.",
+    )(func)
+
+
+@contextmanager
+def zk_session(connect: str, connection_timeout_ms: int, create_chroot: bool = False) -> Iterator[KazooClient]:
+    """A started kazoo client (threading handler), closed on exit; kazoo's retry chatter only under --verbose."""
+    from zkafka.zkutils import make_zk_client, start_zk_client
+
+    configure_logging(Context.verbose, level=logging.WARNING)
+    client = make_zk_client(connect, connection_timeout_ms=connection_timeout_ms)
+    try:
+        start_zk_client(client, create_chroot=create_chroot)
+    except client.handler.timeout_exception:
+        raise ZooKeeperUnreachableError(
+            f"cannot connect to ZooKeeper at {connect} within {connection_timeout_ms / 1000:g}s"
+        ) from None
+    try:
+        yield client
+    finally:
+        client.stop()
+        client.close()
+
+
+def _err(line: str) -> None:
+    click.echo(line, err=True)
+
+
+def _progress_if_tty():
+    return _err if sys.stderr.isatty() else None
+
+
+@main.command("offset-checker", short_help="Offsets, log sizes and lag of a group.")
+@zookeeper_options
+@click.option("--group", required=True, help="Consumer group.")
+@click.option(
+    "--topic",
+    "topics",
+    multiple=True,
+    metavar="T[,T...]",
+    help="Topics to check (repeatable; default: those the group has offsets or owners for).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
+@socket_timeout_option
+@friendly_errors
+def offset_checker(
+    zookeeper: str,
+    connection_timeout_ms: int,
+    group: str,
+    topics: tuple[str, ...],
+    as_json: bool,
+    socket_timeout_ms: int,
+) -> None:
+    """Committed offset, log size, lag (bytes) and owner of every partition (0.7's ConsumerOffsetChecker).
+
+    A partition whose broker is down or unreachable shows its log size and lag as unknown.
+    """
+    from zkafka.tools.offset_checker import check_offsets, format_json, format_report, split_topics
+
+    with zk_session(zookeeper, connection_timeout_ms) as client:
+        report = check_offsets(
+            client, group, split_topics(topics) or None, socket_timeout_ms, progress=_progress_if_tty()
+        )
+    if as_json:
+        click.echo(format_json(report))
+    else:
+        for line in format_report(report):
+            click.echo(line)
+
+
+@main.command("export-offsets", short_help="Save committed offsets to a file.")
+@zookeeper_options
+@click.option("--group", "groups", multiple=True, help="Group to export (repeatable; default: every group).")
+@click.option(
+    "--output-file", required=True, type=click.File("w"), help="File to write ('-' for standard output)."
+)
+@friendly_errors
+def export_offsets_command(
+    zookeeper: str, connection_timeout_ms: int, groups: tuple[str, ...], output_file
+) -> None:
+    """Write the committed offsets as /consumers/<g>/offsets/<t>/<b-p>:<offset> lines (ExportZkOffsets)."""
+    from zkafka.tools.zk_offsets import export_offsets, format_offset_file, groups_of
+
+    with zk_session(zookeeper, connection_timeout_ms) as client:
+        entries = export_offsets(client, groups, progress=_err)
+    output_file.write(format_offset_file(entries))
+    output_file.flush()
+    _err(f"exported {len(entries)} offsets of {len(groups_of(entries))} groups")
+
+
+@main.command("import-offsets", short_help="Load committed offsets from a file.")
+@zookeeper_options
+@click.option(
+    "--input-file",
+    required=True,
+    type=click.File("r"),
+    help="A file written by export-offsets ('-' for standard input).",
+)
+@click.option("--force", is_flag=True, help="Write even into groups that have live consumers.")
+@friendly_errors
+def import_offsets_command(zookeeper: str, connection_timeout_ms: int, input_file, force: bool) -> None:
+    """Write every offset of the file into ZooKeeper (ImportZkOffsets).
+
+    Refuses, before writing anything, when a group of the file has live consumers, unless --force.
+    """
+    from zkafka.tools.zk_offsets import groups_of, import_offsets, parse_offset_file
+
+    entries = parse_offset_file(input_file)
+    with zk_session(zookeeper, connection_timeout_ms, create_chroot=True) as client:
+        count = import_offsets(client, entries, force=force, progress=_err)
+    _err(f"imported {count} offsets of {len(groups_of(entries))} groups")
+
+
+@main.command("update-offsets", short_help="Reset a group's offsets to earliest/latest.")
+@zookeeper_options
+@click.option("--group", required=True, help="Consumer group.")
+@click.option("--topic", required=True, help="Topic whose partitions to reset.")
+@click.option("--earliest", "position", flag_value="earliest", help="Oldest offset still on the brokers.")
+@click.option("--latest", "position", flag_value="latest", help="Log end: skip everything there now.")
+@click.option("--force", is_flag=True, help="Write even when the group has live consumers.")
+@socket_timeout_option
+@friendly_errors
+def update_offsets_command(
+    zookeeper: str,
+    connection_timeout_ms: int,
+    group: str,
+    topic: str,
+    position: str | None,
+    force: bool,
+    socket_timeout_ms: int,
+) -> None:
+    """Set the group's offsets of a topic to each broker's earliest or latest offset (UpdateOffsetsInZK).
+
+    Refuses when the group has live consumers, unless --force (they may then overwrite the new offsets).
+    """
+    from zkafka.tools.zk_offsets import update_offsets
+
+    if position is None:
+        raise click.UsageError("give --earliest or --latest")
+    with zk_session(zookeeper, connection_timeout_ms, create_chroot=True) as client:
+        entries = update_offsets(
+            client, group, topic, position == "earliest", force, socket_timeout_ms, progress=click.echo
+        )
+    click.echo(f"updated the offsets of {len(entries)} partitions of {topic} for group {group}")
+
+
+@main.command("zk-tree", short_help="Show the ZooKeeper tree of the cluster.")
+@zookeeper_options
+@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (a list of trees).")
+@click.option("--explain", is_flag=True, help="Say what each znode of the 0.7 layout is for.")
+@friendly_errors
+def zk_tree(
+    zookeeper: str, connection_timeout_ms: int, paths: tuple[str, ...], as_json: bool, explain: bool
+) -> None:
+    """Print /brokers and /consumers (or PATHs) with values and each ephemeral node's owning session."""
+    from zkafka.tools.zk_tree import format_json, format_tree, read_trees
+
+    with zk_session(zookeeper, connection_timeout_ms) as client:
+        nodes, absent = read_trees(client, list(paths))
+    if as_json:
+        click.echo(format_json(nodes))
+        return
+    for node in nodes:
+        for line in format_tree(node, explain):
+            click.echo(line)
+    for path in absent:
+        click.echo(f"{path} (absent)")
