@@ -158,24 +158,40 @@ def validate_message_set(buf: bytes | memoryview, max_message_size: int | None =
     MessageSizeTooLargeError when a top-level payload exceeds ``max_message_size``. No object is built per
     message.
     """
-    mv = memoryview(buf)
+    # struct and slicing are about twice as fast on bytes as on a memoryview: one copy of the set pays off.
+    data = buf if isinstance(buf, bytes | bytearray) else bytes(buf)
     try:
-        return _walk(mv, max_message_size)
+        return _walk(data, max_message_size)
     except (InvalidMessageError, InvalidMessageSizeError):
         # 0.7.2 checks payload sizes in a pass before the CRC pass: an oversize message wins.
         if max_message_size is not None:
-            _check_sizes(mv, max_message_size)
+            _check_sizes(memoryview(data), max_message_size)
         raise
 
 
-def _walk(mv: memoryview, max_message_size: int | None) -> tuple[int, int]:
+def _walk(mv: bytes | bytearray, max_message_size: int | None) -> tuple[int, int]:
+    unpack_entry = _ENTRY_V1.unpack_from
     unpack_int = _INT32.unpack_from
     unpack_uint = _UINT32.unpack_from
     crc32 = zlib.crc32
+    limit = max_message_size if max_message_size is not None else 1 << 62
     end = len(mv)
     pos = 0
     count = 0
     while end - pos >= 4:
+        if end - pos >= 10:
+            # The common case in one unpack: an uncompressed magic-1 message that fits.
+            size, magic, attributes, crc = unpack_entry(mv, pos)
+            if magic == MAGIC_V1 and attributes & CODEC_MASK == 0 and 6 <= size <= end - pos - 4:
+                if size - 6 > limit:
+                    raise MessageSizeTooLargeError(
+                        f"message payload of {size - 6} bytes exceeds max.message.size {max_message_size}"
+                    )
+                if crc32(mv[pos + 10 : pos + 4 + size]) != crc:
+                    raise InvalidMessageError(f"CRC mismatch for the message at position {pos}")
+                count += 1
+                pos += 4 + size
+                continue
         (size,) = unpack_int(mv, pos)
         if size < 0 or end - pos - 4 < size:
             if size < 0 or pos == 0:
@@ -208,7 +224,7 @@ def _walk(mv: memoryview, max_message_size: int | None) -> tuple[int, int]:
         if codec == NO_COMPRESSION:
             count += 1
         else:
-            count += _walk(memoryview(decompress(codec, payload)), None)[1]
+            count += _walk(decompress(codec, payload), None)[1]
         pos = start + size
     return pos, count
 

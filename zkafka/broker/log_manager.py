@@ -21,6 +21,8 @@ logger = logging.getLogger(__name__)
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 HOUR_MS = 60 * 60 * 1000
+# Topic names already validated, with their partition counts (bounded: clients choose the names).
+MAX_CHECKED_TOPICS = 10000
 
 
 class LogManager:
@@ -38,6 +40,7 @@ class LogManager:
         self._time_ms = time_ms
         self._on_new_topic = on_new_topic
         self._logs: dict[str, dict[int, Log]] = {}
+        self._checked_topics: dict[str, int] = {}
         self._create_lock = threading.Lock()
         os.makedirs(self.log_dir, exist_ok=True)
         marker = os.path.join(self.log_dir, CLEAN_SHUTDOWN_FILE)
@@ -90,8 +93,12 @@ class LogManager:
         return self.config.partitions_for(topic)
 
     def _check(self, topic: str, partition: int) -> None:
-        validate_topic(topic, self.config["max.topic.name.length"])
-        count = self.partition_count(topic)
+        count = self._checked_topics.get(topic)
+        if count is None:
+            validate_topic(topic, self.config["max.topic.name.length"])
+            count = self.partition_count(topic)
+            if len(self._checked_topics) < MAX_CHECKED_TOPICS:
+                self._checked_topics[topic] = count
         if not 0 <= partition < count:
             raise InvalidPartitionError(
                 f"partition {partition} of topic {topic!r} is not in [0, {count}) on this broker"
@@ -127,7 +134,8 @@ class LogManager:
 
     def choose_partition(self, topic: str) -> int:
         """A uniformly random partition of the topic, for a produce request to partition -1."""
-        return random.randrange(self.partition_count(topic))
+        count = self._checked_topics.get(topic)
+        return random.randrange(count if count is not None else self.partition_count(topic))
 
     def topics(self) -> set[str]:
         """Topics with at least one log on this broker."""

@@ -15,6 +15,7 @@ import socket
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from time import monotonic
 
 import gevent
 from gevent.server import StreamServer
@@ -25,6 +26,7 @@ from zkafka.errors import InvalidRequestError
 log = logging.getLogger(__name__)
 
 _INT32 = struct.Struct(">i")
+YIELD_INTERVAL_S = 0.002
 _INT16 = struct.Struct(">h")
 
 
@@ -52,6 +54,9 @@ class _Connection:
         self.address = address
         self.busy = False
         self.greenlet = gevent.getcurrent()
+
+    def mark_busy(self) -> None:
+        self.busy = True
 
 
 class SocketServer:
@@ -109,24 +114,21 @@ class SocketServer:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.receive_buffer)
-            header = bytearray(6)
+            reader = FrameReader(sock, self.max_request_size)
+            last_yield = monotonic()
             while not self._stopping:
-                if not _recv_exact(sock, memoryview(header)[:4]):
+                body = reader.next_frame(on_header=conn.mark_busy)
+                if body is None:
                     return  # the client closed between requests
-                (size,) = _INT32.unpack_from(header)
-                if size < 2 or size > self.max_request_size:
-                    raise InvalidRequestError(f"request size {size} is not in [2, {self.max_request_size}]")
-                conn.busy = True
-                body = bytearray(size)
-                if not _recv_exact(sock, memoryview(body)):
-                    raise InvalidRequestError(f"connection closed inside a request of {size} bytes")
                 (request_type,) = _INT16.unpack_from(body)
-                response = self.handler(request_type, memoryview(body)[2:])
+                response = self.handler(request_type, body[2:])
                 if response:
                     _write_response(sock, response)
                 conn.busy = False
-                # A client with requests always waiting would never block in recv: let the others run.
-                gevent.sleep(0)
+                # A client whose requests are always waiting never blocks in recv: let the others run.
+                if monotonic() - last_yield > YIELD_INTERVAL_S:
+                    gevent.sleep(0)
+                    last_yield = monotonic()
         except gevent.GreenletExit:
             pass
         except (ConnectionError, TimeoutError) as exc:
@@ -137,6 +139,67 @@ class SocketServer:
             conn.busy = False
             self._connections.discard(conn)
             sock.close()
+
+
+class FrameReader:
+    """Reads size-prefixed request frames, taking as many bytes per recv as the socket has.
+
+    Small frames are cut from one reusable buffer (the view returned is valid until the next call); a
+    frame larger than the buffer gets a buffer of its own. The size is checked before the body is read.
+    """
+
+    def __init__(self, sock: socket.socket, max_request_size: int, buffer_size: int = 64 * 1024) -> None:
+        self.sock = sock
+        self.max_request_size = max_request_size
+        self.buf = bytearray(buffer_size)
+        self.view = memoryview(self.buf)
+        self.start = 0
+        self.end = 0
+
+    @property
+    def buffered(self) -> int:
+        return self.end - self.start
+
+    def next_frame(self, on_header: Callable[[], None] | None = None) -> memoryview | None:
+        """The body (type and request) of the next frame; None on a clean EOF between frames."""
+        if not self._fill(4):
+            if self.buffered:
+                raise ConnectionError(f"connection closed inside a request header ({self.buffered} bytes)")
+            return None
+        (size,) = _INT32.unpack_from(self.buf, self.start)
+        if size < 2 or size > self.max_request_size:
+            raise InvalidRequestError(f"request size {size} is not in [2, {self.max_request_size}]")
+        if on_header is not None:
+            on_header()
+        self.start += 4
+        if size <= len(self.buf):
+            if not self._fill(size):
+                raise InvalidRequestError(f"connection closed inside a request of {size} bytes")
+            body = self.view[self.start : self.start + size]
+            self.start += size
+            return body
+        body = bytearray(size)
+        have = self.buffered
+        body[:have] = self.view[self.start : self.end]
+        self.start = self.end = 0
+        if not _recv_exact(self.sock, memoryview(body)[have:]):
+            raise InvalidRequestError(f"connection closed inside a request of {size} bytes")
+        return memoryview(body)
+
+    def _fill(self, wanted: int) -> bool:
+        """Make ``wanted`` bytes available from ``start``; False on EOF first."""
+        if self.buffered >= wanted:
+            return True
+        if self.start + wanted > len(self.buf):  # move the partial frame to the front
+            have = self.buffered
+            self.buf[:have] = self.buf[self.start : self.end]
+            self.start, self.end = 0, have
+        while self.buffered < wanted:
+            n = self.sock.recv_into(self.view[self.end :])
+            if n == 0:
+                return False
+            self.end += n
+        return True
 
 
 def _recv_exact(sock: socket.socket, view: memoryview) -> bool:
