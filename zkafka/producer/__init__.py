@@ -1,0 +1,46 @@
+"""The 0.7 producer: ``Producer`` (sync or async, ZooKeeper or broker.list) and the pieces it is built from.
+
+Quick start::
+
+    from zkafka.producer import Producer
+
+    with Producer({"zk.connect": "localhost:2181", "serializer.class": "kafka.serializer.StringEncoder"}) as p:
+        p.send("events", ["hello", "world"], key="user-42")
+
+A Producer belongs to the thread that created it and runs its background work on that thread's gevent hub;
+see ``zkafka.producer.producer`` for how it behaves in plain scripts, gevent programs and threads.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# Exported names and their modules, imported on first use so that the pure modules (partitioner,
+# encoders) do not pull in gevent and kazoo.
+_EXPORTS = {
+    "AsyncProducer": "async_producer",
+    "CallbackHandler": "event_handler",
+    "DefaultEncoder": "encoders",
+    "DefaultEventHandler": "event_handler",
+    "DefaultPartitioner": "partitioner",
+    "EventHandler": "event_handler",
+    "NoBrokersForPartitionError": "errors",
+    "Producer": "producer",
+    "ProducerClosedError": "errors",
+    "ProducerConnectionError": "errors",
+    "ProducerData": "producer",
+    "ProducerSendError": "errors",
+    "QueueFullError": "errors",
+    "QueueItem": "event_handler",
+    "StringEncoder": "encoders",
+    "SyncProducer": "sync_producer",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
