@@ -1,0 +1,192 @@
+"""Helpers for the consumer integration tests: raw produce requests, gevent-friendly waiting, collectors.
+
+Run as ``python -m tests.integration.helpers consume ...`` it is a child consumer process that prints every
+message it gets (``topic partition offset payload``) and commits often, for the kill -9 tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import struct
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import gevent
+
+from zkafka.consumer import ConsumerTimeoutError, KafkaStream, MessageAndMetadata, ZookeeperConsumerConnector
+from zkafka.message import build_message_set
+from zkafka.protocol import LATEST_TIME, OffsetRequest, ProducerRequest, encode_request
+
+# Small timeouts: the test ZooKeeper has tickTime 200, so sessions of 2-4 s are allowed.
+FAST_CONSUMER = {
+    "zk.sessiontimeout.ms": "3000",
+    "zk.connectiontimeout.ms": "10000",
+    "rebalance.backoff.ms": "200",
+    "rebalance.retries.max": "10",
+    "fetcher.backoff.ms": "50",
+    "autocommit.interval.ms": "100",
+    "socket.timeout.ms": "10000",
+}
+
+
+def consumer_config(zk_connect: str, group: str, **overrides: Any) -> dict[str, str]:
+    props = {"zk.connect": zk_connect, "groupid": group, **FAST_CONSUMER}
+    props.update({k.replace("_", "."): str(v) for k, v in overrides.items()})
+    return props
+
+
+def gwait(condition: Callable[[], Any], timeout: float = 15.0, message: str = "condition") -> Any:
+    """Poll ``condition`` with a deadline, sleeping on the gevent hub so the consumers keep running."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{message} not reached within {timeout}s")
+        gevent.sleep(0.02)
+
+
+class Producer:
+    """Raw PRODUCE requests over one socket; each batch is confirmed by an OFFSETS round trip after it."""
+
+    def __init__(self, port: int, host: str = "127.0.0.1") -> None:
+        self.sock = socket.create_connection((host, port), timeout=10)
+
+    def send(self, topic: str, partition: int, payloads: Iterable[bytes], codec: int = 0) -> int:
+        """Append the payloads (one message set) and return the partition's log end afterwards."""
+        messages = build_message_set(list(payloads), codec)
+        self.sock.sendall(encode_request(ProducerRequest(topic, partition, messages)))
+        return self.log_end(topic, partition)
+
+    def log_end(self, topic: str, partition: int) -> int:
+        self.sock.sendall(encode_request(OffsetRequest(topic, partition, LATEST_TIME, 1)))
+        size, error = struct.unpack(">ih", _recv_exact(self.sock, 6))
+        body = _recv_exact(self.sock, size - 2)
+        assert error == 0, f"OFFSETS error {error}"
+        (count,) = struct.unpack_from(">i", body)
+        return struct.unpack_from(">q", body, 4)[0] if count else 0
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def __enter__(self) -> Producer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _recv_exact(sock: socket.socket, size: int) -> bytes:
+    data = bytearray()
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            raise ConnectionError("broker closed the connection")
+        data += chunk
+    return bytes(data)
+
+
+def produce_numbered(
+    producers: dict[int, Producer], topic: str, partitions: int, count: int, prefix: str = "m"
+) -> set[bytes]:
+    """``count`` distinct payloads spread round-robin over every broker's ``partitions`` partitions."""
+    targets = [(b, p) for b in sorted(producers) for p in range(partitions)]
+    batches: dict[tuple[int, int], list[bytes]] = {t: [] for t in targets}
+    payloads = set()
+    for i in range(count):
+        payload = f"{prefix}-{topic}-{i}".encode()
+        payloads.add(payload)
+        batches[targets[i % len(targets)]].append(payload)
+    for (broker, partition), batch in batches.items():
+        if batch:
+            producers[broker].send(topic, partition, batch)
+    return payloads
+
+
+class Collector:
+    """Greenlets draining streams into one list of MessageAndMetadata (until stopped or the streams end)."""
+
+    def __init__(self, streams: Iterable[KafkaStream], on_message: Callable | None = None) -> None:
+        self.messages: list[MessageAndMetadata] = []
+        self.errors: list[BaseException] = []
+        self.on_message = on_message
+        self.greenlets = [gevent.spawn(self._drain, s) for s in streams]
+
+    def _drain(self, stream: KafkaStream) -> None:
+        while True:
+            try:
+                for item in stream:
+                    self.messages.append(item)
+                    if self.on_message is not None:
+                        self.on_message(item)
+                return
+            except ConsumerTimeoutError:
+                continue
+            except Exception as exc:
+                self.errors.append(exc)
+                return
+
+    def payloads(self) -> list[bytes]:
+        return [m.message.payload for m in self.messages]
+
+    def counts(self) -> Counter:
+        return Counter(self.payloads())
+
+    def stop(self) -> None:
+        gevent.killall(self.greenlets)
+
+
+def owners(zk_client, group: str) -> dict[tuple[str, str], str]:
+    """``(topic, "b-p") -> owning thread id`` as stored under /consumers/<group>/owners."""
+    result = {}
+    base = f"/consumers/{group}/owners"
+    for topic in zk_client.get_children(base) if zk_client.exists(base) else []:
+        for name in zk_client.get_children(f"{base}/{topic}"):
+            try:
+                result[(topic, name)] = zk_client.get(f"{base}/{topic}/{name}")[0].decode()
+            except Exception:
+                pass
+    return result
+
+
+def committed(zk_client, group: str, topic: str) -> dict[str, int]:
+    base = f"/consumers/{group}/offsets/{topic}"
+    if not zk_client.exists(base):
+        return {}
+    return {name: int(zk_client.get(f"{base}/{name}")[0]) for name in zk_client.get_children(base)}
+
+
+# -- a consumer in a child process ---------------------------------------------------------------------------
+
+
+def _child_main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("command", choices=["consume"])
+    parser.add_argument("--zookeeper", required=True)
+    parser.add_argument("--group", required=True)
+    parser.add_argument("--topic", required=True)
+    parser.add_argument("--consumerid", required=True)
+    parser.add_argument("--streams", type=int, default=1)
+    args = parser.parse_args(argv)
+    config = consumer_config(args.zookeeper, args.group, consumerid=args.consumerid)
+    config["autocommit.interval.ms"] = "50"
+    connector = ZookeeperConsumerConnector(config)
+    streams = connector.create_message_streams({args.topic: args.streams})[args.topic]
+    print("READY", flush=True)
+    out = sys.stdout
+
+    def show(item: MessageAndMetadata) -> None:
+        out.write(f"{item.topic} {item.partition} {item.offset} {item.message.payload.decode()}\n")
+        out.flush()
+
+    collector = Collector(streams, on_message=show)
+    gevent.joinall(collector.greenlets)
+
+
+if __name__ == "__main__":
+    _child_main(sys.argv[1:])

@@ -1,0 +1,197 @@
+"""``zkafka perf``: the performance tests of 0.7's ``kafka.perf`` package."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from zkafka.cli import Context, configure_logging, friendly_errors, main
+from zkafka.cli.producer import check_source, producer_source_options
+
+
+@main.group()
+def perf() -> None:
+    """Performance tests."""
+
+
+@perf.command("produce")
+@producer_source_options
+@click.option("--topic", required=True, help="Topic to send to.")
+@click.option("--messages", type=click.IntRange(1), required=True, help="Number of messages to send.")
+@click.option(
+    "--message-size", type=click.IntRange(1), default=100, show_default=True, help="Bytes per message."
+)
+@click.option("--vary-message-size", is_flag=True, help="Random message sizes up to --message-size.")
+@click.option(
+    "--batch-size",
+    type=click.IntRange(1),
+    default=200,
+    show_default=True,
+    help="Sync: messages per send call (one request); async: batch.size.",
+)
+@click.option("--compression", default="none", show_default=True, metavar="none|gzip|snappy|0|1|2")
+@click.option("--async", "is_async", is_flag=True, help="Use the async producer (one message per send call).")
+@click.option("--threads", type=click.IntRange(1), default=1, show_default=True, help="Producer threads.")
+@click.option("--initial-message-id", type=int, default=None, help="Start each payload with its message id.")
+@click.option(
+    "--producer-property", "properties", multiple=True, metavar="KEY=VALUE", help="Any producer property."
+)
+@click.option("--hide-header", is_flag=True, help="Do not print the CSV header.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+@click.option(
+    "--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal)."
+)
+@friendly_errors
+def perf_produce(
+    zookeeper: str | None,
+    broker_list: str | None,
+    topic: str,
+    messages: int,
+    message_size: int,
+    vary_message_size: bool,
+    batch_size: int,
+    compression: str,
+    is_async: bool,
+    threads: int,
+    initial_message_id: int | None,
+    properties: tuple[str, ...],
+    hide_header: bool,
+    as_json: bool,
+    progress: bool | None,
+) -> None:
+    """Send MESSAGES messages to TOPIC as fast as possible and print the rate, as Kafka's
+    ProducerPerformance does (start, end, compression, message size, batch size, MB, MB/s, messages,
+    messages/s)."""
+    from zkafka.compression import parse_codec
+    from zkafka.config import parse_overrides
+    from zkafka.tools.producer_performance import CSV_HEADER, PerfOptions, run
+
+    configure_logging(Context.verbose, level=30)
+    check_source(zookeeper, broker_list)
+    options = PerfOptions(
+        topic=topic,
+        messages=messages,
+        message_size=message_size,
+        batch_size=batch_size,
+        compression=parse_codec(compression),
+        is_async=is_async,
+        threads=threads,
+        initial_message_id=initial_message_id,
+        vary_message_size=vary_message_size,
+        zookeeper=zookeeper,
+        broker_list=broker_list,
+        producer_props=parse_overrides(properties),
+    )
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if progress:
+        with click.progressbar(length=messages, label="producing", file=sys.stderr) as bar:
+            done = [0]
+
+            def report(sent: int) -> None:
+                bar.update(sent - done[0])
+                done[0] = sent
+
+            result = run(options, report)
+            report(result.total_messages)
+    else:
+        result = run(options)
+    if as_json:
+        click.echo(json.dumps(result.to_json()))
+        return
+    if not hide_header:
+        click.echo(CSV_HEADER)
+    click.echo(result.csv_line())
+
+
+@perf.command("consume")
+@click.option("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]", help="ZooKeeper of the cluster.")
+@click.option("--topic", required=True, help="Topic to consume.")
+@click.option("--group", help="Consumer group (default: a fresh perf-consumer-<n>, deleted afterwards).")
+@click.option("--fetch-size", type=click.IntRange(1), default=1024 * 1024, show_default=True)
+@click.option(
+    "--messages", type=click.IntRange(1), help="Stop after this many messages (default: all there are)."
+)
+@click.option("--threads", type=click.IntRange(1), default=10, show_default=True, help="Streams to read.")
+@click.option("--from-latest", is_flag=True, help="Start at the log ends (default: the oldest messages).")
+@click.option("--socket-buffer-size", type=click.IntRange(1), default=2 * 1024 * 1024, show_default=True)
+@click.option(
+    "--consumer-timeout-ms",
+    type=click.IntRange(1),
+    default=5000,
+    show_default=True,
+    help="End when idle this long.",
+)
+@click.option("--reporting-interval", type=click.IntRange(1), default=5000, show_default=True, help="ms.")
+@click.option("--show-detailed-stats", is_flag=True, help="Per-thread lines every reporting interval.")
+@click.option(
+    "--consumer-property", "properties", multiple=True, metavar="KEY=VALUE", help="Any consumer property."
+)
+@click.option("--hide-header", is_flag=True, help="Do not print the CSV header.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
+@click.option(
+    "--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal)."
+)
+@friendly_errors
+def perf_consume(
+    zookeeper: str,
+    topic: str,
+    group: str | None,
+    fetch_size: int,
+    messages: int | None,
+    threads: int,
+    from_latest: bool,
+    socket_buffer_size: int,
+    consumer_timeout_ms: int,
+    reporting_interval: int,
+    show_detailed_stats: bool,
+    properties: tuple[str, ...],
+    hide_header: bool,
+    as_json: bool,
+    progress: bool | None,
+) -> None:
+    """Consume TOPIC with a ZooKeeper consumer group as fast as possible and print the rate, as Kafka's
+    ConsumerPerformance does (start, end, fetch size, MB, MB/s, messages, messages/s)."""
+    from zkafka.config import parse_overrides
+    from zkafka.tools.consumer_performance import CSV_HEADER, DETAIL_HEADER, ConsumerPerfOptions, run
+
+    configure_logging(Context.verbose, level=30)
+    options = ConsumerPerfOptions(
+        zookeeper=zookeeper,
+        topic=topic,
+        group=group,
+        fetch_size=fetch_size,
+        messages=messages,
+        threads=threads,
+        from_latest=from_latest,
+        socket_buffer_size=socket_buffer_size,
+        consumer_timeout_ms=consumer_timeout_ms,
+        reporting_interval_ms=reporting_interval,
+        consumer_props=parse_overrides(properties),
+    )
+    detail = None
+    if show_detailed_stats and not as_json:
+        if not hide_header:
+            click.echo(DETAIL_HEADER)
+        detail = click.echo
+    if progress is None:
+        progress = sys.stderr.isatty() and not show_detailed_stats
+    if progress and messages:
+        with click.progressbar(length=messages, label="consuming", file=sys.stderr, show_pos=True) as bar:
+            done = [0]
+
+            def report(consumed: int) -> None:
+                bar.update(consumed - done[0])
+                done[0] = consumed
+
+            result = run(options, report, detail)
+    else:
+        result = run(options, None, detail)
+    if as_json:
+        click.echo(json.dumps(result.to_json()))
+        return
+    if not hide_header and not show_detailed_stats:
+        click.echo(CSV_HEADER)
+    click.echo(result.csv_line())

@@ -1,0 +1,256 @@
+"""Fetchers of the high-level consumer: one greenlet per broker doing MULTIFETCH for its owned partitions."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+
+import gevent
+from gevent.queue import Queue
+
+from zkafka.consumer.simple import SimpleConsumer
+from zkafka.consumer.stream import FetchedChunk, KafkaStream, decode_chunk
+from zkafka.errors import InvalidConfigError, InvalidMessageSizeError, KafkaError, OffsetOutOfRangeError
+from zkafka.message import _INT32
+from zkafka.protocol import EARLIEST_TIME, LATEST_TIME, FetchRequest
+from zkafka.zkutils import Broker, Partition
+
+log = logging.getLogger(__name__)
+
+SMALLEST = "smallest"
+LARGEST = "largest"
+
+
+class PartitionTopicInfo:
+    """One owned partition: its broker, the stream queue it feeds, and its fetch and consumed offsets.
+
+    ``active`` is checked by the stream before each message it hands out: False while ownership is in
+    doubt (ZooKeeper connection down). ``revoked`` is final: the partition is no longer ours in this
+    rebalance generation, and the stream drops what it still holds of it.
+    """
+
+    __slots__ = (
+        "topic",
+        "partition",
+        "broker",
+        "queue",
+        "thread_id",
+        "fetch_offset",
+        "_consumed",
+        "reader",
+        "committed_offset",
+        "active",
+        "revoked",
+        "fetching",
+    )
+
+    def __init__(
+        self,
+        topic: str,
+        partition: Partition,
+        broker: Broker,
+        queue: Queue,
+        thread_id: str,
+        offset: int,
+        committed_offset: int | None = None,
+    ) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.broker = broker
+        self.queue = queue
+        self.thread_id = thread_id
+        self.fetch_offset = offset
+        self._consumed = offset
+        self.reader: KafkaStream | None = None  # the stream iterating a chunk of this partition right now
+        self.committed_offset = committed_offset
+        self.active = True
+        self.revoked = False
+        self.fetching = True
+
+    @property
+    def consumed_offset(self) -> int:
+        """Offset of the last message handed out (the offset a consumer resumes from), or the start offset."""
+        reader = self.reader
+        if reader is not None:
+            offset = reader.last_offset()
+            if offset is not None:
+                return offset
+        return self._consumed
+
+    @consumed_offset.setter
+    def consumed_offset(self, offset: int) -> None:
+        self._consumed = offset
+
+    def revoke(self) -> None:
+        self.active = False
+        self.revoked = True
+
+    def __repr__(self) -> str:
+        return (
+            f"PartitionTopicInfo({self.topic}:{self.partition} fetched={self.fetch_offset} "
+            f"consumed={self.consumed_offset} thread={self.thread_id})"
+        )
+
+
+def reset_time(autooffset_reset: str) -> int:
+    """The OFFSETS time for ``autooffset.reset``: smallest = -2 (earliest), largest = -1 (latest)."""
+    if autooffset_reset == SMALLEST:
+        return EARLIEST_TIME
+    if autooffset_reset == LARGEST:
+        return LATEST_TIME
+    raise InvalidConfigError(f"autooffset.reset: {autooffset_reset!r} is not smallest or largest")
+
+
+class Fetcher:
+    """The fetcher greenlets of one connector, restarted by every rebalance."""
+
+    def __init__(
+        self,
+        *,
+        fetch_size: int,
+        backoff_ms: int,
+        deep: bool = True,
+        socket_timeout_ms: int,
+        socket_buffersize: int,
+        autooffset_reset: str,
+        on_offset_reset: Callable[[PartitionTopicInfo, int], None] | None = None,
+    ) -> None:
+        self.fetch_size = fetch_size
+        self.deep = deep
+        self.backoff = backoff_ms / 1000.0
+        self.socket_timeout_ms = socket_timeout_ms
+        self.socket_buffersize = socket_buffersize
+        self.autooffset_reset = autooffset_reset
+        self.on_offset_reset = on_offset_reset
+        self._greenlets: list[gevent.Greenlet] = []
+
+    def start(self, infos: Iterable[PartitionTopicInfo]) -> None:
+        """One greenlet per broker owning any of ``infos``."""
+        self.stop()
+        by_broker: dict[Broker, list[PartitionTopicInfo]] = {}
+        for info in infos:
+            by_broker.setdefault(info.broker, []).append(info)
+        for broker, owned in sorted(by_broker.items()):
+            greenlet = gevent.spawn(self._run, broker, owned)
+            greenlet.name = f"fetcher-{broker.id}"
+            self._greenlets.append(greenlet)
+
+    def stop(self) -> None:
+        """Kill every fetcher greenlet (a request in flight is abandoned and its socket closed)."""
+        greenlets, self._greenlets = self._greenlets, []
+        gevent.killall(greenlets, block=True)
+
+    @property
+    def running(self) -> int:
+        return sum(1 for g in self._greenlets if not g.dead)
+
+    def _run(self, broker: Broker, infos: list[PartitionTopicInfo]) -> None:
+        consumer = SimpleConsumer(broker.host, broker.port, self.socket_timeout_ms, self.socket_buffersize)
+        log.debug("fetcher for broker %d started for %s", broker.id, infos)
+        try:
+            while True:
+                fetching = [info for info in infos if info.fetching and not info.revoked]
+                if not fetching:
+                    return
+                try:
+                    read = self._fetch_once(consumer, fetching)
+                except (OSError, KafkaError) as exc:
+                    log.warning(
+                        "fetch from broker %d (%s:%d) failed: %s", broker.id, broker.host, broker.port, exc
+                    )
+                    consumer.close()
+                    read = 0
+                if read == 0:
+                    gevent.sleep(self.backoff)
+        finally:
+            consumer.close()
+
+    def _fetch_once(self, consumer: SimpleConsumer, infos: list[PartitionTopicInfo]) -> int:
+        requests = [
+            FetchRequest(info.topic, info.partition.part_id, info.fetch_offset, self.fetch_size)
+            for info in infos
+        ]
+        results = consumer.multifetch(requests)
+        read = 0
+        for info, messages in zip(infos, results, strict=True):
+            if info.revoked:
+                continue
+            error = messages.error_code
+            if error == 0:
+                read += self._enqueue(info, messages.buffer)
+            elif error == OffsetOutOfRangeError.error_code:
+                self._reset_offset(consumer, info)
+            else:
+                try:
+                    messages.check_error()
+                except KafkaError as exc:
+                    self._fail(info, exc)
+        return read
+
+    def _enqueue(self, info: PartitionTopicInfo, buf: bytes | memoryview) -> int:
+        """Decode one fetched set onto the partition's stream queue; return the bytes the fetch offset advances."""
+        if not len(buf):
+            return 0
+        data = bytes(buf)
+        offset = info.fetch_offset
+        start = 0
+        while True:
+            items, error, resume, end = decode_chunk(
+                data, offset, info.topic, info.partition, self.deep, start
+            )
+            if error is not None and resume is None and not items and start == 0:
+                # the first entry cannot be read: fetch.size too small, or corruption
+                self._fail(info, _first_entry_error(info, data, self.fetch_size, error))
+                return 0
+            if resume is None:
+                error = None  # an unreadable entry after some messages: it starts the next fetch
+            if items or error is not None:
+                info.queue.put(
+                    FetchedChunk(info, items, error, offset + resume if error is not None else None)
+                )
+            if error is None:
+                info.fetch_offset = offset + end
+                return end
+            start = resume
+
+    def _reset_offset(self, consumer: SimpleConsumer, info: PartitionTopicInfo) -> None:
+        try:
+            time = reset_time(self.autooffset_reset)
+        except InvalidConfigError:
+            self._fail(
+                info, OffsetOutOfRangeError(f"offset {info.fetch_offset} of {info.topic}:{info.partition}")
+            )
+            return
+        offsets = consumer.get_offsets_before(info.topic, info.partition.part_id, time, 1)
+        offset = offsets[0] if offsets else 0
+        log.warning(
+            "offset %d of %s:%s is out of range; resetting to the %s offset %d",
+            info.fetch_offset,
+            info.topic,
+            info.partition,
+            self.autooffset_reset,
+            offset,
+        )
+        if info.revoked:
+            return
+        info.fetch_offset = info.consumed_offset = offset
+        if self.on_offset_reset is not None:
+            self.on_offset_reset(info, offset)
+
+    def _fail(self, info: PartitionTopicInfo, exc: KafkaError) -> None:
+        """Hand the error to the partition's stream and stop fetching that partition."""
+        log.error("stopped fetching %s:%s: %s", info.topic, info.partition, exc)
+        info.fetching = False
+        info.queue.put(FetchedChunk(info, error=exc))
+
+
+def _first_entry_error(
+    info: PartitionTopicInfo, data: bytes, fetch_size: int, error: KafkaError
+) -> KafkaError:
+    size = _INT32.unpack_from(data, 0)[0] if len(data) >= 4 else 0
+    if isinstance(error, InvalidMessageSizeError) and size >= 0:
+        return InvalidMessageSizeError(
+            f"the message at offset {info.fetch_offset} of {info.topic}:{info.partition} is larger than "
+            f"fetch.size={fetch_size}; raise fetch.size"
+        )
+    return error
