@@ -133,15 +133,22 @@ def encode_message(payload: bytes, codec: int = NO_COMPRESSION, magic: int = CUR
     return Message(payload, codec, magic).to_bytes()
 
 
-def encode_entries(payloads: Iterable[bytes]) -> bytes:
-    """An uncompressed message set of magic-1 messages, one entry per payload."""
+def encode_entries(payloads: Iterable[bytes | Message]) -> bytes:
+    """A message set with one entry per item: a payload becomes a magic-1 message, a Message goes as it is
+    (so a compressed wrapper is forwarded without being decompressed)."""
     pack = _ENTRY_V1.pack
     crc32 = zlib.crc32
-    return b"".join([pack(len(p) + 6, MAGIC_V1, 0, crc32(p)) + p for p in payloads])
+    items = payloads if isinstance(payloads, list | tuple) else list(payloads)
+    try:
+        return b"".join([pack(len(p) + 6, MAGIC_V1, 0, crc32(p)) + p for p in items])
+    except TypeError:
+        if not any(isinstance(p, Message) for p in items):
+            raise
+    return b"".join([p.to_entry() if isinstance(p, Message) else Message(p).to_entry() for p in items])
 
 
-def build_message_set(payloads: Iterable[bytes], codec: int = NO_COMPRESSION) -> bytes:
-    """A message set of the payloads; with a codec, one wrapper message holding the compressed set."""
+def build_message_set(payloads: Iterable[bytes | Message], codec: int = NO_COMPRESSION) -> bytes:
+    """A message set of the payloads (or Messages); with a codec, one wrapper message holding the compressed set."""
     inner = encode_entries(payloads)
     if codec == NO_COMPRESSION or not inner:
         return inner

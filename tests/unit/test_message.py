@@ -220,3 +220,10 @@ def test_message_equality_and_round_trip():
     assert m != Message(b"payload")
     assert ByteBufferMessageSet.of([b"a", b"b"], SNAPPY).size_in_bytes > 0
     assert len(ByteBufferMessageSet.of([b"a", b"b"], SNAPPY)) == 2
+
+
+def test_messages_go_into_a_set_as_they_are():
+    wrapper = Message(compress(GZIP, encode_entries([b"a", b"b"])), GZIP)
+    data = build_message_set([wrapper, b"plain"])
+    assert data == wrapper.to_entry() + Message(b"plain").to_entry()
+    assert payloads(iter_messages(data)) == [b"a", b"b", b"plain"]
