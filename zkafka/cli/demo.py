@@ -1,0 +1,124 @@
+"""``zkafka demo``: a whole local cluster with a live view, to watch the 0.7 design at work."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import time
+
+import click
+
+from zkafka.cli import Context, configure_logging, friendly_errors, main
+
+KEYS = (
+    "keys: [a] add consumer  [c] stop a consumer  [k] stop a broker  [r] start a broker  "
+    "[p] pause/resume producer  [q] quit"
+)
+KEY_ACTIONS = {"a": "add-consumer", "c": "stop-consumer", "k": "stop-broker", "r": "start-broker"}
+
+
+def parse_action(value: str) -> tuple[float, str]:
+    at, sep, action = value.partition(":")
+    try:
+        seconds = float(at)
+    except ValueError:
+        seconds = -1.0
+    if not sep or seconds < 0:
+        raise click.BadParameter(f"{value!r} is not SECONDS:ACTION")
+    from zkafka.demo import ACTIONS
+
+    if action not in ACTIONS:
+        raise click.BadParameter(f"unknown action {action!r} (one of {', '.join(ACTIONS)})")
+    return seconds, action
+
+
+@main.command("demo")
+@click.option("--brokers", default=2, show_default=True, type=click.IntRange(1, 9))
+@click.option(
+    "--partitions", default=2, show_default=True, type=click.IntRange(1, 64), help="Per topic per broker."
+)
+@click.option(
+    "--consumers", default=2, show_default=True, type=click.IntRange(0, 32), help="Members of the group."
+)
+@click.option("--rate", default=20.0, show_default=True, help="Messages per second from the keyed producer.")
+@click.option("--duration", default=None, type=float, help="Stop by itself after this many seconds.")
+@click.option("--no-ui", is_flag=True, help="Print the facts as plain lines instead of a live view.")
+@click.option("--interval", default=1.0, show_default=True, help="Seconds between refreshes.")
+@click.option("--keep", is_flag=True, help="Keep the temporary directory (logs, ZooKeeper data).")
+@click.option(
+    "--action",
+    "actions",
+    multiple=True,
+    metavar="SECONDS:ACTION",
+    help="Scripted action, e.g. 10:stop-consumer (add-consumer, stop-consumer, stop-broker, start-broker, "
+    "pause-producer, resume-producer).",
+)
+@friendly_errors
+def demo(brokers, partitions, consumers, rate, duration, no_ui, interval, keep, actions) -> None:
+    """Start ZooKeeper, brokers, a keyed producer and a consumer group on loopback, and show them live."""
+    import gevent
+
+    from zkafka.demo import DemoCluster, render
+
+    configure_logging(Context.verbose, level=logging.ERROR)
+    script = sorted(parse_action(a) for a in actions)
+    ui = not no_ui and sys.stdout.isatty()
+    cluster = DemoCluster(brokers=brokers, partitions=partitions, consumers=consumers, rate=rate)
+    stopping = []
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        gevent.signal_handler(signum, stopping.append, signum)
+    keys = _Keys() if ui else None
+    try:
+        cluster.start(progress=lambda line: click.echo(line, err=True))
+        began = time.monotonic()
+        while not stopping:
+            elapsed = time.monotonic() - began
+            while script and script[0][0] <= elapsed:
+                cluster.act(script.pop(0)[1])
+            lines = render(cluster.snapshot(), cluster.group)
+            if ui:
+                click.echo("\x1b[H\x1b[2J" + "\n".join(lines) + f"\n\n{KEYS}", nl=True)
+            else:
+                click.echo("\n".join(lines) + "\n")
+            if duration is not None and elapsed >= duration:
+                break
+            key = keys.read(interval) if keys else gevent.sleep(interval)
+            if key == "q":
+                break
+            if key in KEY_ACTIONS:
+                cluster.act(KEY_ACTIONS[key])
+            elif key == "p":
+                cluster.act("resume-producer" if cluster.paused else "pause-producer")
+    finally:
+        if keys:
+            keys.restore()
+        click.echo("stopping the demo cluster...", err=True)
+        consumed = sum(c.consumed for c in cluster.consumers) + sum(cluster._stopped_consumers.values())
+        cluster.close(keep=keep)
+        where = f"; files kept in {cluster.root}" if keep else ""
+        click.echo(f"demo finished: produced {cluster.produced}, consumed {consumed}{where}", err=True)
+
+
+class _Keys:
+    """Single key presses from the terminal, read without blocking the gevent hub."""
+
+    def __init__(self) -> None:
+        import termios
+        import tty
+
+        self.fd = sys.stdin.fileno()
+        self.saved = termios.tcgetattr(self.fd)
+        tty.setcbreak(self.fd)
+
+    def read(self, timeout: float) -> str | None:
+        from gevent import select
+
+        ready, _, _ = select.select([self.fd], [], [], timeout)
+        return os.read(self.fd, 16).decode(errors="ignore")[:1].lower() if ready else None
+
+    def restore(self) -> None:
+        import termios
+
+        termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
