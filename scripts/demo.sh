@@ -5,4 +5,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
-exec zkafka demo "$@"
+exec python3 -m zkafka.cli demo "$@"
