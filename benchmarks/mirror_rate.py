@@ -1,0 +1,121 @@
+"""Mirroring rate: MirrorMaker copying one topic between two clusters on loopback.
+
+Starts a ZooKeeper (two chroots stand for two clusters) and a broker per cluster as child processes, fills
+the source topic, then runs MirrorMaker in this process until the target holds every message.
+
+    python benchmarks/mirror_rate.py [--messages 200000] [--message-size 100] [--codec 0|1|2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from zkafka.config import ConsumerConfig, ProducerConfig
+from zkafka.consumer.simple import SimpleConsumer
+from zkafka.message import build_message_set
+from zkafka.protocol import LATEST_TIME, ProducerRequest, encode_request
+from zkafka.tools.mirror_maker import MirrorMaker
+from zkafka.topic_count import Whitelist
+from zkafka.utils import wait_until
+from zkafka.zookeeper import ZooKeeperServer, free_port
+
+PARTITIONS = 4
+
+
+def start_broker(root: str, name: str, zk: str) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    props = os.path.join(root, f"{name}.properties")
+    with open(props, "w") as handle:
+        handle.write(
+            f"brokerid=0\nhostname=127.0.0.1\nport={port}\nlog.dir={root}/{name}\nzk.connect={zk}\n"
+            f"num.partitions={PARTITIONS}\nlog.flush.interval=10000\nlog.default.flush.interval.ms=200\n"
+            "log.default.flush.scheduler.interval.ms=200\n"
+        )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "zkafka.cli", "broker", "start", props],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return proc, port
+
+
+def log_end(port: int) -> int:
+    with SimpleConsumer("127.0.0.1", port) as consumer:
+        return sum(consumer.get_offsets_before("mirrored", p, LATEST_TIME, 1)[0] for p in range(PARTITIONS))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=200_000)
+    parser.add_argument("--message-size", type=int, default=100)
+    parser.add_argument("--codec", type=int, default=0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as root, ZooKeeperServer(os.path.join(root, "zk")) as zk:
+        source_zk, target_zk = zk.connect_string + "/source", zk.connect_string + "/target"
+        brokers = [start_broker(root, "source", source_zk), start_broker(root, "target", target_zk)]
+        try:
+            source_port, target_port = brokers[0][1], brokers[1][1]
+            wait_until(lambda: _answers(source_port) and _answers(target_port), timeout=30)
+            import socket
+
+            per_set = 200
+            sets = args.messages // per_set
+            payload = b"m" * args.message_size
+            with socket.create_connection(("127.0.0.1", source_port)) as sock:
+                for i in range(sets):
+                    data = build_message_set([payload] * per_set, args.codec)
+                    sock.sendall(encode_request(ProducerRequest("mirrored", i % PARTITIONS, data)))
+            total = len(build_message_set([payload] * per_set, args.codec)) * sets
+            wait_until(lambda: log_end(source_port) >= total, timeout=120, message="source filled")
+            mirror = MirrorMaker(
+                [
+                    ConsumerConfig(
+                        {"zk.connect": source_zk, "groupid": "mirror", "autooffset.reset": "smallest"}
+                    )
+                ],
+                ProducerConfig({"zk.connect": target_zk}),
+                Whitelist("mirrored"),
+            )
+            start = time.perf_counter()
+            mirror.run(until=lambda: mirror.stats.messages >= (sets if args.codec else args.messages))
+            handed = time.perf_counter() - start
+            mirror.close()
+            wait_until(lambda: log_end(target_port) >= total, timeout=120, message="target filled")
+            elapsed = time.perf_counter() - start
+            print(
+                json.dumps(
+                    {
+                        "messages": args.messages,
+                        "message_size": args.message_size,
+                        "codec": args.codec,
+                        "seconds_until_handed_to_producer": round(handed, 2),
+                        "seconds_until_flushed_on_target": round(elapsed, 2),
+                        "messages_per_sec": round(args.messages / handed),
+                        "mb_per_sec": round(total / handed / 1e6, 1),
+                    },
+                    indent=2,
+                )
+            )
+        finally:
+            for proc, _ in brokers:
+                proc.terminate()
+                proc.wait(20)
+
+
+def _answers(port: int) -> bool:
+    try:
+        with SimpleConsumer("127.0.0.1", port, socket_timeout_ms=1000) as consumer:
+            consumer.get_offsets_before("mirrored", 0, LATEST_TIME, 1)
+        return True
+    except OSError:
+        return False
+
+
+if __name__ == "__main__":
+    main()
