@@ -240,3 +240,15 @@ def test_standalone_broker_without_zookeeper(start_broker):
     with connect(broker.port) as sock:
         produce(sock, "solo", 0, [b"alone"])
     wait_until(lambda: fetch_payloads(broker.port, "solo", 0) == [b"alone"])
+
+
+def test_magic_zero_messages_from_old_clients_are_stored_and_served_as_sent(start_broker):
+    import zlib
+
+    broker = start_broker(0)
+    entries = b"".join(struct.pack(">iBI", 5 + len(p), 0, zlib.crc32(p)) + p for p in (b"brod", b"samsa"))
+    with connect(broker.port) as sock:
+        sock.sendall(encode_request(ProducerRequest("old", 0, entries)))
+        wait_until(lambda: latest_offset(broker.port, "old", 0) == len(entries))
+        assert round_trip(sock, FetchRequest("old", 0, 0, 1000)) == (0, entries)
+    assert fetch_payloads(broker.port, "old", 0) == [b"brod", b"samsa"]
