@@ -6,11 +6,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import gevent
+
 
 def wait_until(
-    condition: Callable[[], Any], timeout: float = 10.0, interval: float = 0.02, message: str = "condition"
+    condition: Callable[[], Any], timeout: float = 15.0, interval: float = 0.02, message: str = "condition"
 ) -> Any:
-    """Poll ``condition`` until it returns something true (which is returned) or raise TimeoutError."""
+    """Poll ``condition`` until it returns something true (which is returned) or raise TimeoutError.
+
+    It sleeps on the gevent hub, so the greenlets of gevent clients on this thread (producers, consumers,
+    kazoo's gevent handler) keep running while it waits; without gevent work it is a plain sleep.
+    """
     deadline = time.monotonic() + timeout
     while True:
         result = condition()
@@ -18,7 +24,7 @@ def wait_until(
             return result
         if time.monotonic() > deadline:
             raise TimeoutError(f"{message} not reached within {timeout}s")
-        time.sleep(interval)
+        gevent.sleep(interval)
 
 
 def now_ms() -> int:

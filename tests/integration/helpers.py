@@ -10,7 +10,6 @@ import argparse
 import socket
 import struct
 import sys
-import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -37,18 +36,6 @@ def consumer_config(zk_connect: str, group: str, **overrides: Any) -> dict[str, 
     props = {"zk.connect": zk_connect, "groupid": group, **FAST_CONSUMER}
     props.update({k.replace("_", "."): str(v) for k, v in overrides.items()})
     return props
-
-
-def gwait(condition: Callable[[], Any], timeout: float = 15.0, message: str = "condition") -> Any:
-    """Poll ``condition`` with a deadline, sleeping on the gevent hub so the consumers keep running."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = condition()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{message} not reached within {timeout}s")
-        gevent.sleep(0.02)
 
 
 class Producer:

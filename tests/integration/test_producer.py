@@ -13,7 +13,6 @@ import zlib
 from collections import Counter
 from typing import Any
 
-import gevent
 import pytest
 from kazoo.client import KazooClient
 
@@ -21,24 +20,13 @@ from zkafka.compression import GZIP, NO_COMPRESSION, SNAPPY
 from zkafka.consumer.simple import SimpleConsumer
 from zkafka.producer import Producer, QueueFullError
 from zkafka.producer.partitioner import java_abs, java_mod, to_int32
+from zkafka.utils import wait_until as gwait
 from zkafka.zookeeper import free_port
 
 pytestmark = pytest.mark.integration
 
 PARTITIONS = 4  # num.partitions of the test brokers
 FAST_ZK = {"zk.sessiontimeout.ms": "4000", "zk.connectiontimeout.ms": "10000"}
-
-
-def gwait(condition: Any, timeout: float = 15.0, message: str = "condition") -> Any:
-    """Poll ``condition`` until true, sleeping on the gevent hub so the producer's greenlets keep running."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = condition()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{message} not reached within {timeout}s")
-        gevent.sleep(0.02)
 
 
 def zk_producer(zk_connect: str, **props: str) -> Producer:

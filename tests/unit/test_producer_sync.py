@@ -22,18 +22,7 @@ from zkafka.message import ByteBufferMessageSet, build_message_set
 from zkafka.producer.errors import ProducerClosedError, ProducerConnectionError
 from zkafka.producer.sync_producer import SyncProducer
 from zkafka.protocol import MULTIPRODUCE, PRODUCE, MultiProducerRequest, ProducerRequest, decode_request
-
-
-def gwait(condition: Any, timeout: float = 5.0, message: str = "condition") -> Any:
-    """Poll with a deadline, sleeping on the gevent hub so the producer's greenlets run."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = condition()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{message} not reached within {timeout}s")
-        gevent.sleep(0.01)
+from zkafka.utils import wait_until as gwait
 
 
 class FrameRecorder:

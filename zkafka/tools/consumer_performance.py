@@ -21,11 +21,10 @@ import gevent.event
 
 from zkafka.consumer.connector import ZookeeperConsumerConnector
 from zkafka.consumer.stream import ConsumerTimeoutError, KafkaStream
-from zkafka.tools.producer_performance import format_time
+from zkafka.tools.perf_result import MB, Throughput, format_time
 
 CSV_HEADER = "start.time, end.time, fetch.size, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec"
 DETAIL_HEADER = "time, thread.id, fetch.size, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec"
-MB = 1024 * 1024
 COUNT_STEP = 4096  # messages a reader counts before it publishes its totals
 
 
@@ -59,7 +58,7 @@ class ConsumerPerfOptions:
 
 
 @dataclass
-class ConsumerPerfResult:
+class ConsumerPerfResult(Throughput):
     """One run's totals, printable as Kafka's CSV line or as JSON."""
 
     start_ms: int
@@ -71,18 +70,6 @@ class ConsumerPerfResult:
     threads: int
     group: str
     rebalance_s: float
-
-    @property
-    def total_mb(self) -> float:
-        return self.total_bytes / MB
-
-    @property
-    def mb_per_sec(self) -> float:
-        return self.total_mb / self.elapsed_s if self.elapsed_s > 0 else 0.0
-
-    @property
-    def messages_per_sec(self) -> float:
-        return self.total_messages / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
     def csv_line(self) -> str:
         return (

@@ -13,15 +13,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
 
 from zkafka.compression import CODEC_NAMES
+from zkafka.tools.perf_result import Throughput, format_time
 
 CSV_HEADER = (
     "start.time, end.time, compression, message.size, batch.size, total.data.sent.in.MB, MB.sec, "
     "total.data.sent.in.nMsg, nMsg.sec"
 )
-MB = 1024 * 1024
 PROGRESS_INTERVAL_S = 0.1
 
 
@@ -59,7 +58,7 @@ class PerfOptions:
 
 
 @dataclass
-class PerfResult:
+class PerfResult(Throughput):
     """One run's totals, printable as Kafka's CSV line or as JSON."""
 
     start_ms: int
@@ -72,18 +71,6 @@ class PerfResult:
     elapsed_s: float
     mode: str
     threads: int
-
-    @property
-    def total_mb(self) -> float:
-        return self.total_bytes / MB
-
-    @property
-    def mb_per_sec(self) -> float:
-        return self.total_mb / self.elapsed_s if self.elapsed_s > 0 else 0.0
-
-    @property
-    def messages_per_sec(self) -> float:
-        return self.total_messages / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
     def csv_line(self) -> str:
         return (
@@ -103,12 +90,6 @@ class PerfResult:
             messages_per_sec=round(self.messages_per_sec, 4),
         )
         return out
-
-
-def format_time(millis: int) -> str:
-    """Kafka's default ``yyyy-MM-dd HH:mm:ss:SSS``."""
-    stamp = datetime.fromtimestamp(millis / 1000.0)
-    return stamp.strftime("%Y-%m-%d %H:%M:%S:") + f"{millis % 1000:03d}"
 
 
 def payloads(options: PerfOptions, count: int, first_id: int) -> Iterator[list[bytes]]:
