@@ -18,12 +18,12 @@ from tests.integration.helpers import (
     Producer,
     committed,
     consumer_config,
-    gwait,
     owners,
     produce_numbered,
 )
 from zkafka.consumer import ZookeeperConsumerConnector
 from zkafka.rebalance import assign, broker_partitions
+from zkafka.utils import wait_until as gwait
 from zkafka.zkutils import get_children, session_id
 from zkafka.zookeeper import expire_session
 

@@ -7,7 +7,7 @@ import time
 import gevent
 import pytest
 
-from tests.integration.helpers import Collector, Producer, committed, consumer_config, gwait, owners
+from tests.integration.helpers import Collector, Producer, committed, consumer_config, owners
 from zkafka.compression import GZIP, SNAPPY
 from zkafka.consumer import (
     Blacklist,
@@ -17,6 +17,7 @@ from zkafka.consumer import (
     ZookeeperConsumerConnector,
 )
 from zkafka.errors import InvalidMessageSizeError
+from zkafka.utils import wait_until as gwait
 from zkafka.zkutils import get_children, update_persistent
 
 pytestmark = pytest.mark.integration

@@ -12,12 +12,12 @@ from tests.integration.helpers import (
     Producer,
     committed,
     consumer_config,
-    gwait,
     owners,
     produce_numbered,
 )
 from zkafka.consumer import ZookeeperConsumerConnector
 from zkafka.rebalance import assign, broker_partitions
+from zkafka.utils import wait_until as gwait
 from zkafka.zkutils import get_children
 
 pytestmark = pytest.mark.integration
