@@ -30,9 +30,10 @@ CODEC_MASK = 0x03
 HEADER_SIZE = {MAGIC_V0: 5, MAGIC_V1: 6}
 MIN_HEADER_SIZE = 5
 
-_INT32 = struct.Struct(">i")
+# Public: readers with their own fast loops (the consumer stream) unpack with these.
+INT32 = struct.Struct(">i")
 _UINT32 = struct.Struct(">I")
-_ENTRY_V1 = struct.Struct(">iBBI")  # length, magic, attributes, crc
+ENTRY_V1 = struct.Struct(">iBBI")  # length, magic, attributes, crc
 _HEADER_V1 = struct.Struct(">BBI")
 _HEADER_V0 = struct.Struct(">BI")
 
@@ -93,7 +94,7 @@ class Message:
 
     def to_entry(self) -> bytes:
         """The message with its 4-byte length prefix, as it stands in a message set."""
-        return _INT32.pack(self.size) + self.to_bytes()
+        return INT32.pack(self.size) + self.to_bytes()
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Message):
@@ -136,7 +137,7 @@ def encode_message(payload: bytes, codec: int = NO_COMPRESSION, magic: int = CUR
 def encode_entries(payloads: Iterable[bytes | Message]) -> bytes:
     """A message set with one entry per item: a payload becomes a magic-1 message, a Message goes as it is
     (so a compressed wrapper is forwarded without being decompressed)."""
-    pack = _ENTRY_V1.pack
+    pack = ENTRY_V1.pack
     crc32 = zlib.crc32
     items = payloads if isinstance(payloads, list | tuple) else list(payloads)
     try:
@@ -153,7 +154,7 @@ def build_message_set(payloads: Iterable[bytes | Message], codec: int = NO_COMPR
     if codec == NO_COMPRESSION or not inner:
         return inner
     wrapped = compress(codec, inner)
-    return _ENTRY_V1.pack(len(wrapped) + 6, MAGIC_V1, codec & CODEC_MASK, zlib.crc32(wrapped)) + wrapped
+    return ENTRY_V1.pack(len(wrapped) + 6, MAGIC_V1, codec & CODEC_MASK, zlib.crc32(wrapped)) + wrapped
 
 
 def validate_message_set(buf: bytes | memoryview, max_message_size: int | None = None) -> tuple[int, int]:
@@ -177,8 +178,8 @@ def validate_message_set(buf: bytes | memoryview, max_message_size: int | None =
 
 
 def _walk(mv: bytes | bytearray, max_message_size: int | None) -> tuple[int, int]:
-    unpack_entry = _ENTRY_V1.unpack_from
-    unpack_int = _INT32.unpack_from
+    unpack_entry = ENTRY_V1.unpack_from
+    unpack_int = INT32.unpack_from
     unpack_uint = _UINT32.unpack_from
     crc32 = zlib.crc32
     limit = max_message_size if max_message_size is not None else 1 << 62
@@ -249,7 +250,7 @@ def _entry_spans(mv: memoryview) -> Iterator[tuple[int, int]]:
     """(message start, message size) of each complete entry, ignoring contents."""
     pos, end = 0, len(mv)
     while end - pos >= 4:
-        (size,) = _INT32.unpack_from(mv, pos)
+        (size,) = INT32.unpack_from(mv, pos)
         if size < 1 or end - pos - 4 < size:
             return
         yield pos + 4, size
@@ -354,7 +355,7 @@ def iter_messages(
     end = len(mv)
     pos = 0
     while end - pos >= 4:
-        (size,) = _INT32.unpack_from(mv, pos)
+        (size,) = INT32.unpack_from(mv, pos)
         if size < 0 or end - pos - 4 < size:
             if size < 0 or pos == 0:
                 raise InvalidMessageSizeError(

@@ -11,7 +11,7 @@ from gevent.queue import Queue
 from zkafka.consumer.simple import SimpleConsumer
 from zkafka.consumer.stream import FetchedChunk, KafkaStream, decode_chunk
 from zkafka.errors import InvalidConfigError, InvalidMessageSizeError, KafkaError, OffsetOutOfRangeError
-from zkafka.message import _INT32
+from zkafka.message import INT32
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME, FetchRequest
 from zkafka.zkutils import Broker, Partition
 
@@ -247,7 +247,7 @@ class Fetcher:
 def _first_entry_error(
     info: PartitionTopicInfo, data: bytes, fetch_size: int, error: KafkaError
 ) -> KafkaError:
-    size = _INT32.unpack_from(data, 0)[0] if len(data) >= 4 else 0
+    size = INT32.unpack_from(data, 0)[0] if len(data) >= 4 else 0
     if isinstance(error, InvalidMessageSizeError) and size >= 0:
         return InvalidMessageSizeError(
             f"the message at offset {info.fetch_offset} of {info.topic}:{info.partition} is larger than "

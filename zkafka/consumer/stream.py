@@ -25,7 +25,7 @@ import gevent.event
 from gevent.queue import Empty, Queue
 
 from zkafka.errors import InvalidMessageError, InvalidMessageSizeError, KafkaError
-from zkafka.message import _ENTRY_V1, _INT32, CODEC_MASK, MAGIC_V1, Message, iter_messages
+from zkafka.message import CODEC_MASK, ENTRY_V1, INT32, MAGIC_V1, Message, iter_messages
 from zkafka.zkutils import Partition
 
 if TYPE_CHECKING:
@@ -154,8 +154,8 @@ def decode_chunk(
 def _decode(
     data: bytes, initial_offset: int, topic: str, partition: Partition, deep: bool, start: int
 ) -> tuple[list[MessageAndMetadata], KafkaError | None, int | None, int]:
-    unpack_entry = _ENTRY_V1.unpack_from
-    unpack_int = _INT32.unpack_from
+    unpack_entry = ENTRY_V1.unpack_from
+    unpack_int = INT32.unpack_from
     crc32 = zlib.crc32
     new_item, cls = _new_item, MessageAndMetadata
     items: list[MessageAndMetadata] = []
