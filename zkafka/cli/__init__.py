@@ -55,4 +55,5 @@ from zkafka.cli import demo as _demo  # noqa: E402,F401
 from zkafka.cli import mirror as _mirror  # noqa: E402,F401
 from zkafka.cli import perf as _perf  # noqa: E402,F401
 from zkafka.cli import producer as _producer  # noqa: E402,F401
+from zkafka.cli import spark as _spark  # noqa: E402,F401
 from zkafka.cli import tools as _tools  # noqa: E402,F401

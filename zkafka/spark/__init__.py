@@ -1,0 +1,40 @@
+"""zkafka on Spark: the ``zkafka`` data source (batch and Structured Streaming) and the batch loader.
+
+    from zkafka.spark import spark_session
+    spark = spark_session("local[2]")          # PYSPARK_PYTHON set, source registered
+    df = (spark.read.format("zkafka")
+          .option("zookeeper.connect", "localhost:2181")
+          .option("subscribe", "events")
+          .load())
+
+Needs the ``spark`` extra (pyspark 4, pyarrow). The pure modules (``offsets``, ``options``, ``rows``) import
+neither; the names below are imported on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "BrokerGoneError": "errors",
+    "DataLossError": "errors",
+    "LoadResult": "loader",
+    "OffsetRange": "offsets",
+    "SOURCE_NAME": "source",
+    "TopicPartition": "offsets",
+    "ZKafkaDataSource": "source",
+    "load": "loader",
+    "package_zip": "session",
+    "register": "session",
+    "ship_zkafka": "session",
+    "spark_session": "session",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
