@@ -27,7 +27,6 @@ from zkafka.zkutils import (
     Partition,
     broker_id_path,
     broker_topic_path,
-    get_children,
     get_data,
     gevent_handler,
     make_zk_client,
@@ -171,9 +170,10 @@ class ZKBrokerPartitionInfo:
         with self._lock:
             self._watched.clear()
             self._update_brokers(notify)
-            for topic in get_children(self.zk, BROKER_TOPICS_PATH):
+            # Watch and list in one call: a topic created between a plain listing and a later watch would
+            # be in neither the listing nor an event, and never read.
+            for topic in self.zk.get_children(BROKER_TOPICS_PATH, watch=self._on_topics_event):
                 self._read_topic(topic)
-            self.zk.get_children(BROKER_TOPICS_PATH, watch=self._on_topics_event)
             self._refresh_candidates()
 
     def _update_brokers(self, notify: bool) -> None:
