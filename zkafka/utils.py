@@ -6,8 +6,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import gevent
-
 
 def wait_until(
     condition: Callable[[], Any], timeout: float = 15.0, interval: float = 0.02, message: str = "condition"
@@ -17,6 +15,8 @@ def wait_until(
     It sleeps on the gevent hub, so the greenlets of gevent clients on this thread (producers, consumers,
     kazoo's gevent handler) keep running while it waits; without gevent work it is a plain sleep.
     """
+    import gevent  # here, so that importing this module does not load gevent
+
     deadline = time.monotonic() + timeout
     while True:
         result = condition()
@@ -30,3 +30,22 @@ def wait_until(
 def now_ms() -> int:
     """Wall-clock milliseconds, as 0.7 uses for log times and ZooKeeper values."""
     return int(time.time() * 1000)
+
+
+def lazy_exports(package: str, exports: dict[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` that imports ``package.<module>`` on first use of one of its exported names.
+
+    Packages use it so that importing a light module (a partitioner, SimpleConsumer in a Spark executor)
+    does not pull in everything the package offers.
+    """
+    import importlib
+
+    def __getattr__(name: str) -> Any:
+        module = exports.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        if module.startswith("zkafka."):
+            return getattr(importlib.import_module(module), name)
+        return getattr(importlib.import_module(f"{package}.{module}"), name)
+
+    return __getattr__

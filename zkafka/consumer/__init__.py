@@ -1,24 +1,22 @@
-"""Consumers: SimpleConsumer (one broker) and the ZooKeeper high-level consumer."""
+"""Consumers: SimpleConsumer (one broker) and the ZooKeeper high-level consumer.
 
-from zkafka.consumer.connector import (
-    ConsumerIdConflictError,
-    ZookeeperConsumerConnector,
-    create_consumer_connector,
-)
-from zkafka.consumer.rebalancer import ConsumerRebalanceFailedError
-from zkafka.consumer.simple import SimpleConsumer
-from zkafka.consumer.stream import ConsumerTimeoutError, KafkaStream, MessageAndMetadata
-from zkafka.topic_count import Blacklist, Whitelist
+The names are imported on first use, so ``from zkafka.consumer import SimpleConsumer`` (a Spark executor, the
+tools) does not load the high-level consumer.
+"""
 
-__all__ = [
-    "Blacklist",
-    "ConsumerIdConflictError",
-    "ConsumerRebalanceFailedError",
-    "ConsumerTimeoutError",
-    "KafkaStream",
-    "MessageAndMetadata",
-    "SimpleConsumer",
-    "Whitelist",
-    "ZookeeperConsumerConnector",
-    "create_consumer_connector",
-]
+from zkafka.utils import lazy_exports
+
+_EXPORTS = {
+    "Blacklist": "zkafka.topic_count",
+    "ConsumerIdConflictError": "connector",
+    "ConsumerRebalanceFailedError": "rebalancer",
+    "ConsumerTimeoutError": "stream",
+    "KafkaStream": "stream",
+    "MessageAndMetadata": "stream",
+    "SimpleConsumer": "simple",
+    "Whitelist": "zkafka.topic_count",
+    "ZookeeperConsumerConnector": "connector",
+    "create_consumer_connector": "connector",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

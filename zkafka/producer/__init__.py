@@ -13,8 +13,7 @@ see ``zkafka.producer.producer`` for how it behaves in plain scripts, gevent pro
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from zkafka.utils import lazy_exports
 
 # Exported names and their modules, imported on first use so that the pure modules (partitioner,
 # encoders) do not pull in gevent and kazoo.
@@ -38,9 +37,4 @@ _EXPORTS = {
 }
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

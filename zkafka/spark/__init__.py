@@ -13,8 +13,7 @@ neither; the names below are imported on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from zkafka.utils import lazy_exports
 
 _EXPORTS = {
     "BrokerGoneError": "errors",
@@ -32,9 +31,4 @@ _EXPORTS = {
 }
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)
