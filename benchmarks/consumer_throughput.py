@@ -27,51 +27,16 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from benchmarks.broker_process import start_broker  # noqa: E402
 from zkafka.consumer.simple import SimpleConsumer  # noqa: E402
 from zkafka.consumer.stream import decode_chunk  # noqa: E402
 from zkafka.message import build_message_set, iter_messages  # noqa: E402
 from zkafka.protocol import LATEST_TIME, OffsetRequest, ProducerRequest, encode_request  # noqa: E402
 from zkafka.zkutils import Partition  # noqa: E402
-from zkafka.zookeeper import ZooKeeperServer, free_port  # noqa: E402
+from zkafka.zookeeper import ZooKeeperServer  # noqa: E402
 
 BATCH = 5000
 FETCH_SIZE = 1024 * 1024
-
-
-def start_broker(work: str, zk_connect: str, partitions: int) -> tuple[subprocess.Popen, int]:
-    port = free_port()
-    props = {
-        "brokerid": "0",
-        "hostname": "127.0.0.1",
-        "port": str(port),
-        "log.dir": os.path.join(work, "broker"),
-        "zk.connect": zk_connect,
-        "num.partitions": str(partitions),
-        "log.flush.interval": "10000",
-        "log.default.flush.scheduler.interval.ms": "200",
-        "socket.send.buffer": str(1024 * 1024),
-        "max.socket.request.bytes": str(200 * 1024 * 1024),
-    }
-    path = os.path.join(work, "server.properties")
-    with open(path, "w") as f:
-        f.write("".join(f"{k}={v}\n" for k, v in props.items()))
-    log = open(os.path.join(work, "broker.log"), "ab")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "zkafka.cli", "broker", "start", path],
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return proc, port
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("broker did not start")
 
 
 def log_end(sock: socket.socket, topic: str, partition: int) -> int:

@@ -11,11 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from benchmarks.broker_process import start_broker  # noqa: E402
 from zkafka.config import ConsumerConfig, ProducerConfig
 from zkafka.consumer.simple import SimpleConsumer
 from zkafka.message import build_message_set
@@ -23,26 +24,9 @@ from zkafka.protocol import LATEST_TIME, ProducerRequest, encode_request
 from zkafka.tools.mirror_maker import MirrorMaker
 from zkafka.topic_count import Whitelist
 from zkafka.utils import wait_until
-from zkafka.zookeeper import ZooKeeperServer, free_port
+from zkafka.zookeeper import ZooKeeperServer
 
 PARTITIONS = 4
-
-
-def start_broker(root: str, name: str, zk: str) -> tuple[subprocess.Popen, int]:
-    port = free_port()
-    props = os.path.join(root, f"{name}.properties")
-    with open(props, "w") as handle:
-        handle.write(
-            f"brokerid=0\nhostname=127.0.0.1\nport={port}\nlog.dir={root}/{name}\nzk.connect={zk}\n"
-            f"num.partitions={PARTITIONS}\nlog.flush.interval=10000\nlog.default.flush.interval.ms=200\n"
-            "log.default.flush.scheduler.interval.ms=200\n"
-        )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "zkafka.cli", "broker", "start", props],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    return proc, port
 
 
 def log_end(port: int) -> int:
@@ -58,7 +42,10 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as root, ZooKeeperServer(os.path.join(root, "zk")) as zk:
         source_zk, target_zk = zk.connect_string + "/source", zk.connect_string + "/target"
-        brokers = [start_broker(root, "source", source_zk), start_broker(root, "target", target_zk)]
+        brokers = [
+            start_broker(root, source_zk, PARTITIONS, name="source", log_default_flush_interval_ms="200"),
+            start_broker(root, target_zk, PARTITIONS, name="target", log_default_flush_interval_ms="200"),
+        ]
         try:
             source_port, target_port = brokers[0][1], brokers[1][1]
             wait_until(lambda: _answers(source_port) and _answers(target_port), timeout=30)

@@ -25,55 +25,21 @@ import json
 import multiprocessing
 import os
 import socket
-import subprocess
 import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from benchmarks.broker_process import start_broker  # noqa: E402
 from zkafka.consumer.simple import SimpleConsumer
 from zkafka.message import build_message_set
 from zkafka.protocol import LATEST_TIME, ProducerRequest, encode_request
 from zkafka.utils import wait_until
-from zkafka.zookeeper import ZooKeeperServer, free_port
+from zkafka.zookeeper import ZooKeeperServer
 
 TOPIC = "bench"
 FETCH_SIZE = 1024 * 1024
 SET_BYTES = 1_000_000
-
-
-def start_broker(work: str, zk_connect: str, partitions: int) -> tuple[subprocess.Popen, int]:
-    port = free_port()
-    props = {
-        "brokerid": "0",
-        "hostname": "127.0.0.1",
-        "port": str(port),
-        "log.dir": os.path.join(work, "broker"),
-        "zk.connect": zk_connect,
-        "num.partitions": str(partitions),
-        "log.flush.interval": "10000",
-        "log.default.flush.scheduler.interval.ms": "200",
-        "max.socket.request.bytes": str(200 * 1024 * 1024),
-    }
-    path = os.path.join(work, "server.properties")
-    with open(path, "w") as f:
-        f.write("".join(f"{k}={v}\n" for k, v in props.items()))
-    with open(os.path.join(work, "broker.log"), "ab") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "zkafka.cli", "broker", "start", path],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-    def listening() -> bool:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return True
-        except OSError:
-            return False
-
-    wait_until(listening, 30, 0.1, "broker listening")
-    return proc, port
 
 
 def fill(port: int, messages: int, size: int, partitions: int) -> int:

@@ -51,7 +51,9 @@ def socket_timeout_option(func):
 
 
 @contextmanager
-def zk_session(connect: str, connection_timeout_ms: int, create_chroot: bool = False) -> Iterator[KazooClient]:
+def zk_session(
+    connect: str, connection_timeout_ms: int, create_chroot: bool = False
+) -> Iterator[KazooClient]:
     """A started kazoo client (threading handler), closed on exit; kazoo's retry chatter only under --verbose."""
     from zkafka.zkutils import make_zk_client, start_zk_client
 

@@ -1,0 +1,53 @@
+"""One broker as a ``zkafka broker start`` child process, for the benchmarks (its work off their GIL)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+
+from zkafka.utils import wait_until
+from zkafka.zookeeper import free_port
+
+
+def start_broker(work: str, zk_connect: str, partitions: int, name: str = "broker", **props: str):
+    """Start broker 0 with its log in ``work/<name>``; returns (process, port) once it listens."""
+    port = free_port()
+    settings = {
+        "brokerid": "0",
+        "hostname": "127.0.0.1",
+        "port": str(port),
+        "log.dir": os.path.join(work, name),
+        "zk.connect": zk_connect,
+        "num.partitions": str(partitions),
+        "log.flush.interval": "10000",
+        "log.default.flush.scheduler.interval.ms": "200",
+        "socket.send.buffer": str(1024 * 1024),
+        "max.socket.request.bytes": str(200 * 1024 * 1024),
+        **{k.replace("_", "."): str(v) for k, v in props.items()},
+    }
+    path = os.path.join(work, f"{name}.properties")
+    with open(path, "w") as handle:
+        handle.write("".join(f"{k}={v}\n" for k, v in settings.items()))
+    with open(os.path.join(work, f"{name}.log"), "ab") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "zkafka.cli", "broker", "start", path],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def listening() -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            return proc.poll() is not None and _raise(proc)
+
+    wait_until(listening, 30, 0.1, "broker listening")
+    return proc, port
+
+
+def _raise(proc: subprocess.Popen) -> bool:
+    raise RuntimeError(f"broker exited with status {proc.returncode}")
