@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Install zkafka with its test extras and run the whole test suite (unit + integration against a real
-# ZooKeeper and real brokers). Extra arguments go to pytest, e.g. `bash scripts/test.sh -m "not slow"`.
+# Install zkafka with its test extras and run every test: ruff, the unit and integration suites (a real
+# ZooKeeper as a local process, real brokers; Spark tests included), then the container tests and fault
+# drills: a Docker engine is installed and started, the images built (or reused), and an engine that cannot
+# start fails the run with its reason. Extra arguments go to the main pytest run, e.g. -m "not slow".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh test
 python3 -m ruff check zkafka tests benchmarks
-python3 -m pytest -q -p no:cacheprovider "$@"
+ZKAFKA_TEST_ZK=process python3 -m pytest -q -p no:cacheprovider --ignore=tests/containers "$@"
+bash scripts/docker-setup.sh
+bash scripts/build-images.sh
+ZKAFKA_REQUIRE_DOCKER=1 python3 -m pytest -q -p no:cacheprovider tests/containers

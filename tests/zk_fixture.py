@@ -1,4 +1,8 @@
-"""Pytest fixtures: one real ZooKeeper server per test session and a fresh chroot per test."""
+"""Pytest fixtures: one real ZooKeeper server per test session and a fresh chroot per test.
+
+The server is a local process or, when Docker can run one, a container (tests/zk_container.py);
+ZKAFKA_TEST_ZK=process|container forces the choice, which the pytest header reports.
+"""
 
 from __future__ import annotations
 
@@ -10,20 +14,31 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import NotEmptyError
 
-from zkafka.zookeeper import ZooKeeperNotFound, ZooKeeperServer
+from tests.zk_container import IMAGE, ZooKeeperContainer, choose_backend
+from zkafka.zookeeper import ZooKeeperError, ZooKeeperNotFound, ZooKeeperServer
 
 # A short tick lets tests ask for sessions of a second or less; clients asking for more still get it.
 TEST_TICK_TIME_MS = 200
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    backend, why = choose_backend()
+    where = f"container {IMAGE} through testcontainers" if backend == "container" else "local process"
+    return f"zookeeper: {where} ({why})"
+
+
 @pytest.fixture(scope="session")
 def zookeeper_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperServer]:
     """A ZooKeeper server shared by the whole test session."""
-    server = ZooKeeperServer(str(tmp_path_factory.mktemp("zookeeper")), tick_time=TEST_TICK_TIME_MS)
+    backend, why = choose_backend()
+    if backend == "container":
+        server = ZooKeeperContainer(tick_time=TEST_TICK_TIME_MS)
+    else:
+        server = ZooKeeperServer(str(tmp_path_factory.mktemp("zookeeper")), tick_time=TEST_TICK_TIME_MS)
     try:
         server.start()
-    except ZooKeeperNotFound as e:
-        pytest.fail(str(e))
+    except (ZooKeeperNotFound, ZooKeeperError, ImportError) as e:
+        pytest.fail(f"{backend} ZooKeeper ({why}): {e}")
     try:
         yield server
     finally:

@@ -1,0 +1,169 @@
+"""Load agent of the fault drills, run inside the zkafka image: a producer or one consumer-group member.
+
+Writes one JSON object per line to stdout, for the drill to read back with ``docker logs``:
+
+- ``produce``: ``{"e": "sent"|"error", "t", "first", "n"}`` per batch of messages ``<run>:<seq>:...``, then
+  ``{"e": "done", "sent", "failed"}``. Sends ``rate`` messages a second in batches; a batch goes to one
+  partition chosen at random among those registered in ZooKeeper (sync producer: no acknowledgement).
+- ``consume``: ``{"e": "msg", "t", "p", "o", "v"}`` per message (partition ``b-p``, the offset after it,
+  the payload's ``<run>:<seq>``), ``{"e": "own", "t", "parts", "ctimes"}`` when the owned partitions change
+  (with the creation times of the member's owner znodes, as ZooKeeper stamped them),
+  ``{"e": "stray", ...}`` for a message of a partition the member did not own when it got it, and
+  ``{"e": "done"}`` after a clean shutdown.
+
+Both stop on SIGTERM (or after ``--max-seconds``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+import time
+
+import gevent
+import gevent.event
+
+
+def emit(**event) -> None:
+    sys.stdout.write(json.dumps(event, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+def stop_event(max_seconds: float) -> gevent.event.Event:
+    stop = gevent.event.Event()
+    gevent.signal_handler(signal.SIGTERM, stop.set)
+    gevent.signal_handler(signal.SIGINT, stop.set)
+    gevent.spawn_later(max_seconds, stop.set)
+    return stop
+
+
+def produce(args: argparse.Namespace) -> None:
+    from zkafka.producer import Producer
+
+    stop = stop_event(args.max_seconds)
+    producer = Producer(
+        {
+            "zk.connect": args.zk,
+            "producer.type": "sync",
+            "zk.sessiontimeout.ms": str(args.session_ms),
+            "socket.timeout.ms": "5000",
+        }
+    )
+    emit(e="ready", t=time.time())
+    seq = sent = failed = 0
+    interval = args.batch / args.rate
+    next_send = time.monotonic()
+    while seq < args.count and not stop.is_set():
+        n = min(args.batch, args.count - seq)
+        batch = [f"{args.run}:{seq + i}:".encode().ljust(args.size, b".") for i in range(n)]
+        try:
+            producer.send(args.topic, batch)
+            sent += n
+            emit(e="sent", t=time.time(), first=seq, n=n)
+        except Exception as exc:  # a broker gone under the producer: count it, go on
+            failed += n
+            emit(e="error", t=time.time(), first=seq, n=n, err=f"{type(exc).__name__}: {exc}")
+        seq += n
+        next_send += interval
+        stop.wait(max(0.0, next_send - time.monotonic()))
+    producer.close()
+    emit(e="done", t=time.time(), sent=sent, failed=failed)
+
+
+def consume(args: argparse.Namespace) -> None:
+    from kazoo.exceptions import NoNodeError
+
+    from zkafka.consumer import ConsumerTimeoutError, create_consumer_connector
+
+    stop = stop_event(args.max_seconds)
+    connector = create_consumer_connector(
+        {
+            "zk.connect": args.zk,
+            "groupid": args.group,
+            "consumerid": args.id,
+            "zk.sessiontimeout.ms": str(args.session_ms),
+            "autocommit.interval.ms": str(args.autocommit_ms),
+            "consumer.timeout.ms": "200",
+            "autooffset.reset": "smallest",
+            "rebalance.backoff.ms": "500",
+            "rebalance.retries.max": "20",
+            "fetcher.backoff.ms": "100",
+        }
+    )
+    stream = connector.create_message_streams({args.topic: 1})[args.topic][0]
+    me = f"{args.group}_{args.id}-0"
+    owned: dict[str, int | None] = {}  # partition -> creation time (ms) of my owner znode, once read
+
+    def claim_time(partition: str) -> int | None:
+        """ctime of my owner znode of ``partition``; -1 if another thread holds it; None if unreadable now."""
+        try:
+            data, stat = connector.zk.get(connector.dirs.owner_path(args.topic, partition))
+        except NoNodeError:
+            return -1
+        except Exception:
+            return None
+        return stat.ctime if data.decode() == me else -1
+
+    def report_owned() -> set[str]:
+        now = {p for (_, p) in connector.owned_partitions()}
+        changed = now != set(owned)
+        for p in set(owned) - now:
+            del owned[p]
+        missing = [p for p in now if owned.get(p) is None]
+        for p in missing:
+            owned[p] = claim_time(p) if connector.zk.connected else None
+        if changed or any(owned[p] is not None for p in missing):
+            ctimes = {p: c for p, c in owned.items() if c is not None and c >= 0}
+            emit(e="own", t=time.time(), parts=sorted(owned), ctimes=ctimes)
+        return now
+
+    report_owned()
+    while not stop.is_set():
+        try:
+            for mm in stream:
+                t = time.time()
+                part = mm.partition.name
+                value = bytes(mm.payload).split(b":", 2)
+                emit(e="msg", t=t, p=part, o=mm.offset, v=b":".join(value[:2]).decode())
+                if part not in report_owned():
+                    emit(e="stray", t=t, p=part, o=mm.offset)
+                if stop.is_set():
+                    break
+        except ConsumerTimeoutError:
+            pass
+        report_owned()
+    connector.shutdown()
+    emit(e="done", t=time.time())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("mode", choices=["produce", "consume"])
+    parser.add_argument("--zk", required=True)
+    parser.add_argument("--topic", required=True)
+    parser.add_argument("--session-ms", type=int, default=4000)
+    parser.add_argument("--max-seconds", type=float, default=300)
+    parser.add_argument("--run", default="r", help="produce: payload prefix")
+    parser.add_argument("--count", type=int, default=100000, help="produce: messages at most")
+    parser.add_argument("--rate", type=float, default=200, help="produce: messages a second")
+    parser.add_argument("--batch", type=int, default=10, help="produce: messages a send")
+    parser.add_argument("--size", type=int, default=100, help="produce: bytes a message")
+    parser.add_argument("--group", help="consume: the group")
+    parser.add_argument("--id", help="consume: the consumerid")
+    parser.add_argument("--autocommit-ms", type=int, default=1000)
+    args = parser.parse_args()
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    logging.getLogger("kazoo").setLevel(logging.INFO)
+    if args.mode == "produce":
+        produce(args)
+    else:
+        consume(args)
+
+
+if __name__ == "__main__":
+    main()

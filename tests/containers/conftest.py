@@ -1,0 +1,75 @@
+"""Fixtures of the container tests: ZooKeeper in a container for the integration subset, the compose
+cluster for the fault drills, and the drills' figures at the end of the run.
+
+Without a usable Docker engine these tests are skipped, saying why, unless ZKAFKA_REQUIRE_DOCKER=1 (CI),
+which makes them fail instead.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+from kazoo.client import KazooClient
+
+from tests.zk_container import ZooKeeperContainer, docker_problem
+from tests.zk_fixture import TEST_TICK_TIME_MS
+
+FIGURES: list[tuple[str, dict]] = []  # (drill, figures), printed in the terminal summary
+
+
+def require_docker(image: str | None = None) -> None:
+    """Skip (or, under ZKAFKA_REQUIRE_DOCKER=1, fail) when Docker cannot run the image."""
+    require(docker_problem(image) if image else docker_problem())
+
+
+def require(problem: str | None) -> None:
+    """Skip saying why, or fail under ZKAFKA_REQUIRE_DOCKER=1; nothing when there is no problem."""
+    if problem is None:
+        return
+    if os.environ.get("ZKAFKA_REQUIRE_DOCKER") == "1":
+        pytest.fail(f"Docker is required (ZKAFKA_REQUIRE_DOCKER=1): {problem}", pytrace=False)
+    pytest.skip(problem)
+
+
+@pytest.fixture(scope="session")
+def zookeeper_container() -> Iterator[ZooKeeperContainer]:
+    """ZooKeeper in a container on a free 127.0.0.1 port, for the whole session."""
+    require_docker()
+    with ZooKeeperContainer(tick_time=TEST_TICK_TIME_MS) as server:
+        yield server
+
+
+# The integration fixtures, pointed at the container for the tests of this directory. zk_admin is
+# session-scoped, so it is redefined too: the suite's own instance belongs to the suite's own server.
+@pytest.fixture(scope="session")
+def zookeeper_server(zookeeper_container: ZooKeeperContainer) -> ZooKeeperContainer:
+    return zookeeper_container
+
+
+@pytest.fixture(scope="session")
+def zk_admin(zookeeper_server: ZooKeeperContainer) -> Iterator[KazooClient]:
+    client = KazooClient(hosts=zookeeper_server.connect_string)
+    client.start(timeout=10)
+    try:
+        yield client
+    finally:
+        client.stop()
+        client.close()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    """Keep each phase's report on the item, so a fixture can tell at teardown that its test failed."""
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    if not FIGURES:
+        return
+    terminalreporter.section("fault drill figures")
+    for drill, figures in FIGURES:
+        terminalreporter.write_line(f"{drill}: " + ", ".join(f"{k}={v}" for k, v in figures.items()))
