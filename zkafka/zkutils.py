@@ -107,11 +107,21 @@ def make_zk_client(
     connect: str, session_timeout_ms: int = 6000, connection_timeout_ms: int | None = None, handler=None
 ) -> KazooClient:
     """A KazooClient for ``host:port[,host:port][/chroot]``; pass a gevent handler for gevent programs."""
-    timeout = session_timeout_ms / 1000.0
-    kwargs = {"hosts": connect, "timeout": timeout}
-    if handler is not None:
-        kwargs["handler"] = handler
-    client = KazooClient(**kwargs)
+    from kazoo.handlers.threading import SequentialThreadingHandler
+
+    handler = handler if handler is not None else SequentialThreadingHandler()
+    # kazoo's default reconnect back-off doubles up to an hour: after a ZooKeeper outage a client could
+    # wait past its session timeout before trying again and lose its session. Retry every second at most.
+    connection_retry = {
+        "max_tries": -1,
+        "delay": 0.1,
+        "backoff": 2,
+        "max_delay": 1.0,
+        "sleep_func": handler.sleep_func,
+    }
+    client = KazooClient(
+        hosts=connect, timeout=session_timeout_ms / 1000.0, handler=handler, connection_retry=connection_retry
+    )
     client._zkafka_connection_timeout = (connection_timeout_ms or session_timeout_ms) / 1000.0
     return client
 
