@@ -9,7 +9,7 @@ import os
 import time
 import uuid
 
-from zkafka.zookeeper import ZooKeeperError, four_letter_word
+from zkafka.zookeeper import ZooKeeperError, is_serving
 
 IMAGE = os.environ.get("ZKAFKA_ZOOKEEPER_IMAGE", "zkafka/zookeeper:3.8")
 CLIENT_PORT = 2181
@@ -166,13 +166,7 @@ class ZooKeeperContainer:
         return wrapped.status == "running"
 
     def is_serving(self) -> bool:
-        """True when the server answers ruok with imok and srvr reports its mode."""
-        try:
-            if four_letter_word(self.host, self.port, "ruok", timeout=1.0) != "imok":
-                return False
-            return "Mode:" in four_letter_word(self.host, self.port, "srvr", timeout=1.0)
-        except OSError:
-            return False
+        return is_serving(self.host, self.port)
 
     def log_tail(self, lines: int = 30) -> str:
         if self.container is None:

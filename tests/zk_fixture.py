@@ -45,16 +45,21 @@ def zookeeper_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKe
         server.stop()
 
 
-@pytest.fixture(scope="session")
-def zk_admin(zookeeper_server: ZooKeeperServer) -> Iterator[KazooClient]:
-    """A client on the server's root, used to make and remove the per-test chroots."""
-    client = KazooClient(hosts=zookeeper_server.connect_string)
+def root_client(connect_string: str) -> Iterator[KazooClient]:
+    """A started client on a server's root, stopped when the generator is closed (for session fixtures)."""
+    client = KazooClient(hosts=connect_string)
     client.start(timeout=10)
     try:
         yield client
     finally:
         client.stop()
         client.close()
+
+
+@pytest.fixture(scope="session")
+def zk_admin(zookeeper_server: ZooKeeperServer) -> Iterator[KazooClient]:
+    """A client on the server's root, used to make and remove the per-test chroots."""
+    yield from root_client(zookeeper_server.connect_string)
 
 
 @pytest.fixture

@@ -97,6 +97,16 @@ def four_letter_word(host: str, port: int, cmd: str, timeout: float = 2.0) -> st
     return b"".join(chunks).decode("utf-8", "replace")
 
 
+def is_serving(host: str, port: int) -> bool:
+    """True when the server answers ruok with imok and srvr reports its mode."""
+    try:
+        if four_letter_word(host, port, "ruok", timeout=1.0) != "imok":
+            return False
+        return "Mode:" in four_letter_word(host, port, "srvr", timeout=1.0)
+    except OSError:
+        return False
+
+
 def _poll(condition: Callable[[], bool], timeout: float, interval: float = 0.02) -> bool:
     """Call condition until it is true or timeout seconds have passed."""
     deadline = time.monotonic() + timeout
@@ -235,13 +245,7 @@ class ZooKeeperServer:
         self.start_seconds = time.monotonic() - started
 
     def is_serving(self) -> bool:
-        """True when the server answers ruok with imok and srvr reports its mode."""
-        try:
-            if four_letter_word(self.host, self.port, "ruok", timeout=1.0) != "imok":
-                return False
-            return "Mode:" in four_letter_word(self.host, self.port, "srvr", timeout=1.0)
-        except OSError:
-            return False
+        return is_serving(self.host, self.port)
 
     def log_tail(self, lines: int = 30) -> str:
         try:

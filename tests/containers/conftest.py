@@ -14,7 +14,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from tests.zk_container import ZooKeeperContainer, docker_problem
-from tests.zk_fixture import TEST_TICK_TIME_MS
+from tests.zk_fixture import TEST_TICK_TIME_MS, root_client
 
 FIGURES: list[tuple[str, dict]] = []  # (drill, figures), printed in the terminal summary
 
@@ -50,13 +50,7 @@ def zookeeper_server(zookeeper_container: ZooKeeperContainer) -> ZooKeeperContai
 
 @pytest.fixture(scope="session")
 def zk_admin(zookeeper_server: ZooKeeperContainer) -> Iterator[KazooClient]:
-    client = KazooClient(hosts=zookeeper_server.connect_string)
-    client.start(timeout=10)
-    try:
-        yield client
-    finally:
-        client.stop()
-        client.close()
+    yield from root_client(zookeeper_server.connect_string)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
