@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import socket
-import struct
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -16,9 +15,16 @@ from typing import Any
 
 import gevent
 
+from tests.broker_fixture import round_trip
 from zkafka.consumer import ConsumerTimeoutError, KafkaStream, MessageAndMetadata, ZookeeperConsumerConnector
 from zkafka.message import build_message_set
-from zkafka.protocol import LATEST_TIME, OffsetRequest, ProducerRequest, encode_request
+from zkafka.protocol import (
+    LATEST_TIME,
+    OffsetRequest,
+    ProducerRequest,
+    decode_offsets_response,
+    encode_request,
+)
 
 # Small timeouts: the test ZooKeeper has tickTime 200, so sessions of 2-4 s are allowed.
 FAST_CONSUMER = {
@@ -50,13 +56,15 @@ class Producer:
         self.sock.sendall(encode_request(ProducerRequest(topic, partition, messages)))
         return self.log_end(topic, partition)
 
-    def log_end(self, topic: str, partition: int) -> int:
-        self.sock.sendall(encode_request(OffsetRequest(topic, partition, LATEST_TIME, 1)))
-        size, error = struct.unpack(">ih", _recv_exact(self.sock, 6))
-        body = _recv_exact(self.sock, size - 2)
+    def offset(self, topic: str, partition: int, time: int = LATEST_TIME) -> int:
+        """The newest offset OFFSETS answers for ``time`` (-1 latest, -2 earliest); 0 when there is none."""
+        error, body = round_trip(self.sock, OffsetRequest(topic, partition, time, 1))
         assert error == 0, f"OFFSETS error {error}"
-        (count,) = struct.unpack_from(">i", body)
-        return struct.unpack_from(">q", body, 4)[0] if count else 0
+        offsets = decode_offsets_response(body)
+        return offsets[0] if offsets else 0
+
+    def log_end(self, topic: str, partition: int) -> int:
+        return self.offset(topic, partition)
 
     def close(self) -> None:
         self.sock.close()
@@ -66,16 +74,6 @@ class Producer:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def _recv_exact(sock: socket.socket, size: int) -> bytes:
-    data = bytearray()
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            raise ConnectionError("broker closed the connection")
-        data += chunk
-    return bytes(data)
 
 
 def produce_numbered(

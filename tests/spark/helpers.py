@@ -2,36 +2,14 @@
 
 from __future__ import annotations
 
-import socket
-import struct
-
+from tests.integration.helpers import Producer
 from zkafka.message import build_message_set
-from zkafka.protocol import EARLIEST_TIME, LATEST_TIME, OffsetRequest, ProducerRequest, encode_request
+from zkafka.protocol import EARLIEST_TIME, ProducerRequest, encode_request
 from zkafka.utils import wait_until
 
 
-class RawProducer:
+class RawProducer(Producer):
     """PRODUCE requests over one plain socket; each send waits until the broker shows the new log end."""
-
-    def __init__(self, port: int) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-
-    def close(self) -> None:
-        self.sock.close()
-
-    def __enter__(self) -> RawProducer:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def offset(self, topic: str, partition: int, time: int = LATEST_TIME) -> int:
-        self.sock.sendall(encode_request(OffsetRequest(topic, partition, time, 1)))
-        size, error = struct.unpack(">ih", _recv(self.sock, 6))
-        body = _recv(self.sock, size - 2)
-        assert error == 0, error
-        (count,) = struct.unpack_from(">i", body)
-        return struct.unpack_from(">q", body, 4)[0] if count else 0
 
     def earliest(self, topic: str, partition: int) -> int:
         return self.offset(topic, partition, EARLIEST_TIME)
@@ -57,16 +35,6 @@ def expected_rows(payloads: list[bytes], codec: int, start: int) -> list[tuple]:
         rows.append((p, pos, nxt))
         pos = nxt
     return rows
-
-
-def _recv(sock: socket.socket, size: int) -> bytes:
-    data = bytearray()
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            raise ConnectionError("closed")
-        data += chunk
-    return bytes(data)
 
 
 def collect_rows(df, columns: list[str]) -> list[tuple]:
