@@ -7,8 +7,8 @@ import socket
 import subprocess
 import sys
 
+from zkafka.launch.zookeeper_server import free_port
 from zkafka.utils import wait_until
-from zkafka.zookeeper import free_port
 
 
 def start_broker(work: str, zk_connect: str, partitions: int, name: str = "broker", **props: str):

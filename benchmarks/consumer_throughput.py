@@ -1,6 +1,6 @@
 """Consumer throughput: fill a broker's log with N messages, then read them back with ``zkafka perf consume``.
 
-Starts its own ZooKeeper (``zkafka.zookeeper.ZooKeeperServer``) and one broker as a child process
+Starts its own ZooKeeper (``zkafka.launch.zookeeper_server.ZooKeeperServer``) and one broker as a child process
 (``zkafka broker start``, so the broker's work is not on the consumer's GIL), fills one topic per message
 size with raw PRODUCE requests, and runs ``zkafka perf consume --json`` in a fresh process several times.
 It also measures, in this process, the raw rates of the pieces under it: SimpleConsumer fetches, the
@@ -30,10 +30,10 @@ sys.path.insert(0, ROOT)
 from benchmarks.broker_process import start_broker  # noqa: E402
 from zkafka.consumer.simple import SimpleConsumer  # noqa: E402
 from zkafka.consumer.stream import decode_chunk  # noqa: E402
+from zkafka.launch.zookeeper_server import ZooKeeperServer  # noqa: E402
 from zkafka.message import build_message_set, iter_messages  # noqa: E402
 from zkafka.protocol import LATEST_TIME, OffsetRequest, ProducerRequest, encode_request  # noqa: E402
-from zkafka.zkutils import Partition  # noqa: E402
-from zkafka.zookeeper import ZooKeeperServer  # noqa: E402
+from zkafka.zk.paths07 import BrokerPartition  # noqa: E402
 
 BATCH = 5000
 FETCH_SIZE = 1024 * 1024
@@ -129,7 +129,7 @@ def raw_rates(port: int, topic: str, partitions: int, limit_bytes: int) -> dict[
         with SimpleConsumer("127.0.0.1", port, buffer_size=2 * 1024 * 1024) as consumer:
             for p in range(partitions):
                 offset = 0
-                part = Partition(0, p)
+                part = BrokerPartition(0, p)
                 while offset < limit_bytes // partitions:
                     messages = consumer.fetch(topic, p, offset, FETCH_SIZE)
                     if not len(messages.buffer):

@@ -19,12 +19,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks.broker_process import start_broker  # noqa: E402
 from zkafka.config import ConsumerConfig, ProducerConfig
 from zkafka.consumer.simple import SimpleConsumer
+from zkafka.launch.zookeeper_server import ZooKeeperServer
 from zkafka.message import build_message_set
 from zkafka.protocol import LATEST_TIME, ProducerRequest, encode_request
 from zkafka.tools.mirror_maker import MirrorMaker
 from zkafka.topic_count import Whitelist
 from zkafka.utils import wait_until
-from zkafka.zookeeper import ZooKeeperServer
 
 PARTITIONS = 4
 

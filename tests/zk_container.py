@@ -9,7 +9,7 @@ import os
 import time
 import uuid
 
-from zkafka.zookeeper import ZooKeeperError, is_serving
+from zkafka.launch.zookeeper_server import ZooKeeperError, is_serving
 
 IMAGE = os.environ.get("ZKAFKA_ZOOKEEPER_IMAGE", "zkafka/zookeeper:3.8")
 CLIENT_PORT = 2181

@@ -15,7 +15,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NotEmptyError
 
 from tests.zk_container import IMAGE, ZooKeeperContainer, choose_backend
-from zkafka.zookeeper import ZooKeeperError, ZooKeeperNotFound, ZooKeeperServer
+from zkafka.launch.zookeeper_server import ZooKeeperError, ZooKeeperNotFound, ZooKeeperServer
 
 # A short tick lets tests ask for sessions of a second or less; clients asking for more still get it.
 TEST_TICK_TIME_MS = 200

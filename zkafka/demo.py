@@ -25,10 +25,11 @@ import gevent
 from zkafka.config import ConsumerConfig, ProducerConfig
 from zkafka.consumer.connector import ZookeeperConsumerConnector
 from zkafka.consumer.stream import ConsumerTimeoutError
+from zkafka.launch.zookeeper_server import ZooKeeperServer, free_port
 from zkafka.producer.producer import Producer
 from zkafka.tools.offset_checker import PartitionRow, check_offsets, registered_partitions
-from zkafka.zkutils import BROKER_IDS_PATH, get_children, gevent_handler, make_zk_client, start_zk_client
-from zkafka.zookeeper import ZooKeeperServer, free_port
+from zkafka.zk.client import get_children, gevent_handler, make_zk_client, start_zk_client
+from zkafka.zk.paths07 import BROKER_IDS_PATH
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ import uuid
 from pathlib import Path
 
 from zkafka.consumer.simple import SimpleConsumer
+from zkafka.launch.zookeeper_server import free_port
 from zkafka.utils import wait_until
-from zkafka.zookeeper import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = REPO / "compose" / "docker-compose.yml"

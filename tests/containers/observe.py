@@ -14,7 +14,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 from kazoo.retry import KazooRetry
 
-from zkafka.zookeeper import four_letter_word
+from zkafka.launch.zookeeper_server import four_letter_word
 
 
 @dataclass

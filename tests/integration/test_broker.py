@@ -20,7 +20,7 @@ from zkafka.protocol import (
     encode_request,
 )
 from zkafka.utils import wait_until
-from zkafka.zkutils import get_children, session_id
+from zkafka.zk.client import get_children, session_id
 
 pytestmark = pytest.mark.integration
 
@@ -213,7 +213,7 @@ def test_clean_shutdown_removes_znodes_at_once(start_broker, zk_client):
 
 
 def test_session_expiry_reregisters_broker_and_topics(start_broker, zk_client, zookeeper_server):
-    from zkafka.zookeeper import expire_session
+    from zkafka.launch.zookeeper_server import expire_session
 
     broker = start_broker(0)
     with connect(broker.port) as sock:

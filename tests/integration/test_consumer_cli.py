@@ -14,7 +14,7 @@ import pytest
 
 from tests.integration.helpers import Producer
 from zkafka.utils import wait_until as gwait
-from zkafka.zkutils import get_children
+from zkafka.zk.client import get_children
 
 pytestmark = pytest.mark.integration
 

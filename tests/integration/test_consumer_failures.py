@@ -22,10 +22,10 @@ from tests.integration.helpers import (
     produce_numbered,
 )
 from zkafka.consumer import ZookeeperConsumerConnector
+from zkafka.launch.zookeeper_server import expire_session
 from zkafka.rebalance import assign, broker_partitions
 from zkafka.utils import wait_until as gwait
-from zkafka.zkutils import get_children, session_id
-from zkafka.zookeeper import expire_session
+from zkafka.zk.client import get_children, session_id
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

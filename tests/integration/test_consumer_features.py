@@ -18,7 +18,7 @@ from zkafka.consumer import (
 )
 from zkafka.errors import InvalidMessageSizeError
 from zkafka.utils import wait_until as gwait
-from zkafka.zkutils import get_children, update_persistent
+from zkafka.zk.client import get_children, update_persistent
 
 pytestmark = pytest.mark.integration
 

@@ -18,7 +18,7 @@ from tests.integration.helpers import (
 from zkafka.consumer import ZookeeperConsumerConnector
 from zkafka.rebalance import assign, broker_partitions
 from zkafka.utils import wait_until as gwait
-from zkafka.zkutils import get_children
+from zkafka.zk.client import get_children
 
 pytestmark = pytest.mark.integration
 

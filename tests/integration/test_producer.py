@@ -18,10 +18,10 @@ from kazoo.client import KazooClient
 
 from zkafka.compression import GZIP, NO_COMPRESSION, SNAPPY
 from zkafka.consumer.simple import SimpleConsumer
+from zkafka.launch.zookeeper_server import free_port
 from zkafka.producer import Producer, QueueFullError
 from zkafka.producer.partitioner import java_abs, java_mod, to_int32
 from zkafka.utils import wait_until as gwait
-from zkafka.zookeeper import free_port
 
 pytestmark = pytest.mark.integration
 

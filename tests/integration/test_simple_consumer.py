@@ -11,8 +11,8 @@ from tests.integration.helpers import Producer
 from zkafka.compression import GZIP
 from zkafka.consumer import SimpleConsumer
 from zkafka.errors import InvalidMessageSizeError, InvalidPartitionError, OffsetOutOfRangeError
+from zkafka.launch.zookeeper_server import free_port
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME, FetchRequest
-from zkafka.zookeeper import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -17,6 +17,7 @@ from kazoo.client import KazooClient
 
 from tests.broker_fixture import read_response
 from zkafka.cli import main
+from zkafka.launch.zookeeper_server import free_port
 from zkafka.message import build_message_set
 from zkafka.protocol import (
     LATEST_TIME,
@@ -26,7 +27,6 @@ from zkafka.protocol import (
     encode_request,
 )
 from zkafka.utils import wait_until
-from zkafka.zookeeper import free_port
 
 pytestmark = pytest.mark.integration
 

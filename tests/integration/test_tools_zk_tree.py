@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from zkafka.cli import main
+from zkafka.launch.zookeeper_server import free_port
 from zkafka.message import build_message_set
 from zkafka.protocol import ProducerRequest, encode_request
 from zkafka.utils import wait_until
-from zkafka.zookeeper import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
+from zkafka.launch.zookeeper_server import four_letter_word, free_port
 from zkafka.utils import wait_until
-from zkafka.zookeeper import four_letter_word, free_port
 
 pytestmark = pytest.mark.integration
 

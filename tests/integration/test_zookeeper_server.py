@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pytest
 from kazoo.client import KazooClient, KazooState
 
-from zkafka.zookeeper import (
+from zkafka.launch.zookeeper_server import (
     ZooKeeperError,
     ZooKeeperNotFound,
     ZooKeeperServer,

@@ -24,9 +24,9 @@ from zkafka.consumer.stream import (
 )
 from zkafka.errors import InvalidMessageError, InvalidMessageSizeError, KafkaError, OffsetOutOfRangeError
 from zkafka.message import build_message_set, encode_message, iter_messages
-from zkafka.zkutils import Broker, Partition
+from zkafka.zk.paths07 import Broker, BrokerPartition
 
-P = Partition(0, 1)
+P = BrokerPartition(0, 1)
 
 
 def entries(*payloads: bytes) -> bytes:

@@ -9,7 +9,7 @@ from zkafka.consumer.stream import decode_chunk
 from zkafka.message import build_message_set
 from zkafka.tools.consumer_performance import CSV_HEADER, ConsumerPerfOptions, ConsumerPerfResult
 from zkafka.topic_count import Blacklist, Whitelist
-from zkafka.zkutils import Partition
+from zkafka.zk.paths07 import BrokerPartition
 
 
 def test_topic_is_used_as_a_whitelist_and_exactly_one_filter_is_required():
@@ -31,7 +31,7 @@ def test_from_beginning_chooses_smallest_and_properties_override():
 
 
 def test_message_lines():
-    (item,), _, _, _ = decode_chunk(build_message_set([b"hello"]), 100, "logs", Partition(1, 3))
+    (item,), _, _, _ = decode_chunk(build_message_set([b"hello"]), 100, "logs", BrokerPartition(1, 3))
     assert format_message(item, False) == b"hello\n"
     assert format_message(item, True) == b"logs\t1-3\t115\thello\n"
 

@@ -14,7 +14,7 @@ from zkafka.producer import Producer, ProducerClosedError, ProducerData
 from zkafka.producer.broker_partition_info import ConfigBrokerPartitionInfo, parse_broker_list
 from zkafka.producer.partitioner import DefaultPartitioner
 from zkafka.protocol import MULTIPRODUCE, PRODUCE, RANDOM_PARTITION
-from zkafka.zkutils import Broker, Partition
+from zkafka.zk.paths07 import Broker, BrokerPartition
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def test_broker_list_parsing():
         with pytest.raises(InvalidConfigError, match="broker.list"):
             parse_broker_list(bad)
     info = ConfigBrokerPartitionInfo({"broker.list": "3:a:1,1:b:2"})
-    assert info.get_broker_partition_info("any") == [Partition(1, 0), Partition(3, 0)]
+    assert info.get_broker_partition_info("any") == [BrokerPartition(1, 0), BrokerPartition(3, 0)]
 
 
 def test_codec_names_are_accepted():

@@ -17,17 +17,8 @@ from kazoo.client import KazooState
 from kazoo.exceptions import NodeExistsError
 
 from zkafka.config import BrokerConfig
-from zkafka.zkutils import (
-    BROKER_IDS_PATH,
-    BROKER_TOPICS_PATH,
-    Broker,
-    broker_id_path,
-    broker_topic_path,
-    create_ephemeral_expect_conflict,
-    gevent_handler,
-    make_zk_client,
-    start_zk_client,
-)
+from zkafka.zk.client import create_ephemeral_expect_conflict, gevent_handler, make_zk_client, start_zk_client
+from zkafka.zk.paths07 import BROKER_IDS_PATH, BROKER_TOPICS_PATH, Broker, broker_id_path, broker_topic_path
 
 log = logging.getLogger(__name__)
 

@@ -53,7 +53,7 @@ def zookeeper() -> None:
 def zookeeper_start(properties: str | None, port: int | None, data_dir: str | None) -> None:
     """Run a real Apache ZooKeeper in the foreground (Debian's package or $ZOOKEEPER_HOME)."""
     from zkafka.config import load_properties
-    from zkafka.zookeeper import ZooKeeperServer
+    from zkafka.launch.zookeeper_server import ZooKeeperServer
 
     props = load_properties(properties) if properties else {}
     port = port if port is not None else int(props.get("clientPort", 2181))

@@ -55,7 +55,7 @@ def zk_session(
     connect: str, connection_timeout_ms: int, create_chroot: bool = False
 ) -> Iterator[KazooClient]:
     """A started kazoo client (threading handler), closed on exit; kazoo's retry chatter only under --verbose."""
-    from zkafka.zkutils import make_zk_client, start_zk_client
+    from zkafka.zk.client import make_zk_client, start_zk_client
 
     configure_logging(Context.verbose, level=logging.WARNING)
     client = make_zk_client(connect, connection_timeout_ms=connection_timeout_ms)

@@ -33,15 +33,14 @@ from zkafka.topic_count import (
     consumer_id,
     thread_ids,
 )
-from zkafka.zkutils import (
-    Partition,
-    ZKGroupDirs,
+from zkafka.zk.client import (
     create_ephemeral_expect_conflict,
     gevent_handler,
     make_zk_client,
     start_zk_client,
     update_persistent,
 )
+from zkafka.zk.paths07 import BrokerPartition, ZKGroupDirs
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +72,7 @@ class ZookeeperConsumerConnector:
         self._topic_count: TopicCount | None = None
         self._queues: dict = {}
         self._streams: list[KafkaStream] = []
-        self._owned: dict[tuple[str, Partition], PartitionTopicInfo] = {}
+        self._owned: dict[tuple[str, BrokerPartition], PartitionTopicInfo] = {}
         self._owned_epoch = -1
         self._greenlets: list[gevent.Greenlet] = []
         self._fetcher = Fetcher(
@@ -243,7 +242,7 @@ class ZookeeperConsumerConnector:
 
     # -- ownership -----------------------------------------------------------------------------------------
 
-    def _install(self, infos: dict[tuple[str, Partition], PartitionTopicInfo], epoch: int) -> None:
+    def _install(self, infos: dict[tuple[str, BrokerPartition], PartitionTopicInfo], epoch: int) -> None:
         self._owned = infos
         self._owned_epoch = epoch
         self._fetcher.start(infos.values())

@@ -22,7 +22,8 @@ from zkafka.consumer.connector import ZookeeperConsumerConnector
 from zkafka.consumer.stream import ConsumerTimeoutError, MessageAndMetadata
 from zkafka.errors import KafkaError
 from zkafka.topic_count import Blacklist, TopicFilter, Whitelist
-from zkafka.zkutils import ZKGroupDirs, gevent_handler, make_zk_client, start_zk_client
+from zkafka.zk.client import gevent_handler, make_zk_client, start_zk_client
+from zkafka.zk.paths07 import ZKGroupDirs
 
 log = logging.getLogger(__name__)
 

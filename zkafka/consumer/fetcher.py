@@ -13,7 +13,7 @@ from zkafka.consumer.stream import FetchedChunk, KafkaStream, decode_chunk
 from zkafka.errors import InvalidConfigError, InvalidMessageSizeError, KafkaError, OffsetOutOfRangeError
 from zkafka.message import INT32
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME, FetchRequest
-from zkafka.zkutils import Broker, Partition
+from zkafka.zk.paths07 import Broker, BrokerPartition
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ class PartitionTopicInfo:
     def __init__(
         self,
         topic: str,
-        partition: Partition,
+        partition: BrokerPartition,
         broker: Broker,
         queue: Queue,
         thread_id: str,

@@ -34,16 +34,14 @@ from zkafka.consumer.simple import SimpleConsumer
 from zkafka.errors import InvalidConfigError, KafkaError
 from zkafka.rebalance import assign, owned_by
 from zkafka.topic_count import TopicCount, WildcardTopicCount, parse_topic_count
-from zkafka.zkutils import (
+from zkafka.zk.client import create_ephemeral_expect_conflict, delete_if_owned, session_id
+from zkafka.zk.paths07 import (
     BROKER_IDS_PATH,
     BROKER_TOPICS_PATH,
     Broker,
-    Partition,
+    BrokerPartition,
     ZKGroupDirs,
     broker_topic_path,
-    create_ephemeral_expect_conflict,
-    delete_if_owned,
-    session_id,
 )
 
 if TYPE_CHECKING:
@@ -209,7 +207,7 @@ class ZKRebalancer:
         share = view.my_share()
         wanted = {}
         for (topic, name), thread_id in share.items():
-            partition = Partition.parse(name)
+            partition = BrokerPartition.parse(name)
             broker = view.brokers.get(partition.broker_id)
             if broker is None:
                 raise KafkaError(f"broker {partition.broker_id} of {topic}:{name} is not registered")
@@ -301,7 +299,7 @@ class ZKRebalancer:
             raise _Restart
         return gone.is_set()
 
-    def _read_offsets(self, wanted: dict) -> dict[tuple[str, Partition], PartitionTopicInfo]:
+    def _read_offsets(self, wanted: dict) -> dict[tuple[str, BrokerPartition], PartitionTopicInfo]:
         c = self.connector
         paths = {key: c.dirs.offset_path(key[0], key[1].name) for key in wanted}
         stored = _get_many(c.zk, paths.values())
@@ -319,7 +317,7 @@ class ZKRebalancer:
             log.debug("%s: %s:%s from offset %d", c.consumer_id, topic, partition, offset)
         return infos
 
-    def _reset_offset(self, topic: str, partition: Partition, broker: Broker) -> int:
+    def _reset_offset(self, topic: str, partition: BrokerPartition, broker: Broker) -> int:
         time_ = reset_time(self.autooffset_reset)
         config = self.connector.config
         with SimpleConsumer(

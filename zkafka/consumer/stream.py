@@ -26,7 +26,7 @@ from gevent.queue import Empty, Queue
 
 from zkafka.errors import InvalidMessageError, InvalidMessageSizeError, KafkaError
 from zkafka.message import CODEC_MASK, ENTRY_V1, INT32, MAGIC_V1, Message, iter_messages
-from zkafka.zkutils import Partition
+from zkafka.zk.paths07 import BrokerPartition
 
 if TYPE_CHECKING:
     from zkafka.consumer.fetcher import PartitionTopicInfo
@@ -52,10 +52,10 @@ class MessageAndMetadata(Message):
     __slots__ = ("topic", "partition", "offset")
 
     topic: str
-    partition: Partition
+    partition: BrokerPartition
     offset: int
 
-    def __init__(self, message: Message, topic: str, partition: Partition, offset: int) -> None:
+    def __init__(self, message: Message, topic: str, partition: BrokerPartition, offset: int) -> None:
         self.magic = message.magic
         self.attributes = message.attributes
         self.checksum = message.checksum
@@ -126,7 +126,7 @@ def decode_chunk(
     buf: bytes | memoryview,
     initial_offset: int,
     topic: str,
-    partition: Partition,
+    partition: BrokerPartition,
     deep: bool = True,
     start: int = 0,
 ) -> tuple[list[MessageAndMetadata], KafkaError | None, int | None, int]:
@@ -152,7 +152,7 @@ def decode_chunk(
 
 
 def _decode(
-    data: bytes, initial_offset: int, topic: str, partition: Partition, deep: bool, start: int
+    data: bytes, initial_offset: int, topic: str, partition: BrokerPartition, deep: bool, start: int
 ) -> tuple[list[MessageAndMetadata], KafkaError | None, int | None, int]:
     unpack_entry = ENTRY_V1.unpack_from
     unpack_int = INT32.unpack_from

@@ -20,17 +20,14 @@ from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.protocol.states import EventType, WatchedEvent
 
 from zkafka.errors import InvalidConfigError
-from zkafka.zkutils import (
+from zkafka.zk.client import get_data, gevent_handler, make_zk_client, start_zk_client
+from zkafka.zk.paths07 import (
     BROKER_IDS_PATH,
     BROKER_TOPICS_PATH,
     Broker,
-    Partition,
+    BrokerPartition,
     broker_id_path,
     broker_topic_path,
-    get_data,
-    gevent_handler,
-    make_zk_client,
-    start_zk_client,
 )
 
 log = logging.getLogger(__name__)
@@ -42,7 +39,7 @@ BrokerGoneCallback = Callable[[int], None]
 class BrokerPartitionInfo(Protocol):
     """What the Producer asks about the cluster."""
 
-    def get_broker_partition_info(self, topic: str) -> list[Partition]: ...
+    def get_broker_partition_info(self, topic: str) -> list[BrokerPartition]: ...
 
     def get_broker_info(self, broker_id: int) -> Broker | None: ...
 
@@ -75,9 +72,9 @@ class ConfigBrokerPartitionInfo:
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.brokers = parse_broker_list(config["broker.list"])
-        self.candidates = [Partition(b, 0) for b in sorted(self.brokers)]
+        self.candidates = [BrokerPartition(b, 0) for b in sorted(self.brokers)]
 
-    def get_broker_partition_info(self, topic: str) -> list[Partition]:
+    def get_broker_partition_info(self, topic: str) -> list[BrokerPartition]:
         return self.candidates
 
     def get_broker_info(self, broker_id: int) -> Broker | None:
@@ -124,9 +121,9 @@ class ZKBrokerPartitionInfo:
         self.zk = zk_client
         self._brokers: dict[int, Broker] = {}
         # Every (broker, partition) seen registered for a topic (or bootstrapped), live or not ...
-        self._registered: dict[str, set[Partition]] = {}
+        self._registered: dict[str, set[BrokerPartition]] = {}
         # ... and the sorted live subset the producer chooses from.
-        self._candidates: dict[str, list[Partition]] = {}
+        self._candidates: dict[str, list[BrokerPartition]] = {}
         self._watched: set[str] = set()  # topics whose /brokers/topics/<topic> child watch is set
         self._lock = gevent.lock.RLock()
         self._work: gevent.queue.Queue = gevent.queue.Queue()
@@ -140,7 +137,7 @@ class ZKBrokerPartitionInfo:
 
     # -- queries -------------------------------------------------------------------------------------------
 
-    def get_broker_partition_info(self, topic: str) -> list[Partition]:
+    def get_broker_partition_info(self, topic: str) -> list[BrokerPartition]:
         """The topic's candidates; a topic no live broker has registered bootstraps to partition 0 of every
         live broker (the first send creates it there, the broker registers it, and the watch widens it)."""
         candidates = self._candidates.get(topic)
@@ -148,7 +145,7 @@ class ZKBrokerPartitionInfo:
             return candidates
         if not self._brokers:
             return []
-        bootstrap = {Partition(b, 0) for b in self._brokers}
+        bootstrap = {BrokerPartition(b, 0) for b in self._brokers}
         self._registered.setdefault(topic, set()).update(bootstrap)
         candidates = self._candidates[topic] = sorted(bootstrap)
         log.debug("topic %s is not registered yet; bootstrapping to %s", topic, candidates)
@@ -213,7 +210,7 @@ class ZKBrokerPartitionInfo:
         except NoNodeError:
             return
         self._watched.add(topic)
-        found: set[Partition] = set()
+        found: set[BrokerPartition] = set()
         for child in children:
             value = get_data(self.zk, broker_topic_path(topic, child))
             try:
@@ -223,7 +220,7 @@ class ZKBrokerPartitionInfo:
                     "ignoring %s with the unreadable value %r", broker_topic_path(topic, child), value
                 )
                 continue
-            found.update(Partition(broker_id, p) for p in range(count))
+            found.update(BrokerPartition(broker_id, p) for p in range(count))
         self._registered.setdefault(topic, set()).update(found)
 
     def _refresh_candidates(self) -> None:

@@ -41,7 +41,7 @@ from zkafka.producer.errors import NoBrokersForPartitionError, ProducerClosedErr
 from zkafka.producer.partitioner import JAVA_DEFAULT_PARTITIONER, Partitioner, load_partitioner
 from zkafka.producer.sync_producer import SyncProducer
 from zkafka.protocol import RANDOM_PARTITION, ProducerRequest
-from zkafka.zkutils import Broker
+from zkafka.zk.paths07 import Broker
 
 log = logging.getLogger(__name__)
 

@@ -17,15 +17,8 @@ from kazoo.client import KazooClient
 from zkafka.consumer.simple import SimpleConsumer
 from zkafka.errors import KafkaError
 from zkafka.protocol import LATEST_TIME
-from zkafka.zkutils import (
-    BROKER_IDS_PATH,
-    BROKER_TOPICS_PATH,
-    Broker,
-    Partition,
-    ZKGroupDirs,
-    get_children,
-    get_data,
-)
+from zkafka.zk.client import get_children, get_data
+from zkafka.zk.paths07 import BROKER_IDS_PATH, BROKER_TOPICS_PATH, Broker, BrokerPartition, ZKGroupDirs
 
 Progress = Callable[[str], None] | None
 
@@ -40,7 +33,7 @@ def sort_partitions(names: Iterable[str]) -> list[str]:
 
 def partitions_from_counts(counts: dict[int, int]) -> list[str]:
     """The ``<b>-<p>`` names of brokers hosting ``counts[b]`` partitions each, sorted as strings."""
-    return sort_partitions(Partition(b, p).name for b, n in counts.items() for p in range(n))
+    return sort_partitions(BrokerPartition(b, p).name for b, n in counts.items() for p in range(n))
 
 
 def parse_offset(value: str | None) -> int | None:
@@ -243,7 +236,7 @@ def ask_offsets(
     """
     by_broker: dict[int, list[tuple[str, str]]] = defaultdict(list)
     for topic, name in wanted:
-        by_broker[Partition.parse(name).broker_id].append((topic, name))
+        by_broker[BrokerPartition.parse(name).broker_id].append((topic, name))
     answers: dict[tuple[str, str], int | str] = {}
     infos: list[BrokerInfo] = []
     for broker_id in sorted(by_broker):
@@ -277,7 +270,7 @@ def _ask_broker(
             return answers, BrokerInfo(broker.id, broker.host, broker.port, error=f"unreachable: {exc}")
         for i, (topic, name) in enumerate(parts):
             try:
-                offsets = consumer.get_offsets_before(topic, Partition.parse(name).part_id, time, 1)
+                offsets = consumer.get_offsets_before(topic, BrokerPartition.parse(name).part_id, time, 1)
             except TimeoutError:
                 reason = f"broker {broker.id} did not answer within {socket_timeout_ms} ms"
                 answers.update((tp, reason) for tp in parts[i:])
@@ -346,7 +339,7 @@ def check_offsets(
 
 def _is_partition(name: str) -> bool:
     try:
-        Partition.parse(name)
+        BrokerPartition.parse(name)
     except ValueError:
         return False
     return True

@@ -20,7 +20,8 @@ from zkafka.tools.offset_checker import (
     registered_partitions,
     sort_partitions,
 )
-from zkafka.zkutils import CONSUMERS_PATH, Partition, ZKGroupDirs, get_children, get_data, update_persistent
+from zkafka.zk.client import get_children, get_data, update_persistent
+from zkafka.zk.paths07 import CONSUMERS_PATH, BrokerPartition, ZKGroupDirs
 
 Progress = Callable[[str], None] | None
 
@@ -66,7 +67,7 @@ def parse_offset_path(path: str) -> tuple[str, str, str]:
     if not group or not topic:
         raise ValueError(f"not an offset node path: {path!r}")
     try:
-        Partition.parse(name)
+        BrokerPartition.parse(name)
     except ValueError:
         raise ValueError(f"bad broker-partition {name!r} in {path!r}") from None
     return group, topic, name

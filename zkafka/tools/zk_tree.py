@@ -1,6 +1,6 @@
 """The zkafka part of the ZooKeeper tree, with values and the session owning each ephemeral node.
 
-A teaching aid: it shows the layout of ``zkafka.zkutils`` as it really is on a running cluster.
+A teaching aid: it shows the layout of ``zkafka.zk.paths07`` as it really is on a running cluster.
 """
 
 from __future__ import annotations

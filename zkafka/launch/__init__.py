@@ -1,0 +1,1 @@
+"""Launchers of local server processes (a real Apache ZooKeeper) for the CLI, the demo and the tests."""
