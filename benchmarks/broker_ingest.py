@@ -23,7 +23,7 @@ from zkafka.broker.log import Log
 from zkafka.config import BrokerConfig
 from zkafka.consumer.simple import SimpleConsumer
 from zkafka.message import build_message_set, validate_message_set
-from zkafka.protocol import LATEST_TIME, ProducerRequest, encode_request
+from zkafka.protocol.v07 import LATEST_TIME, ProducerRequest, encode_request
 from zkafka.utils import wait_until
 
 

@@ -32,7 +32,7 @@ from zkafka.consumer.simple import SimpleConsumer  # noqa: E402
 from zkafka.consumer.stream import decode_chunk  # noqa: E402
 from zkafka.launch.zookeeper_server import ZooKeeperServer  # noqa: E402
 from zkafka.message import build_message_set, iter_messages  # noqa: E402
-from zkafka.protocol import LATEST_TIME, OffsetRequest, ProducerRequest, encode_request  # noqa: E402
+from zkafka.protocol.v07 import LATEST_TIME, OffsetRequest, ProducerRequest, encode_request  # noqa: E402
 from zkafka.zk.paths07 import BrokerPartition  # noqa: E402
 
 BATCH = 5000

@@ -16,7 +16,7 @@ import pytest
 from zkafka.broker.kafka_server import BrokerThread
 from zkafka.config import BrokerConfig
 from zkafka.launch.zookeeper_server import free_port
-from zkafka.protocol import encode_request
+from zkafka.protocol.v07 import encode_request
 
 # Every append flushed at once, so tests can fetch what they produced without waiting for the flusher.
 TEST_BROKER_PROPS = {

@@ -9,7 +9,7 @@ import socket
 import struct
 import sys
 
-from zkafka.protocol import OffsetRequest, encode_request
+from zkafka.protocol.v07 import OffsetRequest, encode_request
 
 host = sys.argv[1] if len(sys.argv) > 1 else socket.gethostname()
 port = int(sys.argv[2]) if len(sys.argv) > 2 else 9092

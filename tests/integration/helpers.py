@@ -18,7 +18,7 @@ import gevent
 from tests.broker_fixture import round_trip
 from zkafka.consumer import ConsumerTimeoutError, KafkaStream, MessageAndMetadata, ZookeeperConsumerConnector
 from zkafka.message import build_message_set
-from zkafka.protocol import (
+from zkafka.protocol.v07 import (
     LATEST_TIME,
     OffsetRequest,
     ProducerRequest,

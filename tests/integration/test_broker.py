@@ -9,7 +9,7 @@ import pytest
 from tests.broker_fixture import connect, is_closed_by_peer, read_response, round_trip
 from zkafka.broker.registry import BrokerIdConflictError
 from zkafka.message import build_message_set, iter_messages
-from zkafka.protocol import (
+from zkafka.protocol.v07 import (
     FetchRequest,
     MultiFetchRequest,
     MultiProducerRequest,

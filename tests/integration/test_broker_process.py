@@ -11,7 +11,7 @@ import pytest
 
 from tests.broker_fixture import connect, pid_alive, round_trip
 from zkafka.message import build_message_set, iter_messages
-from zkafka.protocol import (
+from zkafka.protocol.v07 import (
     FetchRequest,
     OffsetRequest,
     ProducerRequest,

@@ -13,7 +13,7 @@ import pytest
 from tests.broker_fixture import connect
 from zkafka.consumer.simple import SimpleConsumer
 from zkafka.message import build_message_set, iter_messages
-from zkafka.protocol import LATEST_TIME, ProducerRequest, encode_request
+from zkafka.protocol.v07 import LATEST_TIME, ProducerRequest, encode_request
 from zkafka.utils import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

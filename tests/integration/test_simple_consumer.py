@@ -12,7 +12,7 @@ from zkafka.compression import GZIP
 from zkafka.consumer import SimpleConsumer
 from zkafka.errors import InvalidMessageSizeError, InvalidPartitionError, OffsetOutOfRangeError
 from zkafka.launch.zookeeper_server import free_port
-from zkafka.protocol import EARLIEST_TIME, LATEST_TIME, FetchRequest
+from zkafka.protocol.v07 import EARLIEST_TIME, LATEST_TIME, FetchRequest
 
 pytestmark = pytest.mark.integration
 

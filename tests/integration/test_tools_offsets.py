@@ -19,7 +19,7 @@ from tests.broker_fixture import read_response
 from zkafka.cli import main
 from zkafka.launch.zookeeper_server import free_port
 from zkafka.message import build_message_set
-from zkafka.protocol import (
+from zkafka.protocol.v07 import (
     LATEST_TIME,
     OffsetRequest,
     ProducerRequest,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.integration.helpers import Producer
 from zkafka.message import build_message_set
-from zkafka.protocol import EARLIEST_TIME, ProducerRequest, encode_request
+from zkafka.protocol.v07 import EARLIEST_TIME, ProducerRequest, encode_request
 from zkafka.utils import wait_until
 
 

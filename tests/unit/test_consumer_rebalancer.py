@@ -7,7 +7,7 @@ import pytest
 from zkafka.consumer.fetcher import reset_time
 from zkafka.consumer.rebalancer import GroupView
 from zkafka.errors import InvalidConfigError
-from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
+from zkafka.protocol.v07 import EARLIEST_TIME, LATEST_TIME
 from zkafka.rebalance import assign
 
 

@@ -22,7 +22,7 @@ from zkafka.producer.encoders import DefaultEncoder, StringEncoder
 from zkafka.producer.errors import ProducerClosedError, QueueFullError
 from zkafka.producer.event_handler import CallbackHandler, EventHandler, QueueItem, collate
 from zkafka.producer.sync_producer import SyncProducer
-from zkafka.protocol import MULTIPRODUCE
+from zkafka.protocol.v07 import MULTIPRODUCE
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from zkafka.message import ByteBufferMessageSet
 from zkafka.producer import Producer, ProducerClosedError, ProducerData
 from zkafka.producer.broker_partition_info import ConfigBrokerPartitionInfo, parse_broker_list
 from zkafka.producer.partitioner import DefaultPartitioner
-from zkafka.protocol import MULTIPRODUCE, PRODUCE, RANDOM_PARTITION
+from zkafka.protocol.v07 import MULTIPRODUCE, PRODUCE, RANDOM_PARTITION
 from zkafka.zk.paths07 import Broker, BrokerPartition
 
 

@@ -21,7 +21,7 @@ from zkafka.errors import MessageSizeTooLargeError
 from zkafka.message import ByteBufferMessageSet, build_message_set
 from zkafka.producer.errors import ProducerClosedError, ProducerConnectionError
 from zkafka.producer.sync_producer import SyncProducer
-from zkafka.protocol import MULTIPRODUCE, PRODUCE, MultiProducerRequest, ProducerRequest, decode_request
+from zkafka.protocol.v07 import MULTIPRODUCE, PRODUCE, MultiProducerRequest, ProducerRequest, decode_request
 from zkafka.utils import wait_until as gwait
 
 

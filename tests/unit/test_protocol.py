@@ -4,7 +4,7 @@ import pytest
 
 from zkafka.errors import InvalidRequestError
 from zkafka.message import build_message_set
-from zkafka.protocol import (
+from zkafka.protocol.v07 import (
     FETCH,
     MULTIFETCH,
     MULTIPRODUCE,

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from zkafka.broker.log_manager import LogManager
 from zkafka.broker.server import FileRegion, Response
 from zkafka.errors import KafkaError, MessageSizeTooLargeError, code_for_error
-from zkafka.protocol import (
+from zkafka.protocol.v07 import (
     EARLIEST_TIME,
     FETCH,
     LATEST_TIME,

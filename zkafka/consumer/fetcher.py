@@ -12,7 +12,7 @@ from zkafka.consumer.simple import SimpleConsumer
 from zkafka.consumer.stream import FetchedChunk, KafkaStream, decode_chunk
 from zkafka.errors import InvalidConfigError, InvalidMessageSizeError, KafkaError, OffsetOutOfRangeError
 from zkafka.message import INT32
-from zkafka.protocol import EARLIEST_TIME, LATEST_TIME, FetchRequest
+from zkafka.protocol.v07 import EARLIEST_TIME, LATEST_TIME, FetchRequest
 from zkafka.zk.paths07 import Broker, BrokerPartition
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ from gevent import socket
 
 from zkafka.errors import error_for_code
 from zkafka.message import ByteBufferMessageSet
-from zkafka.protocol import (
+from zkafka.protocol.v07 import (
     FetchRequest,
     MultiFetchRequest,
     OffsetRequest,

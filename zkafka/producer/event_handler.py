@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 from zkafka.compression import NO_COMPRESSION
 from zkafka.producer.encoders import Encoder, encode_message_set, import_object
 from zkafka.producer.sync_producer import SyncProducer
-from zkafka.protocol import ProducerRequest
+from zkafka.protocol.v07 import ProducerRequest
 
 log = logging.getLogger(__name__)
 

@@ -40,7 +40,7 @@ from zkafka.producer.encoders import Encoder, encode_message_set, load_encoder
 from zkafka.producer.errors import NoBrokersForPartitionError, ProducerClosedError
 from zkafka.producer.partitioner import JAVA_DEFAULT_PARTITIONER, Partitioner, load_partitioner
 from zkafka.producer.sync_producer import SyncProducer
-from zkafka.protocol import RANDOM_PARTITION, ProducerRequest
+from zkafka.protocol.v07 import RANDOM_PARTITION, ProducerRequest
 from zkafka.zk.paths07 import Broker
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ import gevent.socket
 from zkafka.errors import MessageSizeTooLargeError
 from zkafka.message import HEADER_SIZE, LOG_OVERHEAD
 from zkafka.producer.errors import ProducerClosedError, ProducerConnectionError, ProducerSendError
-from zkafka.protocol import INT32, MultiProducerRequest, ProducerRequest, encode_request
+from zkafka.protocol.v07 import INT32, MultiProducerRequest, ProducerRequest, encode_request
 
 log = logging.getLogger(__name__)
 

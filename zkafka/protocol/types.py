@@ -1,0 +1,342 @@
+"""Typed wire fields and the one generic codec every request and response schema is declared with.
+
+A schema is a sequence of named, typed fields; ``Struct`` makes a named tuple class from one, so a request
+is plain data plus its schema (kafka-python's ``protocol/`` style). Types write into a list of *parts*:
+byte strings, and for message-set fields whatever object the caller passed (a file region with a
+``length``, sent with sendfile by the network layer). Reading is bounds-checked: running past the end, a
+negative length where none is allowed, or an array count larger than the bytes left could hold raises
+``InvalidRequestError``. Pure: bytes in, values out.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import namedtuple
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+from zkafka.errors import InvalidRequestError
+
+
+class Reader:
+    """A bounds-checked big-endian cursor over a buffer."""
+
+    __slots__ = ("buf", "pos")
+
+    def __init__(self, buf: bytes | bytearray | memoryview, pos: int = 0) -> None:
+        self.buf = memoryview(buf)
+        self.pos = pos
+
+    @property
+    def remaining(self) -> int:
+        return len(self.buf) - self.pos
+
+    def unpack(self, fmt: struct.Struct) -> Any:
+        if self.pos + fmt.size > len(self.buf):
+            raise InvalidRequestError(f"request truncated at byte {self.pos}")
+        (value,) = fmt.unpack_from(self.buf, self.pos)
+        self.pos += fmt.size
+        return value
+
+    def raw(self, size: int) -> memoryview:
+        if size < 0 or self.pos + size > len(self.buf):
+            raise InvalidRequestError(
+                f"field of {size} bytes runs past the end of the request at byte {self.pos}"
+            )
+        view = self.buf[self.pos : self.pos + size]
+        self.pos += size
+        return view
+
+    def expect_end(self) -> None:
+        if self.pos != len(self.buf):
+            raise InvalidRequestError(f"{len(self.buf) - self.pos} unexpected bytes after the request body")
+
+
+class Type:
+    """A wire type: ``write`` appends a value's parts, ``read`` takes it back, ``size`` counts its bytes."""
+
+    min_size = 0  # the fewest bytes one value can take: bounds an array count before anything is built
+
+    def write(self, value: Any, out: list) -> None:
+        raise NotImplementedError
+
+    def read(self, reader: Reader) -> Any:
+        raise NotImplementedError
+
+    def size(self, value: Any) -> int:
+        raise NotImplementedError
+
+
+class Fixed(Type):
+    """A fixed-width integer."""
+
+    def __init__(self, name: str, fmt: str) -> None:
+        self.name = name
+        self.fmt = struct.Struct(fmt)
+        self.min_size = self.fmt.size
+
+    def write(self, value: int, out: list) -> None:
+        out.append(self.fmt.pack(value))
+
+    def read(self, reader: Reader) -> int:
+        return reader.unpack(self.fmt)
+
+    def size(self, value: int) -> int:
+        return self.fmt.size
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+Int8 = Fixed("int8", ">b")
+Int16 = Fixed("int16", ">h")
+Int32 = Fixed("int32", ">i")
+Int64 = Fixed("int64", ">q")
+UInt32 = Fixed("uint32", ">I")
+
+
+class _String(Type):
+    """``int16 length`` + UTF-8 bytes; length -1 is None."""
+
+    min_size = 2
+
+    def write(self, value: str | None, out: list) -> None:
+        if value is None:
+            out.append(b"\xff\xff")
+            return
+        data = value.encode("utf-8")
+        if len(data) > 0x7FFF:
+            raise ValueError(f"string of {len(data)} bytes is too long for a short string")
+        out.append(Int16.fmt.pack(len(data)) + data)
+
+    def read(self, reader: Reader) -> str | None:
+        size = reader.unpack(Int16.fmt)
+        if size < 0:
+            return None
+        data = reader.raw(size)
+        try:
+            return str(data, "utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidRequestError(f"string at byte {reader.pos - size} is not UTF-8") from exc
+
+    def size(self, value: str | None) -> int:
+        return 2 if value is None else 2 + len(value.encode("utf-8"))
+
+    def __repr__(self) -> str:
+        return "string"
+
+
+class _Bytes(Type):
+    """``int32 length`` + bytes; length -1 is None. Reads give ``bytes``."""
+
+    min_size = 4
+
+    def write(self, value: bytes | None, out: list) -> None:
+        if value is None:
+            out.append(b"\xff\xff\xff\xff")
+            return
+        out.append(Int32.fmt.pack(len(value)))
+        out.append(value)
+
+    def read(self, reader: Reader) -> bytes | None:
+        size = reader.unpack(Int32.fmt)
+        if size < 0:
+            return None
+        return bytes(reader.raw(size))
+
+    def size(self, value: bytes | None) -> int:
+        return 4 if value is None else 4 + len(value)
+
+    def __repr__(self) -> str:
+        return "bytes"
+
+
+class _MessageSet(Type):
+    """``int32 size`` + a message set. Reads give a ``memoryview`` into the request (no copy); writes take
+    bytes or any object with a ``length`` (a file region the network layer sends with sendfile)."""
+
+    min_size = 4
+
+    def write(self, value: Any, out: list) -> None:
+        length = len(value) if isinstance(value, bytes | bytearray | memoryview) else value.length
+        out.append(Int32.fmt.pack(length))
+        if length:
+            out.append(value)
+
+    def read(self, reader: Reader) -> memoryview:
+        size = reader.unpack(Int32.fmt)
+        if size < 0:
+            raise InvalidRequestError(f"negative message set size {size} at byte {reader.pos - 4}")
+        return reader.raw(size)
+
+    def size(self, value: Any) -> int:
+        return 4 + (len(value) if isinstance(value, bytes | bytearray | memoryview) else value.length)
+
+    def __repr__(self) -> str:
+        return "message_set"
+
+
+String = _String()
+Bytes = _Bytes()
+MessageSet = _MessageSet()
+
+
+class Array(Type):
+    """A count followed by that many values (``int32`` count unless told; 0.7 uses ``int16``).
+
+    A count of -1 reads as None when ``nullable``; any other negative count, or one the bytes left could not
+    hold, is an error before anything is allocated.
+    """
+
+    def __init__(self, item: Type, count: Fixed = Int32, nullable: bool = False) -> None:
+        self.item = item
+        self.count = count
+        self.nullable = nullable
+        self.min_size = count.fmt.size
+
+    def write(self, values: Iterable | None, out: list) -> None:
+        if values is None:
+            self.count.write(-1, out)
+            return
+        values = values if isinstance(values, list | tuple) else list(values)
+        self.count.write(len(values), out)
+        write = self.item.write
+        for value in values:
+            write(value, out)
+
+    def read(self, reader: Reader) -> list | None:
+        count = reader.unpack(self.count.fmt)
+        if count < 0:
+            if count == -1 and self.nullable:
+                return None
+            raise InvalidRequestError(f"negative array count {count} at byte {reader.pos - self.min_size}")
+        if count * max(self.item.min_size, 1) > reader.remaining:
+            raise InvalidRequestError(
+                f"array of {count} items at byte {reader.pos - self.min_size} is longer than the "
+                f"{reader.remaining} bytes left"
+            )
+        read = self.item.read
+        return [read(reader) for _ in range(count)]
+
+    def size(self, values: Iterable | None) -> int:
+        if values is None:
+            return self.min_size
+        return self.min_size + sum(self.item.size(v) for v in values)
+
+    def __repr__(self) -> str:
+        return f"[{self.item!r}]"
+
+
+class Repeated(Type):
+    """Values one after another up to the end of the buffer, with no count (0.7's MULTIFETCH response)."""
+
+    def __init__(self, item: Type) -> None:
+        self.item = item
+
+    def write(self, values: Iterable, out: list) -> None:
+        for value in values:
+            self.item.write(value, out)
+
+    def read(self, reader: Reader) -> list:
+        values = []
+        while reader.remaining > 0:
+            values.append(self.item.read(reader))
+        return values
+
+    def size(self, values: Iterable) -> int:
+        return sum(self.item.size(v) for v in values)
+
+
+class Schema(Type):
+    """Named, typed fields in wire order; values are named tuples of the schema's own ``record`` class."""
+
+    def __init__(self, name: str, *fields: tuple[str, Type]) -> None:
+        self.name = name
+        self.fields = fields
+        self.types = tuple(t for _, t in fields)
+        self.record = namedtuple(name, [n for n, _ in fields])
+        self.min_size = sum(t.min_size for t in self.types)
+
+    def write(self, value: tuple, out: list) -> None:
+        for field_type, field in zip(self.types, value, strict=True):
+            field_type.write(field, out)
+
+    def read(self, reader: Reader) -> tuple:
+        return self.record._make([t.read(reader) for t in self.types])
+
+    def size(self, value: tuple) -> int:
+        return sum(t.size(v) for t, v in zip(self.types, value, strict=True))
+
+    def __repr__(self) -> str:
+        return f"{self.name}({', '.join(f'{n}: {t!r}' for n, t in self.fields)})"
+
+
+def join_parts(parts: list) -> list:
+    """Adjacent byte strings merged, so a response is a few sends: bytes, region, bytes, ..."""
+    merged: list = []
+    pending: list = []
+    for part in parts:
+        if isinstance(part, bytes | bytearray | memoryview):
+            pending.append(part)
+        else:
+            if pending:
+                merged.append(b"".join(pending))
+                pending = []
+            merged.append(part)
+    if pending:
+        merged.append(b"".join(pending))
+    return merged
+
+
+def encode(schema: Type, value: Any) -> bytes:
+    """The bytes of ``value`` (every field must be bytes-like: no file regions)."""
+    out: list = []
+    schema.write(value, out)
+    return b"".join(out)
+
+
+def decode(schema: Type, buf: bytes | bytearray | memoryview, exact: bool = True) -> Any:
+    """Read one value of ``schema`` from ``buf``; with ``exact``, trailing bytes are an error."""
+    reader = Reader(buf)
+    value = schema.read(reader)
+    if exact:
+        reader.expect_end()
+    return value
+
+
+class Struct(tuple):
+    """Base of the declared wire structures: ``class X(Struct): SCHEMA = Schema(...)`` gives a named tuple
+    with ``encode``/``encode_parts``/``decode``. Subclasses are built with ``struct_class``."""
+
+    __slots__ = ()
+    SCHEMA: ClassVar[Schema]
+
+    def encode(self) -> bytes:
+        return encode(self.SCHEMA, self)
+
+    def encode_parts(self) -> list:
+        out: list = []
+        self.SCHEMA.write(self, out)
+        return join_parts(out)
+
+    @classmethod
+    def read_from(cls, reader: Reader) -> Struct:
+        return cls._make(t.read(reader) for t in cls.SCHEMA.types)  # type: ignore[attr-defined]
+
+    @classmethod
+    def decode(cls, buf: bytes | bytearray | memoryview, exact: bool = True) -> Struct:
+        reader = Reader(buf)
+        value = cls.read_from(reader)
+        if exact:
+            reader.expect_end()
+        return value
+
+
+def struct_class(name: str, *fields: tuple[str, Type], doc: str = "", **class_attrs: Any) -> type:
+    """A named tuple class for ``fields`` with the Struct codec methods and ``SCHEMA`` set."""
+    schema = Schema(name, *fields)
+    base = schema.record
+    cls = type(name, (base, Struct), {"__slots__": (), "SCHEMA": schema, "__doc__": doc or repr(schema)})
+    for key, value in class_attrs.items():
+        setattr(cls, key, value)
+    return cls
