@@ -53,7 +53,7 @@ def settled(zk, group, topic, members, partitions) -> bool:
         return False
     for m in members:
         mine = {k: v for k, v in expected.items() if v.startswith(m.consumer_id + "-")}
-        if m.owned_partitions() != mine or (mine and m._fetcher.running == 0):
+        if m.owned_partitions() != mine or (mine and m.owned.fetcher.running == 0):
             return False
     return True
 

@@ -7,7 +7,11 @@ Partition names are ``"<brokerId>-<partId>"``. Both partitions and thread ids ar
 the same assignment.
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+
+# ``(threads per topic, partitions per topic) -> {(topic, partition): thread id}``: range (``assign``) in 0.7;
+# the 0.8 consumer adds roundrobin with the same shape.
+Assignor = Callable[[Mapping[str, Iterable[str]], Mapping[str, Iterable[str]]], dict[tuple[str, str], str]]
 
 
 def partition_name(broker_id: int, part_id: int) -> str:
@@ -100,6 +104,25 @@ def owned_by(
         for names in per_thread.values():
             names.sort()
     return share
+
+
+def member_share(
+    threads_per_topic: Mapping[str, Iterable[str]],
+    partitions_per_topic: Mapping[str, Iterable[str]],
+    my_thread_ids: Iterable[str],
+    assignor: Assignor = assign,
+) -> dict[tuple[str, str], str]:
+    """``(topic, partition) -> thread id`` for the partitions the group's assignment gives one member's threads.
+
+    Every member computes the whole assignment from the same inputs and keeps its own part of it.
+    """
+    share = owned_by(assignor(threads_per_topic, partitions_per_topic), my_thread_ids)
+    return {
+        (topic, name): thread_id
+        for topic, per_thread in share.items()
+        for thread_id, names in per_thread.items()
+        for name in names
+    }
 
 
 def _sorted_unique(values: Iterable[str], what: str) -> list[str]:

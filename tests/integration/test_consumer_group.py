@@ -71,7 +71,7 @@ class OwnershipMonitor:
         while True:
             seen = {}
             for c in list(self.connectors):
-                for key, info in list(c._owned.items()):
+                for key, info in list(c.owned.infos.items()):
                     if info.active and not info.revoked:
                         if key in seen and seen[key] is not c:
                             self.violations.append((key, seen[key].consumer_id, c.consumer_id))

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zkafka.compression import GZIP, SNAPPY
-from zkafka.consumer.fetcher import Fetcher, PartitionTopicInfo
+from zkafka.consumer.fetcher import Fetcher
+from zkafka.consumer.partition_state import PartitionTopicInfo
 from zkafka.consumer.stream import (
     SHUTDOWN,
     ConsumerTimeoutError,

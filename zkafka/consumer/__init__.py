@@ -8,7 +8,7 @@ from zkafka.utils import lazy_exports
 
 _EXPORTS = {
     "Blacklist": "zkafka.topic_count",
-    "ConsumerIdConflictError": "connector",
+    "ConsumerIdConflictError": "membership",
     "ConsumerRebalanceFailedError": "rebalancer",
     "ConsumerTimeoutError": "stream",
     "KafkaStream": "stream",

@@ -17,11 +17,12 @@ import gevent.event
 import gevent.lock
 from gevent.queue import Queue
 from kazoo.client import KazooState
-from kazoo.exceptions import NodeExistsError
 
 from zkafka.config import ConsumerConfig
-from zkafka.consumer.fetcher import Fetcher, PartitionTopicInfo
-from zkafka.consumer.rebalancer import ConsumerRebalanceFailedError, ZKRebalancer, release
+from zkafka.consumer.fetcher import Fetcher
+from zkafka.consumer.membership import ConsumerIdConflictError, GroupMembership
+from zkafka.consumer.ownership import OwnedPartitions
+from zkafka.consumer.rebalancer import ConsumerRebalanceFailedError, ZKRebalancer
 from zkafka.consumer.stream import SHUTDOWN, KafkaStream
 from zkafka.errors import KafkaError
 from zkafka.topic_count import (
@@ -33,24 +34,20 @@ from zkafka.topic_count import (
     consumer_id,
     thread_ids,
 )
-from zkafka.zk.client import (
-    create_ephemeral_expect_conflict,
-    gevent_handler,
-    make_zk_client,
-    start_zk_client,
-    update_persistent,
-)
-from zkafka.zk.paths07 import BrokerPartition, ZKGroupDirs
+from zkafka.zk.client import gevent_handler, make_zk_client, start_zk_client
+from zkafka.zk.paths07 import ZKGroupDirs
+
+__all__ = ["ConsumerIdConflictError", "ZookeeperConsumerConnector", "create_consumer_connector"]
 
 log = logging.getLogger(__name__)
 
 
-class ConsumerIdConflictError(KafkaError):
-    """Another live consumer is registered under this consumer's id (``consumerid`` reused)."""
-
-
 class ZookeeperConsumerConnector:
-    """A member of a consumer group: registers in ZooKeeper, takes its share of partitions and feeds streams."""
+    """A member of a consumer group: registers in ZooKeeper, takes its share of partitions and feeds streams.
+
+    Its parts: ``membership`` (the session and registration), ``owned`` (the owned partitions, their
+    fetcher and queues) and ``rebalancer`` (which divides the group and moves ``owned`` along).
+    """
 
     def __init__(self, config: ConsumerConfig | Mapping[str, str]) -> None:
         self.config = config if isinstance(config, ConsumerConfig) else ConsumerConfig(config)
@@ -60,36 +57,32 @@ class ZookeeperConsumerConnector:
         self.consumer_id = consumer_id(self.group, cfg["consumerid"])
         self._hub = gevent.get_hub()
         self._lock = gevent.lock.RLock()
-        self._rebalance_requested = gevent.event.Event()
-        self._connected = gevent.event.Event()
         self._resumed = gevent.event.Event()
         self._resumed.set()
         self._closed = False
         self._shutdown_done = gevent.event.Event()
-        self._session_lost = False
-        self._session_epoch = 0  # bumped when a session is lost: owner nodes of older epochs are gone
-        self._registered = False
-        self._topic_count: TopicCount | None = None
-        self._queues: dict = {}
-        self._streams: list[KafkaStream] = []
-        self._owned: dict[tuple[str, BrokerPartition], PartitionTopicInfo] = {}
-        self._owned_epoch = -1
         self._greenlets: list[gevent.Greenlet] = []
-        self._fetcher = Fetcher(
+        fetcher = Fetcher(
             fetch_size=cfg["fetch.size"],
             backoff_ms=cfg["fetcher.backoff.ms"],
             deep=not cfg["shallowiterator.enable"],
             socket_timeout_ms=cfg["socket.timeout.ms"],
             socket_buffersize=cfg["socket.buffersize"],
             autooffset_reset=cfg["autooffset.reset"],
-            on_offset_reset=self._write_reset_offset,
         )
-        self.rebalancer = ZKRebalancer(self)
         self.zk = make_zk_client(
             cfg["zk.connect"],
             cfg["zk.sessiontimeout.ms"],
             cfg["zk.connectiontimeout.ms"],
             handler=gevent_handler(),
+        )
+        self.membership = GroupMembership(self.zk, self.dirs, self.consumer_id)
+        self.owned = OwnedPartitions(self.membership, fetcher)
+        self.rebalancer = ZKRebalancer(
+            self.membership,
+            self.owned,
+            retries=cfg["rebalance.retries.max"],
+            backoff_ms=cfg["rebalance.backoff.ms"],
         )
         self.zk.add_listener(self._on_zk_state)
         try:
@@ -98,7 +91,7 @@ class ZookeeperConsumerConnector:
             self.zk.stop()
             self.zk.close()
             raise
-        self._connected.set()
+        self.membership.connected.set()
         log.info("consumer %s connected to ZooKeeper", self.consumer_id)
 
     # -- public API --------------------------------------------------------------------------------------
@@ -138,19 +131,19 @@ class ZookeeperConsumerConnector:
         """Write the consumed offset of every partition this consumer owns to ``/consumers/<g>/offsets``."""
         self._check_thread()
         with self._lock:
-            self._commit()
+            self.owned.commit()
 
     def owned_partitions(self) -> dict[tuple[str, str], str]:
         """``(topic, "b-p") -> thread id`` of the partitions currently owned (and not revoked)."""
         return {
             (topic, partition.name): info.thread_id
-            for (topic, partition), info in list(self._owned.items())
+            for (topic, partition), info in list(self.owned.infos.items())
             if not info.revoked
         }
 
     def consumed_offsets(self) -> dict[tuple[str, str], int]:
         """``(topic, "b-p") -> consumed offset`` of the partitions currently owned."""
-        return {(t, p.name): info.consumed_offset for (t, p), info in list(self._owned.items())}
+        return {(t, p.name): info.consumed_offset for (t, p), info in list(self.owned.infos.items())}
 
     def shutdown(self) -> None:
         """Stop fetching, end the streams, commit (with autocommit), release the partitions, end the session."""
@@ -172,10 +165,10 @@ class ZookeeperConsumerConnector:
     def _close(self) -> None:
         with self._lock:
             try:
-                self._stop_consuming(commit=self.config["autocommit.enable"])
+                self.owned.stop(commit=self.config["autocommit.enable"])
             except Exception:
                 log.exception("%s: could not commit and release on shutdown", self.consumer_id)
-            for stream in self._streams:
+            for stream in self.owned.streams:
                 stream.clear()
                 stream.queue.put_nowait(SHUTDOWN)
             self._resumed.set()
@@ -191,7 +184,7 @@ class ZookeeperConsumerConnector:
         self.shutdown()
 
     def __repr__(self) -> str:
-        return f"ZookeeperConsumerConnector({self.consumer_id!r}, owns {len(self._owned)} partitions)"
+        return f"ZookeeperConsumerConnector({self.consumer_id!r}, owns {len(self.owned.infos)} partitions)"
 
     # -- streams and start-up ----------------------------------------------------------------------------
 
@@ -203,144 +196,68 @@ class ZookeeperConsumerConnector:
         self._check_thread()
         if self._closed:
             raise KafkaError("the consumer connector has been shut down")
-        if self._topic_count is not None:
+        if self.membership.topic_count is not None:
             raise KafkaError("create_message_streams can be called only once per connector")
 
     def _new_stream(self, key, name: str) -> KafkaStream:
         queue = Queue(self.config["queuedchunks.max"])
-        self._queues[key] = queue
         stream = KafkaStream(queue, self.config["consumer.timeout.ms"], resumed=self._resumed, name=name)
-        self._streams.append(stream)
+        self.owned.add_stream(key, stream)
         return stream
 
-    def _queue_for(self, topic: str, thread_id: str) -> Queue:
-        queue = self._queues.get((topic, thread_id))
-        return queue if queue is not None else self._queues[thread_id]
-
     def _start(self, topic_count: TopicCount) -> None:
-        self._topic_count = topic_count
+        self.membership.topic_count = topic_count
         with self._lock:
-            self._register()
+            self.membership.register()
             self.rebalancer.rebalance()
         self._greenlets.append(gevent.spawn(self._watch_loop))
         if self.config["autocommit.enable"]:
             self._greenlets.append(gevent.spawn(self._autocommit_loop))
 
-    def _register(self) -> None:
-        path = self.dirs.consumer_path(self.consumer_id)
-        try:
-            create_ephemeral_expect_conflict(self.zk, path, self._topic_count.db_string())
-        except NodeExistsError:
-            raise ConsumerIdConflictError(f"{path} is registered by another live consumer") from None
-        self._session_lost = False
-        self._registered = True
-        log.info("registered consumer %s: %s", self.consumer_id, self._topic_count.db_string())
-
-    def _ensure_registered(self) -> None:
-        if self._session_lost or not self._registered:
-            self._register()
-
-    # -- ownership -----------------------------------------------------------------------------------------
-
-    def _install(self, infos: dict[tuple[str, BrokerPartition], PartitionTopicInfo], epoch: int) -> None:
-        self._owned = infos
-        self._owned_epoch = epoch
-        self._fetcher.start(infos.values())
-
-    def _stop_consuming(self, commit: bool = True) -> None:
-        """Rebalance steps 2-3: stop the fetchers, drop what is queued, commit, release the owner nodes."""
-        self._fetcher.stop()
-        owned = list(self._owned.values())
-        for info in owned:
-            info.revoke()
-        for stream in self._streams:
-            stream.clear()
-        if commit:
-            self._commit()
-        release(self.zk, [self.dirs.owner_path(i.topic, i.partition.name) for i in owned])
-        self._owned = {}
-
-    def _commit(self) -> None:
-        if not self._connected.is_set():
-            return  # no connection, so no knowing we still own anything: the next commit writes it
-        for info in list(self._owned.values()):
-            offset = info.consumed_offset
-            if offset == info.committed_offset:
-                continue
-            if (info.topic, info.partition) not in self._owned:
-                continue  # released (or the session was lost) while we were committing others
-            try:
-                update_persistent(
-                    self.zk, self.dirs.offset_path(info.topic, info.partition.name), str(offset)
-                )
-                info.committed_offset = offset
-                log.debug("%s: committed %s:%s at %d", self.consumer_id, info.topic, info.partition, offset)
-            except Exception as exc:
-                log.warning(
-                    "%s: could not commit %s:%s: %r", self.consumer_id, info.topic, info.partition, exc
-                )
-
-    def _write_reset_offset(self, info: PartitionTopicInfo, offset: int) -> None:
-        """After OffsetOutOfRange with smallest/largest: store the new offset at once, as 0.7 does."""
-        if self._owned.get((info.topic, info.partition)) is not info:
-            return
-        update_persistent(self.zk, self.dirs.offset_path(info.topic, info.partition.name), str(offset))
-        info.committed_offset = offset
-
     # -- events --------------------------------------------------------------------------------------------
-
-    def _on_watch(self, event) -> None:
-        """ZooKeeper watch callback: only flags the change (it runs on kazoo's event greenlet)."""
-        log.debug("%s: watch fired: %s", self.consumer_id, event)
-        self._rebalance_requested.set()
 
     def _on_zk_state(self, state: str) -> None:
         """kazoo state listener: must not block. Pause on a lost connection, revoke on a lost session."""
         if self._closed:
             return
+        membership = self.membership
         if state == KazooState.SUSPENDED:
             log.warning("%s: ZooKeeper connection lost; pausing the streams", self.consumer_id)
-            self._connected.clear()
+            membership.connected.clear()
             self._resumed.clear()
-            for info in list(self._owned.values()):
-                info.active = False
+            self.owned.pause()
         elif state == KazooState.LOST:
             log.warning("%s: ZooKeeper session expired; its partitions are no longer ours", self.consumer_id)
-            self._connected.clear()
-            self._session_epoch += 1
-            self._session_lost = True
-            for info in list(self._owned.values()):
-                info.revoke()
-            self._owned = {}
+            membership.session_expired()
+            self.owned.revoke_all()
             self._resumed.set()
-            self._rebalance_requested.set()
+            membership.rebalance_requested.set()
         elif state == KazooState.CONNECTED:
-            self._connected.set()
-            if not self._session_lost:
-                for info in list(self._owned.values()):
-                    if not info.revoked:
-                        info.active = True
+            membership.connected.set()
+            if not membership.session_lost:
+                self.owned.resume()
             self._resumed.set()
-            self._rebalance_requested.set()  # kazoo dropped our watches with the connection
+            membership.rebalance_requested.set()  # kazoo dropped our watches with the connection
 
     def _watch_loop(self) -> None:
         """Run one rebalance per batch of events, serialised with commits and shutdown."""
+        requested = self.membership.rebalance_requested
         while not self._closed:
-            self._rebalance_requested.wait()
-            self._connected.wait()
+            requested.wait()
+            self.membership.connected.wait()
             if self._closed:
                 return
             with self._lock:
-                if self._closed or not self._rebalance_requested.is_set():
+                if self._closed or not requested.is_set():
                     continue
                 try:
                     self.rebalancer.rebalance()
                 except ConsumerRebalanceFailedError as exc:
                     log.error("%s: %s; trying again later", self.consumer_id, exc)
-                    gevent.spawn_later(self.rebalancer.backoff, self._rebalance_requested.set)
+                    gevent.spawn_later(self.rebalancer.backoff, requested.set)
                 except Exception:
                     log.exception("%s: rebalance failed; trying again later", self.consumer_id)
-                    gevent.spawn_later(self.rebalancer.backoff, self._rebalance_requested.set)
+                    gevent.spawn_later(self.rebalancer.backoff, requested.set)
 
     def _autocommit_loop(self) -> None:
         interval = self.config["autocommit.interval.ms"] / 1000.0
@@ -348,7 +265,7 @@ class ZookeeperConsumerConnector:
             gevent.sleep(interval)
             with self._lock:
                 if not self._closed:
-                    self._commit()
+                    self.owned.commit()
 
 
 def create_consumer_connector(config: ConsumerConfig | Mapping[str, str]) -> ZookeeperConsumerConnector:

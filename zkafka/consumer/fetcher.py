@@ -6,90 +6,19 @@ import logging
 from collections.abc import Callable, Iterable
 
 import gevent
-from gevent.queue import Queue
 
+from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
 from zkafka.consumer.simple import SimpleConsumer
-from zkafka.consumer.stream import FetchedChunk, KafkaStream, decode_chunk
+from zkafka.consumer.stream import decode_chunk
 from zkafka.errors import InvalidConfigError, InvalidMessageSizeError, KafkaError, OffsetOutOfRangeError
 from zkafka.message import INT32
 from zkafka.protocol.v07 import EARLIEST_TIME, LATEST_TIME, FetchRequest
-from zkafka.zk.paths07 import Broker, BrokerPartition
+from zkafka.zk.paths07 import Broker
 
 log = logging.getLogger(__name__)
 
 SMALLEST = "smallest"
 LARGEST = "largest"
-
-
-class PartitionTopicInfo:
-    """One owned partition: its broker, the stream queue it feeds, and its fetch and consumed offsets.
-
-    ``active`` is checked by the stream before each message it hands out: False while ownership is in
-    doubt (ZooKeeper connection down). ``revoked`` is final: the partition is no longer ours in this
-    rebalance generation, and the stream drops what it still holds of it.
-    """
-
-    __slots__ = (
-        "topic",
-        "partition",
-        "broker",
-        "queue",
-        "thread_id",
-        "fetch_offset",
-        "_consumed",
-        "reader",
-        "committed_offset",
-        "active",
-        "revoked",
-        "fetching",
-    )
-
-    def __init__(
-        self,
-        topic: str,
-        partition: BrokerPartition,
-        broker: Broker,
-        queue: Queue,
-        thread_id: str,
-        offset: int,
-        committed_offset: int | None = None,
-    ) -> None:
-        self.topic = topic
-        self.partition = partition
-        self.broker = broker
-        self.queue = queue
-        self.thread_id = thread_id
-        self.fetch_offset = offset
-        self._consumed = offset
-        self.reader: KafkaStream | None = None  # the stream iterating a chunk of this partition right now
-        self.committed_offset = committed_offset
-        self.active = True
-        self.revoked = False
-        self.fetching = True
-
-    @property
-    def consumed_offset(self) -> int:
-        """Offset of the last message handed out (the offset a consumer resumes from), or the start offset."""
-        reader = self.reader
-        if reader is not None:
-            offset = reader.last_offset()
-            if offset is not None:
-                return offset
-        return self._consumed
-
-    @consumed_offset.setter
-    def consumed_offset(self, offset: int) -> None:
-        self._consumed = offset
-
-    def revoke(self) -> None:
-        self.active = False
-        self.revoked = True
-
-    def __repr__(self) -> str:
-        return (
-            f"PartitionTopicInfo({self.topic}:{self.partition} fetched={self.fetch_offset} "
-            f"consumed={self.consumed_offset} thread={self.thread_id})"
-        )
 
 
 def reset_time(autooffset_reset: str) -> int:
@@ -139,6 +68,14 @@ class Fetcher:
         """Kill every fetcher greenlet (a request in flight is abandoned and its socket closed)."""
         greenlets, self._greenlets = self._greenlets, []
         gevent.killall(greenlets, block=True)
+
+    def initial_offset(self, topic: str, part_id: int, broker: Broker) -> int:
+        """The ``autooffset.reset`` offset of a partition without a stored offset (asks its broker)."""
+        time = reset_time(self.autooffset_reset)
+        with SimpleConsumer(
+            broker.host, broker.port, self.socket_timeout_ms, self.socket_buffersize
+        ) as consumer:
+            return _offset_before(consumer, topic, part_id, time)
 
     @property
     def running(self) -> int:
@@ -221,8 +158,7 @@ class Fetcher:
                 info, OffsetOutOfRangeError(f"offset {info.fetch_offset} of {info.topic}:{info.partition}")
             )
             return
-        offsets = consumer.get_offsets_before(info.topic, info.partition.part_id, time, 1)
-        offset = offsets[0] if offsets else 0
+        offset = _offset_before(consumer, info.topic, info.partition.part_id, time)
         log.warning(
             "offset %d of %s:%s is out of range; resetting to the %s offset %d",
             info.fetch_offset,
@@ -242,6 +178,12 @@ class Fetcher:
         log.error("stopped fetching %s:%s: %s", info.topic, info.partition, exc)
         info.fetching = False
         info.queue.put(FetchedChunk(info, error=exc))
+
+
+def _offset_before(consumer: SimpleConsumer, topic: str, part_id: int, time: int) -> int:
+    """The newest offset before ``time`` (-2 earliest, -1 latest); 0 when the broker has none."""
+    offsets = consumer.get_offsets_before(topic, part_id, time, 1)
+    return offsets[0] if offsets else 0
 
 
 def _first_entry_error(

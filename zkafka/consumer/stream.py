@@ -18,18 +18,15 @@ import logging
 import time
 import zlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import gevent
 import gevent.event
 from gevent.queue import Empty, Queue
 
+from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
 from zkafka.errors import InvalidMessageError, InvalidMessageSizeError, KafkaError
 from zkafka.message import CODEC_MASK, ENTRY_V1, INT32, MAGIC_V1, Message, iter_messages
 from zkafka.zk.paths07 import BrokerPartition
-
-if TYPE_CHECKING:
-    from zkafka.consumer.fetcher import PartitionTopicInfo
 
 log = logging.getLogger(__name__)
 
@@ -95,28 +92,6 @@ class MessageAndMetadata(Message):
             f"MessageAndMetadata(topic={self.topic!r}, partition={self.partition}, offset={self.offset}, "
             f"codec={self.codec}, size={len(self.payload)})"
         )
-
-
-class FetchedChunk:
-    """Decoded messages of one fetch of one partition, or the error that stopped them, for a stream's queue.
-
-    ``error`` is raised after ``items`` are handed out; ``error_offset`` (when not None) is where reading
-    goes on after the bad entry, and becomes the consumed offset when the error is raised.
-    """
-
-    __slots__ = ("info", "items", "error", "error_offset")
-
-    def __init__(
-        self,
-        info: PartitionTopicInfo,
-        items: list[MessageAndMetadata] | None = None,
-        error: BaseException | None = None,
-        error_offset: int | None = None,
-    ) -> None:
-        self.info = info
-        self.items = items if items is not None else []
-        self.error = error
-        self.error_offset = error_offset
 
 
 _new_item = MessageAndMetadata.__new__

@@ -1,0 +1,135 @@
+"""The partitions a consumer owns in the current rebalance generation, their fetchers and streams' queues.
+
+This is 0.7's ``topicRegistry`` with what is done to it: a rebalance stops the fetchers, drops what is
+queued, commits and releases the owner nodes (``stop``), then installs the new share (``install``); the
+connector commits (``commit``) and pauses, resumes or revokes everything as the ZooKeeper session goes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Hashable, Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from gevent.queue import Queue
+
+from zkafka.consumer.fetcher import Fetcher
+from zkafka.consumer.membership import GroupMembership
+from zkafka.consumer.partition_state import PartitionTopicInfo
+from zkafka.consumer.stream import KafkaStream
+from zkafka.zk.client import delete_if_owned, update_persistent
+from zkafka.zk.paths07 import Broker, BrokerPartition
+
+if TYPE_CHECKING:
+    from kazoo.client import KazooClient
+
+log = logging.getLogger(__name__)
+
+PartitionKey = tuple[str, BrokerPartition]  # (topic, partition)
+
+
+class OwnedPartitions:
+    """The owned ``PartitionTopicInfo``s of one consumer, the fetcher feeding them and the streams they feed."""
+
+    def __init__(self, membership: GroupMembership, fetcher: Fetcher) -> None:
+        self.membership = membership
+        self.fetcher = fetcher
+        fetcher.on_offset_reset = self.write_reset_offset
+        self.infos: dict[PartitionKey, PartitionTopicInfo] = {}
+        self.epoch = -1  # the session epoch the infos were claimed in
+        self.streams: list[KafkaStream] = []
+        self._queues: dict[Hashable, Queue] = {}
+
+    def add_stream(self, key: Hashable, stream: KafkaStream) -> None:
+        """A stream fed by the partitions of ``key``: ``(topic, thread id)``, or a thread id for every topic."""
+        self._queues[key] = stream.queue
+        self.streams.append(stream)
+
+    def queue_for(self, topic: str, thread_id: str) -> Queue:
+        queue = self._queues.get((topic, thread_id))
+        return queue if queue is not None else self._queues[thread_id]
+
+    def install(self, infos: dict[PartitionKey, PartitionTopicInfo], epoch: int) -> None:
+        """Own ``infos`` (claimed in session ``epoch``) and start fetching them."""
+        self.infos = infos
+        self.epoch = epoch
+        self.fetcher.start(infos.values())
+
+    def matches(self, wanted: Mapping[PartitionKey, tuple[str, Broker]], epoch: int) -> bool:
+        """Whether exactly ``wanted`` (``key -> (thread id, broker)``) is owned, unrevoked, in session ``epoch``."""
+        owned = self.infos
+        if self.epoch != epoch or owned.keys() != wanted.keys():
+            return False
+        for key, (thread_id, broker) in wanted.items():
+            info = owned[key]
+            if info.revoked or info.thread_id != thread_id or info.broker != broker:
+                return False
+        return True
+
+    def owner_paths(self) -> list[str]:
+        dirs = self.membership.dirs
+        return [dirs.owner_path(topic, partition.name) for topic, partition in self.infos]
+
+    def stop(self, commit: bool = True) -> None:
+        """Rebalance steps 2-3: stop the fetchers, drop what is queued, commit, release the owner nodes."""
+        self.fetcher.stop()
+        paths = self.owner_paths()
+        for info in list(self.infos.values()):
+            info.revoke()
+        for stream in self.streams:
+            stream.clear()
+        if commit:
+            self.commit()
+        release(self.membership.zk, paths)
+        self.infos = {}
+
+    def commit(self) -> None:
+        """Write the consumed offset of every owned partition that moved since its last commit."""
+        m = self.membership
+        if not m.connected.is_set():
+            return  # no connection, so no knowing we still own anything: the next commit writes it
+        for info in list(self.infos.values()):
+            offset = info.consumed_offset
+            if offset == info.committed_offset:
+                continue
+            if (info.topic, info.partition) not in self.infos:
+                continue  # released (or the session was lost) while we were committing others
+            try:
+                update_persistent(m.zk, m.dirs.offset_path(info.topic, info.partition.name), str(offset))
+                info.committed_offset = offset
+                log.debug("%s: committed %s:%s at %d", m.consumer_id, info.topic, info.partition, offset)
+            except Exception as exc:
+                log.warning("%s: could not commit %s:%s: %r", m.consumer_id, info.topic, info.partition, exc)
+
+    def write_reset_offset(self, info: PartitionTopicInfo, offset: int) -> None:
+        """After OffsetOutOfRange with smallest/largest: store the new offset at once, as 0.7 does."""
+        if self.infos.get((info.topic, info.partition)) is not info:
+            return
+        m = self.membership
+        update_persistent(m.zk, m.dirs.offset_path(info.topic, info.partition.name), str(offset))
+        info.committed_offset = offset
+
+    def pause(self) -> None:
+        """Ownership is in doubt (connection down): streams wait before handing out more."""
+        for info in list(self.infos.values()):
+            info.active = False
+
+    def resume(self) -> None:
+        for info in list(self.infos.values()):
+            if not info.revoked:
+                info.active = True
+
+    def revoke_all(self) -> None:
+        """The session is gone and the owner nodes with it: nothing is ours any more."""
+        for info in list(self.infos.values()):
+            info.revoke()
+        self.infos = {}
+
+
+def release(zk: KazooClient, paths: Iterable[str]) -> None:
+    """Delete the owner nodes this session holds among ``paths`` (the others are not ours any more)."""
+    for path in paths:
+        try:
+            delete_if_owned(zk, path)
+        except Exception as exc:  # the session is gone, and the node with it
+            log.debug("could not delete %s: %r", path, exc)

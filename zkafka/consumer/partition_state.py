@@ -1,0 +1,117 @@
+"""The fetch state of one owned partition, shared by its fetcher (the writer) and its stream (the reader).
+
+``PartitionTopicInfo`` holds the fetch and consumed offsets of a partition owned in one rebalance
+generation and the queue its chunks go to; ``FetchedChunk`` is what travels on that queue. Neither knows
+the fetcher or the stream: the fetcher fills chunks, a stream hands their messages out and reports its
+position through the ``ChunkReader`` it registers as the partition's ``reader``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from gevent.queue import Queue
+
+from zkafka.zk.paths07 import Broker, BrokerPartition
+
+
+class ChunkReader(Protocol):
+    """The stream iterating a chunk of a partition right now: it knows how far it has handed messages out."""
+
+    def last_offset(self) -> int | None:
+        """Offset of the last message handed out from the current chunk (None if none yet)."""
+
+
+class PartitionTopicInfo:
+    """One owned partition: its broker, the stream queue it feeds, and its fetch and consumed offsets.
+
+    ``active`` is checked by the stream before each message it hands out: False while ownership is in
+    doubt (ZooKeeper connection down). ``revoked`` is final: the partition is no longer ours in this
+    rebalance generation, and the stream drops what it still holds of it.
+    """
+
+    __slots__ = (
+        "topic",
+        "partition",
+        "broker",
+        "queue",
+        "thread_id",
+        "fetch_offset",
+        "_consumed",
+        "reader",
+        "committed_offset",
+        "active",
+        "revoked",
+        "fetching",
+    )
+
+    def __init__(
+        self,
+        topic: str,
+        partition: BrokerPartition,
+        broker: Broker,
+        queue: Queue,
+        thread_id: str,
+        offset: int,
+        committed_offset: int | None = None,
+    ) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.broker = broker
+        self.queue = queue
+        self.thread_id = thread_id
+        self.fetch_offset = offset
+        self._consumed = offset
+        self.reader: ChunkReader | None = None  # the stream iterating a chunk of this partition right now
+        self.committed_offset = committed_offset
+        self.active = True
+        self.revoked = False
+        self.fetching = True
+
+    @property
+    def consumed_offset(self) -> int:
+        """Offset of the last message handed out (the offset a consumer resumes from), or the start offset."""
+        reader = self.reader
+        if reader is not None:
+            offset = reader.last_offset()
+            if offset is not None:
+                return offset
+        return self._consumed
+
+    @consumed_offset.setter
+    def consumed_offset(self, offset: int) -> None:
+        self._consumed = offset
+
+    def revoke(self) -> None:
+        """The partition is no longer ours: streams drop what they hold of it, fetchers stop fetching it."""
+        self.active = False
+        self.revoked = True
+
+    def __repr__(self) -> str:
+        return (
+            f"PartitionTopicInfo({self.topic}:{self.partition} fetched={self.fetch_offset} "
+            f"consumed={self.consumed_offset} thread={self.thread_id})"
+        )
+
+
+class FetchedChunk:
+    """Decoded messages of one fetch of one partition, or the error that stopped them, for a stream's queue.
+
+    ``items`` are the partition's ``MessageAndMetadata``. ``error`` is raised after ``items`` are handed out;
+    ``error_offset`` (when not None) is where reading goes on after the bad entry, and becomes the consumed
+    offset when the error is raised.
+    """
+
+    __slots__ = ("info", "items", "error", "error_offset")
+
+    def __init__(
+        self,
+        info: PartitionTopicInfo,
+        items: list[Any] | None = None,
+        error: BaseException | None = None,
+        error_offset: int | None = None,
+    ) -> None:
+        self.info = info
+        self.items = items if items is not None else []
+        self.error = error
+        self.error_offset = error_offset
