@@ -164,8 +164,8 @@ def int_key(name: str, default: Any, low: int = -(2**31), high: int = INT_MAX, r
     return Key(name, lambda k, v: parse_int(k, v, low, high), default, required)
 
 
-def long_key(name: str, default: Any, low: int = -(2**63)) -> Key:
-    return Key(name, lambda k, v: parse_int(k, v, low, LONG_MAX), default)
+def long_key(name: str, default: Any, low: int = -(2**63), required: bool = False) -> Key:
+    return Key(name, lambda k, v: parse_int(k, v, low, LONG_MAX), default, required)
 
 
 def str_key(name: str, default: Any = None, required: bool = False) -> Key:
@@ -178,6 +178,37 @@ def bool_key(name: str, default: bool) -> Key:
 
 def map_key(name: str) -> Key:
     return Key(name, parse_topic_map, {})
+
+
+def parse_float(key: str, text: str, low: float = float("-inf"), high: float = float("inf")) -> float:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise InvalidConfigError(f"{key}: {text!r} is not a number") from None
+    if not low <= value <= high:
+        raise InvalidConfigError(f"{key}: {value} is not in the range [{low}, {high}]")
+    return value
+
+
+def float_key(name: str, default: Any, low: float = float("-inf"), high: float = float("inf")) -> Key:
+    return Key(name, lambda k, v: parse_float(k, v, low, high), default)
+
+
+def choice_key(name: str, default: str, choices: tuple[str, ...]) -> Key:
+    """A string key whose value must be one of ``choices``."""
+
+    def parse(key: str, text: str) -> str:
+        value = text.strip()
+        if value not in choices:
+            raise InvalidConfigError(f"{key}: {text!r} is not one of {', '.join(choices)}")
+        return value
+
+    return Key(name, parse, default)
+
+
+def csv_key(name: str, default: Any = (), required: bool = False) -> Key:
+    """A comma-separated list (blank items dropped), as Kafka's ``parseCsvList``."""
+    return Key(name, lambda k, v: [item.strip() for item in v.split(",") if item.strip()], default, required)
 
 
 class Config(Mapping[str, Any]):
@@ -240,7 +271,7 @@ class Config(Mapping[str, Any]):
         return f"{type(self).__name__}({self.raw!r})"
 
 
-def _keys(*keys: Key) -> dict[str, Key]:
+def key_table(*keys: Key) -> dict[str, Key]:
     return {key.name: key for key in keys}
 
 
@@ -256,7 +287,7 @@ class BrokerConfig(Config):
     """``server.properties``: the broker's keys and 0.7.2 defaults."""
 
     kind = "broker"
-    keys = _keys(
+    keys = key_table(
         *ZK_KEYS,
         int_key("brokerid", None, 0, required=True),
         str_key("hostname"),
@@ -300,7 +331,7 @@ class ProducerConfig(Config):
     """``producer.properties``: sync/async producer keys and 0.7.2 defaults."""
 
     kind = "producer"
-    keys = _keys(
+    keys = key_table(
         *ZK_KEYS,
         str_key("broker.list"),
         str_key("producer.type", "sync"),
@@ -347,7 +378,7 @@ class ConsumerConfig(Config):
     """``consumer.properties``: the high-level consumer's keys and 0.7.2 defaults."""
 
     kind = "consumer"
-    keys = _keys(
+    keys = key_table(
         *ZK_KEYS,
         str_key("groupid", required=True),
         str_key("consumerid"),

@@ -20,19 +20,22 @@ def broker() -> None:
 @click.option("--override", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a property.")
 @friendly_errors
 def broker_start(properties: str, overrides: tuple[str, ...]) -> None:
-    """Start a broker from a 0.7 server.properties file; runs until SIGTERM or Ctrl-C."""
+    """Start a broker from a server.properties file of either line (0.7 or 0.8, told apart by its keys).
+
+    Runs until SIGTERM or Ctrl-C.
+    """
     import gevent
 
-    from zkafka.broker.kafka_server import KafkaServer
-    from zkafka.config import BrokerConfig, parse_overrides
+    from zkafka.broker.start import broker_id, start_broker
+    from zkafka.config import parse_overrides
+    from zkafka.config08 import load_broker_config
 
     configure_logging(Context.verbose)
-    config = BrokerConfig.from_file(properties, parse_overrides(overrides))
-    server = KafkaServer(config)
-    server.startup()
+    config = load_broker_config(properties, parse_overrides(overrides))
+    server = start_broker(config)
     for signum in (signal.SIGTERM, signal.SIGINT):
         gevent.signal_handler(signum, gevent.spawn, server.shutdown)
-    click.echo(f"zkafka broker {config['brokerid']} listening on port {server.port}", err=True)
+    click.echo(f"zkafka broker {broker_id(config)} listening on port {server.port}", err=True)
     server.await_shutdown()
 
 
