@@ -49,6 +49,11 @@ def open_log(path, clock=None, **overrides) -> Log:
     return Log(path, "t", 0, **settings)
 
 
+def appended(info) -> tuple[int, int]:
+    """The (bytes, messages) of an append's result."""
+    return info.size, info.count
+
+
 def file_names(path) -> list[str]:
     return sorted(os.listdir(path))
 
@@ -76,7 +81,7 @@ def test_appended_bytes_are_the_message_set_bytes(tmp_path):
     log = open_log(tmp_path / "t-0")
     data = entry(b"hello") + entry(b"") + entry(b"world!")
     assert build_message_set([b"hello", b"", b"world!"]) == data
-    assert log.append(data) == (len(data), 3)
+    assert appended(log.append(data)) == (len(data), 3)
     assert (tmp_path / "t-0" / "00000000000000000000.kafka").read_bytes() == data
     assert log.read(0, 1000) == data
     assert [m.payload for m, _ in iter_messages(log.read(0, 1000))] == [b"hello", b"", b"world!"]
@@ -85,7 +90,7 @@ def test_appended_bytes_are_the_message_set_bytes(tmp_path):
 def test_compressed_set_is_stored_as_sent_and_counted_deep(tmp_path):
     log = open_log(tmp_path / "t-0", flush_interval=100)
     data = build_message_set([b"a", b"b", b"c"], GZIP)
-    assert log.append(data) == (len(data), 3)
+    assert appended(log.append(data)) == (len(data), 3)
     assert log.unflushed_messages == 3
     log.flush()
     assert (tmp_path / "t-0" / "00000000000000000000.kafka").read_bytes() == data
@@ -94,7 +99,7 @@ def test_compressed_set_is_stored_as_sent_and_counted_deep(tmp_path):
 def test_partial_trailing_entry_is_dropped(tmp_path):
     log = open_log(tmp_path / "t-0")
     whole = entry(b"one")
-    assert log.append(whole + entry(b"two")[:-2]) == (len(whole), 1)
+    assert appended(log.append(whole + entry(b"two")[:-2])) == (len(whole), 1)
     assert (tmp_path / "t-0" / "00000000000000000000.kafka").read_bytes() == whole
 
 
@@ -448,3 +453,54 @@ def test_an_empty_new_log_is_never_deleted(tmp_path):
     log = open_log(tmp_path / "t-0")
     assert log.delete_old_segments(lambda s: True) == []
     assert file_names(tmp_path / "t-0") == ["00000000000000000000.kafka"]
+
+
+# -- append results, listeners and the visible end ------------------------------------------------------
+
+
+def test_append_returns_the_byte_offsets_it_assigned(tmp_path):
+    log = open_log(tmp_path / "t-0", max_segment_size=39)
+    first, second = entry(b"payload-00"), entry(b"payload-01") + entry(b"payload-02")
+    assert log.append(first) == (0, 20, 20, 1)
+    info = log.append(second)
+    assert (info.first_offset, info.next_offset, info.size, info.count) == (20, 60, 40, 2)
+    assert log.append(entry(b"payload-03")).first_offset == 60  # on the segment rolled at 60
+    assert [s.start for s in log.segments] == [0, 60]
+    assert log.append(entry(b"x")[:3]) == (80, 80, 0, 0)
+
+
+def test_listeners_hear_of_every_append_that_wrote_bytes(tmp_path, caplog):
+    log = open_log(tmp_path / "t-0", flush_interval=100)
+    heard = []
+
+    def listener(source, info):
+        # called outside the lock: the log can be read from a listener
+        heard.append((source.name, info, source.read_region(0, 100).length))
+
+    def broken(source, info):
+        raise RuntimeError("listener bug")
+
+    log.add_listener(broken)
+    log.add_listener(listener)
+    with caplog.at_level(logging.ERROR, logger="zkafka.broker.segmented_log"):
+        info = log.append(entry(b"a"))
+    assert heard == [("t-0", info, 0)]
+    assert "listener bug" in caplog.text
+    log.append(b"")
+    assert len(heard) == 1
+    log.remove_listener(listener)
+    log.append(entry(b"b"))
+    assert len(heard) == 1
+
+
+def test_a_log_end_visibility_policy_shows_unflushed_bytes(tmp_path):
+    from zkafka.broker.segmented_log import log_end
+
+    log = open_log(tmp_path / "t-0", flush_interval=100, visible_end=log_end)
+    data = entry(b"unflushed")
+    log.append(data)
+    assert (log.flushed_end, log.visible_end, log.log_end_offset) == (0, len(data), len(data))
+    assert log.read(0, 1000) == data
+    assert log.offsets_before(LATEST_TIME, 1) == [len(data)]
+    with pytest.raises(OffsetOutOfRangeError):
+        log.read_region(len(data) + 1, 1000)

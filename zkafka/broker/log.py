@@ -1,115 +1,68 @@
-"""The log of one topic partition: a directory of segment files holding one contiguous stream of bytes.
+"""The 0.7 log of one topic partition: one contiguous stream of bytes in a directory of segment files.
 
 Offsets are byte positions in that stream, and a segment file is named after the offset of its first byte
-(``%020d.kafka``). Only the last segment is written to. Readers see the bytes up to the last flush (the
-high-water mark) and nothing after it, so a consumer only ever receives data that is on disk.
-
-The list of segments is a tuple replaced on every change (copy on write): readers take it without a lock,
-writers (append, flush, roll, retention) hold the log's lock.
+(``%020d.kafka``). Only the last segment is written to. Readers see the bytes up to the visible end, by
+default the flushed end (the last flush), so a consumer only ever receives data that is on disk.
+What is shared with the 0.8 log (segment list, roll, retention, listeners) is in ``segmented_log``.
 """
 
 from __future__ import annotations
 
-import bisect
 import logging
-import mmap
 import os
-import threading
-import time
 from collections.abc import Callable
 
+from zkafka.broker import segment as _segment
+from zkafka.broker.segment import EntryFormat, LogSegment
+from zkafka.broker.segmented_log import (
+    EARLIEST_TIME,
+    LATEST_TIME,
+    LogAppendInfo,
+    LogLayoutError,
+    LogRegion,
+    SegmentedLog,
+    VisibleEnd,
+    current_millis,
+    flushed_end,
+)
 from zkafka.errors import OffsetOutOfRangeError
-from zkafka.message import recover_valid_prefix, validate_message_set
+
+try:
+    from zkafka.records.format07 import FORMAT07
+except ImportError:  # until zkafka.records lands (temporary)
+    from zkafka import message as _message
+
+    class _Format07:
+        name, log_suffix, overhead = "0.7", ".kafka", 4
+        validate = staticmethod(_message.validate_message_set)
+        valid_prefix = staticmethod(_message.recover_valid_prefix)
+
+    FORMAT07 = _Format07()
+
+__all__ = [
+    "EARLIEST_TIME",
+    "LATEST_TIME",
+    "Log",
+    "LogAppendInfo",
+    "LogLayoutError",
+    "LogRegion",
+    "LogSegment",
+    "current_millis",
+    "segment_file_name",
+]
 
 logger = logging.getLogger(__name__)
 
-SEGMENT_SUFFIX = ".kafka"
-LATEST_TIME = -1
-EARLIEST_TIME = -2
-
-
-def current_millis() -> int:
-    """Wall-clock time in milliseconds, the broker's default clock."""
-    return time.time_ns() // 1_000_000
+SEGMENT_SUFFIX = FORMAT07.log_suffix
 
 
 def segment_file_name(start: int) -> str:
-    """The file name of the segment starting at a byte offset: 20 zero-padded digits and ``.kafka``."""
-    return f"{start:020d}{SEGMENT_SUFFIX}"
+    """The file name of the 0.7 segment starting at a byte offset: 20 zero-padded digits and ``.kafka``."""
+    return _segment.segment_file_name(start, SEGMENT_SUFFIX)
 
 
-class LogLayoutError(RuntimeError):
-    """Segment files that do not form one contiguous log: the broker must not start on them."""
-
-
-class LogSegment:
-    """One segment file: the log's bytes from offset ``start``, with the sizes written and flushed."""
-
-    __slots__ = ("path", "start", "size", "flushed_size", "first_append_ms", "_fd")
-
-    def __init__(self, path: str, start: int, *, writable: bool) -> None:
-        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT if writable else os.O_RDONLY
-        self._fd: int | None = os.open(path, flags, 0o644)
-        self.path = path
-        self.start = start
-        self.size = os.fstat(self._fd).st_size
-        self.flushed_size = self.size
-        self.first_append_ms: int | None = None
-
-    def fileno(self) -> int:
-        """The open descriptor, for ``sendfile``.
-
-        The retention cleaner closes the descriptors of the segments it deletes: a sender that may yield
-        while using one should ``os.dup`` it first.
-        """
-        if self._fd is None:
-            raise ValueError(f"segment {self.path} is closed")
-        return self._fd
-
-    def read(self, position: int, length: int) -> bytes:
-        """Up to ``length`` bytes from a position in this file."""
-        return os.pread(self.fileno(), length, position)
-
-    def append(self, data: bytes | memoryview) -> None:
-        view = memoryview(data)
-        while view:
-            written = os.write(self.fileno(), view)
-            self.size += written
-            view = view[written:]
-
-    def flush(self) -> None:
-        """fsync the file; everything written before the call becomes visible to readers."""
-        size = self.size
-        os.fsync(self.fileno())
-        self.flushed_size = size
-
-    def truncate(self, size: int) -> None:
-        os.ftruncate(self.fileno(), size)
-        self.size = self.flushed_size = size
-
-    @property
-    def mtime_ms(self) -> int:
-        """The file's last modification time in milliseconds (retention and the offsets request use it)."""
-        return os.stat(self.path).st_mtime_ns // 1_000_000
-
-    def touch(self, now_ms: int) -> None:
-        os.utime(self.path, ns=(now_ms * 1_000_000, now_ms * 1_000_000))
-
-    def close(self) -> None:
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
-            os.close(fd)
-
-    def delete(self) -> None:
-        self.close()
-        os.unlink(self.path)
-
-    def __repr__(self) -> str:
-        return f"LogSegment({self.path!r}, start={self.start}, size={self.size}, flushed={self.flushed_size})"
-
-
-class Log:
-    """An append-only log of one topic partition, stored as a directory of segment files."""
+class Log(SegmentedLog):
+    """An append-only 0.7 log of one topic partition, stored as a directory of segment files."""
 
     def __init__(
         self,
@@ -123,20 +76,23 @@ class Log:
         max_message_size: int | None,
         need_recovery: bool,
         time_ms: Callable[[], int] = current_millis,
+        entry_format: EntryFormat = FORMAT07,
+        visible_end: VisibleEnd = flushed_end,
     ) -> None:
-        self.dir_path = os.fspath(dir_path)
-        self.topic = topic
-        self.partition = partition
-        self.name = f"{topic}-{partition}"
+        super().__init__(
+            os.fspath(dir_path),
+            topic,
+            partition,
+            flush_interval=flush_interval,
+            visible_end=visible_end,
+            time_ms=time_ms,
+        )
+        self.entry_format = entry_format
         self.max_segment_size = max_segment_size
         self.roll_ms = roll_ms
-        self.flush_interval = flush_interval
         self.max_message_size = max_message_size
-        self._time_ms = time_ms
-        self._lock = threading.Lock()
-        self._segments: tuple[LogSegment, ...] = self._load(need_recovery)
+        self._segments = self._load(need_recovery)
         self._unflushed = 0
-        self._last_flush_ms = time_ms()
 
     # -- loading ------------------------------------------------------------------------------------------
 
@@ -145,10 +101,12 @@ class Log:
         for entry in os.listdir(self.dir_path):
             path = os.path.join(self.dir_path, entry)
             if entry.endswith(SEGMENT_SUFFIX) and os.path.isfile(path):
-                found.append((_segment_start(path), path))
+                start = _segment.parse_segment_file_name(entry, SEGMENT_SUFFIX)
+                if start is None:
+                    raise LogLayoutError(f"segment file {path} is not named <offset>{SEGMENT_SUFFIX}")
+                found.append((start, path))
         if not found:
-            path = os.path.join(self.dir_path, segment_file_name(0))
-            return (LogSegment(path, 0, writable=True),)
+            return (self._open_new_segment(0),)
         found.sort()
         segments: list[LogSegment] = []
         try:
@@ -177,8 +135,7 @@ class Log:
         """Truncate the last segment after its last whole, CRC-valid entry (the tail of an unclean stop)."""
         if segment.size == 0:
             return
-        with mmap.mmap(segment.fileno(), segment.size, access=mmap.ACCESS_READ) as mapped:
-            valid = recover_valid_prefix(mapped)
+        valid = segment.valid_prefix(self.entry_format)
         if valid < segment.size:
             logger.warning(
                 "recovering log %s: truncated %d bytes after offset %d of %s (a torn or corrupt tail)",
@@ -194,46 +151,35 @@ class Log:
     # -- state ----------------------------------------------------------------------------------------------
 
     @property
-    def segments(self) -> tuple[LogSegment, ...]:
-        """The segments, oldest first (a snapshot: it never changes once returned)."""
-        return self._segments
-
-    @property
-    def log_start(self) -> int:
-        """The offset of the first byte still kept: the first segment's start."""
-        return self._segments[0].start
+    def log_end_offset(self) -> int:
+        """The offset after the last byte written, flushed or not."""
+        last = self._segments[-1]
+        return last.start + last.size
 
     @property
     def flushed_end(self) -> int:
-        """The offset after the last flushed byte: the end of what readers see."""
+        """The offset after the last flushed byte: the end of what readers see by default."""
         last = self._segments[-1]
         return last.start + last.flushed_size
-
-    @property
-    def size(self) -> int:
-        """Bytes written to all segments, flushed or not."""
-        return sum(segment.size for segment in self._segments)
 
     @property
     def unflushed_messages(self) -> int:
         return self._unflushed
 
-    @property
-    def last_flush_ms(self) -> int:
-        return self._last_flush_ms
-
     # -- writing --------------------------------------------------------------------------------------------
 
-    def append(self, message_set: bytes | memoryview) -> tuple[int, int]:
-        """Validate a produced message set and append its complete entries; returns (bytes, messages).
+    def append(self, message_set: bytes | memoryview) -> LogAppendInfo:
+        """Validate a produced message set and append its complete entries; returns where they went.
 
-        The exceptions of ``validate_message_set`` propagate unchanged and leave the log untouched. A
+        The validation errors of the entry format propagate unchanged and leave the log untouched. A
         partial trailing entry is dropped silently. OSError propagates too: the broker halts on it.
+        Listeners are told about an append that wrote bytes.
         """
-        valid_bytes, count = validate_message_set(message_set, self.max_message_size)
+        valid_bytes, count = self.entry_format.validate(message_set, self.max_message_size)
         with self._lock:
             self._maybe_roll()
             segment = self._segments[-1]
+            first_offset = segment.start + segment.size
             if valid_bytes:
                 segment.append(memoryview(message_set)[:valid_bytes])
                 if segment.first_append_ms is None:
@@ -241,7 +187,10 @@ class Log:
             self._unflushed += count
             if self._unflushed >= self.flush_interval:
                 self._flush()
-        return valid_bytes, count
+        info = LogAppendInfo(first_offset, first_offset + valid_bytes, valid_bytes, count)
+        if valid_bytes and self._listeners:
+            self._notify(info)
+        return info
 
     def _maybe_roll(self) -> None:
         last = self._segments[-1]
@@ -250,32 +199,18 @@ class Log:
         if too_big or too_old:
             self._roll()
 
-    def roll(self) -> LogSegment:
-        """Flush, then start a new segment at the end of the log (a no-op while the last one is empty)."""
-        with self._lock:
-            return self._roll()
-
-    def _roll(self) -> LogSegment:
+    def _seal(self, segment: LogSegment) -> None:
         self._flush()
-        last = self._segments[-1]
-        if last.size == 0:
-            return last
-        start = last.start + last.flushed_size
+
+    def _open_new_segment(self, start: int) -> LogSegment:
         path = os.path.join(self.dir_path, segment_file_name(start))
         if os.path.exists(path):
             logger.warning("log %s: deleting the existing file %s before rolling onto it", self.name, path)
             os.unlink(path)
-        segment = LogSegment(path, start, writable=True)
-        self._segments = (*self._segments, segment)
-        logger.info("log %s: rolled to a new segment %s", self.name, path)
-        return segment
-
-    def flush(self) -> bool:
-        """fsync the last segment and make its bytes visible; False when there was nothing to flush."""
-        with self._lock:
-            return self._flush()
+        return LogSegment(path, start, writable=True)
 
     def _flush(self) -> bool:
+        """fsync the last segment and make its bytes visible; False when there was nothing to flush."""
         last = self._segments[-1]
         if self._unflushed == 0 and last.flushed_size == last.size:
             return False
@@ -286,104 +221,33 @@ class Log:
 
     # -- reading --------------------------------------------------------------------------------------------
 
-    def read_region(self, offset: int, max_size: int) -> tuple[LogSegment, int, int]:
+    def read_region(self, offset: int, max_size: int) -> LogRegion:
         """Where the bytes of a fetch are: (segment, position in its file, length).
 
-        The region ends at ``max_size`` bytes or at the end of the segment's flushed bytes, whichever comes
-        first: it never spans two segments and is not cut at a message boundary. An offset equal to the
-        flushed end gives a length of 0; one before the log start or after the flushed end raises
+        The region ends at ``max_size`` bytes, at the visible end or at the end of the segment, whichever
+        comes first: it never spans two segments and is not cut at a message boundary. An offset equal to
+        the visible end gives a length of 0; one before the log start or after the visible end raises
         OffsetOutOfRangeError.
         """
         segments = self._segments
-        last = segments[-1]
-        start, end = segments[0].start, last.start + last.flushed_size
+        start, end = segments[0].start, self._visible_end(self)
         if offset < start or offset > end:
             raise OffsetOutOfRangeError(
                 f"offset {offset} is out of range for log {self.name}: valid offsets are {start} to {end}"
             )
-        if offset == end:
-            return last, offset - last.start, 0
-        segment = segments[bisect.bisect_right(segments, offset, key=_start_of) - 1]
+        segment = segments[self.segment_for(offset, segments)]
         position = offset - segment.start
-        return segment, position, max(0, min(max_size, segment.flushed_size - position))
+        return LogRegion(segment, position, max(0, min(max_size, end - offset, segment.size - position)))
 
     def read(self, offset: int, max_size: int) -> bytes:
         """The bytes ``read_region`` designates (for tools and tests; the broker sends regions directly)."""
-        segment, position, length = self.read_region(offset, max_size)
-        return segment.read(position, length) if length else b""
+        return self.read_region(offset, max_size).read()
 
-    def offsets_before(self, time_ms: int, max_offsets: int) -> list[int]:
-        """Answer an offsets request: up to ``max_offsets`` segment start offsets, newest first.
+    def _offsets_end(self) -> int:
+        return self._visible_end(self)
 
-        The candidates are each segment's (start, mtime) and, when the last segment has flushed bytes, the
-        (flushed end, now) pair. ``-1`` starts from the newest candidate, ``-2`` from the oldest, another time
-        from the newest candidate whose time is at or before it (none: an empty answer).
-        """
-        segments = self._segments
-        pairs = [(segment.start, segment.mtime_ms) for segment in segments]
-        last = segments[-1]
-        if last.flushed_size > 0:
-            pairs.append((last.start + last.flushed_size, self._time_ms()))
-        if time_ms == LATEST_TIME:
-            index = len(pairs) - 1
-        elif time_ms == EARLIEST_TIME:
-            index = 0
-        else:
-            index = len(pairs) - 1
-            while index >= 0 and pairs[index][1] > time_ms:
-                index -= 1
-        count = min(max_offsets, index + 1)
-        return [pairs[index - i][0] for i in range(count)]
+    # -- retention ------------------------------------------------------------------------------------------
 
-    # -- retention and shutdown -----------------------------------------------------------------------------
-
-    def delete_old_segments(self, predicate: Callable[[LogSegment], bool]) -> list[LogSegment]:
-        """Delete segments from the oldest forward while the predicate holds; returns those removed.
-
-        The predicate is called in order and not again after it first returns False. The log always keeps
-        a segment: when every one would go, a non-empty log is first rolled onto a new empty segment, and
-        an empty last segment is kept with its mtime set to now.
-        """
-        with self._lock:
-            segments = self._segments
-            count = 0
-            while count < len(segments) and predicate(segments[count]):
-                count += 1
-            if count == len(segments):
-                last = segments[-1]
-                if last.flushed_size > 0:
-                    self._roll()
-                else:
-                    last.touch(self._time_ms())
-                    count -= 1
-            doomed = self._segments[:count]
-            self._segments = self._segments[count:]
-        for segment in doomed:
-            try:
-                segment.delete()
-            except OSError as exc:
-                logger.warning("log %s: could not delete %s: %s", self.name, segment.path, exc)
-        if doomed:
-            logger.info("log %s: deleted %d old segment(s)", self.name, len(doomed))
-        return list(doomed)
-
-    def close(self) -> None:
-        """Flush and close every segment file."""
-        with self._lock:
-            self._flush()
-            for segment in self._segments:
-                segment.close()
-
-    def __repr__(self) -> str:
-        return f"Log({self.name!r}, segments={len(self._segments)}, flushed_end={self.flushed_end})"
-
-
-def _start_of(segment: LogSegment) -> int:
-    return segment.start
-
-
-def _segment_start(path: str) -> int:
-    stem = os.path.basename(path)[: -len(SEGMENT_SUFFIX)]
-    if not stem.isascii() or not stem.isdigit():
-        raise LogLayoutError(f"segment file {path} is not named <offset>{SEGMENT_SUFFIX}")
-    return int(stem)
+    def _retained_size(self, segment: LogSegment) -> int:
+        # As in 0.7, retention counts flushed bytes: bytes not yet visible to readers do not count.
+        return segment.flushed_size

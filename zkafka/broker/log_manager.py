@@ -10,9 +10,9 @@ import logging
 import os
 import random
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-from zkafka.broker.log import Log, LogSegment, current_millis
+from zkafka.broker.log import Log, current_millis
 from zkafka.config import BrokerConfig
 from zkafka.errors import InvalidPartitionError, InvalidTopicError
 from zkafka.topic import log_dir_name, parse_log_dir_name, validate_topic
@@ -43,27 +43,14 @@ class LogManager:
         self._checked_topics: dict[str, int] = {}
         self._create_lock = threading.Lock()
         os.makedirs(self.log_dir, exist_ok=True)
-        marker = os.path.join(self.log_dir, CLEAN_SHUTDOWN_FILE)
-        self.need_recovery = not os.path.exists(marker)
-        if not self.need_recovery:
-            os.unlink(marker)
+        self.need_recovery = not take_clean_shutdown_marker(self.log_dir)
         self._load_logs()
 
     def _load_logs(self) -> None:
         logger.info("loading logs from %s (recovery %s)", self.log_dir, "on" if self.need_recovery else "off")
         try:
-            for name in sorted(os.listdir(self.log_dir)):
-                path = os.path.join(self.log_dir, name)
-                if not os.path.isdir(path):
-                    logger.warning("skipping %s in log.dir: it is not a partition directory", path)
-                    continue
-                try:
-                    topic, partition = parse_log_dir_name(name)
-                    validate_topic(topic, self.config["max.topic.name.length"])
-                except (ValueError, InvalidTopicError) as exc:
-                    logger.warning("skipping directory %s in log.dir: %s", path, exc)
-                    continue
-                logger.info("loading log %s", name)
+            for topic, partition, _ in partition_dirs(self.log_dir, self.config["max.topic.name.length"]):
+                logger.info("loading log %s", log_dir_name(topic, partition))
                 self._logs.setdefault(topic, {})[partition] = self._open_log(
                     topic, partition, self.need_recovery
                 )
@@ -164,40 +151,17 @@ class LogManager:
     def cleanup_logs(self, now_ms: int | None = None) -> int:
         """Delete segments past the retention age, then past the retention size; returns the segments deleted."""
         now = self._time_ms() if now_ms is None else now_ms
+        config = self.config
         total = 0
         for log in self.all_logs():
-            total += self._delete_expired_segments(log, now) + self._delete_segments_over_size(log)
+            hours = config["topic.log.retention.hours"].get(log.topic, config["log.retention.hours"])
+            total += log.delete_expired_segments(now, hours * HOUR_MS)
+            total += log.delete_segments_over_size(
+                config["topic.log.retention.size"].get(log.topic, config["log.retention.size"])
+            )
         if total:
             logger.info("log cleanup deleted %d segment(s)", total)
         return total
-
-    def _delete_expired_segments(self, log: Log, now: int) -> int:
-        config = self.config
-        retention_ms = (
-            config["topic.log.retention.hours"].get(log.topic, config["log.retention.hours"]) * HOUR_MS
-        )
-
-        def expired(segment: LogSegment) -> bool:
-            return now - segment.mtime_ms > retention_ms
-
-        return len(log.delete_old_segments(expired))
-
-    def _delete_segments_over_size(self, log: Log) -> int:
-        limit = self.config["topic.log.retention.size"].get(log.topic, self.config["log.retention.size"])
-        # Sizes here are flushed sizes, as in 0.7: bytes not yet visible to readers do not count.
-        size = log.flushed_end - log.log_start
-        if limit < 0 or size < limit:
-            return 0
-        excess = size - limit
-
-        def over_size(segment: LogSegment) -> bool:
-            nonlocal excess
-            if excess - segment.flushed_size < 0:
-                return False
-            excess -= segment.flushed_size
-            return True
-
-        return len(log.delete_old_segments(over_size))
 
     # -- shutdown -------------------------------------------------------------------------------------------
 
@@ -215,7 +179,42 @@ class LogManager:
                 failure = failure or exc
         if failure is not None:
             raise failure
-        if not clean:
-            return
-        with open(os.path.join(self.log_dir, CLEAN_SHUTDOWN_FILE), "w"):
-            pass
+        if clean:
+            write_clean_shutdown_marker(self.log_dir)
+
+
+# -- what both lines' log managers do with a log directory ------------------------------------------------
+
+
+def take_clean_shutdown_marker(log_dir: str) -> bool:
+    """Whether the last stop was clean (``.kafka_cleanshutdown`` exists); the marker is deleted."""
+    marker = os.path.join(log_dir, CLEAN_SHUTDOWN_FILE)
+    if not os.path.exists(marker):
+        return False
+    os.unlink(marker)
+    return True
+
+
+def write_clean_shutdown_marker(log_dir: str) -> None:
+    with open(os.path.join(log_dir, CLEAN_SHUTDOWN_FILE), "w"):
+        pass
+
+
+def partition_dirs(log_dir: str, max_topic_length: int) -> Iterator[tuple[str, int, str]]:
+    """``(topic, partition, path)`` of every partition directory in a log directory, by name.
+
+    Anything else (files, names that are not ``<topic>-<partition>``, invalid topics) is skipped with a
+    warning.
+    """
+    for name in sorted(os.listdir(log_dir)):
+        path = os.path.join(log_dir, name)
+        if not os.path.isdir(path):
+            logger.warning("skipping %s in %s: it is not a partition directory", path, log_dir)
+            continue
+        try:
+            topic, partition = parse_log_dir_name(name)
+            validate_topic(topic, max_topic_length)
+        except (ValueError, InvalidTopicError) as exc:
+            logger.warning("skipping directory %s in %s: %s", path, log_dir, exc)
+            continue
+        yield topic, partition, path
