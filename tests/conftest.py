@@ -1,12 +1,9 @@
-import signal
-
-pytest_plugins = ["tests.zk_fixture", "tests.broker_fixture"]
-
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
-# A SIGTERM (a CI time limit, `timeout`) ends the run like Ctrl-C: pytest then runs the fixtures' teardown,
-# which stops the ZooKeeper and broker processes the tests started instead of leaving them behind.
-signal.signal(signal.SIGTERM, _interrupt)
+# Shared test code lives in tests/support; these of its modules are plugins, so their fixtures and hooks apply
+# to every test: session hooks (SIGTERM, per-marker timeouts), a real ZooKeeper with a chroot per test,
+# in-process and child-process brokers, a socket server recording request frames.
+pytest_plugins = [
+    "tests.support.session",
+    "tests.support.zookeeper",
+    "tests.support.brokers",
+    "tests.support.frame_recorder",
+]

@@ -175,7 +175,7 @@ class Cluster:
 
     def make_topic(self, topic: str) -> None:
         """Create ``topic`` on every broker (a produce to partition 0 of each), so that it is registered on all."""
-        from tests.integration.helpers import Producer as RawProducer
+        from tests.support.wire import Producer as RawProducer
 
         for broker in BROKERS:
             with RawProducer(self.broker_port(broker)) as producer:

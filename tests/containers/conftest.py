@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import pytest
 from kazoo.client import KazooClient
 
-from tests.zk_container import ZooKeeperContainer, docker_problem
-from tests.zk_fixture import TEST_TICK_TIME_MS, root_client
+from tests.support.zk_container import ZooKeeperContainer, docker_problem
+from tests.support.zookeeper import TEST_TICK_TIME_MS, started_client
 
 FIGURES: list[tuple[str, dict]] = []  # (drill, figures), printed in the terminal summary
 
@@ -50,7 +50,7 @@ def zookeeper_server(zookeeper_container: ZooKeeperContainer) -> ZooKeeperContai
 
 @pytest.fixture(scope="session")
 def zk_admin(zookeeper_server: ZooKeeperContainer) -> Iterator[KazooClient]:
-    yield from root_client(zookeeper_server.connect_string)
+    yield from started_client(zookeeper_server.connect_string)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

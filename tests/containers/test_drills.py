@@ -28,7 +28,7 @@ from tests.containers.observe import (
     settled,
     with_claims,
 )
-from tests.zk_container import IMAGE as ZOOKEEPER_IMAGE
+from tests.support.zk_container import IMAGE as ZOOKEEPER_IMAGE
 from zkafka.utils import wait_until
 
 pytestmark = [pytest.mark.drill, pytest.mark.container, pytest.mark.timeout(300)]

@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from tests.broker_fixture import connect, is_closed_by_peer, read_response, round_trip
+from tests.support.wire import connect, is_closed_by_peer, read_response, round_trip
 from zkafka.broker.registry import BrokerIdConflictError
 from zkafka.message import build_message_set, iter_messages
 from zkafka.protocol.v07 import (

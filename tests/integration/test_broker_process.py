@@ -9,7 +9,8 @@ import threading
 
 import pytest
 
-from tests.broker_fixture import connect, pid_alive, round_trip
+from tests.support.brokers import pid_alive
+from tests.support.wire import connect, round_trip
 from zkafka.message import build_message_set, iter_messages
 from zkafka.protocol.v07 import (
     FetchRequest,

@@ -12,7 +12,7 @@ from datetime import datetime
 
 import pytest
 
-from tests.integration.helpers import Producer
+from tests.support.wire import Producer
 from zkafka.utils import wait_until as gwait
 from zkafka.zk.client import get_children
 

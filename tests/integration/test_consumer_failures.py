@@ -13,14 +13,8 @@ import gevent
 import pytest
 from kazoo.client import KazooClient
 
-from tests.integration.helpers import (
-    Collector,
-    Producer,
-    committed,
-    consumer_config,
-    owners,
-    produce_numbered,
-)
+from tests.support.consumers import Collector, committed, consumer_config, owners, produce_numbered
+from tests.support.wire import Producer
 from zkafka.consumer import ZookeeperConsumerConnector
 from zkafka.launch.zookeeper_server import expire_session
 from zkafka.rebalance import assign, broker_partitions
@@ -47,11 +41,11 @@ def entry_start(item) -> int:
 
 
 class ChildConsumer:
-    """``python -m tests.integration.helpers consume ...``: a consumer process printing what it gets."""
+    """``python -m tests.support.consumers consume ...``: a consumer process printing what it gets."""
 
     def __init__(self, zk_connect: str, group: str, consumerid: str) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.integration.helpers", "consume", "--zookeeper", zk_connect]
+            [sys.executable, "-m", "tests.support.consumers", "consume", "--zookeeper", zk_connect]
             + ["--group", group, "--topic", "t", "--consumerid", consumerid],
             cwd=REPO,
             stdout=subprocess.PIPE,

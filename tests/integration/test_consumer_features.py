@@ -7,7 +7,8 @@ import time
 import gevent
 import pytest
 
-from tests.integration.helpers import Collector, Producer, committed, consumer_config, owners
+from tests.support.consumers import Collector, committed, consumer_config, owners
+from tests.support.wire import Producer
 from zkafka.compression import GZIP, SNAPPY
 from zkafka.consumer import (
     Blacklist,

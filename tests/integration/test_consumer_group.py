@@ -7,14 +7,8 @@ from collections import Counter
 import gevent
 import pytest
 
-from tests.integration.helpers import (
-    Collector,
-    Producer,
-    committed,
-    consumer_config,
-    owners,
-    produce_numbered,
-)
+from tests.support.consumers import Collector, committed, consumer_config, owners, produce_numbered
+from tests.support.wire import Producer
 from zkafka.consumer import ZookeeperConsumerConnector
 from zkafka.rebalance import assign, broker_partitions
 from zkafka.utils import wait_until as gwait

@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from tests.broker_fixture import connect
+from tests.support.wire import connect
 from zkafka.consumer.simple import SimpleConsumer
 from zkafka.message import build_message_set, iter_messages
 from zkafka.protocol.v07 import LATEST_TIME, ProducerRequest, encode_request

@@ -16,83 +16,21 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
+from tests.support.producers import (
+    PARTITIONS,
+    seed_topic,
+    stored,
+    wait_stored,
+    zk_producer,
+)
+from tests.support.zookeeper import wait_topic_registered
 from zkafka.compression import GZIP, NO_COMPRESSION, SNAPPY
-from zkafka.consumer.simple import SimpleConsumer
 from zkafka.launch.zookeeper_server import free_port
 from zkafka.producer import Producer, QueueFullError
 from zkafka.producer.partitioner import java_abs, java_mod, to_int32
 from zkafka.utils import wait_until as gwait
 
 pytestmark = pytest.mark.integration
-
-PARTITIONS = 4  # num.partitions of the test brokers
-FAST_ZK = {"zk.sessiontimeout.ms": "4000", "zk.connectiontimeout.ms": "10000"}
-
-
-def zk_producer(zk_connect: str, **props: str) -> Producer:
-    config = {"zk.connect": zk_connect, **FAST_ZK}
-    config.update({k.replace("_", "."): v for k, v in props.items()})
-    return Producer(config)
-
-
-def stored(port: int, topic: str, partition: int, deep: bool = True) -> list:
-    """Every message of a partition on a broker: payloads (deep) or (codec, inner count) per wrapper."""
-    out: list = []
-    offset = 0
-    with SimpleConsumer("127.0.0.1", port, socket_timeout_ms=10000) as consumer:
-        while True:
-            messages = consumer.fetch(topic, partition, offset, 1 << 20)
-            if not messages.valid_bytes:
-                return out
-            if deep:
-                out.extend(m.payload for m, _ in messages)
-            else:
-                for wrapper, _ in messages.shallow_iter():
-                    inner = len(list(_inner(wrapper))) if wrapper.codec else 1
-                    out.append((wrapper.codec, inner))
-            offset += messages.valid_bytes
-
-
-def _inner(wrapper):
-    from zkafka.compression import decompress
-    from zkafka.message import iter_messages
-
-    return iter_messages(decompress(wrapper.codec, wrapper.payload))
-
-
-def stored_by_partition(
-    brokers: dict[int, Any], topic: str, prefix: bytes = b""
-) -> dict[tuple[int, int], list]:
-    """(broker id, partition) → payloads starting with ``prefix``, for every partition of every broker."""
-    return {
-        (broker_id, p): [m for m in stored(broker.port, topic, p) if m.startswith(prefix)]
-        for broker_id, broker in brokers.items()
-        for p in range(PARTITIONS)
-    }
-
-
-def seed_topic(broker: Any, topic: str) -> None:
-    """Create the topic on one broker (one message to a random partition); the broker registers it in ZK."""
-    with Producer({"broker.list": f"9:127.0.0.1:{broker.port}"}) as seeder:
-        seeder.send(topic, b"seed")
-
-
-def wait_registered(zk_client: KazooClient, topic: str, broker_ids: list[int]) -> None:
-    def registered():
-        path = f"/brokers/topics/{topic}"
-        return zk_client.exists(path) and sorted(map(int, zk_client.get_children(path))) == sorted(broker_ids)
-
-    gwait(registered, message=f"{topic} registered by brokers {broker_ids}")
-
-
-def wait_stored(brokers: dict[int, Any], topic: str, count: int, prefix: bytes = b"") -> dict:
-    """Produce requests get no answer: wait until the brokers have appended ``count`` matching messages."""
-
-    def done():
-        found = stored_by_partition(brokers, topic, prefix)
-        return found if sum(map(len, found.values())) >= count else None
-
-    return gwait(done, message=f"{count} messages of {topic} stored")
 
 
 @pytest.fixture
@@ -106,7 +44,7 @@ def two_brokers(start_broker):
 def test_keyed_messages_land_on_the_partition_the_java_hash_predicts(two_brokers, zk_connect, zk_client):
     for broker in two_brokers.values():
         seed_topic(broker, "keyed")
-    wait_registered(zk_client, "keyed", [0, 1])
+    wait_topic_registered(zk_client, "keyed", [0, 1])
     producer = zk_producer(zk_connect, serializer_class="kafka.serializer.StringEncoder")
     gwait(lambda: len(producer.partitions_for("keyed")) == 8, message="8 candidates")
     candidates = producer.partitions_for("keyed")
@@ -135,7 +73,7 @@ def test_keyed_messages_land_on_the_partition_the_java_hash_predicts(two_brokers
 def test_messages_without_a_key_spread_over_every_partition(two_brokers, zk_connect, zk_client):
     for broker in two_brokers.values():
         seed_topic(broker, "spread")
-    wait_registered(zk_client, "spread", [0, 1])
+    wait_topic_registered(zk_client, "spread", [0, 1])
     producer = zk_producer(zk_connect)
     gwait(lambda: len(producer.partitions_for("spread")) == 8)
     for i in range(400):
@@ -171,11 +109,11 @@ def test_a_broker_joining_mid_stream_gets_traffic_without_a_producer_restart(
     # Broker 1 already hosts the topic (as after a restart); it is down while the stream starts.
     first = start_broker(1)
     seed_topic(first, "joined")
-    wait_registered(zk_client, "joined", [1])
+    wait_topic_registered(zk_client, "joined", [1])
     first.stop()
     broker0 = start_broker(0)
     seed_topic(broker0, "joined")
-    wait_registered(zk_client, "joined", [0])
+    wait_topic_registered(zk_client, "joined", [0])
     producer = zk_producer(zk_connect)
     gwait(lambda: producer.partitions_for("joined") == [(0, p) for p in range(4)])
     sent = 0

@@ -8,17 +8,11 @@ import sys
 
 import pytest
 
-from tests.integration.test_producer import (
-    PARTITIONS,
-    gwait,
-    seed_topic,
-    stored,
-    wait_registered,
-    wait_stored,
-    zk_producer,
-)
+from tests.support.producers import PARTITIONS, seed_topic, stored, wait_stored, zk_producer
+from tests.support.zookeeper import wait_topic_registered
 from zkafka.producer import ProducerConnectionError, ProducerSendError
 from zkafka.producer.partitioner import DefaultPartitioner
+from zkafka.utils import wait_until as gwait
 
 pytestmark = pytest.mark.integration
 
@@ -33,7 +27,7 @@ def test_a_broker_killed_mid_stream_stops_getting_traffic_and_the_rest_keep_it(
     gwait(lambda: zk_client.exists("/brokers/ids/1"), message="the child broker registered")
     seed_topic(survivor, "kill")
     seed_topic(victim, "kill")
-    wait_registered(zk_client, "kill", [0, 1])
+    wait_topic_registered(zk_client, "kill", [0, 1])
     producer = zk_producer(zk_connect, connect_timeout_ms="200")
     gwait(lambda: len(producer.partitions_for("kill")) == 2 * PARTITIONS)
     for i in range(100):
@@ -64,7 +58,7 @@ def test_a_broker_killed_mid_stream_stops_getting_traffic_and_the_rest_keep_it(
 def test_console_producer_sends_lines_with_keys(start_broker, zk_connect, zk_client):
     broker = start_broker(0)
     seed_topic(broker, "console")
-    wait_registered(zk_client, "console", [0])
+    wait_topic_registered(zk_client, "console", [0])
     keys = ["alpha", "beta", "gamma", "delta", "epsilon"]
     lines = [f"{k}:{k} says {i}" for i, k in enumerate(keys * 3)] + ["no key here"]
     result = subprocess.run(

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from tests.integration.helpers import Producer
+from tests.support.wire import Producer
 from zkafka.compression import GZIP
 from zkafka.consumer import SimpleConsumer
 from zkafka.errors import InvalidMessageSizeError, InvalidPartitionError, OffsetOutOfRangeError

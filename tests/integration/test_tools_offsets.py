@@ -15,7 +15,9 @@ import pytest
 from click.testing import CliRunner
 from kazoo.client import KazooClient
 
-from tests.broker_fixture import read_response
+from tests.support.consumers import committed
+from tests.support.wire import read_response
+from tests.support.zookeeper import wait_topic_registered
 from zkafka.cli import main
 from zkafka.launch.zookeeper_server import free_port
 from zkafka.message import build_message_set
@@ -43,11 +45,6 @@ def produce(port: int, topic: str, partition: int, payloads: list[bytes]) -> int
     return decode_offsets_response(body)[0]
 
 
-def wait_registered(zk: KazooClient, topic: str, *broker_ids: int) -> None:
-    for b in broker_ids:
-        wait_until(lambda b=b: zk.exists(f"/brokers/topics/{topic}/{b}"), message=f"{topic} on broker {b}")
-
-
 def join(zk: KazooClient, group: str, consumer_id: str, topic: str = TOPIC) -> None:
     zk.create(
         f"/consumers/{group}/ids/{consumer_id}", f'{{ "{topic}": 1 }}'.encode(), ephemeral=True, makepath=True
@@ -65,13 +62,6 @@ def commit(zk: KazooClient, group: str, topic: str, partition: str, offset: int)
     zk.set(f"/consumers/{group}/offsets/{topic}/{partition}", str(offset).encode())
 
 
-def committed(zk: KazooClient, group: str, topic: str = TOPIC) -> dict[str, int]:
-    base = f"/consumers/{group}/offsets/{topic}"
-    if not zk.exists(base):
-        return {}
-    return {p: int(zk.get(f"{base}/{p}")[0]) for p in zk.get_children(base)}
-
-
 def run(*args: str):
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
@@ -86,7 +76,7 @@ def cluster(start_broker, zk_client):
         b, p = map(int, name.split("-"))
         ends[name] = produce(brokers[b].port, TOPIC, p, payloads)
         assert ends[name] == len(build_message_set(payloads))  # the log end is the bytes appended
-    wait_registered(zk_client, TOPIC, 0, 1)
+    wait_topic_registered(zk_client, TOPIC, [0, 1])
     return brokers, ends
 
 
@@ -178,13 +168,13 @@ def test_update_offsets_refuses_a_live_group_and_works_with_force(cluster, zk_co
     assert (
         refused.stderr.count("\n") == 1 and "g_host-1-abc" in refused.stderr and "--force" in refused.stderr
     )
-    assert committed(zk_client, "g") == {"0-0": 16}
+    assert committed(zk_client, "g", TOPIC) == {"0-0": 16}
 
     forced = run(
         "update-offsets", "--zookeeper", zk_connect, "--group", "g", "--topic", TOPIC, "--latest", "--force"
     )
     assert forced.exit_code == 0, forced.output
-    assert committed(zk_client, "g") == ends
+    assert committed(zk_client, "g", TOPIC) == ends
     lines = forced.stdout.splitlines()
     assert lines[:-1] == [f"updating partition {p} with new offset: {ends[p]}" for p in sorted(ends)]
     assert lines[-1] == f"updated the offsets of 8 partitions of {TOPIC} for group g"
@@ -194,7 +184,7 @@ def test_update_offsets_refuses_a_live_group_and_works_with_force(cluster, zk_co
         "update-offsets", "--zkconnect", zk_connect, "--group", "g", "--topic", TOPIC, "--earliest"
     )
     assert earliest.exit_code == 0, earliest.output
-    assert committed(zk_client, "g") == {p: 0 for p in ends}
+    assert committed(zk_client, "g", TOPIC) == {p: 0 for p in ends}
 
 
 def test_update_offsets_needs_a_position_and_a_registered_topic(cluster, zk_connect):
@@ -239,14 +229,14 @@ def test_export_then_reset_then_import_restores_offsets(cluster, zk_connect, zk_
         ).exit_code
         == 0
     )
-    assert committed(zk_client, "g1") == {p: 0 for p in ends}
+    assert committed(zk_client, "g1", TOPIC) == {p: 0 for p in ends}
     zk_client.delete("/consumers/g2", recursive=True)
 
     result = run("import-offsets", "--zookeeper", zk_connect, "--input-file", str(every))
     assert result.exit_code == 0, result.output
     assert "imported 4 offsets of 2 groups" in result.stderr
-    assert committed(zk_client, "g1") == {**{p: 0 for p in ends}, **saved["g1"]}
-    assert committed(zk_client, "g2") == saved["g2"]
+    assert committed(zk_client, "g1", TOPIC) == {**{p: 0 for p in ends}, **saved["g1"]}
+    assert committed(zk_client, "g2", TOPIC) == saved["g2"]
     assert committed(zk_client, "g2", "other") == {"0-0": 5}
 
 
@@ -285,7 +275,7 @@ def test_offset_checker_gives_up_on_a_broker_that_stops_answering(
     wait_until(lambda: zk_client.exists("/brokers/ids/1"), timeout=30, message="broker 1 registered")
     end = produce(alive.port, TOPIC, 0, [b"x"])
     produce(hung.port, TOPIC, 0, [b"y"])
-    wait_registered(zk_client, TOPIC, 0, 1)
+    wait_topic_registered(zk_client, TOPIC, [0, 1])
     commit(zk_client, "g", TOPIC, "1-0", 0)
     hung.signal(signal.SIGSTOP)  # still registered and accepting connections, but never answering
     try:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 import uuid
-from collections.abc import Callable
 
 import pytest
 from kazoo.client import KazooClient, KazooState
@@ -19,16 +17,9 @@ from zkafka.launch.zookeeper_server import (
     find_zookeeper_classpath,
     four_letter_word,
 )
+from zkafka.utils import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
-
-
-def wait_until(condition: Callable[[], object], timeout: float = 10.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.02)
 
 
 def started_client(hosts: str, **kwargs: object) -> KazooClient:
@@ -99,7 +90,7 @@ def test_ephemeral_node_vanishes_when_client_closes(zk_connect: str, zk_client: 
     owner.create("/ephemeral", b"x", ephemeral=True)
     assert zk_client.exists("/ephemeral") is not None
     closed(owner)
-    wait_until(lambda: zk_client.exists("/ephemeral") is None, what="ephemeral node to vanish")
+    wait_until(lambda: zk_client.exists("/ephemeral") is None, message="ephemeral node to vanish")
 
 
 def test_second_server_stops_its_process(tmp_path, zookeeper_server: ZooKeeperServer) -> None:
@@ -139,9 +130,9 @@ def test_expire_session_of_client(zk_connect: str, zk_client: KazooClient) -> No
         expire_session(victim, zk_connect)
 
         assert states.saw(KazooState.LOST)
-        wait_until(lambda: zk_client.exists("/brokers/ids/1") is None, what="ephemeral node to vanish")
+        wait_until(lambda: zk_client.exists("/brokers/ids/1") is None, message="ephemeral node to vanish")
         # kazoo opens a new session after the loss; the broker would re-register here.
-        wait_until(lambda: victim.connected, what="client to reconnect")
+        wait_until(lambda: victim.connected, message="client to reconnect")
         assert victim.client_id[0] != old_session_id
         victim.create("/brokers/ids/1", b"broker-1 again", ephemeral=True)
         assert zk_client.get("/brokers/ids/1")[0] == b"broker-1 again"
@@ -157,7 +148,7 @@ def test_expire_session_by_id_and_password(zk_connect: str, zk_client: KazooClie
 
         expire_session(victim.client_id, zk_connect)
 
-        wait_until(lambda: zk_client.exists("/ephemeral") is None, what="ephemeral node to vanish")
-        wait_until(lambda: states.saw(KazooState.LOST), what="client to see LOST")
+        wait_until(lambda: zk_client.exists("/ephemeral") is None, message="ephemeral node to vanish")
+        wait_until(lambda: states.saw(KazooState.LOST), message="client to see LOST")
     finally:
         closed(victim)

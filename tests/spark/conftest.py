@@ -9,6 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.support.spark import TEST_SPARK_CONF
+
 try:
     import pyarrow  # noqa: F401
     import pyspark  # noqa: F401
@@ -25,16 +27,6 @@ NEED_SPARK = [
     "test_source_streaming.py",
 ]
 collect_ignore = [] if HAVE_SPARK else NEED_SPARK
-
-TEST_SPARK_CONF = {
-    "spark.ui.enabled": "false",
-    "spark.ui.showConsoleProgress": "false",
-    "spark.sql.shuffle.partitions": "2",
-    "spark.default.parallelism": "2",
-    "spark.driver.memory": "1g",
-    # C1 only: the JVM starts in ~6 s instead of ~10 s on two cores; test data is small.
-    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
-}
 
 
 def pytest_report_header(config) -> str | None:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.spark.helpers import RawProducer
-from tests.spark.test_loader import loaded_rows
-from tests.spark.test_source_batch import wait_registered
+from tests.support.spark import RawProducer, loaded_rows
+from tests.support.zookeeper import wait_topic_registered
 from zkafka.spark.errors import DataLossError
 from zkafka.spark.loader import load
 from zkafka.spark.offsets import OffsetRange, TopicPartition
@@ -56,7 +55,7 @@ def test_loader_after_retention_deleted_its_next_offset(spark, start_broker, zk_
     out = tmp_path / "table"
     broker = start_broker(0, num_partitions="1", log_file_size="200")
     first = produce_singly(broker.port, "r-a", 12, "one")
-    wait_registered(zk_client, "r-a", 1)
+    wait_topic_registered(zk_client, "r-a", [0])
     assert load(spark, zk_connect, ["r-a"], out).rows == 12
     stored = OffsetStore(out).current().offsets[TopicPartition("r-a", 0, 0)]
 

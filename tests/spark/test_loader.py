@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.spark.conftest import TEST_SPARK_CONF
-from tests.spark.helpers import RawProducer, collect_rows
-from tests.spark.test_source_batch import COLUMNS, wait_registered
+from tests.support.spark import TEST_SPARK_CONF, RawProducer, loaded_rows
+from tests.support.zookeeper import wait_topic_registered
 from zkafka.cli import main
 from zkafka.spark.loader import EXIT_HOOK_ENV, EXIT_HOOK_STATUS, load
 from zkafka.spark.offsets import TopicPartition
@@ -22,10 +21,6 @@ from zkafka.spark.store import OffsetStore
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def loaded_rows(spark, out: Path) -> list[tuple]:
-    return collect_rows(spark.read.parquet(str(out)), COLUMNS)
 
 
 def visible_files(out: Path) -> list[Path]:
@@ -59,7 +54,7 @@ def test_loader_run_twice_loads_only_the_new_data(spark, start_broker, zk_connec
             data.send(topic, partition, 30, "one")
     data.send("l-a", 0, 20, "gz", codec=1)
     for topic in ("l-a", "l-b"):
-        wait_registered(zk_client, topic, 1)
+        wait_topic_registered(zk_client, topic, [0])
 
     lines: list[str] = []
     first = load(spark, zk_connect, ["l-a", "l-b"], out, progress=lines.append)
@@ -120,7 +115,7 @@ def test_loader_killed_around_the_commit_loses_and_duplicates_nothing(
         data.send("k-a", partition, 25, "one")
     data.send("k-b", 0, 10, "one", codec=1)
     for topic in ("k-a", "k-b"):
-        wait_registered(zk_client, topic, 1)
+        wait_topic_registered(zk_client, topic, [0])
 
     # killed after writing its data, right before publishing the offsets: nothing is visible, nothing stored
     died = run_loader_cli(zk_connect, out, "before-publish")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.spark.helpers import RawProducer
-from tests.spark.test_source_batch import wait_registered
+from tests.support.spark import RawProducer
+from tests.support.zookeeper import wait_topic_registered
 from zkafka.spark.cluster import Cluster
 from zkafka.spark.errors import BrokerGoneError
 from zkafka.spark.offsets import TopicPartition
@@ -41,7 +41,7 @@ def read_all(tasks, fetch_size=64) -> list[tuple]:
 def test_min_partitions_cuts_one_range_at_message_boundaries(start_broker, zk_connect, zk_client):
     broker = start_broker(0, num_partitions="1", log_file_size="300")
     rows = fill(broker.port)
-    wait_registered(zk_client, "p", 1)
+    wait_topic_registered(zk_client, "p", [0])
     entry_starts = {offset for _, offset, _ in rows} | {rows[-1][2]}
 
     options = parse_options(
@@ -61,7 +61,7 @@ def test_min_partitions_cuts_one_range_at_message_boundaries(start_broker, zk_co
 def test_a_byte_cap_ends_on_a_boundary_and_always_moves_on(start_broker, zk_connect, zk_client):
     broker = start_broker(0, num_partitions="1")
     rows = fill(broker.port)
-    wait_registered(zk_client, "p", 1)
+    wait_topic_registered(zk_client, "p", [0])
     entry_ends = {nxt for _, _, nxt in rows}
     options = parse_options(
         {"zookeeper.connect": zk_connect, "subscribe": "p", "fetchSize": "64"}, streaming=True
@@ -80,7 +80,7 @@ def test_a_byte_cap_ends_on_a_boundary_and_always_moves_on(start_broker, zk_conn
 def test_micro_batch_planning_of_new_and_gone_broker_partitions(start_broker, zk_connect, zk_client):
     broker = start_broker(0, num_partitions="1")
     rows = fill(broker.port)
-    wait_registered(zk_client, "p", 1)
+    wait_topic_registered(zk_client, "p", [0])
     gone = TopicPartition("p", 7, 0)
     end = rows[-1][2]
     for fail in ("true", "false"):

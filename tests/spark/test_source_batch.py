@@ -4,24 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.spark.helpers import RawProducer, collect_rows, expected_rows
-from zkafka.utils import wait_until
+from tests.support.spark import COLUMNS, RawProducer, collect_rows, expected_rows
+from tests.support.zookeeper import wait_topic_registered
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
-
-COLUMNS = ["topic", "broker", "partition", "value", "offset", "nextOffset"]
-
-
-def wait_registered(zk_client, topic: str, brokers: int) -> None:
-    wait_until(
-        lambda: (
-            len(zk_client.get_children(f"/brokers/topics/{topic}")) == brokers
-            if zk_client.exists(f"/brokers/topics/{topic}")
-            else False
-        ),
-        10,
-        message=f"{topic} registered by {brokers} brokers",
-    )
 
 
 def read_rows(spark, zk_connect: str, **options) -> list[tuple]:
@@ -44,7 +30,7 @@ def test_batch_reads_exactly_the_produced_messages(spark, start_broker, zk_conne
                         for value, offset, nxt in producer.send(t, p, payloads):
                             expected.append((t, b, p, value, offset, nxt))
     for t in ("alpha", "beta", "gamma"):
-        wait_registered(zk_client, t, 2)
+        wait_topic_registered(zk_client, t, [0, 1])
 
     rows = read_rows(spark, zk_connect, subscribe="alpha,beta,gamma")
     assert rows == sorted(expected)
@@ -90,7 +76,7 @@ def test_compressed_sets_decode_with_wrapper_offsets(spark, start_broker, zk_con
         tail = producer.send(topic, 0, [b"plain-2"])
         for value, offset, nxt in plain + first + single + tail:
             expected.append((topic, 0, 0, value, offset, nxt))
-    wait_registered(zk_client, topic, 1)
+    wait_topic_registered(zk_client, topic, [0])
 
     rows = read_rows(spark, zk_connect, subscribe=topic)
     assert rows == sorted(expected)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.spark.helpers import RawProducer, collect_rows
-from tests.spark.test_source_batch import COLUMNS, wait_registered
+from tests.support.spark import COLUMNS, RawProducer, collect_rows
+from tests.support.zookeeper import wait_topic_registered
 from zkafka.utils import wait_until
 
 try:
@@ -64,7 +64,7 @@ def test_stream_to_parquet_is_exactly_once_across_a_restart(
     with RawProducer(broker0.port) as p0:
         for partition in (0, 1):
             produce(p0, 0, "s-a", partition, 10, "start")
-    wait_registered(zk_client, "s-a", 1)
+    wait_topic_registered(zk_client, "s-a", [0])
 
     # a small byte budget per trigger: micro-batches of about 700 bytes, each cut at a message boundary
     query = start_query(spark, zk_connect, out, checkpoint, maxBytesPerTrigger="700")

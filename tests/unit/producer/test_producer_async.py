@@ -13,7 +13,7 @@ from typing import Any
 import gevent
 import pytest
 
-from tests.unit.test_producer_sync import FrameRecorder, gwait
+from tests.support.frame_recorder import FrameRecorder
 from zkafka.compression import GZIP, NO_COMPRESSION, SNAPPY
 from zkafka.config import ProducerConfig
 from zkafka.message import ByteBufferMessageSet
@@ -23,15 +23,7 @@ from zkafka.producer.errors import ProducerClosedError, QueueFullError
 from zkafka.producer.event_handler import CallbackHandler, EventHandler, QueueItem, collate
 from zkafka.producer.sync_producer import SyncProducer
 from zkafka.protocol.v07 import MULTIPRODUCE
-
-
-@pytest.fixture
-def recorder():
-    server = FrameRecorder()
-    try:
-        yield server
-    finally:
-        server.stop()
+from zkafka.utils import wait_until as gwait
 
 
 def unused_port() -> int:

@@ -1,11 +1,12 @@
-"""Pytest fixtures for real brokers: in-process (own thread and gevent hub) and as `zkafka broker start` children."""
+"""Pytest fixtures for real brokers: in-process (own thread and gevent hub) and as `zkafka broker start` children.
+
+Registered as a plugin by tests/conftest.py: ``start_broker`` and ``broker_process`` are in every test's scope.
+"""
 
 from __future__ import annotations
 
 import os
 import signal
-import socket
-import struct
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,7 +17,6 @@ import pytest
 from zkafka.broker.kafka_server import BrokerThread
 from zkafka.config import BrokerConfig
 from zkafka.launch.zookeeper_server import free_port
-from zkafka.protocol.v07 import encode_request
 
 # Every append flushed at once, so tests can fetch what they produced without waiting for the flusher.
 TEST_BROKER_PROPS = {
@@ -117,46 +117,6 @@ def broker_process(tmp_path: Path, zk_connect: str) -> Iterator:
     finally:
         for proc in started:
             proc.stop()
-
-
-# -- raw-socket client pieces ------------------------------------------------------------------------------
-
-
-def connect(port: int) -> socket.socket:
-    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-    return sock
-
-
-def recv_exact(sock: socket.socket, size: int) -> bytes:
-    data = bytearray()
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            raise ConnectionError(f"closed after {len(data)} of {size} bytes")
-        data += chunk
-    return bytes(data)
-
-
-def read_response(sock: socket.socket) -> tuple[int, bytes]:
-    """(error code, body) of one response frame."""
-    size, error = struct.unpack(">ih", recv_exact(sock, 6))
-    return error, recv_exact(sock, size - 2)
-
-
-def round_trip(sock: socket.socket, request) -> tuple[int, bytes]:
-    sock.sendall(request if isinstance(request, bytes) else encode_request(request))
-    return read_response(sock)
-
-
-def is_closed_by_peer(sock: socket.socket, timeout: float = 5.0) -> bool:
-    """True once the broker has closed this connection (recv sees EOF or a reset)."""
-    sock.settimeout(timeout)
-    try:
-        return sock.recv(1) == b""
-    except ConnectionResetError:
-        return True
-    except TimeoutError:
-        return False
 
 
 def pid_alive(pid: int) -> bool:

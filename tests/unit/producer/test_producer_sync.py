@@ -1,73 +1,24 @@
-"""SyncProducer on the wire: frames, reconnects, size checks and errors, against a real listening socket.
-
-``FrameRecorder`` is a TCP server on the test's own gevent hub that decodes every request frame it gets
-with ``zkafka.protocol`` (the broker's own parser) and records it with the number of its connection.
-"""
+"""SyncProducer on the wire: frames, reconnects, size checks and errors, against a real listening socket
+(the ``recorder`` fixture: a FrameRecorder from tests/support/frame_recorder.py)."""
 
 from __future__ import annotations
 
 import socket
-import struct
 import time
-from typing import Any
 
 import gevent
 import pytest
 from gevent.server import StreamServer
 
+from tests.support.frame_recorder import FrameRecorder
 from zkafka.compression import GZIP
 from zkafka.config import ProducerConfig
 from zkafka.errors import MessageSizeTooLargeError
-from zkafka.message import ByteBufferMessageSet, build_message_set
+from zkafka.message import build_message_set
 from zkafka.producer.errors import ProducerClosedError, ProducerConnectionError
 from zkafka.producer.sync_producer import SyncProducer
-from zkafka.protocol.v07 import MULTIPRODUCE, PRODUCE, MultiProducerRequest, ProducerRequest, decode_request
+from zkafka.protocol.v07 import MULTIPRODUCE, PRODUCE, ProducerRequest
 from zkafka.utils import wait_until as gwait
-
-
-class FrameRecorder:
-    """Accepts connections and records ``(connection number, request type, decoded request)``."""
-
-    def __init__(self, port: int = 0) -> None:
-        self.frames: list[tuple[int, int, Any]] = []
-        self.connections = 0
-        self._server = StreamServer(("127.0.0.1", port), self._serve)
-        self._server.start()
-        self.port = self._server.server_port
-
-    def _serve(self, sock: socket.socket, address: Any) -> None:
-        self.connections += 1
-        number = self.connections
-        reader = sock.makefile("rb")
-        while True:
-            header = reader.read(4)
-            if len(header) < 4:
-                return
-            (size,) = struct.unpack(">i", header)
-            body = reader.read(size)
-            (request_type,) = struct.unpack_from(">h", body)
-            self.frames.append((number, request_type, decode_request(request_type, body[2:])))
-
-    def messages(self) -> list[bytes]:
-        """Every payload received, in order (produce parts of multiproduce requests included)."""
-        out = []
-        for _, _, request in self.frames:
-            parts = request.produces if isinstance(request, MultiProducerRequest) else (request,)
-            for part in parts:
-                out.extend(m.payload for m, _ in ByteBufferMessageSet(bytes(part.messages)))
-        return out
-
-    def stop(self) -> None:
-        self._server.stop(timeout=1)
-
-
-@pytest.fixture
-def recorder():
-    server = FrameRecorder()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def config(**overrides: str) -> ProducerConfig:

@@ -3,11 +3,10 @@
 import logging
 import os
 import re
-import struct
-import zlib
 
 import pytest
 
+from tests.support.logs import Clock, entry, set_mtime
 from zkafka.broker.log import segment_file_name
 from zkafka.broker.log_manager import CLEAN_SHUTDOWN_FILE, HOUR_MS, LogManager
 from zkafka.config import BrokerConfig
@@ -15,28 +14,10 @@ from zkafka.errors import InvalidPartitionError, InvalidTopicError
 from zkafka.topic import log_dir_name, parse_log_dir_name, validate_topic
 
 
-class Clock:
-    """A settable millisecond clock."""
-
-    def __init__(self, now: int = 1_700_000_000_000) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
-
-
-def entry(payload: bytes) -> bytes:
-    return struct.pack(">iBBI", 6 + len(payload), 1, 0, zlib.crc32(payload)) + payload
-
-
 def make_config(tmp_path, **props) -> BrokerConfig:
     base = {"brokerid": "0", "log.dir": str(tmp_path / "logs"), "enable.zookeeper": "false"}
     base.update(props)
     return BrokerConfig(base)
-
-
-def set_mtime(path, ms: int) -> None:
-    os.utime(path, ns=(ms * 1_000_000, ms * 1_000_000))
 
 
 # -- topic names ----------------------------------------------------------------------------------------

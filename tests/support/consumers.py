@@ -1,13 +1,12 @@
-"""Helpers for the consumer integration tests: raw produce requests, gevent-friendly waiting, collectors.
+"""Helpers for the consumer tests: consumer configs, test data, stream collectors, group state in ZooKeeper.
 
-Run as ``python -m tests.integration.helpers consume ...`` it is a child consumer process that prints every
+Run as ``python -m tests.support.consumers consume ...`` it is a child consumer process that prints every
 message it gets (``topic partition offset payload``) and commits often, for the kill -9 tests.
 """
 
 from __future__ import annotations
 
 import argparse
-import socket
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -15,16 +14,8 @@ from typing import Any
 
 import gevent
 
-from tests.broker_fixture import round_trip
+from tests.support.wire import Producer
 from zkafka.consumer import ConsumerTimeoutError, KafkaStream, MessageAndMetadata, ZookeeperConsumerConnector
-from zkafka.message import build_message_set
-from zkafka.protocol.v07 import (
-    LATEST_TIME,
-    OffsetRequest,
-    ProducerRequest,
-    decode_offsets_response,
-    encode_request,
-)
 
 # Small timeouts: the test ZooKeeper has tickTime 200, so sessions of 2-4 s are allowed.
 FAST_CONSUMER = {
@@ -42,38 +33,6 @@ def consumer_config(zk_connect: str, group: str, **overrides: Any) -> dict[str, 
     props = {"zk.connect": zk_connect, "groupid": group, **FAST_CONSUMER}
     props.update({k.replace("_", "."): str(v) for k, v in overrides.items()})
     return props
-
-
-class Producer:
-    """Raw PRODUCE requests over one socket; each batch is confirmed by an OFFSETS round trip after it."""
-
-    def __init__(self, port: int, host: str = "127.0.0.1") -> None:
-        self.sock = socket.create_connection((host, port), timeout=10)
-
-    def send(self, topic: str, partition: int, payloads: Iterable[bytes], codec: int = 0) -> int:
-        """Append the payloads (one message set) and return the partition's log end afterwards."""
-        messages = build_message_set(list(payloads), codec)
-        self.sock.sendall(encode_request(ProducerRequest(topic, partition, messages)))
-        return self.log_end(topic, partition)
-
-    def offset(self, topic: str, partition: int, time: int = LATEST_TIME) -> int:
-        """The newest offset OFFSETS answers for ``time`` (-1 latest, -2 earliest); 0 when there is none."""
-        error, body = round_trip(self.sock, OffsetRequest(topic, partition, time, 1))
-        assert error == 0, f"OFFSETS error {error}"
-        offsets = decode_offsets_response(body)
-        return offsets[0] if offsets else 0
-
-    def log_end(self, topic: str, partition: int) -> int:
-        return self.offset(topic, partition)
-
-    def close(self) -> None:
-        self.sock.close()
-
-    def __enter__(self) -> Producer:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def produce_numbered(

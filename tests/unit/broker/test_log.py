@@ -3,10 +3,10 @@
 import logging
 import os
 import struct
-import zlib
 
 import pytest
 
+from tests.support.logs import Clock, entry, set_mtime
 from zkafka.broker.log import EARLIEST_TIME, LATEST_TIME, Log, LogLayoutError, segment_file_name
 from zkafka.compression import GZIP
 from zkafka.errors import (
@@ -18,21 +18,6 @@ from zkafka.errors import (
 from zkafka.message import build_message_set, iter_messages
 
 HOUR_MS = 3600 * 1000
-
-
-class Clock:
-    """A settable millisecond clock."""
-
-    def __init__(self, now: int = 1_700_000_000_000) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
-
-
-def entry(payload: bytes) -> bytes:
-    """One magic-1 uncompressed entry, built by hand from the 0.7 layout."""
-    return struct.pack(">iBBI", 6 + len(payload), 1, 0, zlib.crc32(payload)) + payload
 
 
 def open_log(path, clock=None, **overrides) -> Log:
@@ -56,10 +41,6 @@ def appended(info) -> tuple[int, int]:
 
 def file_names(path) -> list[str]:
     return sorted(os.listdir(path))
-
-
-def set_mtime(path, ms: int) -> None:
-    os.utime(path, ns=(ms * 1_000_000, ms * 1_000_000))
 
 
 # -- layout and append ----------------------------------------------------------------------------------

@@ -1,18 +1,29 @@
-"""Test data for the Spark tests: raw PRODUCE requests, and the expected rows computed independently."""
+"""Helpers for the Spark tests: the session settings, raw PRODUCE requests with the rows they should become
+(computed independently of the source), and DataFrames read back as sorted tuples."""
 
 from __future__ import annotations
 
-from tests.integration.helpers import Producer
+from tests.support.wire import Producer
 from zkafka.message import build_message_set
-from zkafka.protocol.v07 import EARLIEST_TIME, ProducerRequest, encode_request
+from zkafka.protocol.v07 import ProducerRequest, encode_request
 from zkafka.utils import wait_until
+
+# The columns every source test compares.
+COLUMNS = ["topic", "broker", "partition", "value", "offset", "nextOffset"]
+
+TEST_SPARK_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.driver.memory": "1g",
+    # C1 only: the JVM starts in ~6 s instead of ~10 s on two cores; test data is small.
+    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+}
 
 
 class RawProducer(Producer):
     """PRODUCE requests over one plain socket; each send waits until the broker shows the new log end."""
-
-    def earliest(self, topic: str, partition: int) -> int:
-        return self.offset(topic, partition, EARLIEST_TIME)
 
     def send(self, topic: str, partition: int, payloads: list[bytes], codec: int = 0) -> list[tuple]:
         """Append one message set; returns the expected rows ``(value, offset, nextOffset)``."""
@@ -43,3 +54,8 @@ def collect_rows(df, columns: list[str]) -> list[tuple]:
         tuple(bytes(v) if isinstance(v, bytearray) else v for v in row)
         for row in df.select(*columns).collect()
     )
+
+
+def loaded_rows(spark, out) -> list[tuple]:
+    """The rows a batch wrote as Parquet under ``out``."""
+    return collect_rows(spark.read.parquet(str(out)), COLUMNS)

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from tests.unit.test_producer_sync import FrameRecorder, gwait
+from tests.support.frame_recorder import FrameRecorder
 from zkafka.compression import GZIP, SNAPPY
 from zkafka.errors import InvalidConfigError
 from zkafka.message import ByteBufferMessageSet
@@ -14,6 +14,7 @@ from zkafka.producer import Producer, ProducerClosedError, ProducerData
 from zkafka.producer.broker_partition_info import ConfigBrokerPartitionInfo, parse_broker_list
 from zkafka.producer.partitioner import DefaultPartitioner
 from zkafka.protocol.v07 import MULTIPRODUCE, PRODUCE, RANDOM_PARTITION
+from zkafka.utils import wait_until as gwait
 from zkafka.zk.paths07 import Broker, BrokerPartition
 
 

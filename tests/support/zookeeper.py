@@ -1,6 +1,6 @@
 """Pytest fixtures: one real ZooKeeper server per test session and a fresh chroot per test.
 
-The server is a local process or, when Docker can run one, a container (tests/zk_container.py);
+The server is a local process or, when Docker can run one, a container (tests/support/zk_container.py);
 ZKAFKA_TEST_ZK=process|container forces the choice, which the pytest header reports.
 """
 
@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import NotEmptyError
 
-from tests.zk_container import IMAGE, ZooKeeperContainer, choose_backend
+from tests.support.zk_container import IMAGE, ZooKeeperContainer, choose_backend
 from zkafka.launch.zookeeper_server import ZooKeeperError, ZooKeeperNotFound, ZooKeeperServer
+from zkafka.utils import wait_until
 
 # A short tick lets tests ask for sessions of a second or less; clients asking for more still get it.
 TEST_TICK_TIME_MS = 200
@@ -45,8 +46,8 @@ def zookeeper_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKe
         server.stop()
 
 
-def root_client(connect_string: str) -> Iterator[KazooClient]:
-    """A started client on a server's root, stopped when the generator is closed (for session fixtures)."""
+def started_client(connect_string: str) -> Iterator[KazooClient]:
+    """A started client, stopped and closed when the generator is closed (``yield from`` it in a fixture)."""
     client = KazooClient(hosts=connect_string)
     client.start(timeout=10)
     try:
@@ -59,7 +60,7 @@ def root_client(connect_string: str) -> Iterator[KazooClient]:
 @pytest.fixture(scope="session")
 def zk_admin(zookeeper_server: ZooKeeperServer) -> Iterator[KazooClient]:
     """A client on the server's root, used to make and remove the per-test chroots."""
-    yield from root_client(zookeeper_server.connect_string)
+    yield from started_client(zookeeper_server.connect_string)
 
 
 @pytest.fixture
@@ -70,22 +71,16 @@ def zk_connect(zookeeper_server: ZooKeeperServer, zk_admin: KazooClient) -> Iter
     try:
         yield zookeeper_server.connect_string + chroot
     finally:
-        _delete_tree(zk_admin, chroot)
+        delete_tree(zk_admin, chroot)
 
 
 @pytest.fixture
 def zk_client(zk_connect: str) -> Iterator[KazooClient]:
     """A started kazoo client inside the test's chroot."""
-    client = KazooClient(hosts=zk_connect)
-    client.start(timeout=10)
-    try:
-        yield client
-    finally:
-        client.stop()
-        client.close()
+    yield from started_client(zk_connect)
 
 
-def _delete_tree(client: KazooClient, path: str, timeout: float = 10.0) -> None:
+def delete_tree(client: KazooClient, path: str, timeout: float = 10.0) -> None:
     """Delete path and its children, retrying while a still-live session adds nodes under it."""
     deadline = time.monotonic() + timeout
     while True:
@@ -96,3 +91,16 @@ def _delete_tree(client: KazooClient, path: str, timeout: float = 10.0) -> None:
             if time.monotonic() >= deadline:
                 raise
             time.sleep(0.05)
+
+
+def wait_topic_registered(
+    zk: KazooClient, topic: str, broker_ids: Iterable[int], timeout: float = 15.0
+) -> None:
+    """Wait until exactly ``broker_ids`` have registered ``topic`` under /brokers/topics (0.7 layout)."""
+    expected = sorted(broker_ids)
+    path = f"/brokers/topics/{topic}"
+
+    def registered() -> bool:
+        return bool(zk.exists(path)) and sorted(map(int, zk.get_children(path))) == expected
+
+    wait_until(registered, timeout, message=f"{topic} registered by brokers {expected}")
