@@ -4,7 +4,7 @@ Starts its own standalone broker (no ZooKeeper) with the sample server.propertie
 (``log.flush.interval=10000``, ``log.default.flush.interval.ms=1000``), sends PRODUCE requests from one
 raw socket, and stops the clock when the broker's flushed end (OFFSETS -1) covers every byte sent, so the
 figure includes validation (a CRC per message), the append and the fsyncs. Also times the broker-side
-steps alone (validate_message_set, Log.append) to show where the time goes.
+steps alone (FORMAT07.validate, Log.append) to show where the time goes.
 
     python benchmarks/broker_ingest.py [--messages 2000000] [--message-size 100] [--set-bytes 1000000]
 """
@@ -22,8 +22,9 @@ from zkafka.broker.kafka_server import BrokerThread
 from zkafka.broker.log import Log
 from zkafka.config import BrokerConfig
 from zkafka.consumer.simple import SimpleConsumer
-from zkafka.message import build_message_set, validate_message_set
 from zkafka.protocol.v07 import LATEST_TIME, ProducerRequest, encode_request
+from zkafka.records.format07 import FORMAT07
+from zkafka.records.message import build_message_set
 from zkafka.utils import wait_until
 
 
@@ -96,7 +97,7 @@ def broker_side_steps(message_size: int, set_bytes: int, sets: int = 50) -> dict
     data = build_message_set([b"x" * message_size] * per_set)
     start = time.perf_counter()
     for _ in range(sets):
-        validate_message_set(data, 1000000)
+        FORMAT07.validate(data, 1000000)
     validate_s = (time.perf_counter() - start) / sets
     with tempfile.TemporaryDirectory() as log_dir:
         os.makedirs(f"{log_dir}/ingest-0")

@@ -4,7 +4,7 @@ Starts its own ZooKeeper (``zkafka.launch.zookeeper_server.ZooKeeperServer``) an
 (``zkafka broker start``, so the broker's work is not on the consumer's GIL), fills one topic per message
 size with raw PRODUCE requests, and runs ``zkafka perf consume --json`` in a fresh process several times.
 It also measures, in this process, the raw rates of the pieces under it: SimpleConsumer fetches, the
-stream's chunk decoding and ``zkafka.message.iter_messages``.
+stream's chunk decoding and ``zkafka.records.format07.iter_messages``.
 
     python benchmarks/consumer_throughput.py --messages 1000000 --sizes 100 200 --runs 3
 """
@@ -31,8 +31,9 @@ from benchmarks.broker_process import start_broker  # noqa: E402
 from zkafka.consumer.simple import SimpleConsumer  # noqa: E402
 from zkafka.consumer.stream import decode_chunk  # noqa: E402
 from zkafka.launch.zookeeper_server import ZooKeeperServer  # noqa: E402
-from zkafka.message import build_message_set, iter_messages  # noqa: E402
 from zkafka.protocol.v07 import LATEST_TIME, OffsetRequest, ProducerRequest, encode_request  # noqa: E402
+from zkafka.records.format07 import iter_messages  # noqa: E402
+from zkafka.records.message import build_message_set  # noqa: E402
 from zkafka.zk.paths07 import BrokerPartition  # noqa: E402
 
 BATCH = 5000

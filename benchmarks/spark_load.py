@@ -33,8 +33,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks.broker_process import start_broker  # noqa: E402
 from zkafka.consumer.simple import SimpleConsumer
 from zkafka.launch.zookeeper_server import ZooKeeperServer
-from zkafka.message import build_message_set
 from zkafka.protocol.v07 import LATEST_TIME, ProducerRequest, encode_request
+from zkafka.records.message import build_message_set
 from zkafka.utils import wait_until
 
 TOPIC = "bench"

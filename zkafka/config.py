@@ -358,7 +358,7 @@ class ProducerConfig(Config):
     )
 
     def validate(self) -> None:
-        from zkafka.compression import parse_codec
+        from zkafka.records.compression import parse_codec
 
         if bool(self["zk.connect"]) == bool(self["broker.list"]):
             raise InvalidConfigError("zk.connect, broker.list: exactly one of the two must be set")

@@ -8,7 +8,6 @@ import pytest
 
 from tests.support.wire import connect, is_closed_by_peer, read_response, round_trip
 from zkafka.broker.registry import BrokerIdConflictError
-from zkafka.message import build_message_set, iter_messages
 from zkafka.protocol.v07 import (
     FetchRequest,
     MultiFetchRequest,
@@ -19,6 +18,8 @@ from zkafka.protocol.v07 import (
     decode_offsets_response,
     encode_request,
 )
+from zkafka.records.format07 import iter_messages
+from zkafka.records.message import build_message_set
 from zkafka.utils import wait_until
 from zkafka.zk.client import get_children, session_id
 

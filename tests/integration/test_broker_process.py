@@ -11,7 +11,6 @@ import pytest
 
 from tests.support.brokers import pid_alive
 from tests.support.wire import connect, round_trip
-from zkafka.message import build_message_set, iter_messages
 from zkafka.protocol.v07 import (
     FetchRequest,
     OffsetRequest,
@@ -19,6 +18,8 @@ from zkafka.protocol.v07 import (
     decode_offsets_response,
     encode_request,
 )
+from zkafka.records.format07 import iter_messages
+from zkafka.records.message import build_message_set
 from zkafka.utils import wait_until
 
 pytestmark = pytest.mark.integration

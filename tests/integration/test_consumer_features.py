@@ -9,7 +9,6 @@ import pytest
 
 from tests.support.consumers import Collector, committed, consumer_config, owners
 from tests.support.wire import Producer
-from zkafka.compression import GZIP, SNAPPY
 from zkafka.consumer import (
     Blacklist,
     ConsumerRebalanceFailedError,
@@ -18,6 +17,7 @@ from zkafka.consumer import (
     ZookeeperConsumerConnector,
 )
 from zkafka.errors import InvalidMessageSizeError
+from zkafka.records.compression import GZIP, SNAPPY
 from zkafka.utils import wait_until as gwait
 from zkafka.zk.client import get_children, update_persistent
 

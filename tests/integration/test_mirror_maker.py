@@ -12,8 +12,9 @@ import pytest
 
 from tests.support.wire import connect
 from zkafka.consumer.simple import SimpleConsumer
-from zkafka.message import build_message_set, iter_messages
 from zkafka.protocol.v07 import LATEST_TIME, ProducerRequest, encode_request
+from zkafka.records.format07 import iter_messages
+from zkafka.records.message import build_message_set
 from zkafka.utils import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -24,10 +24,10 @@ from tests.support.producers import (
     zk_producer,
 )
 from tests.support.zookeeper import wait_topic_registered
-from zkafka.compression import GZIP, NO_COMPRESSION, SNAPPY
 from zkafka.launch.zookeeper_server import free_port
 from zkafka.producer import Producer, QueueFullError
 from zkafka.producer.partitioner import java_abs, java_mod, to_int32
+from zkafka.records.compression import GZIP, NO_COMPRESSION, SNAPPY
 from zkafka.utils import wait_until as gwait
 
 pytestmark = pytest.mark.integration

@@ -8,11 +8,11 @@ import time
 import pytest
 
 from tests.support.wire import Producer
-from zkafka.compression import GZIP
 from zkafka.consumer import SimpleConsumer
 from zkafka.errors import InvalidMessageSizeError, InvalidPartitionError, OffsetOutOfRangeError
 from zkafka.launch.zookeeper_server import free_port
 from zkafka.protocol.v07 import EARLIEST_TIME, LATEST_TIME, FetchRequest
+from zkafka.records.compression import GZIP
 
 pytestmark = pytest.mark.integration
 

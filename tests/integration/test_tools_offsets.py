@@ -20,7 +20,6 @@ from tests.support.wire import read_response
 from tests.support.zookeeper import wait_topic_registered
 from zkafka.cli import main
 from zkafka.launch.zookeeper_server import free_port
-from zkafka.message import build_message_set
 from zkafka.protocol.v07 import (
     LATEST_TIME,
     OffsetRequest,
@@ -28,6 +27,7 @@ from zkafka.protocol.v07 import (
     decode_offsets_response,
     encode_request,
 )
+from zkafka.records.message import build_message_set
 from zkafka.utils import wait_until
 
 pytestmark = pytest.mark.integration

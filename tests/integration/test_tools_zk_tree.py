@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from zkafka.cli import main
 from zkafka.launch.zookeeper_server import free_port
-from zkafka.message import build_message_set
 from zkafka.protocol.v07 import ProducerRequest, encode_request
+from zkafka.records.message import build_message_set
 from zkafka.utils import wait_until
 
 pytestmark = pytest.mark.integration

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zkafka.message import build_message_set
+from zkafka.records.message import build_message_set
 from zkafka.spark.offsets import (
     EARLIEST,
     LATEST,

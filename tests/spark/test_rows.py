@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from zkafka.compression import GZIP, SNAPPY, compress
 from zkafka.errors import InvalidMessageError, InvalidMessageSizeError
-from zkafka.message import ByteBufferMessageSet, Message, build_message_set
+from zkafka.records.compression import GZIP, SNAPPY, compress
+from zkafka.records.format07 import ByteBufferMessageSet
+from zkafka.records.message import Message, build_message_set
 from zkafka.spark.rows import decode_entries
 
 pytestmark = pytest.mark.spark

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from gevent.server import StreamServer
 
-from zkafka.message import ByteBufferMessageSet
 from zkafka.protocol.v07 import MultiProducerRequest, decode_request
+from zkafka.records.format07 import ByteBufferMessageSet
 
 
 class FrameRecorder:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from zkafka.compression import decompress
 from zkafka.consumer.simple import SimpleConsumer
-from zkafka.message import iter_messages
 from zkafka.producer import Producer
+from zkafka.records.compression import decompress
+from zkafka.records.format07 import iter_messages
 from zkafka.utils import wait_until
 
 PARTITIONS = 4  # num.partitions of the test brokers

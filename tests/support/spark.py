@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from tests.support.wire import Producer
-from zkafka.message import build_message_set
 from zkafka.protocol.v07 import ProducerRequest, encode_request
+from zkafka.records.message import build_message_set
 from zkafka.utils import wait_until
 
 # The columns every source test compares.

@@ -10,7 +10,6 @@ import socket
 import struct
 from collections.abc import Iterable
 
-from zkafka.message import build_message_set
 from zkafka.protocol.v07 import (
     EARLIEST_TIME,
     LATEST_TIME,
@@ -19,6 +18,7 @@ from zkafka.protocol.v07 import (
     decode_offsets_response,
     encode_request,
 )
+from zkafka.records.message import build_message_set
 
 
 def connect(port: int, host: str = "127.0.0.1") -> socket.socket:

@@ -26,18 +26,7 @@ from zkafka.broker.segmented_log import (
     flushed_end,
 )
 from zkafka.errors import OffsetOutOfRangeError
-
-try:
-    from zkafka.records.format07 import FORMAT07
-except ImportError:  # until zkafka.records lands (temporary)
-    from zkafka import message as _message
-
-    class _Format07:
-        name, log_suffix, overhead = "0.7", ".kafka", 4
-        validate = staticmethod(_message.validate_message_set)
-        valid_prefix = staticmethod(_message.recover_valid_prefix)
-
-    FORMAT07 = _Format07()
+from zkafka.records.format07 import FORMAT07
 
 __all__ = [
     "EARLIEST_TIME",

@@ -64,8 +64,8 @@ def perf_produce(
     """Send MESSAGES messages to TOPIC as fast as possible and print the rate, as Kafka's
     ProducerPerformance does (start, end, compression, message size, batch size, MB, MB/s, messages,
     messages/s)."""
-    from zkafka.compression import parse_codec
     from zkafka.config import parse_overrides
+    from zkafka.records.compression import parse_codec
     from zkafka.tools.producer_performance import CSV_HEADER, PerfOptions, run
 
     configure_logging(Context.verbose, level=30)

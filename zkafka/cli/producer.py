@@ -64,10 +64,10 @@ def console_producer(
     properties: tuple[str, ...],
 ) -> None:
     """Read lines from standard input and send each one as a message to TOPIC."""
-    from zkafka.compression import parse_codec
     from zkafka.config import ProducerConfig, parse_overrides
     from zkafka.producer.console import produce_lines, read_lines
     from zkafka.producer.producer import Producer
+    from zkafka.records.compression import parse_codec
 
     configure_logging(Context.verbose)
     check_source(zookeeper, broker_list)

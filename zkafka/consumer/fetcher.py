@@ -11,8 +11,8 @@ from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
 from zkafka.consumer.simple import SimpleConsumer
 from zkafka.consumer.stream import decode_chunk
 from zkafka.errors import InvalidConfigError, InvalidMessageSizeError, KafkaError, OffsetOutOfRangeError
-from zkafka.message import INT32
 from zkafka.protocol.v07 import EARLIEST_TIME, LATEST_TIME, FetchRequest
+from zkafka.records.message import INT32
 from zkafka.zk.paths07 import Broker
 
 log = logging.getLogger(__name__)

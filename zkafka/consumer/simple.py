@@ -10,7 +10,6 @@ from collections.abc import Iterable
 from gevent import socket
 
 from zkafka.errors import error_for_code
-from zkafka.message import ByteBufferMessageSet
 from zkafka.protocol.v07 import (
     FetchRequest,
     MultiFetchRequest,
@@ -20,6 +19,7 @@ from zkafka.protocol.v07 import (
     decode_offsets_response,
     encode_request,
 )
+from zkafka.records.format07 import ByteBufferMessageSet
 
 log = logging.getLogger(__name__)
 

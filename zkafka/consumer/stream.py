@@ -25,7 +25,8 @@ from gevent.queue import Empty, Queue
 
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
 from zkafka.errors import InvalidMessageError, InvalidMessageSizeError, KafkaError
-from zkafka.message import CODEC_MASK, ENTRY_V1, INT32, MAGIC_V1, Message, iter_messages
+from zkafka.records.format07 import iter_messages
+from zkafka.records.message import CODEC_MASK, ENTRY_V1, INT32, MAGIC_V1, Message
 from zkafka.zk.paths07 import BrokerPartition
 
 log = logging.getLogger(__name__)

@@ -11,10 +11,10 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from zkafka.compression import NO_COMPRESSION
 from zkafka.producer.encoders import Encoder, encode_message_set, import_object
 from zkafka.producer.sync_producer import SyncProducer
 from zkafka.protocol.v07 import ProducerRequest
+from zkafka.records.compression import NO_COMPRESSION
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,6 @@ import gevent
 
 from zkafka.config import ProducerConfig
 from zkafka.errors import InvalidConfigError, InvalidPartitionError
-from zkafka.message import Message
 from zkafka.producer.async_producer import AsyncProducer
 from zkafka.producer.broker_partition_info import (
     BrokerPartitionInfo,
@@ -41,6 +40,7 @@ from zkafka.producer.errors import NoBrokersForPartitionError, ProducerClosedErr
 from zkafka.producer.partitioner import JAVA_DEFAULT_PARTITIONER, Partitioner, load_partitioner
 from zkafka.producer.sync_producer import SyncProducer
 from zkafka.protocol.v07 import RANDOM_PARTITION, ProducerRequest
+from zkafka.records.message import Message
 from zkafka.zk.paths07 import Broker
 
 log = logging.getLogger(__name__)

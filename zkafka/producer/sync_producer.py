@@ -22,9 +22,9 @@ import gevent.lock
 import gevent.socket
 
 from zkafka.errors import MessageSizeTooLargeError
-from zkafka.message import HEADER_SIZE, LOG_OVERHEAD
 from zkafka.producer.errors import ProducerClosedError, ProducerConnectionError, ProducerSendError
 from zkafka.protocol.v07 import INT32, MultiProducerRequest, ProducerRequest, encode_request
+from zkafka.records.message import HEADER_SIZE, LOG_OVERHEAD
 
 log = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ import logging
 from collections.abc import Iterable
 
 from zkafka.consumer.simple import SimpleConsumer
-from zkafka.message import LOG_OVERHEAD
 from zkafka.protocol.v07 import EARLIEST_TIME, LATEST_TIME
+from zkafka.records.message import LOG_OVERHEAD
 from zkafka.spark.errors import BrokerGoneError
 from zkafka.spark.offsets import TopicPartition, first_entry_size, walk_entries
 from zkafka.spark.options import SourceOptions

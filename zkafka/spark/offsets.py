@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from zkafka.message import LOG_OVERHEAD
+from zkafka.records.message import LOG_OVERHEAD
 
 EARLIEST = -2
 LATEST = -1

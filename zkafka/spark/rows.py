@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from zkafka.compression import NO_COMPRESSION, decompress
-from zkafka.message import LOG_OVERHEAD, iter_messages
+from zkafka.records.compression import NO_COMPRESSION, decompress
+from zkafka.records.format07 import iter_messages
+from zkafka.records.message import LOG_OVERHEAD
 
 
 @dataclass

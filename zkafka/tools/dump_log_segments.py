@@ -8,9 +8,10 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from zkafka.compression import CODEC_OBJECT_NAMES, NO_COMPRESSION, decompress
 from zkafka.errors import KafkaError
-from zkafka.message import HEADER_SIZE, LOG_OVERHEAD, MIN_HEADER_SIZE, Message, iter_messages
+from zkafka.records.compression import CODEC_OBJECT_NAMES, NO_COMPRESSION, decompress
+from zkafka.records.format07 import iter_messages
+from zkafka.records.message import HEADER_SIZE, LOG_OVERHEAD, MIN_HEADER_SIZE, Message
 
 _INT32 = struct.Struct(">i")
 

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 
-from zkafka.compression import CODEC_NAMES
+from zkafka.records.compression import CODEC_NAMES
 from zkafka.tools.perf_result import Throughput, format_time
 
 CSV_HEADER = (

@@ -8,14 +8,15 @@ import pytest
 
 from tests.support.logs import Clock, entry, set_mtime
 from zkafka.broker.log import EARLIEST_TIME, LATEST_TIME, Log, LogLayoutError, segment_file_name
-from zkafka.compression import GZIP
 from zkafka.errors import (
     InvalidMessageError,
     InvalidMessageSizeError,
     MessageSizeTooLargeError,
     OffsetOutOfRangeError,
 )
-from zkafka.message import build_message_set, iter_messages
+from zkafka.records.compression import GZIP
+from zkafka.records.format07 import iter_messages
+from zkafka.records.message import build_message_set
 
 HOUR_MS = 3600 * 1000
 

@@ -12,7 +12,6 @@ from gevent.queue import Queue
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zkafka.compression import GZIP, SNAPPY
 from zkafka.consumer.fetcher import Fetcher
 from zkafka.consumer.partition_state import PartitionTopicInfo
 from zkafka.consumer.stream import (
@@ -24,7 +23,9 @@ from zkafka.consumer.stream import (
     decode_chunk,
 )
 from zkafka.errors import InvalidMessageError, InvalidMessageSizeError, KafkaError, OffsetOutOfRangeError
-from zkafka.message import build_message_set, encode_message, iter_messages
+from zkafka.records.compression import GZIP, SNAPPY
+from zkafka.records.format07 import iter_messages
+from zkafka.records.message import build_message_set, encode_message
 from zkafka.zk.paths07 import Broker, BrokerPartition
 
 P = BrokerPartition(0, 1)
@@ -119,7 +120,7 @@ def test_message_and_metadata_is_its_message_and_unpacks_like_the_tuple():
 
 
 def encode_message_object(payload: bytes):
-    from zkafka.message import Message
+    from zkafka.records.message import Message
 
     return Message(payload)
 

@@ -6,7 +6,7 @@ import pytest
 
 from zkafka.consumer.console import ConsoleOptions, format_message
 from zkafka.consumer.stream import decode_chunk
-from zkafka.message import build_message_set
+from zkafka.records.message import build_message_set
 from zkafka.tools.consumer_performance import CSV_HEADER, ConsumerPerfOptions, ConsumerPerfResult
 from zkafka.topic_count import Blacklist, Whitelist
 from zkafka.zk.paths07 import BrokerPartition

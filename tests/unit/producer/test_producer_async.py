@@ -14,15 +14,15 @@ import gevent
 import pytest
 
 from tests.support.frame_recorder import FrameRecorder
-from zkafka.compression import GZIP, NO_COMPRESSION, SNAPPY
 from zkafka.config import ProducerConfig
-from zkafka.message import ByteBufferMessageSet
 from zkafka.producer.async_producer import AsyncProducer, EventQueue
 from zkafka.producer.encoders import DefaultEncoder, StringEncoder
 from zkafka.producer.errors import ProducerClosedError, QueueFullError
 from zkafka.producer.event_handler import CallbackHandler, EventHandler, QueueItem, collate
 from zkafka.producer.sync_producer import SyncProducer
 from zkafka.protocol.v07 import MULTIPRODUCE
+from zkafka.records.compression import GZIP, NO_COMPRESSION, SNAPPY
+from zkafka.records.format07 import ByteBufferMessageSet
 from zkafka.utils import wait_until as gwait
 
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from zkafka.compression import GZIP, NO_COMPRESSION, SNAPPY
-from zkafka.message import ByteBufferMessageSet, Message, build_message_set
 from zkafka.producer.encoders import (
     CallableEncoder,
     DefaultEncoder,
@@ -14,6 +12,9 @@ from zkafka.producer.encoders import (
     import_object,
     load_encoder,
 )
+from zkafka.records.compression import GZIP, NO_COMPRESSION, SNAPPY
+from zkafka.records.format07 import ByteBufferMessageSet
+from zkafka.records.message import Message, build_message_set
 
 
 def payloads_of(message_set: bytes) -> list[bytes]:

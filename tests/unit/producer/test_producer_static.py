@@ -7,13 +7,13 @@ import threading
 import pytest
 
 from tests.support.frame_recorder import FrameRecorder
-from zkafka.compression import GZIP, SNAPPY
 from zkafka.errors import InvalidConfigError
-from zkafka.message import ByteBufferMessageSet
 from zkafka.producer import Producer, ProducerClosedError, ProducerData
 from zkafka.producer.broker_partition_info import ConfigBrokerPartitionInfo, parse_broker_list
 from zkafka.producer.partitioner import DefaultPartitioner
 from zkafka.protocol.v07 import MULTIPRODUCE, PRODUCE, RANDOM_PARTITION
+from zkafka.records.compression import GZIP, SNAPPY
+from zkafka.records.format07 import ByteBufferMessageSet
 from zkafka.utils import wait_until as gwait
 from zkafka.zk.paths07 import Broker, BrokerPartition
 

@@ -3,7 +3,6 @@
 import pytest
 
 from zkafka.errors import InvalidRequestError
-from zkafka.message import build_message_set
 from zkafka.protocol.v07 import (
     FETCH,
     MULTIFETCH,
@@ -22,6 +21,7 @@ from zkafka.protocol.v07 import (
     encode_request,
     response_header,
 )
+from zkafka.records.message import build_message_set
 
 HELLO_ENTRY = bytes.fromhex("0000000b01003610a68668656c6c6f")
 PRODUCE_FRAME = bytes.fromhex("0000001f0000000474657374000000000000000f") + HELLO_ENTRY

@@ -8,7 +8,14 @@ import crcmod.predefined
 import pytest
 import snappy
 
-from zkafka.compression import (
+from zkafka.errors import (
+    InvalidMessageError,
+    InvalidMessageSizeError,
+    MessageSizeTooLargeError,
+    UnknownCodecError,
+    UnknownMagicByteError,
+)
+from zkafka.records.compression import (
     GZIP,
     NO_COMPRESSION,
     SNAPPY,
@@ -17,22 +24,8 @@ from zkafka.compression import (
     gzip_compress,
     snappy_compress,
 )
-from zkafka.errors import (
-    InvalidMessageError,
-    InvalidMessageSizeError,
-    MessageSizeTooLargeError,
-    UnknownCodecError,
-    UnknownMagicByteError,
-)
-from zkafka.message import (
-    ByteBufferMessageSet,
-    Message,
-    build_message_set,
-    encode_entries,
-    iter_messages,
-    recover_valid_prefix,
-    validate_message_set,
-)
+from zkafka.records.format07 import FORMAT07, ByteBufferMessageSet, iter_messages
+from zkafka.records.message import Message, build_message_set, encode_entries
 
 HELLO_ENTRY = bytes.fromhex("0000000b01003610a68668656c6c6f")
 
@@ -167,51 +160,51 @@ def test_crc_mismatch_raises():
 def test_validate_walks_a_megabyte_and_counts_deep():
     messages = [bytes([i % 256]) * 100 for i in range(9000)]
     data = build_message_set(messages)
-    assert validate_message_set(data, 1000000) == (len(data), 9000)
+    assert FORMAT07.validate(data, 1000000) == (len(data), 9000)
     mixed = data + build_message_set(messages[:10], GZIP) + build_message_set(messages[:5], SNAPPY)
-    assert validate_message_set(mixed)[1] == 9015
+    assert FORMAT07.validate(mixed)[1] == 9015
 
 
 def test_validate_trims_partial_tail_and_rejects_bad_sets():
     data = build_message_set([b"a", b"b"])
-    assert validate_message_set(data + b"\x00\x00\x00\x20abc") == (len(data), 2)
+    assert FORMAT07.validate(data + b"\x00\x00\x00\x20abc") == (len(data), 2)
     with pytest.raises(InvalidMessageSizeError):
-        validate_message_set(b"\x00\x00\x10\x00" + b"x" * 10)
+        FORMAT07.validate(b"\x00\x00\x10\x00" + b"x" * 10)
     corrupt = bytearray(data)
     corrupt[-1] ^= 1
     with pytest.raises(InvalidMessageError):
-        validate_message_set(bytes(corrupt))
+        FORMAT07.validate(bytes(corrupt))
     inner_corrupt = bytearray(encode_entries([b"inner"]))
     inner_corrupt[-1] ^= 1
     with pytest.raises(InvalidMessageError):
-        validate_message_set(Message(compress(GZIP, bytes(inner_corrupt)), GZIP).to_entry())
+        FORMAT07.validate(Message(compress(GZIP, bytes(inner_corrupt)), GZIP).to_entry())
 
 
 def test_validate_size_limit_applies_to_top_level_payloads():
     big = build_message_set([b"x" * 101])
     with pytest.raises(MessageSizeTooLargeError):
-        validate_message_set(big, 100)
+        FORMAT07.validate(big, 100)
     # a compressed wrapper is measured by its compressed payload, not the inner messages
-    assert validate_message_set(build_message_set([b"x" * 1000], GZIP), 100)[1] == 1
+    assert FORMAT07.validate(build_message_set([b"x" * 1000], GZIP), 100)[1] == 1
 
 
 def test_oversize_wins_over_a_later_crc_error():
     corrupt = bytearray(build_message_set([b"y"]))
     corrupt[-1] ^= 1
     with pytest.raises(MessageSizeTooLargeError):
-        validate_message_set(bytes(corrupt) + build_message_set([b"x" * 200]), 100)
+        FORMAT07.validate(bytes(corrupt) + build_message_set([b"x" * 200]), 100)
 
 
 def test_recover_valid_prefix():
     data = build_message_set([b"a", b"bb", b"ccc"])
-    assert recover_valid_prefix(data) == len(data)
-    assert recover_valid_prefix(data + b"\x00\x00") == len(data)
-    assert recover_valid_prefix(data[:-1]) == 23
+    assert FORMAT07.valid_prefix(data) == len(data)
+    assert FORMAT07.valid_prefix(data + b"\x00\x00") == len(data)
+    assert FORMAT07.valid_prefix(data[:-1]) == 23
     corrupt = bytearray(data)
     corrupt[15] ^= 1  # payload of the second message
-    assert recover_valid_prefix(bytes(corrupt)) == 11
-    assert recover_valid_prefix(data + b"\x00\x00\x00\x03abc") == len(data)
-    assert recover_valid_prefix(data + b"\x00\x00\x00\x06\x07\x00\x00\x00\x00\x00") == len(data)
+    assert FORMAT07.valid_prefix(bytes(corrupt)) == 11
+    assert FORMAT07.valid_prefix(data + b"\x00\x00\x00\x03abc") == len(data)
+    assert FORMAT07.valid_prefix(data + b"\x00\x00\x00\x06\x07\x00\x00\x00\x00\x00") == len(data)
 
 
 def test_message_equality_and_round_trip():

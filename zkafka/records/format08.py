@@ -1,0 +1,252 @@
+"""The 0.8 entry format (message format v0) as ``FORMAT08``, and what the broker and clients do with it.
+
+An entry is ``int64 offset | int32 N | crc32 | magic 0 | attributes | bytes key | bytes value``: the CRC
+covers everything from the magic byte on, the codec is ``attributes & 0x07``, a null key or value has
+length -1. Offsets are logical (message numbers) and assigned by the leader when it appends: plain
+messages get theirs written in place; a set with any compressed entry becomes one new wrapper whose inner
+messages carry absolute offsets and whose own offset is the last of them.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Iterable, Iterator
+from typing import Any, NamedTuple
+
+from zkafka.errors import InvalidMessageError, KafkaError, MessageSizeTooLargeError, UnknownMagicByteError
+from zkafka.records.compression import NO_COMPRESSION, compress
+from zkafka.records.entries import INT32, UINT32, EntryFormat, entry_error, messages, spans, validate, walk
+
+MAGIC = 0
+LOG_OVERHEAD = 12  # int64 offset, int32 N
+MIN_MESSAGE_SIZE = 14  # crc, magic, attributes, key length, value length
+CODEC_MASK = 0x07
+
+OFFSET = struct.Struct(">q")
+_ENTRY_HEAD = struct.Struct(">qiIBB")  # offset, N, crc, magic, attributes
+_FAST_HEADER = struct.Struct(">8xiIBB")  # N, crc, magic, attributes
+_MAGIC_ATTRIBUTES = struct.Struct(">BB")
+_unpack_int = INT32.unpack_from
+_unpack_uint = UINT32.unpack_from
+_unpack_offset = OFFSET.unpack_from
+
+
+class Message08(NamedTuple):
+    """A 0.8 message as read: key and value (None when null), attributes, CRC."""
+
+    key: bytes | None
+    value: bytes | None
+    attributes: int
+    crc: int
+
+    @property
+    def codec(self) -> int:
+        return self.attributes & CODEC_MASK
+
+
+class MessageAndOffset08(NamedTuple):
+    """A 0.8 message with its offset; a consumer fetches ``next_offset`` after it."""
+
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    codec: int
+    crc: int
+
+    @property
+    def next_offset(self) -> int:
+        return self.offset + 1
+
+
+class AssignedSet(NamedTuple):
+    """A message set as the leader appends it: its bytes with offsets assigned, and what they are."""
+
+    data: bytes
+    first_offset: int
+    last_offset: int
+    count: int
+
+
+class OffsetsOutOfOrderError(KafkaError):
+    """A follower was handed entries whose offsets do not increase, or start below its log end."""
+
+
+class Format08(EntryFormat):
+    """0.8 entries (message format v0), logs in ``.log`` files."""
+
+    name = "0.8"
+    log_suffix = ".log"
+    overhead = LOG_OVERHEAD
+    size_at = 8
+    magic_at = 16
+    min_size = MIN_MESSAGE_SIZE
+    codec_mask = CODEC_MASK
+    fast_header = _FAST_HEADER
+    crc_first = True
+    fast_magic = MAGIC
+    fast_min_size = MIN_MESSAGE_SIZE
+    fast_crc_from = 16
+
+    def size_problem(self, size: int, pos: int, base: int, partial: bool) -> KafkaError | None:
+        if size < MIN_MESSAGE_SIZE:
+            return entry_error(
+                InvalidMessageError,
+                f"message found with corrupt size {size} at position {base + pos} (the minimum is 14)",
+                pos,
+                None,
+            )
+        return None  # a partial trailing entry, even the first: normal in a fetch response
+
+    def header(self, data: Any, pos: int, end: int) -> tuple[int, int, int, int]:
+        magic, attributes = _MAGIC_ATTRIBUTES.unpack_from(data, pos + 16)
+        if magic != MAGIC:
+            raise entry_error(
+                UnknownMagicByteError, f"magic byte {magic} at position {pos} is not 0", pos, end
+            )
+        return magic, attributes, _unpack_uint(data, pos + 12)[0], pos + 16
+
+    def entry_offset(self, data: Any, pos: int, end: int, base: int) -> int:
+        return _unpack_offset(data, pos)[0]
+
+    def wrapper_offsets(self, pos: int, end: int, base: int, inner: list[int]) -> list[int]:
+        return inner
+
+    def wrapper_payload(self, data: Any, pos: int, end: int, crc_from: int) -> Any:
+        value = key_value(data, pos, end)[1]
+        if value is None:
+            raise entry_error(
+                InvalidMessageError, f"compressed message at position {pos} has no value", pos, end
+            )
+        return value
+
+    def make_message(self, data: Any, pos: int, end: int, magic: int, attributes: int, crc: int) -> Message08:
+        key, value = key_value(data, pos, end)
+        return Message08(key, value, attributes, crc)
+
+    def entry_limits(self, max_message_size: int) -> dict[int, int]:
+        return {MAGIC: max_message_size}
+
+    def too_large(self, entry_size: int, magic: int, max_message_size: int) -> KafkaError:
+        return MessageSizeTooLargeError(
+            f"message of {entry_size} bytes (with its offset and size) exceeds message.max.bytes {max_message_size}"
+        )
+
+
+FORMAT08 = Format08()
+
+
+def key_value(data: Any, pos: int, end: int) -> tuple[bytes | None, bytes | None]:
+    """Key and value of the entry at ``pos`` (None for a null one)."""
+    out = []
+    at = pos + 18
+    for _ in range(2):
+        (length,) = _unpack_int(data, at)
+        at += 4
+        if length < 0:
+            out.append(None)
+            continue
+        if at + length > end:
+            raise entry_error(
+                InvalidMessageError,
+                f"message at position {pos}: a length of {length} runs past its end",
+                pos,
+                end,
+            )
+        out.append(bytes(data[at : at + length]))
+        at += length
+    return out[0], out[1]
+
+
+def encode_message(key: bytes | None, value: bytes | None, attributes: int = 0) -> bytes:
+    """The bytes of one message (no offset, no N)."""
+    body = _MAGIC_ATTRIBUTES.pack(MAGIC, attributes) + _bytes_field(key) + _bytes_field(value)
+    return UINT32.pack(zlib.crc32(body)) + body
+
+
+def _bytes_field(value: bytes | None) -> bytes:
+    return b"\xff\xff\xff\xff" if value is None else INT32.pack(len(value)) + bytes(value)
+
+
+def encode_entry(offset: int, message: bytes) -> bytes:
+    return OFFSET.pack(offset) + INT32.pack(len(message)) + message
+
+
+def build_message_set(
+    messages: Iterable[tuple[bytes | None, bytes | None]], codec: int = NO_COMPRESSION, base_offset: int = 0
+) -> bytes:
+    """A message set of ``(key, value)`` pairs as a producer sends it.
+
+    Uncompressed: entries with offsets ``base_offset``, +1, ... Compressed: one wrapper (null key) whose
+    inner entries carry ``base_offset``... and whose own offset is the last of them.
+    """
+    encoded = [encode_message(key, value) for key, value in messages]
+    inner = b"".join(encode_entry(base_offset + i, message) for i, message in enumerate(encoded))
+    if codec == NO_COMPRESSION or not inner:
+        return inner
+    return _wrap(inner, codec, base_offset + len(encoded) - 1)
+
+
+def _wrap(inner: bytes, codec: int, offset: int) -> bytes:
+    return encode_entry(offset, encode_message(None, compress(codec, inner), codec & CODEC_MASK))
+
+
+def entries(buf: Any) -> Iterator[tuple[int, int, int]]:
+    """``(offset, position, entry size)`` of each whole top-level entry, reading only offsets and lengths."""
+    for pos, size in spans(buf, FORMAT08):
+        yield _unpack_offset(buf, pos)[0], pos, size
+
+
+def iter_messages(buf: Any, start_offset: int = 0, deep: bool = True) -> Iterator[MessageAndOffset08]:
+    """The messages of a set with the 0.8 rules, skipping those before ``start_offset`` (a fetch that lands
+    inside a wrapper gets the wrapper's earlier messages too)."""
+    data = buf if type(buf) is bytes else bytes(buf)
+    for offset, message in messages(data, FORMAT08, 0, deep):
+        if offset >= start_offset:
+            yield MessageAndOffset08(offset, message.key, message.value, message.codec, message.crc)
+
+
+def assign_offsets(buf: Any, next_offset: int, max_message_size: int | None = None) -> AssignedSet:
+    """The leader's append: validate (size limit, CRCs), drop a partial tail, then assign offsets from
+    ``next_offset``: in place when nothing is compressed; else every message goes into ONE new wrapper with
+    the codec of the last compressed entry, absolute inner offsets and the last of them as its own."""
+    data = buf if type(buf) is bytes else bytes(buf)
+    valid = validate(data, FORMAT08, max_message_size).valid_bytes
+    out = bytearray(data[:valid])
+    offset = next_offset
+    codec = NO_COMPRESSION
+    for pos, _ in spans(out, FORMAT08):
+        OFFSET.pack_into(out, pos, offset)
+        offset += 1
+        codec = out[pos + 17] & CODEC_MASK or codec
+    if codec == NO_COMPRESSION:
+        return AssignedSet(bytes(out), next_offset, offset - 1, offset - next_offset)
+    inner = [encode_message(m.key, m.value, m.attributes) for _, m in messages(data[:valid], FORMAT08)]
+    if not inner:
+        return AssignedSet(b"", next_offset, next_offset - 1, 0)
+    last = next_offset + len(inner) - 1
+    wrapper = _wrap(b"".join(encode_entry(next_offset + i, m) for i, m in enumerate(inner)), codec, last)
+    if max_message_size is not None and len(wrapper) > max_message_size:
+        raise FORMAT08.too_large(len(wrapper), MAGIC, max_message_size)
+    return AssignedSet(wrapper, next_offset, last, len(inner))
+
+
+def check_follower_offsets(buf: Any, log_end_offset: int) -> tuple[int, int]:
+    """A follower's append keeps the leader's offsets: top-level offsets must increase strictly and start at
+    or after ``log_end_offset``. Returns the first and last top-level offsets (as 0.8.2 does, a wrapper counts
+    with its own offset, the last inside it); ``(log_end_offset, log_end_offset - 1)`` for an empty set."""
+    first = last = None
+    for pos, _, _, _, _ in walk(buf, FORMAT08):
+        (offset,) = _unpack_offset(buf, pos)
+        if first is None:
+            first = offset
+            if offset < log_end_offset:
+                raise OffsetsOutOfOrderError(
+                    f"first offset {offset} is below the log end offset {log_end_offset}"
+                )
+        elif offset <= last:
+            raise OffsetsOutOfOrderError(f"offset {offset} at position {pos} does not follow {last}")
+        last = offset
+    if first is None:
+        return log_end_offset, log_end_offset - 1
+    return first, last
