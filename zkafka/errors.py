@@ -1,12 +1,18 @@
-"""Exceptions and the 0.7 ``ErrorMapping`` between wire error codes and exceptions."""
+"""Exceptions, and the one mapping between wire error codes and exceptions for both protocol lines.
+
+The codes are ``zkafka.protocol.errors.ErrorCode``; 0.7 sends -1..4, which mean the same on 0.8/0.9. Each
+exception class carries its ``error_code``; ``error_for_code`` and ``code_for_error`` convert both ways.
+"""
 
 from __future__ import annotations
+
+from zkafka.protocol.errors import LAST_CODE_07, ErrorCode
 
 
 class KafkaError(Exception):
     """Base class of every zkafka error."""
 
-    error_code = -1
+    error_code: int = ErrorCode.UNKNOWN
 
 
 class UnknownError(KafkaError):
@@ -14,27 +20,33 @@ class UnknownError(KafkaError):
 
 
 class OffsetOutOfRangeError(KafkaError):
-    """Error code 1: the fetch offset is before the log start or past its flushed end."""
+    """Error code 1: the fetch offset is before the log start or past its (flushed, 0.7) end."""
 
-    error_code = 1
+    error_code = ErrorCode.OFFSET_OUT_OF_RANGE
 
 
 class InvalidMessageError(KafkaError):
     """Error code 2: a message whose CRC does not match its payload (or that is too short to be one)."""
 
-    error_code = 2
+    error_code = ErrorCode.CORRUPT_MESSAGE
 
 
 class InvalidPartitionError(KafkaError):
-    """Error code 3: a partition number outside ``[0, partition count)`` for the topic."""
+    """Error code 3: a partition number outside ``[0, partition count)`` for the topic (0.7), a topic or
+    partition this broker does not host (0.8)."""
 
-    error_code = 3
+    error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
 class InvalidMessageSizeError(KafkaError):
     """Error code 4: a negative or oversized length prefix on the first entry of a message set."""
 
-    error_code = 4
+    error_code = ErrorCode.INVALID_FETCH_SIZE
+
+
+CorruptMessageError = InvalidMessageError  # 0.9's names for codes 2, 3 and 4
+UnknownTopicOrPartitionError = InvalidPartitionError
+InvalidFetchSizeError = InvalidMessageSizeError
 
 
 class UnknownMagicByteError(InvalidMessageError):
@@ -42,15 +54,198 @@ class UnknownMagicByteError(InvalidMessageError):
 
 
 class UnknownCodecError(InvalidMessageError):
-    """A message whose attributes name a compression codec other than 0, 1 or 2."""
+    """A message whose attributes name a compression codec this line does not know."""
+
+
+class LeaderNotAvailableError(KafkaError):
+    """Error code 5: the topic was just auto-created, or the partition's leader is down."""
+
+    error_code = ErrorCode.LEADER_NOT_AVAILABLE
+
+
+class NotLeaderForPartitionError(KafkaError):
+    """Error code 6: a produce, fetch or offsets request sent to a broker that does not lead the partition."""
+
+    error_code = ErrorCode.NOT_LEADER_FOR_PARTITION
+
+
+class RequestTimedOutError(KafkaError):
+    """Error code 7: an acks=-1 produce not replicated within its timeout."""
+
+    error_code = ErrorCode.REQUEST_TIMED_OUT
+
+
+class BrokerNotAvailableError(KafkaError):
+    """Error code 8: a controlled shutdown for a broker id the controller does not know."""
+
+    error_code = ErrorCode.BROKER_NOT_AVAILABLE
+
+
+class ReplicaNotAvailableError(KafkaError):
+    """Error code 9: a replica or ISR member of the partition is down (its leader is valid)."""
+
+    error_code = ErrorCode.REPLICA_NOT_AVAILABLE
 
 
 class MessageSizeTooLargeError(KafkaError):
-    """A top-level message payload over ``max.message.size``."""
+    """Error code 10 (0.8): a message over ``message.max.bytes``; 0.7: a top-level payload over
+    ``max.message.size`` (0.7 has no code for it and answers -1)."""
+
+    error_code = ErrorCode.MESSAGE_TOO_LARGE
+
+
+class StaleControllerEpochError(KafkaError):
+    """Error code 11: a controller request carrying an older controller epoch than one already seen."""
+
+    error_code = ErrorCode.STALE_CONTROLLER_EPOCH
+
+
+class OffsetMetadataTooLargeError(KafkaError):
+    """Error code 12: committed offset metadata over ``offset.metadata.max.bytes``."""
+
+    error_code = ErrorCode.OFFSET_METADATA_TOO_LARGE
+
+
+class StaleLeaderEpochError(KafkaError):
+    """Error code 13: a LeaderAndIsr request with a leader epoch not newer than the partition's."""
+
+    error_code = ErrorCode.STALE_LEADER_EPOCH
+
+
+class GroupLoadInProgressError(KafkaError):
+    """Error code 14: the coordinator is still loading the group's offsets partition."""
+
+    error_code = ErrorCode.GROUP_LOAD_IN_PROGRESS
+
+
+class GroupCoordinatorNotAvailableError(KafkaError):
+    """Error code 15: the group's offsets partition has no leader."""
+
+    error_code = ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE
+
+
+class NotCoordinatorForGroupError(KafkaError):
+    """Error code 16: a group request sent to a broker that is not the group's coordinator."""
+
+    error_code = ErrorCode.NOT_COORDINATOR_FOR_GROUP
 
 
 class InvalidTopicError(KafkaError):
-    """A topic name that cannot become a log directory."""
+    """Error code 17 (0.8): a topic name that cannot become a log directory, or a produce to an internal
+    topic (0.7 has no code for it and answers -1)."""
+
+    error_code = ErrorCode.INVALID_TOPIC_EXCEPTION
+
+
+class RecordListTooLargeError(KafkaError):
+    """Error code 18: a message set larger than a log segment."""
+
+    error_code = ErrorCode.RECORD_LIST_TOO_LARGE
+
+
+MessageSetSizeTooLargeError = RecordListTooLargeError  # 0.8.2's name
+
+
+class NotEnoughReplicasError(KafkaError):
+    """Error code 19: acks=-1 while the ISR is smaller than ``min.insync.replicas`` (nothing appended)."""
+
+    error_code = ErrorCode.NOT_ENOUGH_REPLICAS
+
+
+class NotEnoughReplicasAfterAppendError(KafkaError):
+    """Error code 20: appended, but the ISR fell below ``min.insync.replicas`` while waiting."""
+
+    error_code = ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+
+
+class InvalidRequiredAcksError(KafkaError):
+    """Error code 21: a produce with acks other than -1, 0 or 1 (0.9)."""
+
+    error_code = ErrorCode.INVALID_REQUIRED_ACKS
+
+
+class IllegalGenerationError(KafkaError):
+    """Error code 22: a generation id that is not the group's current one."""
+
+    error_code = ErrorCode.ILLEGAL_GENERATION
+
+
+class InconsistentGroupProtocolError(KafkaError):
+    """Error code 23: a protocol type, or protocols, that the group's members have nothing in common with."""
+
+    error_code = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+
+
+class InvalidGroupIdError(KafkaError):
+    """Error code 24: an empty or null group id."""
+
+    error_code = ErrorCode.INVALID_GROUP_ID
+
+
+class UnknownMemberIdError(KafkaError):
+    """Error code 25: a member id the group does not know (or the group is unknown or dead)."""
+
+    error_code = ErrorCode.UNKNOWN_MEMBER_ID
+
+
+class InvalidSessionTimeoutError(KafkaError):
+    """Error code 26: a session timeout outside ``group.min/max.session.timeout.ms``."""
+
+    error_code = ErrorCode.INVALID_SESSION_TIMEOUT
+
+
+class RebalanceInProgressError(KafkaError):
+    """Error code 27: the group is rebalancing; the member must rejoin."""
+
+    error_code = ErrorCode.REBALANCE_IN_PROGRESS
+
+
+class InvalidCommitOffsetSizeError(KafkaError):
+    """Error code 28: an offset commit too large to append to the offsets topic."""
+
+    error_code = ErrorCode.INVALID_COMMIT_OFFSET_SIZE
+
+
+class TopicAuthorizationFailedError(KafkaError):
+    """Error code 29: an ACL denies access to the topic."""
+
+    error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+
+
+class GroupAuthorizationFailedError(KafkaError):
+    """Error code 30: an ACL denies access to the group."""
+
+    error_code = ErrorCode.GROUP_AUTHORIZATION_FAILED
+
+
+class ClusterAuthorizationFailedError(KafkaError):
+    """Error code 31: an ACL denies the cluster action."""
+
+    error_code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+
+
+class InvalidTimestampError(KafkaError):
+    """Error code 32 (0.10): a message timestamp out of range."""
+
+    error_code = ErrorCode.INVALID_TIMESTAMP
+
+
+class UnsupportedSaslMechanismError(KafkaError):
+    """Error code 33 (0.10): a SASL mechanism the broker does not enable."""
+
+    error_code = ErrorCode.UNSUPPORTED_SASL_MECHANISM
+
+
+class IllegalSaslStateError(KafkaError):
+    """Error code 34 (0.10): a SASL request out of order."""
+
+    error_code = ErrorCode.ILLEGAL_SASL_STATE
+
+
+class UnsupportedVersionError(KafkaError):
+    """Error code 35 (0.10): an API version the broker does not answer."""
+
+    error_code = ErrorCode.UNSUPPORTED_VERSION
 
 
 class InvalidRequestError(KafkaError):
@@ -62,21 +257,61 @@ class InvalidConfigError(KafkaError, ValueError):
 
 
 ERROR_CODES: dict[int, type[KafkaError]] = {
-    -1: UnknownError,
-    1: OffsetOutOfRangeError,
-    2: InvalidMessageError,
-    3: InvalidPartitionError,
-    4: InvalidMessageSizeError,
+    cls.error_code: cls
+    for cls in (
+        UnknownError,
+        OffsetOutOfRangeError,
+        InvalidMessageError,
+        InvalidPartitionError,
+        InvalidMessageSizeError,
+        LeaderNotAvailableError,
+        NotLeaderForPartitionError,
+        RequestTimedOutError,
+        BrokerNotAvailableError,
+        ReplicaNotAvailableError,
+        MessageSizeTooLargeError,
+        StaleControllerEpochError,
+        OffsetMetadataTooLargeError,
+        StaleLeaderEpochError,
+        GroupLoadInProgressError,
+        GroupCoordinatorNotAvailableError,
+        NotCoordinatorForGroupError,
+        InvalidTopicError,
+        RecordListTooLargeError,
+        NotEnoughReplicasError,
+        NotEnoughReplicasAfterAppendError,
+        InvalidRequiredAcksError,
+        IllegalGenerationError,
+        InconsistentGroupProtocolError,
+        InvalidGroupIdError,
+        UnknownMemberIdError,
+        InvalidSessionTimeoutError,
+        RebalanceInProgressError,
+        InvalidCommitOffsetSizeError,
+        TopicAuthorizationFailedError,
+        GroupAuthorizationFailedError,
+        ClusterAuthorizationFailedError,
+        InvalidTimestampError,
+        UnsupportedSaslMechanismError,
+        IllegalSaslStateError,
+        UnsupportedVersionError,
+    )
 }
 
 
 def error_for_code(code: int) -> type[KafkaError] | None:
-    """The exception class for a non-zero wire error code (None for 0)."""
+    """The exception class for a non-zero wire error code (None for 0; UnknownError for a code no line has)."""
     if code == 0:
         return None
     return ERROR_CODES.get(code, UnknownError)
 
 
-def code_for_error(exc: BaseException) -> int:
-    """The wire error code the broker answers with for an exception raised while serving a request."""
-    return exc.error_code if isinstance(exc, KafkaError) else -1
+def code_for_error(exc: BaseException, last_code: int = LAST_CODE_07) -> int:
+    """The wire error code a broker answers with for an exception raised while serving a request.
+
+    ``last_code`` is the highest code the protocol line has: the 0.7 default answers -1 (Unknown) for the
+    errors 0.7 has no code for, as 0.7's ErrorMapping does; the 0.8/0.9 handlers pass ``ErrorCode`` 's
+    ``LAST_CODE``.
+    """
+    code = exc.error_code if isinstance(exc, KafkaError) else ErrorCode.UNKNOWN
+    return code if code <= last_code else ErrorCode.UNKNOWN

@@ -339,4 +339,5 @@ def struct_class(name: str, *fields: tuple[str, Type], doc: str = "", **class_at
     cls = type(name, (base, Struct), {"__slots__": (), "SCHEMA": schema, "__doc__": doc or repr(schema)})
     for key, value in class_attrs.items():
         setattr(cls, key, value)
+    schema.record = cls  # values read through the schema (nested in arrays too) are of this class
     return cls

@@ -1,0 +1,55 @@
+"""The 0.8/0.9 request API keys (``ApiKeys.java``), defined once, and the declaration helper of the schema
+modules (``v08``, ``v08_admin``, ``v09_group``)."""
+
+from __future__ import annotations
+
+from zkafka.protocol.types import Type, struct_class
+
+PRODUCE = 0
+FETCH = 1
+LIST_OFFSETS = 2  # 0.8.2: Offsets
+METADATA = 3
+LEADER_AND_ISR = 4
+STOP_REPLICA = 5
+UPDATE_METADATA = 6
+CONTROLLED_SHUTDOWN = 7
+OFFSET_COMMIT = 8
+OFFSET_FETCH = 9
+GROUP_COORDINATOR = 10  # 0.8.2: ConsumerMetadata
+JOIN_GROUP = 11
+HEARTBEAT = 12
+LEAVE_GROUP = 13
+SYNC_GROUP = 14
+DESCRIBE_GROUPS = 15
+LIST_GROUPS = 16
+SASL_HANDSHAKE = 17  # 0.10; no schema here
+API_VERSIONS = 18  # 0.10
+
+CONSUMER_METADATA = GROUP_COORDINATOR
+
+API_NAMES: dict[int, str] = {
+    PRODUCE: "Produce",
+    FETCH: "Fetch",
+    LIST_OFFSETS: "ListOffsets",
+    METADATA: "Metadata",
+    LEADER_AND_ISR: "LeaderAndIsr",
+    STOP_REPLICA: "StopReplica",
+    UPDATE_METADATA: "UpdateMetadata",
+    CONTROLLED_SHUTDOWN: "ControlledShutdown",
+    OFFSET_COMMIT: "OffsetCommit",
+    OFFSET_FETCH: "OffsetFetch",
+    GROUP_COORDINATOR: "GroupCoordinator",
+    JOIN_GROUP: "JoinGroup",
+    HEARTBEAT: "Heartbeat",
+    LEAVE_GROUP: "LeaveGroup",
+    SYNC_GROUP: "SyncGroup",
+    DESCRIBE_GROUPS: "DescribeGroups",
+    LIST_GROUPS: "ListGroups",
+    SASL_HANDSHAKE: "SaslHandshake",
+    API_VERSIONS: "ApiVersions",
+}
+
+
+def api_struct(name: str, api_key: int, api_version: int, *fields: tuple[str, Type], doc: str = "") -> type:
+    """A request or response body class: a ``struct_class`` with ``API_KEY`` and ``API_VERSION`` set."""
+    return struct_class(name, *fields, doc=doc, API_KEY=api_key, API_VERSION=api_version)

@@ -1,0 +1,62 @@
+"""The wire error codes of both protocol lines, named as 0.9's ``Errors.java`` (0.7 uses -1..4, same meanings).
+
+Defined once here; ``zkafka.errors`` pairs each code with its exception class. Pure: no imports of zkafka.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ErrorCode(IntEnum):
+    """An ``int16`` error code in a response (an ``int``: it packs and compares as one)."""
+
+    UNKNOWN = -1
+    NONE = 0
+    OFFSET_OUT_OF_RANGE = 1
+    CORRUPT_MESSAGE = 2  # 0.7/0.8.2 Scala: InvalidMessage
+    UNKNOWN_TOPIC_OR_PARTITION = 3  # 0.7: WrongPartition
+    INVALID_FETCH_SIZE = 4
+    LEADER_NOT_AVAILABLE = 5
+    NOT_LEADER_FOR_PARTITION = 6
+    REQUEST_TIMED_OUT = 7
+    BROKER_NOT_AVAILABLE = 8
+    REPLICA_NOT_AVAILABLE = 9
+    MESSAGE_TOO_LARGE = 10  # Scala: MessageSizeTooLarge
+    STALE_CONTROLLER_EPOCH = 11
+    OFFSET_METADATA_TOO_LARGE = 12
+    STALE_LEADER_EPOCH = 13  # what a broker sends; 0.9's Java client names 13 NETWORK_EXCEPTION (client-side)
+    GROUP_LOAD_IN_PROGRESS = 14  # 0.8.2: OffsetsLoadInProgress
+    GROUP_COORDINATOR_NOT_AVAILABLE = 15  # 0.8.2: ConsumerCoordinatorNotAvailable
+    NOT_COORDINATOR_FOR_GROUP = 16  # 0.8.2: NotCoordinatorForConsumer
+    INVALID_TOPIC_EXCEPTION = 17
+    RECORD_LIST_TOO_LARGE = 18  # 0.8.2: MessageSetSizeTooLarge
+    NOT_ENOUGH_REPLICAS = 19
+    NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
+    INVALID_REQUIRED_ACKS = 21
+    ILLEGAL_GENERATION = 22
+    INCONSISTENT_GROUP_PROTOCOL = 23
+    INVALID_GROUP_ID = 24
+    UNKNOWN_MEMBER_ID = 25
+    INVALID_SESSION_TIMEOUT = 26
+    REBALANCE_IN_PROGRESS = 27
+    INVALID_COMMIT_OFFSET_SIZE = 28
+    TOPIC_AUTHORIZATION_FAILED = 29
+    GROUP_AUTHORIZATION_FAILED = 30
+    CLUSTER_AUTHORIZATION_FAILED = 31
+    INVALID_TIMESTAMP = 32  # 0.10
+    UNSUPPORTED_SASL_MECHANISM = 33  # 0.10
+    ILLEGAL_SASL_STATE = 34  # 0.10
+    UNSUPPORTED_VERSION = 35  # 0.10
+
+
+LAST_CODE_07 = ErrorCode.INVALID_FETCH_SIZE  # the highest code a 0.7 broker sends
+LAST_CODE = ErrorCode.UNSUPPORTED_VERSION
+
+
+def error_name(code: int) -> str:
+    """``NOT_LEADER_FOR_PARTITION`` for 6; ``UNKNOWN_CODE_99`` for a code no line defines."""
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return f"UNKNOWN_CODE_{code}"
