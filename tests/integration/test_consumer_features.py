@@ -7,7 +7,7 @@ import time
 import gevent
 import pytest
 
-from tests.support.consumers import Collector, committed, consumer_config, owners
+from tests.support.consumers import Collector, check_collectors, committed, consumer_config, owners
 from tests.support.wire import Producer
 from zkafka.consumer import (
     Blacklist,
@@ -181,6 +181,25 @@ def test_compressed_sets_deep_and_shallow(broker, connect, zk_client, codec):
     wrappers = [next(stream) for _ in range(2)]
     assert [m.message.codec for m in wrappers] == [codec, codec]
     assert [m.offset for m in wrappers] == [end_first, end]
+
+
+def test_a_stream_error_in_a_collector_fails_the_test_unless_it_is_expected(broker, connect, zk_client):
+    _, producer = broker
+    producer.send("big", 0, [b"x" * 5000])
+    registered(zk_client, "big")
+    unread = Collector(connect(group="a", fetch_size="1000").create_message_streams({"big": 1})["big"])
+    gwait(lambda: unread.errors, message="the stream error")
+    with pytest.raises(AssertionError, match="InvalidMessageSizeError"):
+        check_collectors()  # what the teardown of every integration test does
+    with pytest.raises(AssertionError, match="InvalidMessageSizeError"):
+        unread.stop()
+    expected = Collector(
+        connect(group="b", fetch_size="1000").create_message_streams({"big": 1})["big"], expect_errors=True
+    )
+    gwait(lambda: expected.errors, message="the expected stream error")
+    assert [type(e) for e in expected.errors] == [InvalidMessageSizeError]
+    check_collectors()
+    expected.stop()
 
 
 def test_a_message_larger_than_fetch_size_surfaces_in_the_iterator(broker, connect, zk_client):

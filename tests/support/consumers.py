@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import gevent
+from kazoo.exceptions import NoNodeError
 
 from tests.support.wire import Producer
 from zkafka.consumer import ConsumerTimeoutError, KafkaStream, MessageAndMetadata, ZookeeperConsumerConnector
@@ -52,14 +53,27 @@ def produce_numbered(
     return payloads
 
 
-class Collector:
-    """Greenlets draining streams into one list of MessageAndMetadata (until stopped or the streams end)."""
+# Every Collector made by the running test: the fixture teardown fails the test on their stream errors.
+_collectors: list[Collector] = []
 
-    def __init__(self, streams: Iterable[KafkaStream], on_message: Callable | None = None) -> None:
+
+class Collector:
+    """Greenlets draining streams into one list of MessageAndMetadata (until stopped or the streams end).
+
+    An exception a stream raises (other than ConsumerTimeoutError) ends that stream's greenlet and fails the
+    test, at ``stop()`` or at the latest in the test's teardown (``check_collectors``), unless the test says
+    ``expect_errors=True`` and reads ``errors`` itself.
+    """
+
+    def __init__(
+        self, streams: Iterable[KafkaStream], on_message: Callable | None = None, expect_errors: bool = False
+    ) -> None:
         self.messages: list[MessageAndMetadata] = []
         self.errors: list[BaseException] = []
         self.on_message = on_message
+        self.expect_errors = expect_errors
         self.greenlets = [gevent.spawn(self._drain, s) for s in streams]
+        _collectors.append(self)
 
     def _drain(self, stream: KafkaStream) -> None:
         while True:
@@ -82,7 +96,24 @@ class Collector:
         return Counter(self.payloads())
 
     def stop(self) -> None:
+        """Stop draining; AssertionError if a stream raised and the test did not expect it."""
         gevent.killall(self.greenlets)
+        self.check()
+
+    def check(self) -> None:
+        if self.errors and not self.expect_errors:
+            raise AssertionError(f"a consumer stream raised: {self.errors!r}")
+
+
+def check_collectors() -> None:
+    """Stop every Collector of the test that has just run; AssertionError on any unexpected stream error."""
+    collectors = list(_collectors)
+    _collectors.clear()
+    for collector in collectors:
+        gevent.killall(collector.greenlets)
+    unexpected = [e for c in collectors if not c.expect_errors for e in c.errors]
+    if unexpected:
+        raise AssertionError(f"consumer streams raised errors no test expected: {unexpected!r}")
 
 
 def owners(zk_client, group: str) -> dict[tuple[str, str], str]:
@@ -93,8 +124,8 @@ def owners(zk_client, group: str) -> dict[tuple[str, str], str]:
         for name in zk_client.get_children(f"{base}/{topic}"):
             try:
                 result[(topic, name)] = zk_client.get(f"{base}/{topic}/{name}")[0].decode()
-            except Exception:
-                pass
+            except NoNodeError:
+                pass  # released between the listing and the read
     return result
 
 
@@ -130,6 +161,7 @@ def _child_main(argv: list[str]) -> None:
 
     collector = Collector(streams, on_message=show)
     gevent.joinall(collector.greenlets)
+    collector.check()  # a stream error ends the child with a traceback and a non-zero status
 
 
 if __name__ == "__main__":
