@@ -310,6 +310,7 @@ class BrokerConfig(Config):
         long_key("log.retention.size", -1),
         map_key("topic.log.retention.size"),
         int_key("log.cleanup.interval.mins", 10, 1),
+        int_key("log.cleanup.initial.delay.ms", 60000, 0),  # zkafka: 0.7 hard-coded 60 s
         int_key("log.flush.interval", 500, 1),
         int_key("log.default.flush.scheduler.interval.ms", 3000, 1),
         int_key("log.default.flush.interval.ms", lambda c: c["log.default.flush.scheduler.interval.ms"], 1),

@@ -13,11 +13,13 @@ from collections.abc import Iterable
 from zkafka.protocol.v07 import (
     EARLIEST_TIME,
     LATEST_TIME,
+    FetchRequest,
     OffsetRequest,
     ProducerRequest,
     decode_offsets_response,
     encode_request,
 )
+from zkafka.records.format07 import iter_messages
 from zkafka.records.message import build_message_set
 
 
@@ -55,6 +57,15 @@ def is_closed_by_peer(sock: socket.socket, timeout: float = 5.0) -> bool:
         return True
     except TimeoutError:
         return False
+
+
+def fetch(
+    port: int, topic: str, partition: int, offset: int = 0, max_size: int = 1 << 20
+) -> tuple[int, list]:
+    """(error code, payloads) of one FETCH on a new connection."""
+    with connect(port) as sock:
+        error, body = round_trip(sock, FetchRequest(topic, partition, offset, max_size))
+    return error, [m.payload for m, _ in iter_messages(body, offset)] if error == 0 else []
 
 
 class Producer:

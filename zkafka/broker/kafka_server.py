@@ -24,8 +24,6 @@ from zkafka.config import BrokerConfig
 
 log = logging.getLogger(__name__)
 
-CLEANER_FIRST_DELAY_S = 60.0
-
 
 class KafkaServer:
     """One broker. Runs on the gevent hub of the thread that calls ``startup``."""
@@ -75,10 +73,11 @@ class KafkaServer:
             raise
         self._ready.set()
         flush_interval = config["log.default.flush.scheduler.interval.ms"] / 1000.0
+        cleanup_delay = config["log.cleanup.initial.delay.ms"] / 1000.0
         cleanup_interval = config["log.cleanup.interval.mins"] * 60.0
         self._greenlets = [
             gevent.spawn(self._every, flush_interval, flush_interval, self.log_manager.flush_due),
-            gevent.spawn(self._every, CLEANER_FIRST_DELAY_S, cleanup_interval, self.log_manager.cleanup_logs),
+            gevent.spawn(self._every, cleanup_delay, cleanup_interval, self.log_manager.cleanup_logs),
         ]
         log.info("broker %d started on port %d", config["brokerid"], self.port)
 

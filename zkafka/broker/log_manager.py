@@ -1,7 +1,7 @@
 """All partition logs of one broker, and one run each of the time-based flusher and the retention cleaner.
 
 The broker server schedules the runs: ``flush_due`` every ``log.default.flush.scheduler.interval.ms`` and
-``cleanup_logs`` every ``log.cleanup.interval.mins`` (the first 60 s after start).
+``cleanup_logs`` every ``log.cleanup.interval.mins`` (the first ``log.cleanup.initial.delay.ms`` after start).
 """
 
 from __future__ import annotations
