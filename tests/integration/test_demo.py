@@ -1,12 +1,17 @@
-"""`zkafka demo --no-ui`: the whole cluster starts, settles, reacts to a scripted change and stops cleanly."""
+"""`zkafka demo --no-ui`: the whole cluster starts, settles, reacts to changes and stops cleanly.
+
+The test acts when the demo's output shows the state it waits for (actions on stdin), not on a schedule.
+"""
 
 import os
 import re
 import subprocess
 import sys
-import time
+import threading
 
 import pytest
+
+from zkafka.utils import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -27,41 +32,92 @@ def processes_mentioning(text: str) -> list[int]:
     return found
 
 
+class DemoProcess:
+    """``zkafka demo --no-ui --actions-from-stdin``: its snapshots as they come, actions sent on stdin."""
+
+    def __init__(self, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "zkafka.cli", "demo", "--no-ui", "--actions-from-stdin", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.stdout: list[str] = []
+        self.stderr: list[str] = []
+        self.readers = [
+            threading.Thread(target=self._drain, args=(stream, into))
+            for stream, into in ((self.proc.stdout, self.stdout), (self.proc.stderr, self.stderr))
+        ]
+        for reader in self.readers:
+            reader.start()
+
+    @staticmethod
+    def _drain(stream, into: list[str]) -> None:
+        for line in stream:
+            into.append(line)
+
+    def blocks(self) -> list[str]:
+        """The complete snapshots printed so far."""
+        text = "".join(self.stdout)
+        return snapshots(text[: text.rfind("\n\n") + 1])
+
+    def wait_for(self, condition, what: str, timeout: float = 60.0) -> str:
+        """The first snapshot printed from now on that meets ``condition``."""
+        seen = len(self.blocks())
+
+        def found():
+            if self.proc.poll() is not None:
+                raise AssertionError(f"the demo exited ({self.proc.returncode}): {''.join(self.stderr)}")
+            return next((b for b in self.blocks()[seen:] if condition(b)), None)
+
+        return wait_until(found, timeout, message=what)
+
+    def act(self, action: str) -> None:
+        self.proc.stdin.write(action + "\n")
+        self.proc.stdin.flush()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        for reader in self.readers:
+            reader.join(10)
+
+
+def lags(block: str) -> list[str]:
+    return re.findall(r"committed=\S+\s+lag=(\S+)", block)
+
+
 def test_demo_settles_rebalances_on_a_stopped_consumer_and_exits_cleanly():
-    started = time.monotonic()
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "zkafka.cli",
-            "demo",
-            "--no-ui",
-            "--duration",
-            "16",
-            "--consumers",
-            "3",
-            "--rate",
-            "30",
-            "--action",
-            "5:stop-consumer",
-            "--action",
-            "9:pause-producer",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr
-    assert time.monotonic() - started < 16 + 40
-    root = re.search(r"starting ZooKeeper in (\S+)", result.stderr).group(1)
+    demo = DemoProcess("--consumers", "3", "--rate", "30", "--interval", "0.5")
+    try:
+        first_settled = demo.wait_for(
+            lambda b: "owner=(none)" not in b and "rebalance: every partition owned" in b, "the group settled"
+        )
+        demo.act("stop-consumer")
+        demo.wait_for(
+            lambda b: (
+                "(trigger: consumer demo-group_consumer-3 left)" in b
+                and "demo-group_consumer-3-0" not in b.split("events:")[0]
+            ),
+            "consumer 3's partitions moved",
+        )
+        demo.wait_for(lambda b: int(re.search(r"produced=(\d+)", b).group(1)) > 100, "100 messages produced")
+        demo.act("pause-producer")
+        demo.wait_for(lambda b: "producer paused" in b and lags(b) == ["0"] * 4, "the lag drained")
+        demo.wait_for(lambda b: len(demo.blocks()) >= 10, "10 snapshots")
+        demo.act("quit")
+        assert demo.proc.wait(40) == 0, "".join(demo.stderr)
+    finally:
+        demo.stop()
+    stderr = "".join(demo.stderr)
+    root = re.search(r"starting ZooKeeper in (\S+)", stderr).group(1)
     assert not os.path.exists(root)
     assert processes_mentioning(root) == []  # no stray ZooKeeper or broker
 
-    blocks = snapshots(result.stdout)
+    blocks = snapshots("".join(demo.stdout))
     assert len(blocks) >= 10
-    first_settled = next(
-        b for b in blocks if "owner=(none)" not in b and "rebalance: every partition owned" in b
-    )
     assert first_settled.count("broker 0 running") == 1 and first_settled.count("broker 1 running") == 1
     assert len(re.findall(r"^  demo \d-\d ", first_settled, re.M)) == 4  # 2 brokers x 2 partitions
     last = blocks[-1]
@@ -71,6 +127,6 @@ def test_demo_settles_rebalances_on_a_stopped_consumer_and_exits_cleanly():
     # with the producer paused, every partition's lag drained to zero
     assert re.findall(r"committed=\S+\s+lag=(\d+)", last) == ["0"] * 4
     assert "total lag=0" in last
-    produced = int(re.search(r"produced (\d+)", result.stderr).group(1))
-    consumed = int(re.search(r"consumed (\d+)", result.stderr).group(1))
+    produced = int(re.search(r"produced (\d+)", stderr).group(1))
+    consumed = int(re.search(r"consumed (\d+)", stderr).group(1))
     assert produced > 100 and consumed >= produced

@@ -55,12 +55,19 @@ def parse_action(value: str) -> tuple[float, str]:
     help="Scripted action, e.g. 10:stop-consumer (add-consumer, stop-consumer, stop-broker, start-broker, "
     "pause-producer, resume-producer).",
 )
+@click.option(
+    "--actions-from-stdin",
+    is_flag=True,
+    help="Also take actions from stdin, one name a line (or quit), for scripts that act on what they see.",
+)
 @friendly_errors
-def demo(brokers, partitions, consumers, rate, duration, no_ui, interval, keep, actions) -> None:
+def demo(
+    brokers, partitions, consumers, rate, duration, no_ui, interval, keep, actions, actions_from_stdin
+) -> None:
     """Start ZooKeeper, brokers, a keyed producer and a consumer group on loopback, and show them live."""
     import gevent
 
-    from zkafka.demo import DemoCluster, render
+    from zkafka.demo import ACTIONS, DemoCluster, render
 
     configure_logging(Context.verbose, level=logging.ERROR)
     script = sorted(parse_action(a) for a in actions)
@@ -69,7 +76,7 @@ def demo(brokers, partitions, consumers, rate, duration, no_ui, interval, keep, 
     stopping = []
     for signum in (signal.SIGTERM, signal.SIGINT):
         gevent.signal_handler(signum, stopping.append, signum)
-    keys = _Keys() if ui else None
+    keys = _Keys() if ui else _Lines() if actions_from_stdin else None
     try:
         cluster.start(progress=lambda line: click.echo(line, err=True))
         began = time.monotonic()
@@ -85,12 +92,16 @@ def demo(brokers, partitions, consumers, rate, duration, no_ui, interval, keep, 
             if duration is not None and elapsed >= duration:
                 break
             key = keys.read(interval) if keys else gevent.sleep(interval)
-            if key == "q":
+            if key in ("q", "quit"):
                 break
-            if key in KEY_ACTIONS:
-                cluster.act(KEY_ACTIONS[key])
-            elif key == "p":
+            if key == "p":
                 cluster.act("resume-producer" if cluster.paused else "pause-producer")
+            elif key in KEY_ACTIONS:
+                cluster.act(KEY_ACTIONS[key])
+            elif key in ACTIONS:
+                cluster.act(key)
+            elif key:
+                click.echo(f"demo: unknown action {key!r}", err=True)
     finally:
         if keys:
             keys.restore()
@@ -122,3 +133,29 @@ class _Keys:
         import termios
 
         termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
+
+
+class _Lines:
+    """Action names from stdin, one a line, read without blocking the gevent hub (``--actions-from-stdin``)."""
+
+    def __init__(self) -> None:
+        self.fd = sys.stdin.fileno()
+        self.partial = b""
+        self.pending: list[str] = []
+        self.closed = False
+
+    def read(self, timeout: float) -> str | None:
+        import gevent
+        from gevent import select
+
+        if not self.pending and self.closed:
+            gevent.sleep(timeout)
+        elif not self.pending and select.select([self.fd], [], [], timeout)[0]:
+            data = os.read(self.fd, 4096)
+            self.closed = not data
+            *lines, self.partial = (self.partial + data).split(b"\n")
+            self.pending += [line.decode(errors="replace").strip() for line in lines if line.strip()]
+        return self.pending.pop(0) if self.pending else None
+
+    def restore(self) -> None:
+        pass
