@@ -70,9 +70,9 @@ def measure_parking(parked: int, timeout_ms: int = 1000) -> dict[str, float]:
         purgatory.try_complete_else_watch(op, [op.key])
     park_us = (time.perf_counter() - started) / parked * 1e6
     cpu, wall = time.process_time(), time.perf_counter()
-    ops[-1].get(timeout=timeout_ms / 1000 + 30)
+    ops[-1].result.get(timeout=timeout_ms / 1000 + 30)
     for op in ops:
-        op.get(timeout=30)
+        op.result.get(timeout=30)
     return {
         "park_us": park_us,
         "expire_all_s": time.perf_counter() - started,

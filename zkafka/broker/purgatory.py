@@ -29,6 +29,18 @@ class OperationCancelled(Exception):
     """What waiting on a cancelled delayed operation raises (its connection closed, or the broker stops)."""
 
 
+class DelayedResult(AsyncResult):
+    """What a network connection waits on for a delayed operation's answer; ``cancel()`` (the client went
+    away) drops the operation."""
+
+    def __init__(self, operation: DelayedOperation) -> None:
+        super().__init__()
+        self.operation = operation
+
+    def cancel(self) -> bool:
+        return self.operation.cancel()
+
+
 class DelayedOperation:
     """A request answered later: subclasses define ``try_complete``, ``on_complete`` and ``on_expiration``.
 
@@ -37,13 +49,13 @@ class DelayedOperation:
     value (an exception it raises becomes ``result``'s exception). ``on_expiration()`` runs after
     ``on_complete`` when the timeout completed it. Neither may block: on expiry they run in the gevent hub.
 
-    The operation is itself what the network layer waits on: ``get``/``wait``/``ready``/``rawlink`` as a
-    gevent ``AsyncResult``, and ``cancel()`` when the connection closes.
+    ``result`` (a gevent ``AsyncResult``) is what the network layer waits on; its ``cancel()`` is the
+    operation's, for when the connection closes.
     """
 
     def __init__(self, timeout_ms: int) -> None:
         self.timeout_ms = timeout_ms
-        self.result = AsyncResult()
+        self.result = DelayedResult(self)
         self._once = threading.Lock()  # acquired by whoever completes or cancels: a compare-and-set
         self._timer: Any = None
         self._purgatory: Purgatory | None = None
@@ -105,23 +117,6 @@ class DelayedOperation:
         if self._purgatory is not None:
             self._purgatory._unwatch(self)
             self._purgatory = None
-
-    # -- what a waiter sees -------------------------------------------------------------------------------
-
-    def get(self, block: bool = True, timeout: float | None = None) -> Any:
-        return self.result.get(block, timeout)
-
-    def wait(self, timeout: float | None = None) -> Any:
-        return self.result.wait(timeout)
-
-    def ready(self) -> bool:
-        return self.result.ready()
-
-    def rawlink(self, callback: Any) -> None:
-        self.result.rawlink(callback)
-
-    def unlink(self, callback: Any) -> None:
-        self.result.unlink(callback)
 
 
 class Purgatory:

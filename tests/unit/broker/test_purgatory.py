@@ -46,10 +46,10 @@ def test_completes_when_its_key_is_checked_long_before_the_timeout():
     purgatory, log = Purgatory("fetch"), {}
     op = WaitForBytes(30_000, log, ("t", 0), min_bytes=10)
     assert purgatory.try_complete_else_watch(op, [("t", 0)]) is False
-    assert (purgatory.delayed(), purgatory.watched()) == (1, 1) and not op.ready()
-    waiter = gevent.spawn(op.get)
+    assert (purgatory.delayed(), purgatory.watched()) == (1, 1) and not op.result.ready()
+    waiter = gevent.spawn(op.result.get)
     gevent.idle()  # the waiter is parked in get()
-    assert append(purgatory, log, ("t", 0), 4) == 0 and not op.ready()  # not enough yet
+    assert append(purgatory, log, ("t", 0), 4) == 0 and not op.result.ready()  # not enough yet
     assert append(purgatory, log, ("t", 1), 99) == 0  # another key: not even tried
     appended = time.monotonic()
     assert append(purgatory, log, ("t", 0), 6) == 1
@@ -63,7 +63,7 @@ def test_satisfied_operation_completes_without_being_watched():
     purgatory, log = Purgatory("fetch"), {("t", 0): 5}
     op = WaitForBytes(30_000, log, ("t", 0))
     assert purgatory.try_complete_else_watch(op, [("t", 0)]) is True
-    assert op.get(block=False) == 5 and purgatory.delayed() == 0 and op._timer is None
+    assert op.result.get(block=False) == 5 and purgatory.delayed() == 0 and op._timer is None
 
 
 @pytest.mark.parametrize("timeout_ms", [0, 150, 400])
@@ -72,7 +72,7 @@ def test_idle_operation_completes_at_its_timeout(timeout_ms):
     op = WaitForBytes(timeout_ms, log, ("t", 0))
     parked = time.monotonic()
     purgatory.try_complete_else_watch(op, [("t", 0), ("t", 1)])
-    assert op.get(timeout=timeout_ms / 1000 + 5) == 0  # completes with what there is
+    assert op.result.get(timeout=timeout_ms / 1000 + 5) == 0  # completes with what there is
     elapsed = op.completed_at - parked
     assert timeout_ms / 1000 - 0.002 <= elapsed < timeout_ms / 1000 + 0.25, elapsed
     assert (op.completions, op.expirations) == (1, 1)
@@ -88,7 +88,7 @@ def test_timeout_and_appends_racing_complete_each_operation_once():
         purgatory.try_complete_else_watch(op, [keys[i % 20], keys[(i + 1) % 20]])
 
     def appender():  # one byte per key and round, giving the hub (and the timers) a turn in between
-        while not all(op.ready() for op in ops):
+        while not all(op.result.ready() for op in ops):
             for key in keys:
                 append(purgatory, log, key, 1)
             gevent.sleep(0.002)
@@ -123,16 +123,16 @@ def test_cancel_drops_the_operation_and_its_watches():
     op = WaitForBytes(100, log, ("t", 0))
     purgatory.try_complete_else_watch(op, [("t", 0), ("t", 1)])
     assert purgatory.watched() == 2
-    assert op.cancel() is True and op.cancel() is False
+    assert op.result.cancel() is True and op.cancel() is False  # the network layer cancels through result
     assert (purgatory.delayed(), purgatory.watched()) == (0, 0)
     with pytest.raises(OperationCancelled):
-        op.get(timeout=1)
+        op.result.get(timeout=1)
     tries = WaitForBytes.tries
     assert append(purgatory, log, ("t", 0), 5) == 0 and WaitForBytes.tries == tries
     assert op.force_complete() is False
     later = WaitForBytes(300, log, ("t", 9))  # its timer fires after the cancelled one's would have
     purgatory.try_complete_else_watch(later, [("t", 9)])
-    later.get(timeout=5)
+    later.result.get(timeout=5)
     assert (op.completions, op.expirations) == (0, 0)
 
 
@@ -148,7 +148,7 @@ def test_force_complete_unwatches_and_a_failing_on_complete_reaches_the_waiter()
     assert op.force_complete() is True
     assert (purgatory.delayed(), purgatory.watched()) == (0, 0)
     with pytest.raises(RuntimeError, match="log closed"):
-        op.get(timeout=1)
+        op.result.get(timeout=1)
 
 
 def test_a_failing_try_complete_does_not_fail_the_append_that_checks_it():
@@ -163,8 +163,8 @@ def test_a_failing_try_complete_does_not_fail_the_append_that_checks_it():
     good = WaitForBytes(30_000, log, "k")
     purgatory.try_complete_else_watch(bad, ["k"])
     purgatory.try_complete_else_watch(good, ["k"])
-    assert append(purgatory, log, "k", 1) == 1 and good.get(timeout=1) == 1
-    assert not bad.ready() and purgatory.delayed() == 1  # it stays parked until its timeout
+    assert append(purgatory, log, "k", 1) == 1 and good.result.get(timeout=1) == 1
+    assert not bad.result.ready() and purgatory.delayed() == 1  # it stays parked until its timeout
     bad.cancel()
 
 
@@ -186,7 +186,7 @@ def test_shutdown_cancels_every_parked_operation():
     assert (purgatory.delayed(), purgatory.watched()) == (0, 0)
     for op in ops:
         with pytest.raises(OperationCancelled):
-            op.get(timeout=1)
+            op.result.get(timeout=1)
 
 
 def test_ten_thousand_parked_operations_cost_nothing_and_slow_no_other_key():
@@ -207,17 +207,19 @@ def test_ten_thousand_parked_operations_cost_nothing_and_slow_no_other_key():
     purgatory.try_complete_else_watch(waiter, [("t", 0)])
     tries = WaitForBytes.tries
     assert append(purgatory, log, ("t", 0), 1) == 0 and WaitForBytes.tries == tries + 1
-    assert append(purgatory, log, ("t", 0), 2) == 1 and waiter.get(timeout=1) == 3
+    assert append(purgatory, log, ("t", 0), 2) == 1 and waiter.result.get(timeout=1) == 3
 
     # parked, they use no CPU: a 0.5 s wait costs the process almost nothing
     guard = WaitForBytes(500, log, ("guard", 0))
     purgatory.try_complete_else_watch(guard, [("guard", 0)])
     cpu = time.process_time()
-    guard.get(timeout=5)
+    guard.result.get(timeout=5)
     assert time.process_time() - cpu < 0.1
-    assert not any(op.ready() for op in parked)
+    assert not any(op.result.ready() for op in parked)
 
     # and each completes once at its timeout, leaving nothing behind
-    wait_until(lambda: all(op.ready() for op in parked), timeout=10, message="all parked operations expired")
+    wait_until(
+        lambda: all(op.result.ready() for op in parked), timeout=10, message="all parked operations expired"
+    )
     assert all(op.completions == op.expirations == 1 for op in parked)
     assert (purgatory.delayed(), purgatory.watched()) == (0, 0) and not purgatory._watchers
