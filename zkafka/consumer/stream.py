@@ -16,7 +16,6 @@ from __future__ import annotations
 import gc
 import logging
 import time
-import zlib
 from collections.abc import Iterator
 
 import gevent
@@ -24,9 +23,10 @@ import gevent.event
 from gevent.queue import Empty, Queue
 
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
-from zkafka.errors import InvalidMessageError, InvalidMessageSizeError, KafkaError
-from zkafka.records.format07 import iter_messages
-from zkafka.records.message import CODEC_MASK, ENTRY_V1, INT32, MAGIC_V1, Message
+from zkafka.errors import KafkaError
+from zkafka.records.entries import entry_messages, walk
+from zkafka.records.format07 import FORMAT07
+from zkafka.records.message import CODEC_MASK, Message
 from zkafka.zk.paths07 import BrokerPartition
 
 log = logging.getLogger(__name__)
@@ -106,13 +106,13 @@ def decode_chunk(
     deep: bool = True,
     start: int = 0,
 ) -> tuple[list[MessageAndMetadata], KafkaError | None, int | None, int]:
-    """Decode a fetched message set from byte ``start`` with exactly the rules of ``message.iter_messages``.
+    """Decode a fetched message set from byte ``start`` with exactly the rules of ``format07.iter_messages``.
 
     Returns ``(items, error, resume, end)``: the messages before the first bad entry; that entry's error
     (or None); the position after the bad entry to decode on from (None when nothing after it can be read);
     and the position decoding stopped at (after the last complete entry, or at an unreadable one), i.e. how
-    many bytes of ``buf`` are used up. Plain magic-1 messages take a fast path; anything else (magic 0,
-    wrappers to expand, short or odd entries) goes through ``iter_messages`` one entry at a time.
+    many bytes of ``buf`` are used up. The entries come from the records walker; wrappers are expanded by it
+    with the 0.7 offset rule.
     """
     data = buf if type(buf) is bytes else bytes(buf)
     # The loop makes an object per message and never switches greenlets: pausing the cyclic GC for it saves
@@ -130,41 +130,24 @@ def decode_chunk(
 def _decode(
     data: bytes, initial_offset: int, topic: str, partition: BrokerPartition, deep: bool, start: int
 ) -> tuple[list[MessageAndMetadata], KafkaError | None, int | None, int]:
-    unpack_entry = ENTRY_V1.unpack_from
-    unpack_int = INT32.unpack_from
-    crc32 = zlib.crc32
     new_item, cls = _new_item, MessageAndMetadata
     items: list[MessageAndMetadata] = []
     append = items.append
-    end = len(data)
-    pos = start
-    while True:
-        remaining = end - pos
-        if remaining < 4:
-            break
-        if remaining >= 10:
-            size, magic, attributes, crc = unpack_entry(data, pos)
-        else:
-            (size,) = unpack_int(data, pos)
-            magic = attributes = crc = -1
-        after = pos + 4 + size
-        if size < 0 or after > end:
-            if size < 0 or pos == 0:
-                err = InvalidMessageSizeError(
-                    f"invalid message size {size} at offset {initial_offset + pos} of {topic}:{partition}: "
-                    "a single message larger than the fetch size, or log corruption"
-                )
-                return items, err, None, pos
-            break  # a partial trailing entry: fetched again next time
-        if magic == MAGIC_V1 and size >= 6 and (not deep or not attributes & CODEC_MASK):
-            payload = data[pos + 10 : after]
-            if crc32(payload) != crc:
-                err = InvalidMessageError(
-                    f"CRC mismatch for the message at offset {initial_offset + pos} of {topic}:{partition}"
-                )
-                return items, err, after, after
+    after = start
+    try:
+        for pos, after, magic, attributes, crc, payload in walk(data, FORMAT07, start, initial_offset):
+            if deep and attributes & CODEC_MASK:
+                try:
+                    expanded = entry_messages(
+                        data, FORMAT07, pos, after, magic, attributes, crc, payload, initial_offset
+                    )
+                except KafkaError as err:
+                    return items, _in_partition(err, topic, partition), after, after
+                for offset, message in expanded:
+                    append(cls(message, topic, partition, offset))
+                continue
             item = new_item(cls)
-            item.magic = MAGIC_V1
+            item.magic = magic
             item.attributes = attributes
             item.checksum = crc
             item.payload = payload
@@ -172,14 +155,16 @@ def _decode(
             item.partition = partition
             item.offset = initial_offset + after
             append(item)
-        else:
-            try:
-                for message, offset in iter_messages(memoryview(data)[pos:after], initial_offset + pos, deep):
-                    append(cls(message, topic, partition, offset))
-            except KafkaError as err:
-                return items, err, after, after
-        pos = after
-    return items, None, None, pos
+    except KafkaError as err:
+        resume = err.resume
+        return items, _in_partition(err, topic, partition), resume, err.position if resume is None else resume
+    return items, None, None, after
+
+
+def _in_partition(err: KafkaError, topic: str, partition: BrokerPartition) -> KafkaError:
+    """The error with the partition it was found in named in its text."""
+    err.args = (f"{topic}:{partition}: {err.args[0] if err.args else err}",)
+    return err
 
 
 class _NoChunk:

@@ -21,17 +21,16 @@ import gevent
 import gevent.lock
 import gevent.socket
 
-from zkafka.errors import MessageSizeTooLargeError
 from zkafka.producer.errors import ProducerClosedError, ProducerConnectionError, ProducerSendError
-from zkafka.protocol.v07 import INT32, MultiProducerRequest, ProducerRequest, encode_request
-from zkafka.records.message import HEADER_SIZE, LOG_OVERHEAD
+from zkafka.protocol.v07 import MultiProducerRequest, ProducerRequest, encode_request
+from zkafka.records.entries import check_sizes
+from zkafka.records.format07 import FORMAT07
 
 log = logging.getLogger(__name__)
 
 MAX_CONNECT_BACKOFF_MS = 60000
 # A connection idle this long is checked for a close by the broker before it is written to again.
 IDLE_CHECK_S = 0.05
-_V1_HEADER = HEADER_SIZE[1]
 
 
 class SyncProducer:
@@ -87,24 +86,10 @@ class SyncProducer:
     def verify_message_size(self, message_set: bytes) -> None:
         """MessageSizeTooLargeError if a top-level message payload exceeds ``max.message.size``.
 
-        A set no longer than the limit cannot hold a payload over it, so only large sets are walked.
+        Only lengths and magic bytes are read, and only of sets long enough to hold such a payload; a
+        malformed set is not ours to judge (the broker rejects it).
         """
-        limit = self.max_message_size
-        if len(message_set) <= limit + LOG_OVERHEAD + _V1_HEADER:
-            return
-        view = memoryview(message_set)
-        pos, end = 0, len(view)
-        while end - pos >= LOG_OVERHEAD:
-            (size,) = INT32.unpack_from(view, pos)
-            if size < 1:
-                return  # not ours to judge: the broker rejects a malformed set
-            magic = view[pos + LOG_OVERHEAD]
-            payload = size - HEADER_SIZE.get(magic, _V1_HEADER)
-            if payload > limit:
-                raise MessageSizeTooLargeError(
-                    f"message payload of {payload} bytes exceeds max.message.size {limit}"
-                )
-            pos += LOG_OVERHEAD + size
+        check_sizes(message_set, FORMAT07, self.max_message_size)
 
     def _write(self, frame: bytes) -> None:
         with self._lock:

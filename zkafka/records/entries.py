@@ -81,11 +81,13 @@ class EntryFormat:
         """The offsets reported with the messages of the wrapper at ``pos``, given their stored offsets."""
         raise NotImplementedError
 
-    def wrapper_payload(self, data: Any, pos: int, end: int, crc_from: int) -> Any:
-        """The compressed bytes a wrapper entry holds."""
+    def wrapper_payload(self, data: Any, pos: int, end: int, body: Any) -> Any:
+        """The compressed bytes a wrapper entry holds (``body``: the bytes its CRC covers)."""
         raise NotImplementedError
 
-    def make_message(self, data: Any, pos: int, end: int, magic: int, attributes: int, crc: int) -> Any:
+    def make_message(
+        self, data: Any, pos: int, end: int, magic: int, attributes: int, crc: int, body: Any
+    ) -> Any:
         """The line's message object for a checked entry."""
         raise NotImplementedError
 
@@ -116,11 +118,13 @@ class EntryFormat:
         return f"EntryFormat({self.name})"
 
 
-def spans(buf: Any, fmt: EntryFormat, start: int = 0, strict: bool = False) -> Iterator[tuple[int, int]]:
+def spans(
+    buf: Any, fmt: EntryFormat, start: int = 0, strict: bool = False, base: int = 0
+) -> Iterator[tuple[int, int]]:
     """(position, entry size with overhead) of each whole entry from ``start``, reading only lengths.
 
     Stops at fewer than ``overhead`` bytes, at an entry that runs past the data, and at N below the line's
-    smallest message (``strict``: raises the line's error for that N instead).
+    smallest message (``strict``: raises the line's error for that N instead, ``base`` added to positions).
     """
     unpack = INT32.unpack_from
     overhead, size_at, min_size = fmt.overhead, fmt.size_at, fmt.min_size
@@ -130,7 +134,7 @@ def spans(buf: Any, fmt: EntryFormat, start: int = 0, strict: bool = False) -> I
         (size,) = unpack(buf, pos + size_at)
         if size < min_size:
             if strict:
-                err = fmt.size_problem(size, pos, 0, pos + overhead + size > end)
+                err = fmt.size_problem(size, pos, base, pos + overhead + size > end)
                 if err is not None:
                     raise err
             return
@@ -141,11 +145,22 @@ def spans(buf: Any, fmt: EntryFormat, start: int = 0, strict: bool = False) -> I
         pos = after
 
 
+def entry_size(buf: Any, fmt: EntryFormat, pos: int = 0) -> int | None:
+    """The size of the entry at ``pos`` (overhead included) from its length alone; None when the length is
+    not all in ``buf`` or is negative."""
+    if len(buf) - pos < fmt.overhead:
+        return None
+    (size,) = INT32.unpack_from(buf, pos + fmt.size_at)
+    return fmt.overhead + size if size >= 0 else None
+
+
 def walk(
     data: Any, fmt: EntryFormat, start: int = 0, base: int = 0
-) -> Iterator[tuple[int, int, int, int, int]]:
-    """The checked shallow walk: ``(position, end, magic, attributes, crc)`` of each whole entry.
+) -> Iterator[tuple[int, int, int, int, int, Any]]:
+    """The checked shallow walk: ``(position, end, magic, attributes, crc, body)`` of each whole entry.
 
+    ``body`` is the slice of ``data`` the CRC covers: a 0.7 message's payload, a 0.8 message from its magic
+    byte on.
     Every CRC is verified. Stops silently at fewer than ``overhead`` bytes and where the line says a short or
     partial entry ends the set; raises the line's error otherwise (``base`` is added to positions in texts).
     """
@@ -167,9 +182,10 @@ def walk(
                 size, magic, attributes, crc = unpack(data, pos)
             after = pos + overhead + size
             if magic == fast_magic and size >= fast_min and after <= end:
-                if crc32(data[pos + crc_from_pos : after]) != crc:
+                body = data[pos + crc_from_pos : after]
+                if crc32(body) != crc:
                     raise _crc_error(pos, after, base)
-                yield pos, after, magic, attributes, crc
+                yield pos, after, magic, attributes, crc, body
                 pos = after
                 continue
         elif remaining < overhead:
@@ -182,9 +198,10 @@ def walk(
                 return
             raise err
         magic, attributes, crc, crc_from = fmt.header(data, pos, after)
-        if crc32(data[crc_from:after]) != crc:
+        body = data[crc_from:after]
+        if crc32(body) != crc:
             raise _crc_error(pos, after, base)
-        yield pos, after, magic, attributes, crc
+        yield pos, after, magic, attributes, crc, body
         pos = after
 
 
@@ -198,7 +215,7 @@ def valid_prefix(buf: Any, fmt: EntryFormat) -> int:
     """Bytes of the longest prefix of whole, CRC-valid entries (recovery truncates a segment there)."""
     valid = 0
     try:
-        for _, valid, _, _, _ in walk(buf, fmt):  # noqa: B007 - the last end is the answer
+        for _, valid, _, _, _, _ in walk(buf, fmt):  # noqa: B007 - the last end is the answer
             pass
     except KafkaError:
         pass
@@ -228,11 +245,11 @@ def _validate(data: bytes, fmt: EntryFormat, max_message_size: int | None) -> Va
     limits = fmt.entry_limits(max_message_size) if max_message_size is not None else None
     mask = fmt.codec_mask
     valid = count = 0
-    for pos, valid, magic, attributes, _ in walk(data, fmt):
+    for pos, valid, magic, attributes, _, body in walk(data, fmt):
         if limits is not None and valid - pos > limits[magic]:
             raise fmt.too_large(valid - pos, magic, max_message_size)
         if attributes & mask:
-            count += _validate(_inflate(data, fmt, pos, valid, attributes), fmt, None).count
+            count += _validate(_inflate(data, fmt, pos, valid, attributes, body), fmt, None).count
         else:
             count += 1
     return ValidatedSet(valid, count)
@@ -254,13 +271,20 @@ def check_sizes(buf: Any, fmt: EntryFormat, max_message_size: int, upto: int | N
             raise fmt.too_large(size, magic, max_message_size)
 
 
-def _inflate(data: Any, fmt: EntryFormat, pos: int, end: int, attributes: int) -> bytes:
-    crc_from = fmt.header(data, pos, end)[3]
-    return decompress(attributes & fmt.codec_mask, fmt.wrapper_payload(data, pos, end, crc_from))
+def _inflate(data: Any, fmt: EntryFormat, pos: int, end: int, attributes: int, body: Any) -> bytes:
+    return decompress(attributes & fmt.codec_mask, fmt.wrapper_payload(data, pos, end, body))
 
 
 def entry_messages(
-    data: Any, fmt: EntryFormat, pos: int, end: int, magic: int, attributes: int, crc: int, base: int = 0
+    data: Any,
+    fmt: EntryFormat,
+    pos: int,
+    end: int,
+    magic: int,
+    attributes: int,
+    crc: int,
+    body: Any,
+    base: int = 0,
 ) -> list[tuple[int, Any]]:
     """``(offset, message)`` of what one checked top-level entry holds: itself, or a wrapper's messages.
 
@@ -268,10 +292,9 @@ def entry_messages(
     returned, so a bad inner message yields none of them; the line's rule gives the offsets.
     """
     if not attributes & fmt.codec_mask:
-        return [
-            (fmt.entry_offset(data, pos, end, base), fmt.make_message(data, pos, end, magic, attributes, crc))
-        ]
-    inner = list(messages(_inflate(data, fmt, pos, end, attributes), fmt, 0, True))
+        message = fmt.make_message(data, pos, end, magic, attributes, crc, body)
+        return [(fmt.entry_offset(data, pos, end, base), message)]
+    inner = list(messages(_inflate(data, fmt, pos, end, attributes, body), fmt, 0, True))
     offsets = fmt.wrapper_offsets(pos, end, base, [offset for offset, _ in inner])
     return [(offset, message) for offset, (_, message) in zip(offsets, inner, strict=True)]
 
@@ -281,8 +304,11 @@ def messages(
 ) -> Iterator[tuple[int, Any]]:
     """``(offset, message)`` of every message of a set, wrappers expanded when ``deep``."""
     entry_offset, make_message, mask = fmt.entry_offset, fmt.make_message, fmt.codec_mask
-    for pos, end, magic, attributes, crc in walk(data, fmt, start, base):
+    for pos, end, magic, attributes, crc, body in walk(data, fmt, start, base):
         if deep and attributes & mask:
-            yield from entry_messages(data, fmt, pos, end, magic, attributes, crc, base)
+            yield from entry_messages(data, fmt, pos, end, magic, attributes, crc, body, base)
         else:
-            yield entry_offset(data, pos, end, base), make_message(data, pos, end, magic, attributes, crc)
+            yield (
+                entry_offset(data, pos, end, base),
+                make_message(data, pos, end, magic, attributes, crc, body),
+            )

@@ -97,15 +97,17 @@ class Format07(EntryFormat):
     def wrapper_offsets(self, pos: int, end: int, base: int, inner: list[int]) -> list[int]:
         return [base + pos] * (len(inner) - 1) + [base + end] if inner else []
 
-    def wrapper_payload(self, data: Any, pos: int, end: int, crc_from: int) -> Any:
-        return data[crc_from:end]
+    def wrapper_payload(self, data: Any, pos: int, end: int, body: Any) -> Any:
+        return body
 
-    def make_message(self, data: Any, pos: int, end: int, magic: int, attributes: int, crc: int) -> Message:
+    def make_message(
+        self, data: Any, pos: int, end: int, magic: int, attributes: int, crc: int, body: Any
+    ) -> Message:
         message = _new_message(Message)
         message.magic = magic
         message.attributes = attributes
         message.checksum = crc
-        message.payload = bytes(data[pos + LOG_OVERHEAD + HEADER_SIZE[magic] : end])
+        message.payload = body if type(body) is bytes else bytes(body)
         return message
 
     def entry_limits(self, max_message_size: int) -> dict[int, int]:

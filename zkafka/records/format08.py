@@ -112,7 +112,7 @@ class Format08(EntryFormat):
     def wrapper_offsets(self, pos: int, end: int, base: int, inner: list[int]) -> list[int]:
         return inner
 
-    def wrapper_payload(self, data: Any, pos: int, end: int, crc_from: int) -> Any:
+    def wrapper_payload(self, data: Any, pos: int, end: int, body: Any) -> Any:
         value = key_value(data, pos, end)[1]
         if value is None:
             raise entry_error(
@@ -120,7 +120,9 @@ class Format08(EntryFormat):
             )
         return value
 
-    def make_message(self, data: Any, pos: int, end: int, magic: int, attributes: int, crc: int) -> Message08:
+    def make_message(
+        self, data: Any, pos: int, end: int, magic: int, attributes: int, crc: int, body: Any
+    ) -> Message08:
         key, value = key_value(data, pos, end)
         return Message08(key, value, attributes, crc)
 
@@ -236,7 +238,7 @@ def check_follower_offsets(buf: Any, log_end_offset: int) -> tuple[int, int]:
     or after ``log_end_offset``. Returns the first and last top-level offsets (as 0.8.2 does, a wrapper counts
     with its own offset, the last inside it); ``(log_end_offset, log_end_offset - 1)`` for an empty set."""
     first = last = None
-    for pos, _, _, _, _ in walk(buf, FORMAT08):
+    for pos, _, _, _, _, _ in walk(buf, FORMAT08):
         (offset,) = _unpack_offset(buf, pos)
         if first is None:
             first = offset

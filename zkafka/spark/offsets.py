@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import json
 import math
-import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from zkafka.records.message import LOG_OVERHEAD
+from zkafka.errors import KafkaError
+from zkafka.records.entries import entry_size, spans
+from zkafka.records.format07 import FORMAT07
 
 EARLIEST = -2
 LATEST = -1
-
-_INT32 = struct.Struct(">i")
 
 
 class TopicPartition(NamedTuple):
@@ -163,29 +162,23 @@ def cap_targets(
 def walk_entries(buf: bytes | memoryview, base: int, target: int) -> int:
     """The largest entry boundary at or before ``target`` that ``buf`` (fetched at ``base``) proves.
 
-    ``base`` must be an entry boundary. Only the 4-byte length prefixes are read; the walk stops at the
-    first entry that ends past ``target`` or is not complete in the buffer (``base`` when none is taken).
+    ``base`` must be an entry boundary. Only the length prefixes are read; the walk stops at the first
+    entry that ends past ``target`` or is not complete in the buffer (``base`` when none is taken).
     """
-    mv = memoryview(buf)
-    end = len(mv)
     pos = 0
-    while end - pos >= LOG_OVERHEAD:
-        (size,) = _INT32.unpack_from(mv, pos)
-        if size < 0:
-            raise ValueError(f"invalid message size {size} at offset {base + pos}: log corruption")
-        nxt = pos + LOG_OVERHEAD + size
-        if nxt > end or base + nxt > target:
-            break
-        pos = nxt
+    try:
+        for start, size in spans(buf, FORMAT07, strict=True, base=base):
+            if base + start + size > target:
+                break
+            pos = start + size
+    except KafkaError as exc:
+        raise ValueError(str(exc)) from exc
     return base + pos
 
 
 def first_entry_size(buf: bytes | memoryview) -> int | None:
     """Bytes of the first entry (length prefix included) when ``buf`` holds its prefix, else None."""
-    if len(buf) < LOG_OVERHEAD:
-        return None
-    (size,) = _INT32.unpack_from(buf, 0)
-    return LOG_OVERHEAD + size if size >= 0 else None
+    return entry_size(buf, FORMAT07)
 
 
 def resolve_range(

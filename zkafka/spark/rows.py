@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from zkafka.records.compression import NO_COMPRESSION, decompress
-from zkafka.records.format07 import iter_messages
-from zkafka.records.message import LOG_OVERHEAD
+from zkafka.records.entries import entry_messages, walk
+from zkafka.records.format07 import FORMAT07
 
 
 @dataclass
@@ -46,21 +45,16 @@ def decode_entries(buf: bytes | memoryview, base: int, end: int) -> tuple[Column
     when none was). CRC and size errors of 0.7's iteration propagate (InvalidMessageError,
     InvalidMessageSizeError for a first entry the buffer cannot hold).
     """
+    data = buf if type(buf) is bytes else bytes(buf)
     cols = Columns()
     append = cols.append
-    pos = base
-    for message, next_offset in iter_messages(buf, base, deep=False):
-        entry_start = next_offset - LOG_OVERHEAD - message.size
-        if entry_start >= end:
+    taken = 0
+    for pos, after, magic, attributes, crc, payload in walk(data, FORMAT07, 0, base):
+        if base + pos >= end:
             break
-        codec = message.codec
-        if codec == NO_COMPRESSION:
-            append(message.payload, entry_start, next_offset)
-        else:
-            inner = [m.payload for m, _ in iter_messages(decompress(codec, message.payload), 0, deep=True)]
-            for payload in inner[:-1]:
-                append(payload, entry_start, entry_start)
-            if inner:
-                append(inner[-1], entry_start, next_offset)
-        pos = next_offset
-    return cols, pos
+        for next_offset, message in entry_messages(
+            data, FORMAT07, pos, after, magic, attributes, crc, payload, base
+        ):
+            append(message.payload, base + pos, next_offset)
+        taken = after
+    return cols, base + taken

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import mmap
 import os
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from zkafka.errors import KafkaError
 from zkafka.records.compression import CODEC_OBJECT_NAMES, NO_COMPRESSION, decompress
-from zkafka.records.format07 import iter_messages
-from zkafka.records.message import HEADER_SIZE, LOG_OVERHEAD, MIN_HEADER_SIZE, Message
-
-_INT32 = struct.Struct(">i")
+from zkafka.records.entries import INT32
+from zkafka.records.format07 import FORMAT07, iter_messages
+from zkafka.records.message import HEADER_SIZE, LOG_OVERHEAD, Message
 
 
 @dataclass
@@ -70,40 +68,43 @@ def dump_segment(
 
 
 def _walk(view: memoryview, report: SegmentReport, out, deep: bool, print_payload: bool) -> None:
-    pos = 0
+    tail = 0
     try:
-        while len(view) - pos >= LOG_OVERHEAD:
-            (size,) = _INT32.unpack_from(view, pos)
+        for pos, size in FORMAT07.spans(view):
             offset = report.start_offset + pos
-            if size < MIN_HEADER_SIZE or len(view) - pos - LOG_OVERHEAD < size:
-                report.problem = f"entry at offset {offset} has length {size}, beyond the data or too short"
-                break
+            end = pos + size
             if view[pos + LOG_OVERHEAD] not in HEADER_SIZE:
                 report.problem = f"entry at offset {offset} has unknown magic byte {view[pos + LOG_OVERHEAD]}"
-                break
-            message = Message.from_bytes(view[pos + LOG_OVERHEAD : pos + LOG_OVERHEAD + size])
+                return
+            magic, attributes, crc, crc_from = FORMAT07.header(view, pos, end)
+            message = FORMAT07.make_message(view, pos, end, magic, attributes, crc, view[crc_from:end])
             valid = message.is_valid()
             report.messages += 1
             if not valid:
                 report.invalid += 1
                 if report.problem is None:
                     report.problem = f"CRC mismatch in the message at offset {offset}"
-            out(_describe(offset, size, message, valid))
+            out(_describe(offset, size - LOG_OVERHEAD, message, valid))
             if print_payload:
                 out(f"payload:\t{message.payload.decode('utf-8', 'replace')}")
             if deep and valid and message.codec != NO_COMPRESSION:
-                inner = iter_messages(decompress(message.codec, message.payload))
-                for inner_message, inner_offset in inner:
+                for inner_message, inner_offset in iter_messages(decompress(message.codec, message.payload)):
                     out(
                         "    "
                         + _describe(inner_offset, inner_message.size, inner_message, inner_message.is_valid())
                     )
                     if print_payload:
                         out(f"    payload:\t{inner_message.payload.decode('utf-8', 'replace')}")
-            pos += LOG_OVERHEAD + size
-            report.tail = report.start_offset + pos
+            tail = end
+            report.tail = report.start_offset + tail
     except KafkaError as exc:
-        report.problem = f"at offset {report.start_offset + pos}: {exc}"
+        report.problem = f"at offset {report.start_offset + tail}: {exc}"
+        return
+    if len(view) - tail >= LOG_OVERHEAD:
+        (size,) = INT32.unpack_from(view, tail)
+        report.problem = (
+            f"entry at offset {report.start_offset + tail} has length {size}, beyond the data or too short"
+        )
 
 
 def _describe(offset: int, size: int, message: Message, valid: bool) -> str:
