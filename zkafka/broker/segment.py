@@ -1,7 +1,7 @@
-"""Segment files: ``LogSegment`` is one data file (all a 0.7 segment is).
+"""Segment files: ``LogSegment`` is one data file (all a 0.7 segment is); ``IndexedSegment`` adds the 0.8 index.
 
 A segment is named after the offset of its first entry, 20 zero-padded digits and the entry format's suffix
-(``00000000000000000000.kafka`` on the 0.7 line).
+(``00000000000000000000.kafka`` on the 0.7 line, ``00000000000000000000.log`` + ``.index`` on the 0.8 line).
 """
 
 from __future__ import annotations
@@ -9,9 +9,15 @@ from __future__ import annotations
 import logging
 import mmap
 import os
+from collections.abc import Iterator
 from typing import Protocol
 
+from zkafka.broker.offset_index import INDEX_SUFFIX, OffsetIndex
+from zkafka.records.format08 import entries, find_offset, iter_messages
+
 logger = logging.getLogger(__name__)
+
+DELETED_SUFFIX = ".deleted"
 
 
 class EntryFormat(Protocol):
@@ -111,3 +117,154 @@ class LogSegment:
             f"{type(self).__name__}({self.path!r}, start={self.start}, size={self.size},"
             f" flushed={self.flushed_size})"
         )
+
+
+class IndexedSegment(LogSegment):
+    """A 0.8 segment: ``<base>.log`` holding entries with logical offsets, and its sparse ``<base>.index``.
+
+    ``start`` is the base offset. Every segment file is opened read-write: a follower's truncation can make
+    an older segment the active one again.
+    """
+
+    __slots__ = (
+        "index",
+        "index_interval_bytes",
+        "bytes_since_index_entry",
+        "created_ms",
+        "roll_jitter_ms",
+        "next_offset",
+    )
+
+    def __init__(
+        self,
+        dir_path: str,
+        base_offset: int,
+        *,
+        log_suffix: str,
+        index_max_bytes: int | None,
+        index_interval_bytes: int,
+        created_ms: int,
+        roll_jitter_ms: int = 0,
+    ) -> None:
+        super().__init__(
+            os.path.join(dir_path, segment_file_name(base_offset, log_suffix)), base_offset, writable=True
+        )
+        try:
+            self.index = OffsetIndex(
+                os.path.join(dir_path, segment_file_name(base_offset, INDEX_SUFFIX)),
+                base_offset,
+                max_bytes=index_max_bytes,
+            )
+        except BaseException:
+            self.close()
+            raise
+        self.index_interval_bytes = index_interval_bytes
+        self.bytes_since_index_entry = 0
+        self.created_ms = created_ms
+        self.roll_jitter_ms = roll_jitter_ms
+        self.next_offset = base_offset
+
+    def append_entries(self, first_offset: int, next_offset: int, data: bytes | memoryview) -> None:
+        """Write entries whose offsets run from ``first_offset``; index them if enough bytes went by."""
+        if self.bytes_since_index_entry > self.index_interval_bytes:
+            self.index.append(first_offset, self.size)
+            self.bytes_since_index_entry = 0
+        self.append(data)
+        self.bytes_since_index_entry += len(data)
+        self.next_offset = next_offset
+
+    def flush(self) -> None:
+        super().flush()
+        self.index.flush()
+
+    # -- offsets to positions -------------------------------------------------------------------------------
+
+    def entries_from(self, position: int, end: int | None = None) -> Iterator[tuple[int, int, int]]:
+        """Shallow entries ``(offset, position, size)`` of the file from ``position`` (a whole entry's start)."""
+        end = self.size if end is None else end
+        if end <= position:
+            return
+        with mmap.mmap(self.fileno(), end, access=mmap.ACCESS_READ) as mapped:
+            view = memoryview(mapped)
+            try:
+                for offset, relative, size in entries(view[position:end]):
+                    yield offset, position + relative, size
+            finally:
+                view.release()
+
+    def translate_offset(self, offset: int, from_position: int = 0) -> tuple[int, int] | None:
+        """``(entry offset, position)`` of the first entry with an offset >= ``offset``, None past the end.
+
+        The index gives the last indexed entry at or before the offset; the file is scanned from there.
+        """
+        position = max(self.index.lookup(offset)[1], from_position)
+        size = self.size
+        if size <= position:
+            return None
+        with mmap.mmap(self.fileno(), size, access=mmap.ACCESS_READ) as mapped:
+            return find_offset(mapped, offset, position)
+
+    def read_next_offset(self) -> int:
+        """The offset after the last entry in the file (the base offset if it is empty)."""
+        last = self.index.last_position
+        next_offset = self.start
+        for entry_offset, _, _ in self.entries_from(last):
+            next_offset = entry_offset + 1
+        return next_offset
+
+    # -- recovery and truncation ----------------------------------------------------------------------------
+
+    def recover(self, entry_format: EntryFormat, index_max_bytes: int) -> int:
+        """Rebuild the index, truncate after the last whole valid entry; returns the bytes cut off."""
+        valid = self.valid_prefix(entry_format)
+        self.index.truncate_to_entries(0)
+        self.index.resize(index_max_bytes)
+        next_offset, last_indexed = self.start, 0
+        for entry_offset, position, size in self.entries_from(0, valid):
+            if position - last_indexed > self.index_interval_bytes:
+                # A wrapper's entry offset is its last inner offset: the index wants the first one.
+                inner = next(iter_messages(self.read(position, size)), None)
+                self.index.append(entry_offset if inner is None else inner.offset, position)
+                last_indexed = position
+            next_offset = entry_offset + 1
+        truncated = self.size - valid
+        if truncated:
+            self.truncate(valid)
+        self.index.trim()
+        self.next_offset = next_offset
+        return truncated
+
+    def truncate_to_offset(self, offset: int) -> int:
+        """Drop every entry with an offset >= ``offset``; returns the bytes removed."""
+        found = self.translate_offset(offset)
+        if found is None:
+            return 0
+        position = found[1]
+        self.index.truncate_to_offset(offset)
+        removed = self.size - position
+        self.truncate(position)
+        self.next_offset = offset
+        self.bytes_since_index_entry = 0
+        return removed
+
+    def close(self) -> None:
+        index = getattr(self, "index", None)
+        if index is not None:
+            index.close()
+        super().close()
+
+    def rename_deleted(self) -> None:
+        """Rename the files to ``*.deleted`` (the step before the delayed delete); the descriptors stay open."""
+        for path in (self.path, self.index.path):
+            if os.path.exists(path):
+                os.rename(path, path + DELETED_SUFFIX)
+        self.path += DELETED_SUFFIX
+        self.index.path += DELETED_SUFFIX
+
+    def delete(self) -> None:
+        self.close()
+        for path in (self.path, self.index.path):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass

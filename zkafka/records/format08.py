@@ -30,6 +30,7 @@ _MAGIC_ATTRIBUTES = struct.Struct(">BB")
 _unpack_int = INT32.unpack_from
 _unpack_uint = UINT32.unpack_from
 _unpack_offset = OFFSET.unpack_from
+_unpack_offset_size = struct.Struct(">qi").unpack_from
 
 
 class Message08(NamedTuple):
@@ -197,6 +198,24 @@ def entries(buf: Any) -> Iterator[tuple[int, int, int]]:
     """``(offset, position, entry size)`` of each whole top-level entry, reading only offsets and lengths."""
     for pos, size in spans(buf, FORMAT08):
         yield _unpack_offset(buf, pos)[0], pos, size
+
+
+def find_offset(buf: Any, target: int, start: int = 0, end: int | None = None) -> tuple[int, int] | None:
+    """``(offset, position)`` of the first whole top-level entry in ``buf[start:end]`` whose offset is at or
+    past ``target`` (None if there is none): the log's search after an index lookup, reading only headers.
+
+    Stops, like ``spans``, at a partial entry or a size below the smallest message.
+    """
+    end = len(buf) if end is None else end
+    pos = start
+    while end - pos >= LOG_OVERHEAD:
+        offset, size = _unpack_offset_size(buf, pos)
+        if size < MIN_MESSAGE_SIZE or pos + LOG_OVERHEAD + size > end:
+            return None
+        if offset >= target:
+            return offset, pos
+        pos += LOG_OVERHEAD + size
+    return None
 
 
 def iter_messages(buf: Any, start_offset: int = 0, deep: bool = True) -> Iterator[MessageAndOffset08]:

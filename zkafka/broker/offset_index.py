@@ -1,0 +1,168 @@
+"""The sparse offset index of one 0.8 segment: ``int32 offset - base · int32 position`` entries, sorted.
+
+The file of the active segment is pre-allocated to ``log.index.size.max.bytes`` (rounded down to a multiple
+of 8) and memory-mapped; entries are written into the mapping. Rolling or closing trims it to the entries
+written. An index found on disk is taken as full (its size / 8 entries); the active segment's is grown back
+to the maximum when loaded. A lookup is a binary search for the last entry at or before an offset.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+
+INDEX_SUFFIX = ".index"
+ENTRY_SIZE = 8
+_ENTRY = struct.Struct(">ii")
+_INT32_MAX = 2**31 - 1
+
+
+class CorruptIndexError(ValueError):
+    """An index file that cannot belong to its segment (bad size, unsorted, offsets below the base)."""
+
+
+class OffsetIndex:
+    """Maps offsets of one segment to file positions, for every ``log.index.interval.bytes`` of entries."""
+
+    def __init__(self, path: str, base_offset: int, *, max_bytes: int | None) -> None:
+        """Open or create the index; ``max_bytes`` None opens an existing one as it is (a non-active segment)."""
+        self.path = path
+        self.base_offset = base_offset
+        self._fd: int | None = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        size = os.fstat(self._fd).st_size
+        self.entries = size // ENTRY_SIZE  # an existing index is taken as full
+        self.max_bytes = size if max_bytes is None else max_bytes
+        self._mmap: mmap.mmap | None = None
+        self._map(size)
+        if max_bytes is not None:
+            self.resize(max_bytes)
+
+    def _map(self, size: int) -> None:
+        if self._mmap is not None:
+            self._mmap.close()
+            self._mmap = None
+        if size > 0:
+            self._mmap = mmap.mmap(self._fd, size)
+
+    @property
+    def max_entries(self) -> int:
+        return len(self._mmap) // ENTRY_SIZE if self._mmap is not None else 0
+
+    @property
+    def is_full(self) -> bool:
+        return self.entries >= self.max_entries
+
+    @property
+    def size_bytes(self) -> int:
+        """Bytes of the entries written."""
+        return self.entries * ENTRY_SIZE
+
+    def entry(self, slot: int) -> tuple[int, int]:
+        """The ``(offset, position)`` of the entry in a slot."""
+        relative, position = _ENTRY.unpack_from(self._mmap, slot * ENTRY_SIZE)
+        return self.base_offset + relative, position
+
+    @property
+    def last_offset(self) -> int:
+        """The offset of the last entry (the base offset when there is none)."""
+        return self.entry(self.entries - 1)[0] if self.entries else self.base_offset
+
+    @property
+    def last_position(self) -> int:
+        return self.entry(self.entries - 1)[1] if self.entries else 0
+
+    def append(self, offset: int, position: int) -> None:
+        """Add an entry; its offset must be above the last one's and within int32 of the base."""
+        if self.is_full:
+            raise ValueError(f"index {self.path} is full ({self.entries} entries)")
+        relative = offset - self.base_offset
+        if not 0 <= relative <= _INT32_MAX or (self.entries and offset <= self.last_offset):
+            raise ValueError(
+                f"offset {offset} cannot follow {self.last_offset} in index {self.path} (base {self.base_offset})"
+            )
+        _ENTRY.pack_into(self._mmap, self.entries * ENTRY_SIZE, relative, position)
+        self.entries += 1
+
+    def _slot_for(self, offset: int) -> int:
+        """The slot of the last entry with an offset <= ``offset`` (-1 if there is none)."""
+        relative = offset - self.base_offset
+        low, high = 0, self.entries - 1
+        unpack = _ENTRY.unpack_from
+        mapped = self._mmap
+        found = -1
+        while low <= high:
+            middle = (low + high) // 2
+            if unpack(mapped, middle * ENTRY_SIZE)[0] <= relative:
+                found, low = middle, middle + 1
+            else:
+                high = middle - 1
+        return found
+
+    def lookup(self, offset: int) -> tuple[int, int]:
+        """``(offset, position)`` of the last entry at or before ``offset``; ``(base, 0)`` if none is."""
+        slot = self._slot_for(offset)
+        return self.entry(slot) if slot >= 0 else (self.base_offset, 0)
+
+    def truncate_to_offset(self, offset: int) -> None:
+        """Remove the entries with an offset >= ``offset``."""
+        slot = self._slot_for(offset)
+        if slot < 0:
+            self.truncate_to_entries(0)
+        elif self.entry(slot)[0] == offset:
+            self.truncate_to_entries(slot)
+        else:
+            self.truncate_to_entries(slot + 1)
+
+    def truncate_to_entries(self, entries: int) -> None:
+        if entries < self.entries and self._mmap is not None:
+            start = entries * ENTRY_SIZE
+            self._mmap[start : self.entries * ENTRY_SIZE] = bytes((self.entries - entries) * ENTRY_SIZE)
+        self.entries = min(entries, self.entries)
+
+    def resize(self, max_bytes: int) -> None:
+        """Set the file (and mapping) to ``max_bytes`` rounded down to whole entries, keeping the entries."""
+        size = max(max_bytes // ENTRY_SIZE * ENTRY_SIZE, self.size_bytes)
+        if self._mmap is not None:
+            self._mmap.flush()
+        os.ftruncate(self._fd, size)
+        self._map(size)
+        self.max_bytes = max_bytes
+
+    def trim(self) -> None:
+        """Shrink the file to the entries written (on roll and close)."""
+        self.resize(self.size_bytes)
+
+    def flush(self) -> None:
+        if self._mmap is not None:
+            self._mmap.flush()
+
+    def sanity_check(self) -> None:
+        """Raise CorruptIndexError unless the file is whole entries and its last offset is above the base."""
+        size = os.fstat(self._fd).st_size
+        if size % ENTRY_SIZE:
+            raise CorruptIndexError(
+                f"index {self.path} has a size of {size} bytes, not a multiple of {ENTRY_SIZE}"
+            )
+        if self.entries and self.last_offset <= self.base_offset:
+            raise CorruptIndexError(
+                f"index {self.path} is corrupt: its last offset {self.last_offset} is not above the base"
+                f" offset {self.base_offset}"
+            )
+
+    def close(self) -> None:
+        """Trim to the entries written and close the file."""
+        if self._fd is None:
+            return
+        if self._mmap is not None:
+            self._mmap.flush()
+            self._mmap.close()
+            self._mmap = None
+        os.ftruncate(self._fd, self.size_bytes)
+        fd, self._fd = self._fd, None
+        os.close(fd)
+
+    def __repr__(self) -> str:
+        return (
+            f"OffsetIndex({self.path!r}, base={self.base_offset}, entries={self.entries}/{self.max_entries})"
+        )
