@@ -72,11 +72,11 @@ class Log(SegmentedLog):
             os.fspath(dir_path),
             topic,
             partition,
+            entry_format=entry_format,
             flush_interval=flush_interval,
             visible_end=visible_end,
             time_ms=time_ms,
         )
-        self.entry_format = entry_format
         self.max_segment_size = max_segment_size
         self.roll_ms = roll_ms
         self.max_message_size = max_message_size

@@ -113,12 +113,12 @@ class Log08(SegmentedLog):
             os.fspath(dir_path),
             topic,
             partition,
+            entry_format=entry_format,
             flush_interval=config.flush_interval_messages,
             visible_end=visible_end,
             time_ms=time_ms,
         )
         self.config = config
-        self.entry_format = entry_format
         self._scheduler = scheduler
         self.recovery_point = recovery_point
         self._next_offset = 0
@@ -458,13 +458,6 @@ class Log08(SegmentedLog):
         for name in os.listdir(self.dir_path):
             os.unlink(os.path.join(self.dir_path, name))
         os.rmdir(self.dir_path)
-
-    def close(self) -> None:
-        """Flush, trim the active index and close every file."""
-        with self._lock:
-            self._flush()
-            for segment in self._segments:
-                segment.close()
 
 
 def _flush_segments(segments: tuple[IndexedSegment, ...], first: int, last: int) -> None:

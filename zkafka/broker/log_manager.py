@@ -10,9 +10,10 @@ import logging
 import os
 import random
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from zkafka.broker.log import Log, current_millis
+from zkafka.broker.segmented_log import SegmentedLog
 from zkafka.config import BrokerConfig
 from zkafka.errors import InvalidPartitionError, InvalidTopicError
 from zkafka.topic import log_dir_name, parse_log_dir_name, validate_topic
@@ -170,13 +171,7 @@ class LogManager:
 
         ``clean=False`` is for a start that failed half-way: the next start recovers as after a crash.
         """
-        failure: BaseException | None = None
-        for log in self.all_logs():
-            try:
-                log.close()
-            except OSError as exc:
-                logger.error("closing log %s failed: %s", log.name, exc)
-                failure = failure or exc
+        failure = close_logs(self.all_logs())
         if failure is not None:
             raise failure
         if clean:
@@ -193,6 +188,18 @@ def take_clean_shutdown_marker(log_dir: str) -> bool:
         return False
     os.unlink(marker)
     return True
+
+
+def close_logs(logs: Iterable[SegmentedLog]) -> OSError | None:
+    """Flush and close every log, going on after a failure; returns the first OSError (None: all closed)."""
+    failure = None
+    for log in logs:
+        try:
+            log.close()
+        except OSError as exc:
+            logger.error("closing log %s failed: %s", log.name, exc)
+            failure = failure or exc
+    return failure
 
 
 def write_clean_shutdown_marker(log_dir: str) -> None:

@@ -20,7 +20,12 @@ from collections.abc import Callable, Mapping, Sequence
 
 from zkafka.broker.checkpoint import RECOVERY_POINT_CHECKPOINT, OffsetCheckpoint
 from zkafka.broker.log08 import Log08, LogConfig, Scheduler
-from zkafka.broker.log_manager import CLEAN_SHUTDOWN_FILE, partition_dirs, write_clean_shutdown_marker
+from zkafka.broker.log_manager import (
+    CLEAN_SHUTDOWN_FILE,
+    close_logs,
+    partition_dirs,
+    write_clean_shutdown_marker,
+)
 from zkafka.broker.segmented_log import LogLayoutError, current_millis
 from zkafka.topic import log_dir_name, validate_topic
 
@@ -68,7 +73,7 @@ class LogManager08:
             for log_dir in self.log_dirs:
                 self._load_dir(log_dir)
         except BaseException:
-            self._close_logs()
+            close_logs(self.all_logs())
             self._release_locks()
             raise
 
@@ -221,7 +226,7 @@ class LogManager08:
 
         Segment deletions still waiting run now. ``clean=False`` is for a start that failed half-way.
         """
-        failure = self._close_logs()
+        failure = close_logs(self.all_logs())
         if failure is None:
             self.checkpoint_recovery_points()
             if clean:
@@ -231,16 +236,6 @@ class LogManager08:
         self._release_locks()
         if failure is not None:
             raise failure
-
-    def _close_logs(self) -> OSError | None:
-        failure = None
-        for log in self.all_logs():
-            try:
-                log.close()
-            except OSError as exc:
-                logger.error("closing log %s failed: %s", log.name, exc)
-                failure = failure or exc
-        return failure
 
     def _release_locks(self) -> None:
         for fd in self._locks:

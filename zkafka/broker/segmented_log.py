@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple
 
-from zkafka.broker.segment import LogSegment
+from zkafka.broker.segment import EntryFormat, LogSegment
 
 logger = logging.getLogger(__name__)
 
@@ -90,11 +90,13 @@ class SegmentedLog:
         topic: str,
         partition: int,
         *,
+        entry_format: EntryFormat,
         flush_interval: int,
         visible_end: VisibleEnd,
         time_ms: Callable[[], int],
     ) -> None:
         self.dir_path = dir_path
+        self.entry_format = entry_format
         self.topic = topic
         self.partition = partition
         self.name = f"{topic}-{partition}"
@@ -305,7 +307,7 @@ class SegmentedLog:
     # -- shutdown -------------------------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Flush and close every segment file."""
+        """Flush and close every segment file (an index is trimmed to its entries)."""
         with self._lock:
             self._flush()
             for segment in self._segments:
