@@ -128,7 +128,7 @@ def test_socket_timeout_and_buffer_size():
         elapsed = time.monotonic() - started
         assert 0.55 <= elapsed < 2.0  # one timeout, one reconnect and retry, a second timeout
         consumer.connect()
-        assert consumer._sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF) >= 256 * 1024
+        assert consumer.channel.sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF) >= 256 * 1024
         consumer.close()
     finally:
         silent.close()

@@ -1,7 +1,8 @@
-"""KafkaRequestHandlers: one short method per request type, each a call into the LogManager.
+"""KafkaRequestHandlers: one short method per 0.7 request, each a call into the LogManager.
 
-A handler returns the response parts (bytes and file regions) or None for produce requests, which 0.7
-never answers. An exception escaping a handler makes the server close that connection.
+The socket server hands over a decoded request (``protocol.v07``); a handler returns the response frame's
+parts (bytes and file regions) or None for produce requests, which 0.7 never answers. An exception escaping a
+handler makes the server close that connection.
 """
 
 from __future__ import annotations
@@ -11,33 +12,28 @@ import os
 from collections.abc import Callable
 
 from zkafka.broker.log_manager import LogManager
-from zkafka.broker.server import FileRegion, Response
 from zkafka.errors import KafkaError, MessageSizeTooLargeError, code_for_error
+from zkafka.network.send import FileRegion, Response
 from zkafka.protocol.v07 import (
     EARLIEST_TIME,
-    FETCH,
     LATEST_TIME,
-    MULTIFETCH,
-    MULTIPRODUCE,
-    OFFSETS,
-    PRODUCE,
     RANDOM_PARTITION,
-    REQUEST_NAMES,
     FetchRequest,
+    FetchResponse,
+    MultiFetchRequest,
+    MultiFetchResponse,
+    MultiProducerRequest,
     OffsetRequest,
+    OffsetResponse,
     ProducerRequest,
-    decode_request,
-    encode_offsets_response,
-    response_header,
+    Request,
 )
 
 log = logging.getLogger(__name__)
 
-_EMPTY: list[bytes | FileRegion] = []
-
 
 class KafkaRequestHandlers:
-    """Maps a request type to the log operation that serves it."""
+    """Maps a request to the log operation that serves it."""
 
     def __init__(
         self, log_manager: LogManager, on_log_failure: Callable[[OSError], None] | None = None
@@ -45,24 +41,23 @@ class KafkaRequestHandlers:
         self.log_manager = log_manager
         self.on_log_failure = on_log_failure
         self._dispatch = {
-            PRODUCE: self.handle_producer_request,
-            MULTIPRODUCE: self.handle_multi_producer_request,
-            FETCH: self.handle_fetch_request,
-            MULTIFETCH: self.handle_multi_fetch_request,
-            OFFSETS: self.handle_offset_request,
+            ProducerRequest: self.handle_producer_request,
+            MultiProducerRequest: self.handle_multi_producer_request,
+            FetchRequest: self.handle_fetch_request,
+            MultiFetchRequest: self.handle_multi_fetch_request,
+            OffsetRequest: self.handle_offset_request,
         }
 
-    def __call__(self, request_type: int, body: memoryview) -> Response | None:
-        request = decode_request(request_type, body)
-        log.debug("%s %s", REQUEST_NAMES[request_type], request)
-        return self._dispatch[request_type](request)
+    def __call__(self, request: Request) -> Response | None:
+        log.debug("%r", request)
+        return self._dispatch[type(request)](request)
 
     # -- produce ------------------------------------------------------------------------------------------
 
     def handle_producer_request(self, request: ProducerRequest) -> None:
         self._append(request)
 
-    def handle_multi_producer_request(self, request) -> None:
+    def handle_multi_producer_request(self, request: MultiProducerRequest) -> None:
         for produce in request.produces:
             self._append(produce)
 
@@ -83,38 +78,27 @@ class KafkaRequestHandlers:
     # -- fetch --------------------------------------------------------------------------------------------
 
     def handle_fetch_request(self, request: FetchRequest) -> Response:
-        error, region = self._read_message_set(request)
-        size = region.length if region else 0
-        return [response_header(error, size), region] if region else [response_header(error, 0)]
+        return self._read_message_set(request).encode_frame()
 
-    def handle_multi_fetch_request(self, request) -> Response:
-        parts: list[bytes | FileRegion] = []
-        total = 0
-        for fetch in request.fetches:
-            error, region = self._read_message_set(fetch)
-            size = region.length if region else 0
-            parts.append(response_header(error, size))
-            if region:
-                parts.append(region)
-            total += 6 + size
-        return [response_header(0, total), *parts]
+    def handle_multi_fetch_request(self, request: MultiFetchRequest) -> Response:
+        return MultiFetchResponse(0, [self._read_message_set(f) for f in request.fetches]).encode_frame()
 
-    def _read_message_set(self, request: FetchRequest) -> tuple[int, FileRegion | None]:
+    def _read_message_set(self, request: FetchRequest) -> FetchResponse:
         try:
             topic_log = self.log_manager.get_log(request.topic, request.partition)
             if topic_log is None:
-                return 0, None
+                return FetchResponse(0, b"")
             segment, position, length = topic_log.read_region(request.offset, request.max_size)
             if length <= 0:
-                return 0, None
+                return FetchResponse(0, b"")
             # A private descriptor: the cleaner may close the segment while the bytes are being sent.
-            return 0, FileRegion(os.dup(segment.fileno()), position, length)
+            return FetchResponse(0, FileRegion(os.dup(segment.fileno()), position, length))
         except KafkaError as exc:
             log.debug("fetch %s failed: %s", request, exc)
-            return code_for_error(exc), None
+            return FetchResponse(code_for_error(exc), b"")
         except Exception as exc:
             log.error("fetch %s failed: %s", request, exc)
-            return -1, None
+            return FetchResponse(-1, b"")
 
     # -- offsets ------------------------------------------------------------------------------------------
 
@@ -124,4 +108,4 @@ class KafkaRequestHandlers:
             offsets = [0] if request.time in (LATEST_TIME, EARLIEST_TIME) else []
         else:
             offsets = topic_log.offsets_before(request.time, request.max_offsets)
-        return [encode_offsets_response(offsets)]
+        return OffsetResponse(0, offsets).encode_frame()

@@ -19,8 +19,9 @@ import gevent.event
 from zkafka.broker.handlers import KafkaRequestHandlers
 from zkafka.broker.log_manager import LogManager
 from zkafka.broker.registry import KafkaZooKeeper
-from zkafka.broker.server import SocketServer
 from zkafka.config import BrokerConfig
+from zkafka.network.server import SocketServer
+from zkafka.protocol import v07
 
 log = logging.getLogger(__name__)
 
@@ -50,13 +51,14 @@ class KafkaServer:
         self.log_manager = LogManager(config, on_new_topic=self._on_new_topic)
         handlers = KafkaRequestHandlers(self.log_manager, self.halt)
 
-        def serve(request_type, body):
+        def serve(request):
             self._ready.wait()
-            return handlers(request_type, body)
+            return handlers(request)
 
         self.socket_server = SocketServer(
             config["hostname"] or "0.0.0.0",
             config["port"],
+            v07.CODEC,
             serve,
             max_request_size=config["max.socket.request.bytes"],
             send_buffer=config["socket.send.buffer"],

@@ -158,7 +158,7 @@ class _MessageSet(Type):
     min_size = 4
 
     def write(self, value: Any, out: list) -> None:
-        length = len(value) if isinstance(value, bytes | bytearray | memoryview) else value.length
+        length = part_length(value)
         out.append(Int32.fmt.pack(length))
         if length:
             out.append(value)
@@ -170,15 +170,34 @@ class _MessageSet(Type):
         return reader.raw(size)
 
     def size(self, value: Any) -> int:
-        return 4 + (len(value) if isinstance(value, bytes | bytearray | memoryview) else value.length)
+        return 4 + part_length(value)
 
     def __repr__(self) -> str:
         return "message_set"
 
 
+class _Remainder(Type):
+    """Raw bytes up to the end of the buffer, with no length (a 0.7 FETCH response's message set). Reads give a
+    ``memoryview``; writes take bytes or an object with a ``length`` (a file region)."""
+
+    def write(self, value: Any, out: list) -> None:
+        if part_length(value):
+            out.append(value)
+
+    def read(self, reader: Reader) -> memoryview:
+        return reader.raw(reader.remaining)
+
+    def size(self, value: Any) -> int:
+        return part_length(value)
+
+    def __repr__(self) -> str:
+        return "remainder"
+
+
 String = _String()
 Bytes = _Bytes()
 MessageSet = _MessageSet()
+Remainder = _Remainder()
 
 
 class Array(Type):
@@ -247,6 +266,31 @@ class Repeated(Type):
         return sum(self.item.size(v) for v in values)
 
 
+class Sized(Type):
+    """``int32 size`` + one value of ``item`` that must fill exactly those bytes (a 0.7 MULTIFETCH part)."""
+
+    def __init__(self, item: Type) -> None:
+        self.item = item
+        self.min_size = 4 + item.min_size
+
+    def write(self, value: Any, out: list) -> None:
+        Int32.write(self.item.size(value), out)
+        self.item.write(value, out)
+
+    def read(self, reader: Reader) -> Any:
+        size = reader.unpack(Int32.fmt)
+        inner = Reader(reader.raw(size))
+        value = self.item.read(inner)
+        inner.expect_end()
+        return value
+
+    def size(self, value: Any) -> int:
+        return 4 + self.item.size(value)
+
+    def __repr__(self) -> str:
+        return f"sized({self.item!r})"
+
+
 class Schema(Type):
     """Named, typed fields in wire order; values are named tuples of the schema's own ``record`` class."""
 
@@ -271,6 +315,16 @@ class Schema(Type):
         return f"{self.name}({', '.join(f'{n}: {t!r}' for n, t in self.fields)})"
 
 
+def part_length(part: Any) -> int:
+    """Bytes in one part: a byte string, or an object with a ``length`` (a file region)."""
+    return len(part) if isinstance(part, bytes | bytearray | memoryview) else part.length
+
+
+def parts_size(parts: Iterable) -> int:
+    """Bytes in ``parts`` (byte strings and file regions)."""
+    return sum(map(part_length, parts))
+
+
 def join_parts(parts: list) -> list:
     """Adjacent byte strings merged, so a response is a few sends: bytes, region, bytes, ..."""
     merged: list = []
@@ -286,6 +340,11 @@ def join_parts(parts: list) -> list:
     if pending:
         merged.append(b"".join(pending))
     return merged
+
+
+def frame_parts(parts: list) -> list:
+    """``int32 size`` + ``parts``, adjacent byte strings merged: a frame as both protocol lines send it."""
+    return join_parts([Int32.fmt.pack(parts_size(parts)), *parts])
 
 
 def encode(schema: Type, value: Any) -> bytes:
@@ -318,6 +377,12 @@ class Struct(tuple):
         out: list = []
         self.SCHEMA.write(self, out)
         return join_parts(out)
+
+    def encode_frame(self) -> list:
+        """``int32 size`` + this value's parts (byte strings merged, file regions kept for sendfile)."""
+        out: list = []
+        self.SCHEMA.write(self, out)
+        return frame_parts(out)
 
     @classmethod
     def read_from(cls, reader: Reader) -> Struct:

@@ -1,17 +1,31 @@
-"""The 0.7 wire protocol: request and response frames, each request a declared layout that encodes itself.
+"""The 0.7 wire protocol: every request and response declared as a schema of typed fields (``types``).
 
-Request frame: ``int32 size | int16 requestType | body`` (size counts type and body).
-Response frame: ``int32 size | int16 errorCode | body`` (size counts error code and body).
-Pure: bytes in, values out; the sockets live in the broker server and the clients.
+Request frame: ``int32 size | int16 requestType | body`` (size counts type and body); no correlation id.
+Response frame: ``int32 size | int16 errorCode | body`` (size counts error code and body); responses come back in
+request order, and PRODUCE / MULTIPRODUCE get none. ``CODEC`` is this framing for the network layer (the
+broker's ``SocketServer`` and the clients' ``BlockingChannel``). Pure: bytes in, values out.
 """
 
 from __future__ import annotations
 
-import struct
-from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any
 
 from zkafka.errors import InvalidRequestError
+from zkafka.protocol.types import (
+    Array,
+    Int16,
+    Int32,
+    Int64,
+    MessageSet,
+    Remainder,
+    Repeated,
+    Sized,
+    String,
+    Struct,
+    decode,
+    frame_parts,
+    struct_class,
+)
 
 PRODUCE = 0
 FETCH = 1
@@ -26,170 +40,55 @@ REQUEST_NAMES = {
     OFFSETS: "OFFSETS",
 }
 
-LATEST_TIME = -1
-EARLIEST_TIME = -2
-RANDOM_PARTITION = -1
+LATEST_TIME = -1  # OFFSETS time: the log end (the flushed size)
+EARLIEST_TIME = -2  # OFFSETS time: the start of the oldest segment
+RANDOM_PARTITION = -1  # PRODUCE partition: the broker picks one
 
-INT16 = struct.Struct(">h")
-INT32 = struct.Struct(">i")
-INT64 = struct.Struct(">q")
-REQUEST_HEADER = struct.Struct(">ih")  # size, request type
-RESPONSE_HEADER = struct.Struct(">ih")  # size, error code
+ResponseHeader = struct_class("ResponseHeader", ("size", Int32), ("error", Int16))
 
+# -- requests ------------------------------------------------------------------------------------------------
 
-class BufferReader:
-    """Bounds-checked big-endian reads from a request body; running past the end is InvalidRequestError."""
+ProducerRequest = struct_class(
+    "ProducerRequest",
+    ("topic", String),
+    ("partition", Int32),
+    ("messages", MessageSet),
+    type_id=PRODUCE,
+    doc="PRODUCE: string16 topic, int32 partition, int32 messageSetSize, message set. No response.",
+)
+MultiProducerRequest = struct_class(
+    "MultiProducerRequest",
+    ("produces", Array(ProducerRequest.SCHEMA, count=Int16)),
+    type_id=MULTIPRODUCE,
+    doc="MULTIPRODUCE: int16 count, then count PRODUCE bodies. No response.",
+)
+FetchRequest = struct_class(
+    "FetchRequest",
+    ("topic", String),
+    ("partition", Int32),
+    ("offset", Int64),
+    ("max_size", Int32),
+    type_id=FETCH,
+    doc="FETCH: string16 topic, int32 partition, int64 offset, int32 maxSize.",
+)
+MultiFetchRequest = struct_class(
+    "MultiFetchRequest",
+    ("fetches", Array(FetchRequest.SCHEMA, count=Int16)),
+    type_id=MULTIFETCH,
+    doc="MULTIFETCH: int16 count, then count FETCH bodies; answered part by part in request order.",
+)
+OffsetRequest = struct_class(
+    "OffsetRequest",
+    ("topic", String),
+    ("partition", Int32),
+    ("time", Int64),
+    ("max_offsets", Int32),
+    type_id=OFFSETS,
+    doc="OFFSETS: string16 topic, int32 partition, int64 time (-1 latest, -2 earliest), int32 maxNumOffsets.",
+)
 
-    __slots__ = ("buf", "pos")
-
-    def __init__(self, buf: bytes | memoryview, pos: int = 0) -> None:
-        self.buf = memoryview(buf)
-        self.pos = pos
-
-    def _take(self, fmt: struct.Struct) -> int:
-        if self.pos + fmt.size > len(self.buf):
-            raise InvalidRequestError(f"request truncated at byte {self.pos}")
-        (value,) = fmt.unpack_from(self.buf, self.pos)
-        self.pos += fmt.size
-        return value
-
-    def int16(self) -> int:
-        return self._take(INT16)
-
-    def int32(self) -> int:
-        return self._take(INT32)
-
-    def int64(self) -> int:
-        return self._take(INT64)
-
-    def raw(self, size: int) -> memoryview:
-        if size < 0 or self.pos + size > len(self.buf):
-            raise InvalidRequestError(
-                f"field of {size} bytes runs past the end of the request at byte {self.pos}"
-            )
-        view = self.buf[self.pos : self.pos + size]
-        self.pos += size
-        return view
-
-    def string16(self) -> str | None:
-        size = self.int16()
-        if size < 0:
-            return None
-        try:
-            return str(self.raw(size), "utf-8")
-        except UnicodeDecodeError as exc:
-            raise InvalidRequestError(f"string at byte {self.pos - size} is not UTF-8") from exc
-
-    def expect_end(self) -> None:
-        if self.pos != len(self.buf):
-            raise InvalidRequestError(f"{len(self.buf) - self.pos} unexpected bytes after the request body")
-
-
-def string16(value: str) -> bytes:
-    """A short string: int16 UTF-8 byte length, then the bytes (0.7's Scala writer used the char count)."""
-    data = value.encode("utf-8")
-    if len(data) > 0x7FFF:
-        raise ValueError(f"string of {len(data)} bytes is too long for a short string")
-    return INT16.pack(len(data)) + data
-
-
-@dataclass(frozen=True, slots=True)
-class ProducerRequest:
-    """PRODUCE: string16 topic, int32 partition, int32 messageSetSize, message set. No response."""
-
-    topic: str
-    partition: int
-    messages: bytes
-
-    type_id: ClassVar[int] = PRODUCE
-
-    def encode_body(self) -> bytes:
-        return (
-            string16(self.topic) + INT32.pack(self.partition) + INT32.pack(len(self.messages)) + self.messages
-        )
-
-    @classmethod
-    def read_from(cls, reader: BufferReader) -> ProducerRequest:
-        topic = reader.string16()
-        partition = reader.int32()
-        messages = reader.raw(reader.int32())
-        return cls(topic, partition, messages)  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True, slots=True)
-class MultiProducerRequest:
-    """MULTIPRODUCE: int16 count, then count PRODUCE bodies. No response."""
-
-    produces: tuple[ProducerRequest, ...]
-
-    type_id: ClassVar[int] = MULTIPRODUCE
-
-    def encode_body(self) -> bytes:
-        return INT16.pack(len(self.produces)) + b"".join(p.encode_body() for p in self.produces)
-
-    @classmethod
-    def read_from(cls, reader: BufferReader) -> MultiProducerRequest:
-        count = reader.int16()
-        return cls(tuple(ProducerRequest.read_from(reader) for _ in range(max(count, 0))))
-
-
-@dataclass(frozen=True, slots=True)
-class FetchRequest:
-    """FETCH: string16 topic, int32 partition, int64 offset, int32 maxSize."""
-
-    topic: str
-    partition: int
-    offset: int
-    max_size: int
-
-    type_id: ClassVar[int] = FETCH
-
-    def encode_body(self) -> bytes:
-        return string16(self.topic) + struct.pack(">iqi", self.partition, self.offset, self.max_size)
-
-    @classmethod
-    def read_from(cls, reader: BufferReader) -> FetchRequest:
-        return cls(reader.string16(), reader.int32(), reader.int64(), reader.int32())  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True, slots=True)
-class MultiFetchRequest:
-    """MULTIFETCH: int16 count, then count FETCH bodies; answered part by part in request order."""
-
-    fetches: tuple[FetchRequest, ...]
-
-    type_id: ClassVar[int] = MULTIFETCH
-
-    def encode_body(self) -> bytes:
-        return INT16.pack(len(self.fetches)) + b"".join(f.encode_body() for f in self.fetches)
-
-    @classmethod
-    def read_from(cls, reader: BufferReader) -> MultiFetchRequest:
-        count = reader.int16()
-        return cls(tuple(FetchRequest.read_from(reader) for _ in range(max(count, 0))))
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetRequest:
-    """OFFSETS: string16 topic, int32 partition, int64 time (-1 latest, -2 earliest), int32 maxNumOffsets."""
-
-    topic: str
-    partition: int
-    time: int
-    max_offsets: int
-
-    type_id: ClassVar[int] = OFFSETS
-
-    def encode_body(self) -> bytes:
-        return string16(self.topic) + struct.pack(">iqi", self.partition, self.time, self.max_offsets)
-
-    @classmethod
-    def read_from(cls, reader: BufferReader) -> OffsetRequest:
-        return cls(reader.string16(), reader.int32(), reader.int64(), reader.int32())  # type: ignore[arg-type]
-
-
-Request = ProducerRequest | MultiProducerRequest | FetchRequest | MultiFetchRequest | OffsetRequest
-REQUEST_TYPES: dict[int, type] = {
+Request = Any  # one of the five request classes above
+REQUEST_TYPES: dict[int, type[Struct]] = {
     PRODUCE: ProducerRequest,
     FETCH: FetchRequest,
     MULTIFETCH: MultiFetchRequest,
@@ -197,11 +96,44 @@ REQUEST_TYPES: dict[int, type] = {
     OFFSETS: OffsetRequest,
 }
 
+# -- responses -----------------------------------------------------------------------------------------------
+
+FetchResponse = struct_class(
+    "FetchResponse",
+    ("error", Int16),
+    ("messages", Remainder),
+    doc="FETCH response: int16 error, then the message set up to the end of the frame (a file region when sent).",
+)
+_FETCH_PARTS = Repeated(Sized(FetchResponse.SCHEMA))
+MultiFetchResponse = struct_class(
+    "MultiFetchResponse",
+    ("error", Int16),
+    ("parts", _FETCH_PARTS),
+    doc="MULTIFETCH response: int16 error (0), then per fetch in request order int32 size + a FETCH response.",
+)
+_OFFSETS = Array(Int64)
+OffsetResponse = struct_class(
+    "OffsetResponse",
+    ("error", Int16),
+    ("offsets", _OFFSETS),
+    doc="OFFSETS response: int16 error (always 0), int32 count, count int64 offsets (newest first).",
+)
+RESPONSE_TYPES: dict[int, type[Struct]] = {
+    FETCH: FetchResponse,
+    MULTIFETCH: MultiFetchResponse,
+    OFFSETS: OffsetResponse,
+}
+
+
+# -- frames --------------------------------------------------------------------------------------------------
+
 
 def encode_request(request: Request) -> bytes:
     """The whole request frame, size prefix included."""
-    body = request.encode_body()
-    return REQUEST_HEADER.pack(len(body) + 2, request.type_id) + body
+    out: list = [Int16.fmt.pack(request.type_id)]
+    request.SCHEMA.write(request, out)
+    (frame,) = frame_parts(out)
+    return frame
 
 
 def decode_request(request_type: int, body: bytes | memoryview) -> Request:
@@ -209,37 +141,57 @@ def decode_request(request_type: int, body: bytes | memoryview) -> Request:
     cls = REQUEST_TYPES.get(request_type)
     if cls is None:
         raise InvalidRequestError(f"unknown request type {request_type}")
-    reader = BufferReader(body)
-    request = cls.read_from(reader)
-    reader.expect_end()
-    return request
+    return cls.decode(body)
 
 
-# -- responses -------------------------------------------------------------------------------------------
+def expects_response(request: Request) -> bool:
+    """False for PRODUCE and MULTIPRODUCE, which 0.7 never answers."""
+    return request.type_id in RESPONSE_TYPES
+
+
+def decode_response(request_type: int, frame: bytes | memoryview) -> Any:
+    """The response to a request of ``request_type`` from its frame (the bytes after the int32 size)."""
+    return RESPONSE_TYPES[request_type].decode(frame)
 
 
 def response_header(error_code: int, body_size: int) -> bytes:
     """``int32 size | int16 error`` for a response whose body has ``body_size`` bytes."""
-    return RESPONSE_HEADER.pack(body_size + 2, error_code)
+    return ResponseHeader(body_size + 2, error_code).encode()
 
 
 def encode_offsets_response(offsets: list[int]) -> bytes:
-    body = INT32.pack(len(offsets)) + b"".join(INT64.pack(o) for o in offsets)
-    return response_header(0, len(body)) + body
+    """The whole OFFSETS response frame."""
+    (frame,) = OffsetResponse(0, offsets).encode_frame()
+    return frame
 
 
-def decode_multifetch_response(body: bytes | memoryview) -> list[tuple[int, memoryview]]:
-    """MULTIFETCH response body (after the top-level error): per fetch ``(error, message-set bytes)``."""
-    reader = BufferReader(body)
-    parts = []
-    while reader.pos < len(reader.buf):
-        size = reader.int32()
-        error = reader.int16()
-        parts.append((error, reader.raw(size - 2)))
-    return parts
+def decode_multifetch_response(body: bytes | memoryview) -> list:
+    """MULTIFETCH response body (after the top-level error): per fetch a ``FetchResponse(error, messages)``."""
+    return decode(_FETCH_PARTS, body)
 
 
 def decode_offsets_response(body: bytes | memoryview) -> list[int]:
     """OFFSETS response body (after the error code): int32 count, count int64 offsets."""
-    reader = BufferReader(body)
-    return [reader.int64() for _ in range(reader.int32())]
+    return decode(_OFFSETS, body)
+
+
+class Codec:
+    """The 0.7 framing for the network layer: no correlation ids, so responses are matched by their order."""
+
+    def decode_request(self, frame: memoryview) -> Request:
+        """A request from its frame (the bytes after the int32 size: request type and body)."""
+        if len(frame) < 2:
+            raise InvalidRequestError(f"request of {len(frame)} bytes has no request type")
+        return decode_request(Int16.fmt.unpack_from(frame)[0], frame[2:])
+
+    def encode_request(self, request: Request, correlation_id: int = 0) -> bytes:
+        return encode_request(request)
+
+    def expects_response(self, request: Request) -> bool:
+        return expects_response(request)
+
+    def decode_response(self, request: Request, correlation_id: int, frame: memoryview) -> Any:
+        return decode_response(request.type_id, frame)
+
+
+CODEC = Codec()

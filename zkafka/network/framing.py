@@ -1,0 +1,92 @@
+"""Reading size-prefixed frames (``int32 size | size bytes``), the framing of both protocol lines.
+
+The size is checked before any of the frame is read or allocated. ``FrameReader`` takes as many bytes per recv as
+the socket has, so pipelined small frames cost one system call between them.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+
+from zkafka.errors import InvalidRequestError
+from zkafka.protocol.types import Int32
+
+_SIZE = Int32.fmt
+
+
+class FrameReader:
+    """Reads frames from one socket, each checked against ``max_size`` before its body is read.
+
+    Small frames are cut from one reusable buffer (the view returned is valid until the next call, unless
+    ``keep``); a frame larger than the buffer gets a buffer of its own.
+    """
+
+    def __init__(self, sock: socket.socket, max_size: int, buffer_size: int = 64 * 1024) -> None:
+        self.sock = sock
+        self.max_size = max_size
+        self.buf = bytearray(buffer_size)
+        self.view = memoryview(self.buf)
+        self.start = 0
+        self.end = 0
+
+    @property
+    def buffered(self) -> int:
+        """Bytes received and not yet returned in a frame."""
+        return self.end - self.start
+
+    def next_frame(
+        self, on_header: Callable[[int], None] | None = None, keep: bool = False
+    ) -> memoryview | None:
+        """The next frame (the bytes after its size); None on a clean EOF between frames.
+
+        A size outside ``[0, max_size]`` is InvalidRequestError; EOF inside a frame is ConnectionError.
+        ``on_header(size)`` runs once the size is known, before the body is read.
+        """
+        if not self._fill(4):
+            if self.buffered:
+                raise ConnectionError(f"connection closed inside a frame header ({self.buffered} bytes)")
+            return None
+        (size,) = _SIZE.unpack_from(self.buf, self.start)
+        if size < 0 or size > self.max_size:
+            raise InvalidRequestError(f"frame size {size} is not in [0, {self.max_size}]")
+        if on_header is not None:
+            on_header(size)
+        self.start += 4
+        if size <= len(self.buf):
+            if not self._fill(size):
+                raise ConnectionError(f"connection closed after {self.buffered} bytes of a {size}-byte frame")
+            frame = self.view[self.start : self.start + size]
+            self.start += size
+            return memoryview(bytes(frame)) if keep else frame
+        body = bytearray(size)
+        have = self.buffered
+        body[:have] = self.view[self.start : self.end]
+        self.start = self.end = 0
+        recv_exact(self.sock, memoryview(body)[have:])
+        return memoryview(body)
+
+    def _fill(self, wanted: int) -> bool:
+        """Make ``wanted`` bytes available from ``start``; False on EOF first."""
+        if self.buffered >= wanted:
+            return True
+        if self.start + wanted > len(self.buf):  # move the partial frame to the front
+            have = self.buffered
+            self.buf[:have] = self.buf[self.start : self.end]
+            self.start, self.end = 0, have
+        while self.buffered < wanted:
+            n = self.sock.recv_into(self.view[self.end :])
+            if n == 0:
+                return False
+            self.end += n
+        return True
+
+
+def recv_exact(sock: socket.socket, view: memoryview) -> None:
+    """Fill ``view`` from the socket; EOF first is ConnectionError."""
+    got = 0
+    while got < len(view):
+        n = sock.recv_into(view[got:])
+        if n == 0:
+            raise ConnectionError(f"connection closed after {got} of {len(view)} bytes")
+        got += n

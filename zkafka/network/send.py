@@ -1,0 +1,86 @@
+"""Writing to a socket: byte strings with a plain send loop, file regions with ``os.sendfile``.
+
+A response (or request) is a list of *parts*: byte strings, and ``FileRegion`` s that go from a segment file
+to the socket without passing through Python. Neutral: it knows no protocol.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gevent.socket import wait_write
+
+
+@dataclass(slots=True)
+class FileRegion:
+    """``length`` bytes of an open file from ``position``, sent with sendfile; owns (and closes) ``fd``."""
+
+    fd: int
+    position: int
+    length: int
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+Part = bytes | bytearray | memoryview | FileRegion
+Response = Sequence[Part]
+
+
+def send_bytes(sock: socket.socket, data: bytes | bytearray | memoryview) -> None:
+    """Write all of ``data``. (gevent's ``sendall`` asks the kernel for SO_SNDBUF on every call; this does not.)"""
+    sent = sock.send(data)
+    if sent < len(data):
+        view = memoryview(data)
+        while sent < len(view):
+            sent += sock.send(view[sent:])
+
+
+def write_parts(sock: socket.socket, parts: Response) -> None:
+    """Write every part in order, adjacent byte strings in one send; closes the file regions, sent or not."""
+    pending: list = []
+    try:
+        for part in parts:
+            if isinstance(part, FileRegion):
+                if pending:
+                    send_bytes(sock, b"".join(pending))
+                    pending = []
+                send_file_region(sock, part)
+            else:
+                pending.append(part)
+        if pending:
+            send_bytes(sock, pending[0] if len(pending) == 1 else b"".join(pending))
+    finally:
+        close_parts(parts)
+
+
+def close_parts(parts: Response) -> None:
+    """Close the file regions of a response that will not be sent (or was)."""
+    for part in parts:
+        if isinstance(part, FileRegion):
+            part.close()
+
+
+def send_file_region(sock: socket.socket, region: FileRegion) -> None:
+    """``region`` from its file to the socket with sendfile, waiting on the gevent hub when the socket is full."""
+    out_fd = sock.fileno()
+    position, remaining = region.position, region.length
+    while remaining > 0:
+        try:
+            sent = os.sendfile(out_fd, region.fd, position, remaining)
+        except BlockingIOError:
+            wait_write(out_fd)
+            continue
+        except OSError as exc:
+            if exc.errno == errno.EAGAIN:
+                wait_write(out_fd)
+                continue
+            raise
+        if sent == 0:
+            raise ConnectionError("file ended before the end of the region being sent")
+        position += sent
+        remaining -= sent

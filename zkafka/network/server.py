@@ -1,0 +1,198 @@
+"""The broker's listener: a gevent StreamServer that reads frames, decodes them with the protocol's codec and writes
+what the request handler answers.
+
+The contract, for any protocol line::
+
+    codec.decode_request(frame: memoryview) -> request      # frame = the bytes after the int32 size
+    handler(request) -> parts | None | AsyncResult
+
+``parts`` is a list of byte strings and ``FileRegion`` s (``network.send``), the whole response frame; None
+means no response (0.7 PRODUCE, 0.8 acks=0). A handler that must wait (a fetch parked until data arrives)
+returns a gevent ``AsyncResult`` and sets parts (or None) on it later; while it waits the connection watches
+its socket, and if the client goes away the request is dropped: ``cancel()`` is called on the result when it
+has one (``PendingResponse``). A malformed frame (the codec raises) or a handler that fails closes that
+connection only. Views into a frame (a produce request's message set) stay valid until its response is written.
+
+Each connection is served one request at a time, so responses go out strictly in request order, and after a
+request the connection yields to the others if it has not done so for ``YIELD_INTERVAL_S``.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Callable
+from time import monotonic
+from typing import Any, Protocol
+
+import gevent
+from gevent.event import AsyncResult
+from gevent.server import StreamServer
+
+from zkafka.network.framing import FrameReader
+from zkafka.network.send import Response, close_parts, write_parts
+
+log = logging.getLogger(__name__)
+
+YIELD_INTERVAL_S = 0.002
+
+
+class RequestCodec(Protocol):
+    """A protocol line's request framing: one decoded request from a frame, or InvalidRequestError."""
+
+    def decode_request(self, frame: memoryview) -> Any: ...
+
+
+RequestHandler = Callable[[Any], "Response | AsyncResult | None"]
+
+
+class PendingResponse(AsyncResult):
+    """A response a handler completes later with ``set(parts)`` (or ``set(None)``); ``on_cancel`` runs if the
+    connection closes (or the server stops) before that."""
+
+    def __init__(self, on_cancel: Callable[[], None] | None = None) -> None:
+        super().__init__()
+        self.on_cancel = on_cancel
+
+    def cancel(self) -> None:
+        if not self.ready() and self.on_cancel is not None:
+            self.on_cancel()
+
+
+class ConnectionClosed(Exception):
+    """The client closed its connection while its request was waiting."""
+
+
+class _Connection:
+    __slots__ = ("sock", "address", "busy", "greenlet")
+
+    def __init__(self, sock: socket.socket, address: tuple) -> None:
+        self.sock = sock
+        self.address = address
+        self.busy = False
+        self.greenlet = gevent.getcurrent()
+
+    def mark_busy(self, size: int) -> None:
+        self.busy = True
+
+
+class SocketServer:
+    """Accepts connections and serves each one request at a time, in request order."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        codec: RequestCodec,
+        handler: RequestHandler,
+        *,
+        max_request_size: int = 104857600,
+        send_buffer: int = 102400,
+        receive_buffer: int = 102400,
+    ) -> None:
+        self.codec = codec
+        self.handler = handler
+        self.max_request_size = max_request_size
+        self.send_buffer = send_buffer
+        self.receive_buffer = receive_buffer
+        self._server = StreamServer((host, port), self._serve_connection)
+        self._connections: set[_Connection] = set()
+        self._stopping = False
+
+    @property
+    def port(self) -> int:
+        return self._server.server_port
+
+    @property
+    def connection_count(self) -> int:
+        return len(self._connections)
+
+    def start(self) -> None:
+        self._server.start()
+        log.info("socket server listening on %s:%d", *self._server.address[:2])
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop accepting, let in-flight requests finish (up to ``timeout``), then close every connection."""
+        self._stopping = True
+        self._server.close()
+        for conn in list(self._connections):
+            if not conn.busy:
+                conn.greenlet.kill(block=False)
+        deadline = gevent.Timeout(timeout)
+        deadline.start()
+        try:
+            while any(c.busy for c in self._connections):
+                gevent.sleep(0.01)
+        except gevent.Timeout:
+            log.warning("requests still in flight after %.1fs; closing their connections", timeout)
+        finally:
+            deadline.close()
+        for conn in list(self._connections):
+            conn.greenlet.kill(block=False)
+
+    def _serve_connection(self, sock: socket.socket, address: tuple) -> None:
+        conn = _Connection(sock, address)
+        self._connections.add(conn)
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.receive_buffer)
+            reader = FrameReader(sock, self.max_request_size)
+            decode, handle = self.codec.decode_request, self.handler
+            last_yield = monotonic()
+            while not self._stopping:
+                frame = reader.next_frame(on_header=conn.mark_busy)
+                if frame is None:
+                    return  # the client closed between requests
+                response = handle(decode(frame))
+                if isinstance(response, AsyncResult):
+                    response = _await_response(sock, response)
+                if response:
+                    write_parts(sock, response)
+                conn.busy = False
+                # A client whose requests are always waiting never blocks in recv: let the others run.
+                if monotonic() - last_yield > YIELD_INTERVAL_S:
+                    gevent.sleep(0)
+                    last_yield = monotonic()
+        except gevent.GreenletExit:
+            pass
+        except (ConnectionError, TimeoutError, ConnectionClosed) as exc:
+            log.debug("connection from %s ended: %s", address, exc)
+        except Exception as exc:
+            log.warning("closing connection from %s:%s: %s", address[0], address[1], exc)
+        finally:
+            conn.busy = False
+            self._connections.discard(conn)
+            sock.close()
+
+
+def _await_response(sock: socket.socket, pending: AsyncResult) -> Response | None:
+    """What ``pending`` is set to; ConnectionClosed (after cancelling it) if the client goes away first."""
+    if pending.ready():
+        return pending.get()
+    watcher = gevent.spawn(_closed_by_peer, sock)
+    done = False
+    try:
+        gevent.wait([pending, watcher], count=1)
+        if not pending.ready() and watcher.value:
+            raise ConnectionClosed("closed while its request was waiting")
+        # Ready, or the client sent more (a pipelined request): the close cannot be seen behind it, so wait.
+        response = pending.get()
+        done = True
+        return response
+    finally:
+        watcher.kill()
+        if not done:
+            cancel = getattr(pending, "cancel", None)
+            if cancel is not None:
+                cancel()
+            if pending.ready() and pending.successful():
+                close_parts(pending.value or ())
+
+
+def _closed_by_peer(sock: socket.socket) -> bool:
+    """Wait until the socket is readable: True for EOF or a reset, False for data."""
+    try:
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
