@@ -7,6 +7,7 @@ import struct
 import pytest
 
 from tests.support.wire import connect, is_closed_by_peer, read_response, round_trip
+from tests.unit.protocol.golden07 import FETCH_FRAME, HELLO_ENTRY, OFFSETS_FRAME, PRODUCE_FRAME
 from zkafka.broker.registry import BrokerIdConflictError
 from zkafka.protocol.v07 import (
     FetchRequest,
@@ -24,11 +25,6 @@ from zkafka.utils import wait_until
 from zkafka.zk.client import get_children, session_id
 
 pytestmark = pytest.mark.integration
-
-HELLO_ENTRY = bytes.fromhex("0000000b01003610a68668656c6c6f")
-PRODUCE_FRAME = bytes.fromhex("0000001f0000000474657374000000000000000f") + HELLO_ENTRY
-FETCH_FRAME = bytes.fromhex("00000018000100047465737400000000000000000000000000100000")
-OFFSETS_FRAME = bytes.fromhex("00000018000400047465737400000000ffffffffffffffff00000001")
 
 
 def produce(sock, topic, partition, payloads):

@@ -20,11 +20,9 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from zkafka.broker.segment import EntryFormat, LogSegment
+from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
 
 logger = logging.getLogger(__name__)
-
-LATEST_TIME = -1
-EARLIEST_TIME = -2
 
 
 def current_millis() -> int:

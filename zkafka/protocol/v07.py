@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from zkafka.errors import InvalidRequestError
+from zkafka.protocol import EARLIEST_TIME, LATEST_TIME  # noqa: F401 (the OFFSETS times, for 0.7 callers)
 from zkafka.protocol.types import (
     Array,
     Int16,
@@ -40,8 +41,6 @@ REQUEST_NAMES = {
     OFFSETS: "OFFSETS",
 }
 
-LATEST_TIME = -1  # OFFSETS time: the log end (the flushed size)
-EARLIEST_TIME = -2  # OFFSETS time: the start of the oldest segment
 RANDOM_PARTITION = -1  # PRODUCE partition: the broker picks one
 
 ResponseHeader = struct_class("ResponseHeader", ("size", Int32), ("error", Int16))

@@ -14,6 +14,7 @@ import struct
 from typing import Any, NamedTuple
 
 from zkafka.errors import InvalidRequestError
+from zkafka.protocol import EARLIEST_TIME, LATEST_TIME  # noqa: F401 (the ListOffsets times)
 from zkafka.protocol.api_keys import (
     API_NAMES,
     API_VERSIONS,
@@ -37,6 +38,7 @@ from zkafka.protocol.types import (
     String,
     Struct,
     join_parts,
+    parts_size,
     struct_class,
 )
 from zkafka.protocol.v08_admin import ADMIN_APIS
@@ -45,9 +47,6 @@ from zkafka.protocol.v09_group import GROUP_APIS
 # replica_id values of Fetch and ListOffsets
 CONSUMER_REPLICA_ID = -1
 DEBUGGING_REPLICA_ID = -2  # may read from a follower, still capped at the high watermark
-# ListOffsets times
-LATEST_TIME = -1
-EARLIEST_TIME = -2
 
 # -- Produce (0) ------------------------------------------------------------------------------------------
 
@@ -380,15 +379,11 @@ def encode_request(body: Struct, correlation_id: int, client_id: str | None = ""
     return SIZE.pack(len(data)) + data
 
 
-def _part_size(part: Any) -> int:
-    return len(part) if isinstance(part, bytes | bytearray | memoryview) else part.length
-
-
 def encode_response(correlation_id: int, body: Struct) -> list:
     """A whole response frame as parts: byte strings merged, message-set file regions kept for sendfile."""
     out: list = [b""]
     body.SCHEMA.write(body, out)
-    size = 4 + sum(map(_part_size, out))
+    size = 4 + parts_size(out)
     out[0] = RESPONSE_HEADER.pack(size, correlation_id)
     return join_parts(out)
 

@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from zkafka.errors import KafkaError
+from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
 from zkafka.records.entries import entry_size, spans
 from zkafka.records.format07 import FORMAT07
 
-EARLIEST = -2
-LATEST = -1
+# startingOffsets / endingOffsets JSON uses the offsets request's times, as Spark's Kafka source does.
+EARLIEST = EARLIEST_TIME
+LATEST = LATEST_TIME
 
 
 class TopicPartition(NamedTuple):

@@ -11,7 +11,6 @@ from zkafka.broker.handlers import KafkaRequestHandlers
 from zkafka.broker.log_manager import LogManager
 from zkafka.config import BrokerConfig
 from zkafka.errors import InvalidTopicError
-from zkafka.message import build_message_set
 from zkafka.network.send import FileRegion
 from zkafka.protocol.v07 import (
     EARLIEST_TIME,
@@ -24,6 +23,7 @@ from zkafka.protocol.v07 import (
     ProducerRequest,
     decode_response,
 )
+from zkafka.records.message import build_message_set
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ import pytest
 from zkafka.broker.handlers import KafkaRequestHandlers
 from zkafka.broker.log_manager import LogManager
 from zkafka.config import BrokerConfig
-from zkafka.message import build_message_set
 from zkafka.network.client import BlockingChannel, ChannelClosedError
 from zkafka.network.server import PendingResponse, SocketServer
 from zkafka.protocol.v07 import (
@@ -24,6 +23,7 @@ from zkafka.protocol.v07 import (
     OffsetResponse,
     ProducerRequest,
 )
+from zkafka.records.message import build_message_set
 from zkafka.utils import wait_until
 
 

@@ -8,6 +8,7 @@ import crcmod.predefined
 import pytest
 import snappy
 
+from tests.unit.protocol.golden07 import HELLO_ENTRY
 from zkafka.errors import (
     InvalidMessageError,
     InvalidMessageSizeError,
@@ -26,8 +27,6 @@ from zkafka.records.compression import (
 )
 from zkafka.records.format07 import FORMAT07, ByteBufferMessageSet, iter_messages
 from zkafka.records.message import Message, build_message_set, encode_entries
-
-HELLO_ENTRY = bytes.fromhex("0000000b01003610a68668656c6c6f")
 
 
 def payloads(ms):
