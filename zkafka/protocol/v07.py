@@ -47,10 +47,11 @@ ResponseHeader = struct_class("ResponseHeader", ("size", Int32), ("error", Int16
 
 # -- requests ------------------------------------------------------------------------------------------------
 
+_TOPIC_PARTITION = (("topic", String), ("partition", Int32))
+
 ProducerRequest = struct_class(
     "ProducerRequest",
-    ("topic", String),
-    ("partition", Int32),
+    *_TOPIC_PARTITION,
     ("messages", MessageSet),
     type_id=PRODUCE,
     doc="PRODUCE: string16 topic, int32 partition, int32 messageSetSize, message set. No response.",
@@ -63,8 +64,7 @@ MultiProducerRequest = struct_class(
 )
 FetchRequest = struct_class(
     "FetchRequest",
-    ("topic", String),
-    ("partition", Int32),
+    *_TOPIC_PARTITION,
     ("offset", Int64),
     ("max_size", Int32),
     type_id=FETCH,
@@ -78,8 +78,7 @@ MultiFetchRequest = struct_class(
 )
 OffsetRequest = struct_class(
     "OffsetRequest",
-    ("topic", String),
-    ("partition", Int32),
+    *_TOPIC_PARTITION,
     ("time", Int64),
     ("max_offsets", Int32),
     type_id=OFFSETS,

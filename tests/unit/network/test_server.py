@@ -14,6 +14,7 @@ import gevent
 import pytest
 from gevent import socket
 
+from tests.support.wire import recv_exact
 from zkafka.errors import InvalidRequestError
 from zkafka.network.send import FileRegion
 from zkafka.network.server import PendingResponse, SocketServer
@@ -70,16 +71,6 @@ def server(handler: Handler):
 
 def connect(server: SocketServer) -> socket.socket:
     return socket.create_connection(("127.0.0.1", server.port), timeout=10)
-
-
-def recv_exact(sock: socket.socket, size: int) -> bytes:
-    data = bytearray()
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            raise ConnectionError(f"closed after {len(data)} of {size} bytes")
-        data += chunk
-    return bytes(data)
 
 
 def read_frame(sock: socket.socket) -> bytes:
