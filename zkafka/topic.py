@@ -1,4 +1,4 @@
-"""Topic names: the 0.7.2 validation rules and the ``<topic>-<partition>`` names of log directories."""
+"""Topic names: the 0.7.2 and 0.8.2 validation rules and the ``<topic>-<partition>`` names of log directories."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ DEFAULT_MAX_TOPIC_LENGTH = 255
 # (U+D800-U+DFFF) and is refused: the last range below stands for those characters.
 _FORBIDDEN = re.compile("[/\x00-\x1f\x7f-\x9f\ud800-\uf8ff\ufff0-\uffff\U00010000-\U0010ffff]")
 _PARTITION = re.compile(r"0|[1-9][0-9]*")
+_LEGAL_08 = re.compile(r"[a-zA-Z0-9._-]+")
 
 
 def validate_topic(name: str, max_length: int = DEFAULT_MAX_TOPIC_LENGTH) -> str:
@@ -29,6 +30,23 @@ def validate_topic(name: str, max_length: int = DEFAULT_MAX_TOPIC_LENGTH) -> str
         raise InvalidTopicError(
             f"topic name {name!r} contains the character U+{ord(bad.group()):04X} at index {bad.start()};"
             " '/' and control, private-use and surrogate characters are not allowed"
+        )
+    return name
+
+
+def validate_topic_08(name: str) -> str:
+    """Return the name if 0.8.2 accepts it (``[a-zA-Z0-9._-]+``, at most 255 characters, not ``.`` or ``..``)."""
+    if not name:
+        raise InvalidTopicError("topic name is empty")
+    if name in (".", ".."):
+        raise InvalidTopicError(f"topic name {name!r} is not allowed")
+    if len(name) > DEFAULT_MAX_TOPIC_LENGTH:
+        raise InvalidTopicError(
+            f"topic name {name[:20]!r}... is {len(name)} characters long; at most 255 are allowed"
+        )
+    if not _LEGAL_08.fullmatch(name):
+        raise InvalidTopicError(
+            f"topic name {name!r} contains a character other than ASCII alphanumerics, '.', '_' and '-'"
         )
     return name
 

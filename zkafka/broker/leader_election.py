@@ -1,0 +1,110 @@
+"""The controller's decisions, as pure functions: which replica leads a partition, with which ISR and epochs.
+
+They follow 0.8.2's partition state machine (§8.2, §8.3 of the facts sheet):
+
+- a new partition (no state znode): leader = first live assigned replica, ISR = the live assigned replicas,
+  leader epoch 0; nothing while no replica is alive;
+- a partition whose leader is dead (or -1): leader = first assigned replica that is alive and in the ISR,
+  ISR := its live members; with none, unclean election (on by default, per topic) takes the first live
+  assigned replica with ISR = [it]; with no live replica the partition goes offline: leader -1 and the dead
+  replicas leave the ISR (never emptied when unclean election is off);
+- a live leader with dead ISR members: they leave the ISR;
+- every change bumps the leader epoch; a state written by a newer controller is never touched.
+
+The ZooKeeper side (reading the state, version-checked writes) is controller.py's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from zkafka.zk.paths08 import NO_LEADER, PartitionState
+
+
+@dataclass(frozen=True)
+class StateChange:
+    """One partition's state znode to write: ``old`` is what was read (None = create the znode)."""
+
+    topic: str
+    partition: int
+    old: PartitionState | None
+    new: PartitionState
+
+
+def new_partition_state(
+    replicas: Sequence[int], live: Iterable[int], controller_epoch: int
+) -> PartitionState | None:
+    """The first state of a partition, or None while none of its replicas is alive."""
+    live = set(live)
+    live_replicas = tuple(r for r in replicas if r in live)
+    if not live_replicas:
+        return None
+    return PartitionState(live_replicas[0], 0, live_replicas, controller_epoch)
+
+
+def next_partition_state(
+    replicas: Sequence[int],
+    current: PartitionState,
+    live: Iterable[int],
+    unclean: bool,
+    controller_epoch: int,
+) -> PartitionState | None:
+    """The state to write after brokers came or went, or None when ``current`` stands."""
+    if current.controller_epoch > controller_epoch:
+        return None
+    live = set(live)
+    live_isr = tuple(r for r in current.isr if r in live)
+    if current.leader != NO_LEADER and current.leader in live:
+        if live_isr == current.isr:
+            return None
+        return _bump(current, current.leader, live_isr, controller_epoch)
+    candidates = [r for r in replicas if r in live and r in current.isr]
+    if candidates:
+        return _bump(current, candidates[0], live_isr, controller_epoch)
+    live_replicas = [r for r in replicas if r in live]
+    if unclean and live_replicas:
+        return _bump(current, live_replicas[0], (live_replicas[0],), controller_epoch)
+    # offline: no leader; the dead leave the ISR, which is never emptied when unclean election is off
+    isr = live_isr if (live_isr or unclean) else current.isr
+    if current.leader == NO_LEADER and isr == current.isr:
+        return None
+    return _bump(current, NO_LEADER, isr, controller_epoch)
+
+
+def _bump(
+    current: PartitionState, leader: int, isr: tuple[int, ...], controller_epoch: int
+) -> PartitionState:
+    return PartitionState(leader, current.leader_epoch + 1, tuple(isr), controller_epoch)
+
+
+def partition_state_changes(
+    assignments: Mapping[str, Mapping[int, Sequence[int]]],
+    states: Mapping[tuple[str, int], PartitionState | None],
+    live: Iterable[int],
+    controller_epoch: int,
+    unclean: Callable[[str], bool] = lambda topic: True,
+    skip_topics: Iterable[str] = (),
+) -> list[StateChange]:
+    """Every state znode the controller should write for this view of the cluster, in topic/partition order.
+
+    ``unclean(topic)`` says whether unclean leader election is allowed for the topic; ``skip_topics`` are
+    left alone (being deleted).
+    """
+    live = frozenset(live)
+    skip = set(skip_topics)
+    changes = []
+    for topic in sorted(assignments):
+        if topic in skip:
+            continue
+        for partition, replicas in sorted(assignments[topic].items()):
+            current = states.get((topic, partition))
+            if current is None:
+                new = new_partition_state(replicas, live, controller_epoch)
+            else:
+                needs_unclean = current.leader not in live and not any(r in live for r in current.isr)
+                allowed = unclean(topic) if needs_unclean else True
+                new = next_partition_state(replicas, current, live, allowed, controller_epoch)
+            if new is not None:
+                changes.append(StateChange(topic, partition, current, new))
+    return changes
