@@ -12,9 +12,10 @@ import textwrap
 
 import pytest
 
-from tests.broker_fixture import connect, round_trip
-from zkafka.message import build_message_set, iter_messages
+from tests.support.wire import connect, round_trip
 from zkafka.protocol.v07 import FetchRequest, ProducerRequest, encode_request
+from zkafka.records.format07 import iter_messages
+from zkafka.records.message import build_message_set
 from zkafka.utils import wait_until
 from zkafka.zk.paths08 import BrokerRegistration
 

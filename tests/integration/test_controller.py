@@ -9,64 +9,18 @@ import sys
 import pytest
 from kazoo.client import KazooClient
 
+from tests.support.brokers08 import Brokers08
 from zkafka.admin.topics import create_topic, mark_topic_for_deletion
-from zkafka.broker.controller import KafkaController
-from zkafka.broker.metadata_cache import MetadataCache
-from zkafka.broker.registry08 import KafkaHealthcheck
-from zkafka.config08 import BrokerConfig08
 from zkafka.utils import wait_until
-from zkafka.zk.client import make_zk_client, start_zk_client
 from zkafka.zk.paths08 import PartitionState, parse_controller
 
 pytestmark = pytest.mark.integration
 
 
-class Broker08:
-    """The ZooKeeper side of a 0.8 broker: one session shared by its registration, cache and controller."""
-
-    def __init__(self, zk_connect: str, broker_id: int, **props: str) -> None:
-        self.config = BrokerConfig08(
-            {
-                "broker.id": str(broker_id),
-                "zookeeper.connect": zk_connect,
-                "zookeeper.session.timeout.ms": "3000",
-            }
-            | {k.replace("_", "."): v for k, v in props.items()}
-        )
-        self.client = start_zk_client(make_zk_client(zk_connect, 3000))
-        self.healthcheck = KafkaHealthcheck(
-            broker_id, "127.0.0.1", 9000 + broker_id, 3000, client=self.client
-        )
-        self.cache = MetadataCache(self.client)
-        self.deleted: list[str] = []
-        self.controller = KafkaController(
-            self.config, self.client, self.cache, on_delete_topic=self.deleted.append
-        )
-        self.healthcheck.startup()
-        self.cache.start()
-        self.controller.startup()
-
-    def stop(self) -> None:
-        self.controller.shutdown()
-        self.cache.close()
-        self.healthcheck.close()
-        if self.client.connected:
-            self.client.stop()
-            self.client.close()
-
-
 @pytest.fixture
 def brokers(zk_connect):
-    started: list[Broker08] = []
-
-    def start(broker_id: int, **props: str) -> Broker08:
-        broker = Broker08(zk_connect, broker_id, **props)
-        started.append(broker)
-        return broker
-
-    yield start
-    for broker in started:
-        broker.stop()
+    with Brokers08(zk_connect) as start:
+        yield start
 
 
 def state(zk: KazooClient, topic: str, partition: int) -> PartitionState | None:
