@@ -167,3 +167,17 @@ def test_after_a_session_expiry_the_broker_registers_and_runs_for_controller_aga
     wait_until(
         lambda: state(zk_client, "after", 0) == PartitionState(1, 0, (1,), 2), 10, message="acts again"
     )
+
+
+def test_auto_created_topic_gets_the_broker_defaults_and_leaders(brokers, zk_client):
+    from zkafka.admin.topics import auto_create_topic
+
+    broker = brokers(1, num_partitions="2")
+    wait_until(lambda: broker.controller.active, 10)
+    assert auto_create_topic(zk_client, broker.config, "auto") is True
+    assert auto_create_topic(zk_client, broker.config, "auto") is False
+    assert zk_client.get("/brokers/topics/auto")[0] == b'{"version":1,"partitions":{"0":[1],"1":[1]}}'
+    assert zk_client.get("/config/topics/auto")[0] == b'{"version":1,"config":{}}'
+    wait_until(
+        lambda: state(zk_client, "auto", 1) == PartitionState(1, 0, (1,), 1), 10, message="leaders elected"
+    )
