@@ -172,10 +172,10 @@ def walk(
     head = fmt.fast_header.size
     crc32 = zlib.crc32
     end = len(data)
+    last_head = end - head  # an entry starting at or before this has its whole fast header in the data
     pos = start
     while True:
-        remaining = end - pos
-        if remaining >= head:
+        if pos <= last_head:
             if crc_first:
                 size, crc, magic, attributes = unpack(data, pos)
             else:
@@ -188,7 +188,7 @@ def walk(
                 yield pos, after, magic, attributes, crc, body
                 pos = after
                 continue
-        elif remaining < overhead:
+        elif end - pos < overhead:
             return
         (size,) = unpack_size(data, pos + size_at)
         after = pos + overhead + size
