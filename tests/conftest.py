@@ -5,5 +5,6 @@ pytest_plugins = [
     "tests.support.session",
     "tests.support.zookeeper",
     "tests.support.brokers",
+    "tests.support.server08",
     "tests.support.frame_recorder",
 ]

@@ -6,13 +6,6 @@ from typing import Any
 
 from zkafka.config import BrokerConfig
 from zkafka.config08 import BrokerConfig08
-from zkafka.errors import KafkaError
-
-KAFKA_SERVER08_MODULE = "zkafka.broker.kafka_server08"
-
-
-class BrokerLineNotBuiltError(KafkaError):
-    """The properties ask for a broker line this build does not have yet."""
 
 
 def broker_id(config: BrokerConfig | BrokerConfig08) -> int:
@@ -20,25 +13,22 @@ def broker_id(config: BrokerConfig | BrokerConfig08) -> int:
     return config["broker.id"] if isinstance(config, BrokerConfig08) else config["brokerid"]
 
 
-def start_broker(config: BrokerConfig | BrokerConfig08) -> Any:
-    """Start the server of the config's line: KafkaServer (0.7) or KafkaServer08; return it started.
+def server_for(config: BrokerConfig | BrokerConfig08) -> Any:
+    """The (not yet started) server of the config's line: KafkaServer (0.7) or KafkaServer08.
 
-    Both servers offer ``startup()``, ``shutdown()``, ``await_shutdown()`` and ``port``.
+    Both offer ``startup()``, ``shutdown()``, ``await_shutdown()``, ``port`` and ``broker_id``.
     """
     if isinstance(config, BrokerConfig08):
-        try:
-            from zkafka.broker.kafka_server08 import KafkaServer08
-        except ModuleNotFoundError as exc:
-            if exc.name != KAFKA_SERVER08_MODULE:
-                raise
-            raise BrokerLineNotBuiltError(
-                "the properties are a 0.8 broker's (broker.id, zookeeper.connect, log.dirs), and the 0.8 line's"
-                " broker is not built yet"
-            ) from None
-        server = KafkaServer08(config)
-    else:
-        from zkafka.broker.kafka_server import KafkaServer
+        from zkafka.broker.kafka_server08 import KafkaServer08
 
-        server = KafkaServer(config)
+        return KafkaServer08(config)
+    from zkafka.broker.kafka_server import KafkaServer
+
+    return KafkaServer(config)
+
+
+def start_broker(config: BrokerConfig | BrokerConfig08) -> Any:
+    """Start the server of the config's line and return it started."""
+    server = server_for(config)
     server.startup()
     return server

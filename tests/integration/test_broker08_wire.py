@@ -1,0 +1,108 @@
+"""The 0.8 broker on the wire: golden response bytes for each API, pipelined requests answered in order, and
+malformed frames closing only their own connection. A real ZooKeeper and a real in-process broker.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+
+import pytest
+
+from tests.support.server08 import Client08, fetch_request, produce_request, wait_for_leaders
+from tests.support.wire import is_closed_by_peer
+from zkafka.protocol import v08
+from zkafka.records import format08
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def broker(start_broker08):
+    return start_broker08(0)
+
+
+@pytest.fixture
+def client(broker):
+    with Client08(broker.port) as c:
+        wait_for_leaders(c, ["t"])
+        yield c
+
+
+def test_golden_response_bytes_of_every_api(broker, client):
+    hello = format08.build_message_set([(None, b"hello")])
+    client.send(produce_request("t", 0, hello), correlation_id=1)
+    assert client.read_frame() == bytes.fromhex(
+        "0000001d 00000001 00000001 000174 00000001 00000000 0000 0000000000000000"
+    )
+    client.send(fetch_request("t", 0, 0), correlation_id=2)
+    assert client.read_frame() == bytes.fromhex(
+        "00000040 00000002 00000001 000174 00000001 00000000 0000 0000000000000001 0000001f"
+        # the 0.8 worked example: offset 0, null key, value "hello"
+        "0000000000000000 00000013 87a77ab2 00 00 ffffffff 00000005 68656c6c6f"
+    )
+    offsets = v08.ListOffsetsRequestV0(
+        -1, [v08.ListOffsetsRequestTopic("t", [v08.ListOffsetsRequestPartition(0, -1, 10)])]
+    )
+    client.send(offsets, correlation_id=3)
+    assert client.read_frame() == bytes.fromhex(
+        "00000029 00000003 00000001 000174 00000001 00000000 0000 00000002 0000000000000001 0000000000000000"
+    )
+    client.send(v08.MetadataRequestV0(["t"]), correlation_id=4)
+    port = struct.pack(">i", broker.port).hex()
+    assert client.read_frame() == bytes.fromhex(
+        "00000042 00000004 00000001 00000000 0009 3132372e302e302e31" + port + "00000001 0000 000174"
+        " 00000001 0000 00000000 00000000 00000001 00000000 00000001 00000000"
+    )
+    commit = v08.OffsetCommitRequestV0(
+        "g", [v08.OffsetCommitRequestTopicV0("t", [v08.OffsetCommitRequestPartitionV0(0, 5, "")])]
+    )
+    client.send(commit, correlation_id=5)
+    assert client.read_frame() == bytes.fromhex("00000015 00000005 00000001 000174 00000001 00000000 0000")
+    client.send(v08.OffsetFetchRequestV0("g", [v08.OffsetFetchRequestTopic("t", [0])]), correlation_id=6)
+    assert client.read_frame() == bytes.fromhex(
+        "0000001f 00000006 00000001 000174 00000001 00000000 0000000000000005 0000 0000"
+    )
+
+
+def test_fifty_pipelined_requests_are_answered_in_request_order(client):
+    client.call(produce_request("t", 0, format08.build_message_set([(None, b"x")])))
+    bodies = []
+    for i in range(50):
+        if i % 10 == 3:  # a fetch that waits 200 ms for bytes that never come: later answers must wait too
+            bodies.append(fetch_request("t", 0, 1, max_wait_ms=200, min_bytes=1))
+        elif i % 2:
+            bodies.append(fetch_request("t", 0, 0))
+        else:
+            bodies.append(v08.MetadataRequestV0(["t"]))
+    frames = b"".join(v08.encode_request(body, 1000 + i, "pipeline") for i, body in enumerate(bodies))
+    client.sock.sendall(frames)
+    answers = [client.receive(body) for body in bodies]
+    assert [a.correlation_id for a in answers] == list(range(1000, 1050))
+    assert all(a.body.topics[0].topic == "t" for a in answers)
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        pytest.param(struct.pack(">ihhih", 8, 99, 0, 1, -1), id="unknown-api-key"),
+        pytest.param(struct.pack(">ihhih", 8, 1, 7, 1, -1), id="unknown-version"),
+        pytest.param(struct.pack(">ihhihi", 12, 3, 0, 1, -1, 5), id="truncated-body"),
+        pytest.param(struct.pack(">ihhihii", 16, 3, 0, 1, -1, 0, 9), id="trailing-bytes"),
+        pytest.param(struct.pack(">i", -4), id="negative-size"),
+        pytest.param(struct.pack(">i", 2**31 - 1), id="oversized"),
+        pytest.param(struct.pack(">ihhihi", 12, 3, 0, 1, -1, 2**30), id="huge-array-count"),
+    ],
+)
+def test_a_malformed_frame_closes_only_its_connection(broker, client, frame):
+    with Client08(broker.port) as bad:
+        bad.sock.sendall(frame)
+        assert is_closed_by_peer(bad.sock)
+    assert client.call(v08.MetadataRequestV0(["t"])).topics[0].error == 0
+
+
+def test_a_client_gone_mid_frame_does_not_disturb_the_others(broker, client):
+    raw = socket.create_connection(("127.0.0.1", broker.port))
+    raw.sendall(v08.encode_request(v08.MetadataRequestV0(["t"]), 1, "c")[:9])
+    raw.close()
+    assert client.call(v08.MetadataRequestV0(["t"])).topics[0].error == 0

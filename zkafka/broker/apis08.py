@@ -1,0 +1,293 @@
+"""KafkaApis: the 0.8.2 broker's request handlers, one short method per API key.
+
+``handle(request)`` takes a decoded request (``protocol.v08.Request``) and returns the response parts, None
+(a Produce with acks 0), or a pending result the network layer waits on (a fetch parked in the purgatory).
+An API or version a 0.8.2 broker does not serve raises InvalidRequestError, and so does an acks=0 produce
+that failed: the server then closes that one connection, as 0.8.2 does.
+
+Served: Produce v0, Fetch v0, ListOffsets v0, Metadata v0, OffsetCommit v0 and OffsetFetch v0 (offsets kept
+in ZooKeeper at ``/consumers/<group>/offsets/<topic>/<partition>``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from typing import Any
+
+import gevent
+from gevent.event import AsyncResult
+
+from zkafka.broker.delayed_fetch import DelayedFetch
+from zkafka.broker.metadata_view import MetadataView
+from zkafka.broker.offsets_zk import ZkOffsetStore
+from zkafka.broker.replica_manager import PartitionRead, ReplicaManager, error_code
+from zkafka.errors import (
+    InvalidRequestError,
+    KafkaError,
+    OffsetMetadataTooLargeError,
+    UnknownTopicOrPartitionError,
+)
+from zkafka.network.send import FileRegion
+from zkafka.protocol import v08
+from zkafka.protocol.api_keys import (
+    API_NAMES,
+    FETCH,
+    LIST_OFFSETS,
+    METADATA,
+    OFFSET_COMMIT,
+    OFFSET_FETCH,
+    PRODUCE,
+)
+from zkafka.protocol.errors import ErrorCode
+
+log = logging.getLogger(__name__)
+
+CONSUMER_REPLICA_ID = v08.CONSUMER_REPLICA_ID
+DEBUGGING_REPLICA_ID = v08.DEBUGGING_REPLICA_ID
+
+
+class ProduceFailedError(KafkaError):
+    """An acks=0 produce failed: there is no response to carry the error, so the connection is closed."""
+
+
+class KafkaApis:
+    """Maps each (API key, version) a 0.8.2 broker answers to the call that serves it."""
+
+    def __init__(
+        self,
+        replica_manager: ReplicaManager,
+        metadata: MetadataView,
+        fetch_purgatory: Any,
+        *,
+        offset_store: ZkOffsetStore | None = None,
+        offset_metadata_max_bytes: int = 4096,
+        halt: Callable[[OSError], None] | None = None,
+    ) -> None:
+        self.replica_manager = replica_manager
+        self.metadata = metadata
+        self.fetch_purgatory = fetch_purgatory
+        self.offset_store = offset_store
+        self.offset_metadata_max_bytes = offset_metadata_max_bytes
+        self.halt = halt
+        self._handlers: dict[tuple[int, int], Callable[[v08.Request], Any]] = {
+            (PRODUCE, 0): self.handle_produce,
+            (FETCH, 0): self.handle_fetch,
+            (LIST_OFFSETS, 0): self.handle_list_offsets,
+            (METADATA, 0): self.handle_metadata,
+            (OFFSET_COMMIT, 0): self.handle_offset_commit,
+            (OFFSET_FETCH, 0): self.handle_offset_fetch,
+        }
+
+    def handle(self, request: v08.Request) -> Any:
+        handler = self._handlers.get((request.api_key, request.api_version))
+        if handler is None:
+            name = API_NAMES.get(request.api_key, f"API key {request.api_key}")
+            raise InvalidRequestError(f"{name} v{request.api_version} is not served by a 0.8.2 broker")
+        log.debug("%s from %s: %s", request.name, request.client_id, request.body)
+        return handler(request)
+
+    __call__ = handle
+
+    # -- Produce ------------------------------------------------------------------------------------------
+
+    def handle_produce(self, request: v08.Request) -> Any:
+        body = request.body
+        topics = [
+            v08.ProduceResponseTopic(
+                data.topic, [self._append(data.topic, p.partition, p.message_set) for p in data.partitions]
+            )
+            for data in body.topics
+        ]
+        if body.acks == 0:
+            failed = [(t.topic, p.partition, p.error) for t in topics for p in t.partitions if p.error]
+            if failed:
+                raise ProduceFailedError(f"acks=0 produce failed for (topic, partition, error) {failed}")
+            return None
+        if body.acks > 1:
+            # 0.8.2 waits for that many replicas; a partition has one, so the wait ends at the timeout (7).
+            return self._timed_out_produce(request, topics, body.timeout_ms)
+        return v08.encode_response(request.correlation_id, v08.ProduceResponseV0(topics))
+
+    def _append(self, topic: str, partition: int, message_set: memoryview) -> Any:
+        try:
+            info = self.replica_manager.append(topic, partition, message_set)
+            return v08.ProduceResponsePartition(partition, 0, info.first_offset)
+        except KafkaError as exc:
+            log.debug("produce to %s-%d: %s", topic, partition, exc)
+            return v08.ProduceResponsePartition(partition, error_code(exc), -1)
+        except OSError:
+            raise  # the replica manager halted the broker
+        except Exception:
+            log.exception("produce to %s-%d failed", topic, partition)
+            return v08.ProduceResponsePartition(partition, ErrorCode.UNKNOWN, -1)
+
+    def _timed_out_produce(self, request: v08.Request, topics: list, timeout_ms: int) -> AsyncResult:
+        timed_out = [
+            t._replace(
+                partitions=[
+                    p if p.error else p._replace(error=ErrorCode.REQUEST_TIMED_OUT) for p in t.partitions
+                ]
+            )
+            for t in topics
+        ]
+        parts = v08.encode_response(request.correlation_id, v08.ProduceResponseV0(timed_out))
+        pending = AsyncResult()
+        gevent.spawn_later(max(timeout_ms, 0) / 1000.0, pending.set, parts)
+        return pending
+
+    # -- Fetch --------------------------------------------------------------------------------------------
+
+    def handle_fetch(self, request: v08.Request) -> Any:
+        body = request.body
+        fetches = [
+            (data.topic, p.partition, p.fetch_offset, p.max_bytes)
+            for data in body.topics
+            for p in data.partitions
+        ]
+        reads = self.replica_manager.read_all(fetches, body.replica_id)
+
+        def respond(reads: list[PartitionRead]) -> list:
+            return self._fetch_response(request.correlation_id, body.topics, reads)
+
+        if (
+            body.max_wait_ms <= 0
+            or not fetches
+            or sum(read.size for read in reads) >= body.min_bytes
+            or any(read.error for read in reads)
+        ):
+            return respond(reads)
+        delayed = DelayedFetch(
+            body.max_wait_ms, body.min_bytes, body.replica_id, fetches, self.replica_manager, respond
+        )
+        self.fetch_purgatory.try_complete_else_watch(delayed, delayed.watch_keys())
+        return delayed.result
+
+    @staticmethod
+    def _fetch_response(correlation_id: int, request_topics: list, reads: list[PartitionRead]) -> list:
+        """The response parts; each region becomes a file region on its own descriptor (sent with sendfile)."""
+        it = iter(reads)
+        topics = []
+        for data in request_topics:
+            partitions = []
+            for p in data.partitions:
+                read = next(it)
+                region = read.region
+                message_set: Any = b""
+                if region is not None:
+                    message_set = FileRegion(os.dup(region.segment.fileno()), region.position, region.length)
+                partitions.append(
+                    v08.FetchResponsePartition(p.partition, read.error, read.high_watermark, message_set)
+                )
+            topics.append(v08.FetchResponseTopic(data.topic, partitions))
+        return v08.encode_response(correlation_id, v08.FetchResponseV0(topics))
+
+    # -- ListOffsets --------------------------------------------------------------------------------------
+
+    def handle_list_offsets(self, request: v08.Request) -> list:
+        body = request.body
+        topics = [
+            v08.ListOffsetsResponseTopic(
+                data.topic,
+                [self._offsets(body.replica_id, data.topic, p) for p in data.partitions],
+            )
+            for data in body.topics
+        ]
+        return v08.encode_response(request.correlation_id, v08.ListOffsetsResponseV0(topics))
+
+    def _offsets(self, replica_id: int, topic: str, p: Any) -> Any:
+        try:
+            if replica_id == DEBUGGING_REPLICA_ID:
+                partition_log = self.replica_manager.local_log(topic, p.partition)
+                if partition_log is None:
+                    raise UnknownTopicOrPartitionError(f"{topic}-{p.partition} is not hosted here")
+            else:
+                partition_log = self.replica_manager.leader_log(topic, p.partition)
+            offsets = partition_log.offsets_before(p.time, p.max_num_offsets)
+            if replica_id == CONSUMER_REPLICA_ID:
+                # An ordinary consumer's "latest" is the high watermark; newer offsets are not offered.
+                high_watermark = self.replica_manager.high_watermark(partition_log)
+                if any(offset > high_watermark for offset in offsets):
+                    offsets = [high_watermark, *(o for o in offsets if o <= high_watermark)]
+            return v08.ListOffsetsResponsePartition(p.partition, 0, offsets)
+        except KafkaError as exc:
+            log.debug("offsets of %s-%d: %s", topic, p.partition, exc)
+            return v08.ListOffsetsResponsePartition(p.partition, error_code(exc), [])
+        except Exception:
+            log.exception("offsets of %s-%d failed", topic, p.partition)
+            return v08.ListOffsetsResponsePartition(p.partition, ErrorCode.UNKNOWN, [])
+
+    # -- Metadata -----------------------------------------------------------------------------------------
+
+    def handle_metadata(self, request: v08.Request) -> list:
+        requested = list(dict.fromkeys(request.body.topics))
+        try:
+            topics = self.metadata.topic_metadata(requested)
+            brokers = self.metadata.alive_brokers()
+        except KafkaError as exc:
+            # 0.8.2: a failed auto-creation (an illegal name...) answers every topic with its code, no brokers.
+            log.info("metadata request for %s failed: %s", requested, exc)
+            code = error_code(exc)
+            topics, brokers = [v08.TopicMetadata(code, topic, []) for topic in requested], []
+        body = v08.MetadataResponseV0([v08.MetadataBroker(*broker) for broker in brokers], topics)
+        return v08.encode_response(request.correlation_id, body)
+
+    # -- OffsetCommit / OffsetFetch v0 (ZooKeeper) --------------------------------------------------------
+
+    def handle_offset_commit(self, request: v08.Request) -> list:
+        body = request.body
+        topics = [
+            v08.OffsetCommitResponseTopic(
+                data.topic,
+                [
+                    v08.OffsetCommitResponsePartition(p.partition, self._commit(body.group_id, data.topic, p))
+                    for p in data.partitions
+                ],
+            )
+            for data in body.topics
+        ]
+        return v08.encode_response(request.correlation_id, v08.OffsetCommitResponseV0(topics))
+
+    def _commit(self, group: str, topic: str, p: Any) -> int:
+        try:
+            self.metadata.ensure_topic_exists(topic)
+            if p.metadata is not None and len(p.metadata) > self.offset_metadata_max_bytes:
+                raise OffsetMetadataTooLargeError(
+                    f"metadata of {len(p.metadata)} characters over offset.metadata.max.bytes"
+                )
+            self._offsets_store().commit(group, topic, p.partition, p.offset)
+            return 0
+        except KafkaError as exc:
+            return error_code(exc)
+        except Exception:
+            log.exception("commit of %s %s-%d failed", group, topic, p.partition)
+            return ErrorCode.UNKNOWN
+
+    def handle_offset_fetch(self, request: v08.Request) -> list:
+        body = request.body
+        topics = [
+            v08.OffsetFetchResponseTopic(
+                data.topic, [self._fetch_offset(body.group_id, data.topic, p) for p in data.partitions]
+            )
+            for data in body.topics
+        ]
+        return v08.encode_response(request.correlation_id, v08.OffsetFetchResponseV0(topics))
+
+    def _fetch_offset(self, group: str, topic: str, partition: int) -> Any:
+        try:
+            self.metadata.ensure_topic_exists(topic)
+            offset = self._offsets_store().fetch(group, topic, partition)
+            if offset is None:
+                raise UnknownTopicOrPartitionError(f"no offset committed for {group} {topic}-{partition}")
+            return v08.OffsetFetchResponsePartition(partition, offset, "", 0)
+        except KafkaError as exc:
+            return v08.OffsetFetchResponsePartition(partition, -1, "", error_code(exc))
+        except Exception:
+            log.exception("offset fetch of %s %s-%d failed", group, topic, partition)
+            return v08.OffsetFetchResponsePartition(partition, -1, "", ErrorCode.UNKNOWN)
+
+    def _offsets_store(self) -> ZkOffsetStore:
+        if self.offset_store is None:
+            raise KafkaError("this broker keeps no consumer offsets (no ZooKeeper)")
+        return self.offset_store

@@ -1,0 +1,220 @@
+"""KafkaServer08: starts and stops one 0.8-line broker.
+
+Startup follows 0.8.2's KafkaServer: open the logs (recovering them after an unclean stop) → start the socket
+server → connect to ZooKeeper, start the metadata cache (which partitions this broker leads) and the
+controller election → register ``/brokers/ids/<id>`` → start the log manager's periodic tasks (recovery-point
+checkpoint, retention, time-based flush). Requests wait until the registration is done. A clean shutdown
+(SIGTERM) stops accepting, finishes the requests in flight, answers the parked fetches, resigns, closes every
+log (flushing it and writing the recovery points and ``.kafka_cleanshutdown``) and ends the ZooKeeper session.
+An I/O error on a log halts the process, as 0.8.2 does.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from typing import Any
+
+import gevent
+import gevent.event
+
+from zkafka.admin.topics import auto_create_topic
+from zkafka.broker.apis08 import KafkaApis
+from zkafka.broker.controller import KafkaController
+from zkafka.broker.log08 import LogConfig
+from zkafka.broker.log_manager08 import LogManager08
+from zkafka.broker.metadata_cache import ClusterSnapshot, MetadataCache
+from zkafka.broker.metadata_view import MetadataView
+from zkafka.broker.offsets_zk import ZkOffsetStore
+from zkafka.broker.purgatory import Purgatory
+from zkafka.broker.registry08 import KafkaHealthcheck
+from zkafka.broker.replica_manager import ReplicaManager
+from zkafka.broker.server_base import BrokerServer
+from zkafka.config08 import BrokerConfig08
+from zkafka.network.server import SocketServer
+from zkafka.protocol import v08
+from zkafka.zk.client import gevent_handler, make_zk_client, start_zk_client
+
+log = logging.getLogger(__name__)
+
+MS = 1000.0
+
+
+def log_config(config: BrokerConfig08) -> LogConfig:
+    """The broker-wide log settings (``log.*`` keys) every partition gets unless its topic overrides them."""
+    return LogConfig(
+        segment_bytes=config["log.segment.bytes"],
+        segment_ms=config["log.roll.ms"],
+        segment_jitter_ms=config["log.roll.jitter.ms"],
+        index_max_bytes=config["log.index.size.max.bytes"],
+        index_interval_bytes=config["log.index.interval.bytes"],
+        flush_interval_messages=config["log.flush.interval.messages"],
+        flush_interval_ms=config["log.flush.interval.ms"],
+        retention_bytes=config["log.retention.bytes"],
+        retention_ms=config["log.retention.ms"],
+        max_message_size=config["message.max.bytes"],
+        file_delete_delay_ms=config["log.segment.delete.delay.ms"],
+        compact=config["log.cleanup.policy"] == "compact",
+    )
+
+
+class KafkaServer08(BrokerServer):
+    """One 0.8 broker. Runs on the gevent hub of the thread that calls ``startup``."""
+
+    def __init__(self, config: BrokerConfig08, halt: Callable[[int], None] = os._exit) -> None:
+        super().__init__(config["broker.id"], halt)
+        self.config = config
+        self.log_manager: LogManager08 | None = None
+        self.zk_client: Any = None
+        self.metadata_cache: MetadataCache | None = None
+        self.controller: KafkaController | None = None
+        self.healthcheck: KafkaHealthcheck | None = None
+        self.replica_manager: ReplicaManager | None = None
+        self.fetch_purgatory: Purgatory | None = None
+        self.apis: KafkaApis | None = None
+        self._snapshot = ClusterSnapshot()
+        self._ready = gevent.event.Event()
+
+    def startup(self) -> None:
+        config = self.config
+        self.log_manager = LogManager08(
+            config["log.dirs"], log_config(config), scheduler=self._schedule_log_task
+        )
+        self.fetch_purgatory = Purgatory("fetch")
+        self.replica_manager = ReplicaManager(
+            self.broker_id,
+            self.log_manager,
+            on_append=self._appended,
+            on_log_failure=self.halt,
+        )
+        try:
+            self.socket_server = SocketServer(
+                config["host.name"] or "0.0.0.0",
+                config["port"],
+                v08.CODEC,
+                self._serve,
+                max_request_size=config["socket.request.max.bytes"],
+                send_buffer=config["socket.send.buffer.bytes"],
+                receive_buffer=config["socket.receive.buffer.bytes"],
+            )
+            self.socket_server.start()
+            self._start_zookeeper_parts()
+        except BaseException:
+            self._stop_after_failed_start()
+            raise
+        self._ready.set()
+        self._schedule_log_tasks()
+        log.info("0.8 broker %d started on port %d", self.broker_id, self.port)
+
+    def _start_zookeeper_parts(self) -> None:
+        config = self.config
+        self.zk_client = make_zk_client(
+            config["zookeeper.connect"],
+            config["zookeeper.session.timeout.ms"],
+            config["zookeeper.connection.timeout.ms"],
+            handler=gevent_handler(),
+        )
+        start_zk_client(self.zk_client)
+        self.metadata_cache = MetadataCache(self.zk_client)
+        self.metadata_cache.add_listener(self._on_metadata)
+        self.metadata_cache.start()
+        self._on_metadata(self.metadata_cache.snapshot())
+        self.apis = KafkaApis(
+            self.replica_manager,
+            MetadataView(
+                lambda: self._snapshot,
+                create_topic=self._create_topic,
+                auto_create_topics=config["auto.create.topics.enable"],
+            ),
+            self.fetch_purgatory,
+            offset_store=ZkOffsetStore(self.zk_client),
+            offset_metadata_max_bytes=config["offset.metadata.max.bytes"],
+        )
+        self.controller = KafkaController(
+            config, self.zk_client, self.metadata_cache, on_delete_topic=self._delete_topic_logs
+        )
+        self.controller.startup()
+        self.healthcheck = KafkaHealthcheck.from_config(config, self.port, client=self.zk_client)
+        self.healthcheck.startup()
+
+    def _schedule_log_tasks(self) -> None:
+        config, logs = self.config, self.log_manager
+        checkpoint_s = config["log.flush.offset.checkpoint.interval.ms"] / MS
+        retention_s = config["log.retention.check.interval.ms"] / MS
+        flush_s = min(config["log.flush.scheduler.interval.ms"], 2**31 - 1) / MS
+        self.schedule(checkpoint_s, checkpoint_s, logs.checkpoint_recovery_points)
+        self.schedule(retention_s, retention_s, logs.cleanup_logs)
+        self.schedule(flush_s, flush_s, logs.flush_due)
+
+    def _schedule_log_task(self, delay_ms: int, task: Callable[[], object]) -> None:
+        """The logs' delayed work (segment deletion, the flush after a roll) on the hub; OSError halts."""
+        gevent.spawn_later(delay_ms / MS, self._run_log_task, task)
+
+    def _run_log_task(self, task: Callable[[], object]) -> None:
+        try:
+            task()
+        except OSError as exc:
+            self.halt(exc)
+        except Exception:
+            log.exception("log task %r failed", task)
+
+    # -- requests -----------------------------------------------------------------------------------------
+
+    def _serve(self, request: v08.Request) -> Any:
+        self._ready.wait()
+        return self.apis.handle(request)
+
+    def _appended(self, topic: str, partition: int) -> None:
+        self.fetch_purgatory.check_and_complete((topic, partition))
+
+    def _on_metadata(self, snapshot: ClusterSnapshot) -> None:
+        """A new picture of the cluster: open the logs of the partitions led here, then answer from it."""
+        self.replica_manager.update_leaders(
+            {(topic, p): meta.leader for topic, parts in snapshot.topics.items() for p, meta in parts.items()}
+        )
+        self._snapshot = snapshot
+
+    def _create_topic(self, topic: str) -> None:
+        auto_create_topic(self.zk_client, self.config, topic)
+
+    def _delete_topic_logs(self, topic: str) -> None:
+        """The controller deleted a topic (``delete.topic.enable``): remove its logs kept here."""
+        for partition_log in self.log_manager.all_logs():
+            if partition_log.topic == topic:
+                self.log_manager.delete_log(topic, partition_log.partition)
+
+    # -- shutdown -----------------------------------------------------------------------------------------
+
+    def _drop_waiting_requests(self) -> None:
+        if self.fetch_purgatory is not None:
+            self.fetch_purgatory.shutdown()  # their connections close, as 0.8.2's socket server shutdown does
+
+    def _shutdown(self) -> None:
+        self._stop_zookeeper_parts()
+        if self.log_manager is not None:
+            self.log_manager.close()
+
+    def _stop_zookeeper_parts(self) -> None:
+        stops = (
+            self.controller.shutdown if self.controller else None,
+            self.metadata_cache.close if self.metadata_cache else None,
+        )
+        for stop in stops:
+            try:
+                if stop is not None:
+                    stop()
+            except Exception:
+                log.exception("%s failed", stop)
+        if self.healthcheck is not None:
+            self.healthcheck.close()
+        if self.zk_client is not None:
+            self.zk_client.stop()
+            self.zk_client.close()
+
+    def _stop_after_failed_start(self) -> None:
+        if self.socket_server is not None:
+            self.socket_server.stop(timeout=0)
+        self._stop_zookeeper_parts()
+        if self.log_manager is not None:
+            self.log_manager.close(clean=False)

@@ -1,0 +1,143 @@
+"""What the broker servers of both lines share: periodic tasks, the halt on a log I/O error, the once-only clean
+shutdown, and ``BrokerThread`` for embedding a broker of either line in a threaded program.
+
+A server subclasses ``BrokerServer`` and supplies ``startup`` and ``_shutdown`` (its components in order).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import gevent
+import gevent.event
+
+log = logging.getLogger(__name__)
+
+
+class BrokerServer:
+    """The lifecycle both lines' servers share. Runs on the gevent hub of the thread that calls ``startup``."""
+
+    def __init__(self, broker_id: int, halt: Callable[[int], None] = os._exit) -> None:
+        self.broker_id = broker_id
+        self._halt = halt
+        self.socket_server: Any = None
+        self._stopped = gevent.event.Event()
+        self._greenlets: list[gevent.Greenlet] = []
+        self._shutting_down = False
+
+    @property
+    def port(self) -> int:
+        """The port the socket server listens on (the real one when ``port=0`` asked for any)."""
+        assert self.socket_server is not None, "not started"
+        return self.socket_server.port
+
+    def startup(self) -> None:
+        raise NotImplementedError
+
+    def halt(self, exc: OSError) -> None:
+        """An I/O error on the log: stop the process at once, as Kafka does, rather than serve a broken log."""
+        log.critical("I/O error on the log of broker %d, halting: %s", self.broker_id, exc)
+        self._halt(1)
+
+    def schedule(self, first_delay_s: float, interval_s: float, task: Callable[[], Any]) -> None:
+        """Run ``task`` every ``interval_s`` after ``first_delay_s``, until shutdown; an OSError halts."""
+        self._greenlets.append(gevent.spawn(self._every, first_delay_s, interval_s, task))
+
+    def _every(self, first_delay: float, interval: float, task: Callable[[], Any]) -> None:
+        gevent.sleep(first_delay)
+        while True:
+            try:
+                task()
+            except OSError as exc:
+                self.halt(exc)
+            except Exception:
+                log.exception("scheduled %s failed", getattr(task, "__name__", task))
+            gevent.sleep(interval)
+
+    def shutdown(self) -> None:
+        """Clean shutdown; safe to call more than once (later calls wait for the first)."""
+        if self._shutting_down:
+            self._stopped.wait()
+            return
+        self._shutting_down = True
+        log.info("shutting down broker %d", self.broker_id)
+        try:
+            self._drop_waiting_requests()
+            if self.socket_server is not None:
+                self.socket_server.stop()
+            gevent.killall(self._greenlets)
+            self._shutdown()
+        finally:
+            self._stopped.set()
+        log.info("broker %d shut down", self.broker_id)
+
+    def _drop_waiting_requests(self) -> None:
+        """Before the socket server stops: end the requests that would wait (parked fetches)."""
+
+    def _shutdown(self) -> None:
+        """Stop the components after the socket server and the scheduled tasks (logs, ZooKeeper)."""
+
+    def await_shutdown(self) -> None:
+        self._stopped.wait()
+
+
+class BrokerThread:
+    """A broker server on its own thread and gevent hub, for embedding a broker in a threaded program."""
+
+    def __init__(self, config: Any, server_factory: Callable[[Any], BrokerServer] | None = None) -> None:
+        if server_factory is None:
+            from zkafka.broker.start import server_for
+
+            server_factory = server_for
+        self.server = server_factory(config)
+        self._stop = threading.Event()
+        self._wake: Any = None  # the hub's cross-thread wake-up, sent by stop()
+        self._started = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name=f"broker-{self.server.broker_id}", daemon=True)
+
+    def start(self, timeout: float = 30.0) -> BrokerThread:
+        self._thread.start()
+        if not self._started.wait(timeout):
+            raise TimeoutError(f"broker did not start within {timeout}s")
+        if self._error is not None:
+            raise self._error
+        return self
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    def _run(self) -> None:
+        try:
+            self.server.startup()
+        except BaseException as exc:
+            self._error = exc
+            self._started.set()
+            return
+        stopping = gevent.event.Event()
+        self._wake = gevent.get_hub().loop.async_()
+        self._wake.start(stopping.set)
+        self._started.set()
+        if not self._stop.is_set():
+            stopping.wait()  # idle until stop(): no polling
+        self._wake.stop()
+        self.server.shutdown()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        self._stop.set()
+        if self._wake is not None:
+            self._wake.send()
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise TimeoutError(f"broker thread did not stop within {timeout}s")
+
+    def __enter__(self) -> BrokerThread:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
