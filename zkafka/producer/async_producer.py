@@ -169,45 +169,39 @@ class EventQueue:
         return out
 
 
-class AsyncProducer:
-    """Queues events for one broker and sends them in batches from a greenlet of the creating thread."""
+class BatchingSender:
+    """A bounded event queue and the send greenlet that hands its events to ``handle`` in batches.
+
+    The machinery both lines' async producers share (0.7's per-broker AsyncProducer, 0.8's one queue per
+    producer): ``send`` under the enqueue-timeout policy, batches of ``batch_size`` events or whatever came
+    within ``queue_time`` seconds of the batch's first event, and a ``close`` that sends what is queued.
+    """
+
+    queue_target = "{topic}-{partition}"  # how QueueFullError names what the dropped events were for
 
     def __init__(
         self,
-        config: Mapping[str, Any],
-        sync_producer: SyncProducer,
-        encoder: Encoder,
-        event_handler: EventHandler | None = None,
+        capacity: int,
+        batch_size: int,
+        queue_time: float,
+        enqueue_timeout: float | None,
         callback_handler: CallbackHandler | None = None,
     ) -> None:
-        self.sync_producer = sync_producer
-        self.encoder = encoder
-        self.batch_size: int = config["batch.size"]
-        self.queue_time: float = config["queue.time"] / 1000.0
-        timeout_ms = config["queue.enqueueTimeout.ms"]
-        self.enqueue_timeout: float | None = None if timeout_ms < 0 else timeout_ms / 1000.0
-        if callback_handler is None:
-            callback_handler = load_handler(
-                config.get("callback.handler"), config.get("callback.handler.props") or {}, "callback.handler"
-            )
+        self.batch_size = batch_size
+        self.queue_time = queue_time
+        self.enqueue_timeout = enqueue_timeout  # None: wait as long as it takes; 0: drop at once
         self.callback_handler = callback_handler
         # Hooks see one item per send call, so items are only merged when there are none.
-        self.queue = EventQueue(
-            config["queue.size"], coalesce=callback_handler is None, coalesce_limit=self.batch_size
-        )
-        if event_handler is None:
-            event_handler = load_handler(
-                config.get("event.handler"), config.get("event.handler.props") or {}, "event.handler"
-            )
-        self.event_handler = event_handler or DefaultEventHandler(config, callback_handler)
+        self.queue = EventQueue(capacity, coalesce=callback_handler is None, coalesce_limit=batch_size)
         self._closed = False
         self._send_greenlet = gevent.spawn(self._run)
 
-    def __repr__(self) -> str:
-        return f"AsyncProducer({self.sync_producer.host}:{self.sync_producer.port})"
+    def handle(self, batch: list[QueueItem]) -> None:
+        """Send one batch (subclasses); an exception escaping here is logged and the batch dropped."""
+        raise NotImplementedError
 
     def send(self, topic: str, partition: int, events: list[Any]) -> None:
-        """Queue events for one topic partition under the ``queue.enqueueTimeout.ms`` policy.
+        """Queue events for one topic partition under the enqueue-timeout policy.
 
         QueueFullError (with ``dropped`` and ``enqueued`` counts) when not all of them found room.
         """
@@ -229,9 +223,10 @@ class AsyncProducer:
         if callback is not None:
             callback.after_enqueue(QueueItem(events, topic, partition), enqueued == total)
         if enqueued < total:
+            where = self.queue_target.format(topic=topic, partition=partition)
             raise QueueFullError(
                 f"{self}: queue of {queue.capacity} events is full; dropped {total - enqueued} of {total}"
-                f" events for {topic}-{partition}",
+                f" events for {where}",
                 dropped=total - enqueued,
                 enqueued=enqueued,
             )
@@ -278,7 +273,7 @@ class AsyncProducer:
         if not batch:
             return
         try:
-            self.event_handler.handle(batch, self.sync_producer, self.encoder)
+            self.handle(batch)
         except Exception as exc:
             events = sum(len(item.data) for item in batch)
             log.error(
@@ -296,22 +291,68 @@ class AsyncProducer:
 
     def close(self, timeout: float | None = None) -> None:
         """Send everything queued (waiting up to ``timeout`` seconds, None = as long as it takes), then
-        close the handlers and the connection. Events still queued after the timeout are dropped."""
+        ``after_close``. Events still queued after the timeout are dropped (and logged)."""
         if self._closed:
             return
         self._closed = True
         self.queue.put_shutdown()
         self._send_greenlet.join(timeout)
         if not self._send_greenlet.dead:
-            log.error(
-                "%s: %d queued events not sent within %.1fs; dropping them", self, self.queue.size, timeout
-            )
+            self.dropped_at_close(self.queue.size, timeout)
             self._send_greenlet.kill()
-        for handler in (self.event_handler, self.callback_handler):
-            if handler is not None and callable(getattr(handler, "close", None)):
-                self._call(handler.close, default=None)
-        self.sync_producer.close()
+        self.after_close()
+
+    def dropped_at_close(self, events: int, timeout: float | None) -> None:
+        """``events`` were still queued when ``close`` gave up after ``timeout`` seconds."""
+        log.error("%s: %d queued events not sent within %.1fs; dropping them", self, events, timeout)
+
+    def after_close(self) -> None:
+        """Release what the sender holds, once the send greenlet has ended."""
 
     @property
     def closed(self) -> bool:
         return self._closed
+
+
+class AsyncProducer(BatchingSender):
+    """Queues events for one broker and sends them in batches from a greenlet of the creating thread."""
+
+    def __init__(
+        self,
+        config: Mapping[str, Any],
+        sync_producer: SyncProducer,
+        encoder: Encoder,
+        event_handler: EventHandler | None = None,
+        callback_handler: CallbackHandler | None = None,
+    ) -> None:
+        self.sync_producer = sync_producer
+        self.encoder = encoder
+        timeout_ms = config["queue.enqueueTimeout.ms"]
+        if callback_handler is None:
+            callback_handler = load_handler(
+                config.get("callback.handler"), config.get("callback.handler.props") or {}, "callback.handler"
+            )
+        if event_handler is None:
+            event_handler = load_handler(
+                config.get("event.handler"), config.get("event.handler.props") or {}, "event.handler"
+            )
+        self.event_handler = event_handler or DefaultEventHandler(config, callback_handler)
+        super().__init__(
+            config["queue.size"],
+            config["batch.size"],
+            config["queue.time"] / 1000.0,
+            None if timeout_ms < 0 else timeout_ms / 1000.0,
+            callback_handler,
+        )
+
+    def __repr__(self) -> str:
+        return f"AsyncProducer({self.sync_producer.host}:{self.sync_producer.port})"
+
+    def handle(self, batch: list[QueueItem]) -> None:
+        self.event_handler.handle(batch, self.sync_producer, self.encoder)
+
+    def after_close(self) -> None:
+        for handler in (self.event_handler, self.callback_handler):
+            if handler is not None and callable(getattr(handler, "close", None)):
+                self._call(handler.close, default=None)
+        self.sync_producer.close()

@@ -28,3 +28,11 @@ class QueueFullError(KafkaError):
 
 class NoBrokersForPartitionError(KafkaError):
     """No live broker can take the topic (none registered, or the chosen one stayed gone after retries)."""
+
+
+class FailedToSendMessageError(KafkaError):
+    """Messages still not delivered after ``message.send.max.retries`` retries (0.8); ``undelivered`` of them."""
+
+    def __init__(self, message: str, undelivered: int = 0) -> None:
+        super().__init__(message)
+        self.undelivered = undelivered

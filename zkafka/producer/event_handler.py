@@ -84,9 +84,7 @@ class DefaultEventHandler(EventHandler):
         self.callback_handler = callback_handler
 
     def codec_for(self, topic: str) -> int:
-        if self.codec == NO_COMPRESSION or (self.compressed_topics and topic not in self.compressed_topics):
-            return NO_COMPRESSION
-        return self.codec
+        return codec_for_topic(self.codec, self.compressed_topics, topic)
 
     def handle(self, events: Sequence[QueueItem], sync_producer: SyncProducer, encoder: Encoder) -> None:
         if self.callback_handler is not None:
@@ -123,6 +121,14 @@ class DefaultEventHandler(EventHandler):
                 log.warning(
                     "%s: sending a batch failed (%s); %d attempts remaining", sync_producer, exc, attempts
                 )
+
+
+def codec_for_topic(codec: int, compressed_topics: frozenset[str], topic: str) -> int:
+    """``compression.codec`` for a topic in ``compressed.topics`` (every topic when that list is empty), else
+    no compression (both lines' rule)."""
+    if codec == NO_COMPRESSION or (compressed_topics and topic not in compressed_topics):
+        return NO_COMPRESSION
+    return codec
 
 
 def collate(events: Sequence[QueueItem]) -> dict[tuple[str, int], list[Any]]:

@@ -86,14 +86,24 @@ class DefaultPartitioner:
         return java_mod(java_abs(key_hash(key)), num_partitions)
 
 
-def load_partitioner(class_path: str) -> Partitioner:
+class DefaultPartitioner08:
+    """0.8.2's DefaultPartitioner: ``Utils.abs(key.hashCode) % num_partitions``, where 0.8.2's ``Utils.abs``
+    maps ``Integer.MIN_VALUE`` to 0 (so, unlike 0.7's, the result is never negative)."""
+
+    def partition(self, key: Any, num_partitions: int) -> int:
+        h = key_hash(key)
+        return (0 if h == INT32_MIN else abs(h)) % num_partitions
+
+
+def load_partitioner(class_path: str, default: type = DefaultPartitioner) -> Partitioner:
     """Instantiate ``package.module.ClassName`` or ``module:ClassName`` (the ``partitioner.class`` config).
 
-    The Java name ``kafka.producer.DefaultPartitioner`` means :class:`DefaultPartitioner`. A path that cannot
+    The Java name ``kafka.producer.DefaultPartitioner`` means ``default`` (the line's own: 0.7's
+    :class:`DefaultPartitioner` or :class:`DefaultPartitioner08`). A path that cannot
     be imported is an ImportError; a malformed path is a ValueError.
     """
     if class_path == JAVA_DEFAULT_PARTITIONER:
-        return DefaultPartitioner()
+        return default()
     module_name, sep, class_name = class_path.rpartition(":" if ":" in class_path else ".")
     if not sep or not module_name or not class_name:
         raise ValueError(
