@@ -1,4 +1,4 @@
-"""Consumers: SimpleConsumer (one broker) and the ZooKeeper high-level consumer.
+"""Consumers: SimpleConsumer and SimpleConsumer08 (one broker) and the ZooKeeper high-level consumer.
 
 The names are imported on first use, so ``from zkafka.consumer import SimpleConsumer`` (a Spark executor, the
 tools) does not load the high-level consumer.
@@ -14,6 +14,7 @@ _EXPORTS = {
     "KafkaStream": "stream",
     "MessageAndMetadata": "stream",
     "SimpleConsumer": "simple",
+    "SimpleConsumer08": "simple08",
     "Whitelist": "zkafka.topic_count",
     "ZookeeperConsumerConnector": "connector",
     "create_consumer_connector": "connector",

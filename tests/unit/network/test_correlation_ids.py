@@ -1,33 +1,16 @@
 """The network layer with the 0.8 header codec: SocketServer and BlockingChannel are protocol-neutral, so the
-0.8 line plugs in a codec with correlation ids (here a test-local client adapter over ``protocol.v08``)."""
+0.8 line plugs in a codec with correlation ids (the 0.8 clients' ``client08.channel.ClientCodec08``)."""
 
 from __future__ import annotations
 
 import gevent
 import pytest
 
+from zkafka.client08.channel import ClientCodec08
 from zkafka.network.client import BlockingChannel
 from zkafka.network.server import PendingResponse, SocketServer
 from zkafka.protocol import v08
 from zkafka.protocol.v08 import ApiVersionRange, ApiVersionsRequestV0, ApiVersionsResponseV0
-
-
-class ClientCodec08:
-    """What a 0.8 client channel needs: requests framed with the channel's correlation id, answers checked."""
-
-    def encode_request(self, body, correlation_id: int) -> bytes:
-        return v08.encode_request(body, correlation_id, "test-client")
-
-    def expects_response(self, body) -> bool:
-        return True
-
-    def decode_response(self, body, correlation_id: int, frame: memoryview):
-        response = v08.decode_response(body.API_KEY, body.API_VERSION, frame)
-        if response.correlation_id != correlation_id:
-            raise ConnectionError(
-                f"response for correlation id {response.correlation_id}, not {correlation_id}"
-            )
-        return response.body
 
 
 @pytest.fixture
@@ -53,7 +36,7 @@ def server(seen):
 
 
 def test_pipelined_requests_carry_and_check_correlation_ids(server, seen):
-    channel = BlockingChannel("127.0.0.1", server.port, ClientCodec08())
+    channel = BlockingChannel("127.0.0.1", server.port, ClientCodec08("test-client"))
     for _ in range(3):
         channel.send(ApiVersionsRequestV0())
     answers = [channel.receive() for _ in range(3)]

@@ -1,0 +1,59 @@
+"""FetchedPartition: what a 0.8 fetch answer yields, without sockets (sheet §2.2, §2.3)."""
+
+import pytest
+
+from zkafka.consumer.simple08 import FetchedPartition
+from zkafka.errors import MessageSizeTooLargeError, OffsetOutOfRangeError
+from zkafka.records.compression import GZIP, SNAPPY
+from zkafka.records.format08 import build_message_set
+
+
+def fetched(data, offset=0, error=0):
+    return FetchedPartition("t", 0, offset, error, 100, memoryview(data))
+
+
+def test_plain_messages_with_keys_and_next_offset():
+    data = build_message_set([(b"k1", b"v1"), (None, b"v2"), (b"k3", None)], base_offset=5)
+    part = fetched(data, 5)
+    got = [(m.offset, m.key, m.value, m.next_offset) for m in part]
+    assert got == [(5, b"k1", b"v1", 6), (6, None, b"v2", 7), (7, b"k3", None, 8)]
+    assert part.next_offset == 8
+    assert part.valid_bytes == len(data)
+
+
+def test_partial_trailing_entry_is_not_a_message():
+    data = build_message_set([(b"k", b"a" * 10), (b"k", b"b" * 10)], base_offset=0)
+    part = fetched(data[:-5], 0)
+    assert [m.offset for m in part] == [0]
+    assert part.next_offset == 1  # the next fetch asks again for the cut message
+    assert part.valid_bytes == len(data) // 2
+
+
+def test_entry_larger_than_the_fetch_size_says_so():
+    data = build_message_set([(None, b"x" * 100)])
+    with pytest.raises(MessageSizeTooLargeError, match="larger than the fetch size of 50 bytes"):
+        list(fetched(data[:50]))
+
+
+@pytest.mark.parametrize("codec", [GZIP, SNAPPY])
+def test_fetch_into_a_wrapper_skips_earlier_inner_messages(codec):
+    data = build_message_set([(b"k%d" % i, b"v%d" % i) for i in range(5)], codec, base_offset=10)
+    part = fetched(data, 12)
+    assert [(m.offset, m.key, m.value) for m in part] == [
+        (12, b"k2", b"v2"),
+        (13, b"k3", b"v3"),
+        (14, b"k4", b"v4"),
+    ]
+    assert part.next_offset == 15  # wrapper offset (the last inner one) + 1
+
+
+def test_empty_answer_keeps_the_offset():
+    part = fetched(b"", 42)
+    assert list(part) == []
+    assert part.next_offset == 42
+
+
+def test_error_code_raises_when_iterated():
+    part = fetched(b"", 3, error=1)
+    with pytest.raises(OffsetOutOfRangeError, match="fetch of t-0 at offset 3: OFFSET_OUT_OF_RANGE"):
+        list(part)
