@@ -1,4 +1,5 @@
-"""The 0.7 producer: ``Producer`` (sync or async, ZooKeeper or broker.list) and the pieces it is built from.
+"""The producers: 0.7's ``Producer`` (sync or async, ZooKeeper or broker.list), 0.8's ``Producer08`` (sync or
+async, partition leaders from Metadata requests, acks) and the pieces they are built from.
 
 Quick start::
 
@@ -24,8 +25,11 @@ _EXPORTS = {
     "DefaultEventHandler": "event_handler",
     "DefaultPartitioner": "partitioner",
     "EventHandler": "event_handler",
+    "FailedToSendMessageError": "errors",
+    "KeyedMessage": "producer08",
     "NoBrokersForPartitionError": "errors",
     "Producer": "producer",
+    "Producer08": "producer08",
     "ProducerClosedError": "errors",
     "ProducerConnectionError": "errors",
     "ProducerData": "producer",

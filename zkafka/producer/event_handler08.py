@@ -1,0 +1,269 @@
+"""The 0.8 producer's send path (0.8.2's DefaultEventHandler): partition, collate by leader, produce, retry.
+
+Each message goes to a partition of its topic: ``partitioner.partition(key, n)`` over all the topic's
+partitions for a keyed message; for a null key one random partition that has a leader, kept per topic until
+the next metadata refresh. Messages are grouped by the leader of their partition, one message set per
+partition (compressed by the ``compression.codec``/``compressed.topics`` rule) and one Produce request per
+leader with ``request.required.acks``. What fails — no metadata yet (a topic being auto-created answers
+LEADER_NOT_AVAILABLE first), no leader, a connection error, a partition error in the answer
+(NOT_LEADER_FOR_PARTITION, ...) — is retried ``message.send.max.retries`` times, each after
+``retry.backoff.ms`` and a metadata refresh of its topics. What is still not delivered then is raised as
+FailedToSendMessageError with its count.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import gevent
+
+from zkafka.client08.channel import broker_channel
+from zkafka.client08.metadata import PartitionAndLeader, TopicMetadataCache
+from zkafka.errors import KafkaError, LeaderNotAvailableError, UnknownTopicOrPartitionError
+from zkafka.network.client import BlockingChannel
+from zkafka.producer.errors import FailedToSendMessageError
+from zkafka.producer.event_handler import codec_for_topic
+from zkafka.producer.partitioner import Partitioner
+from zkafka.protocol.errors import error_name
+from zkafka.protocol.v08 import ProduceRequestPartition, ProduceRequestTopic, ProduceRequestV0
+from zkafka.records.format08 import build_message_set
+
+log = logging.getLogger(__name__)
+
+NO_LEADER = -1
+
+
+class Serialized(NamedTuple):
+    """A message ready to send: its topic, the key it is partitioned by, and its key and value bytes."""
+
+    topic: str
+    part_key: Any
+    key: bytes | None
+    value: bytes | None
+
+
+Collated = dict[int, dict[tuple[str, int], list[Serialized]]]  # leader -> (topic, partition) -> messages
+
+
+def partition_and_collate(
+    messages: Sequence[Serialized],
+    partitions_for: Callable[[str], list[PartitionAndLeader]],
+    choose: Callable[[str, Any, list[PartitionAndLeader]], int],
+) -> tuple[Collated, list[Serialized]]:
+    """Messages by leader and partition (partitions in order of first appearance, messages in send order),
+    and those that cannot go anywhere now: a topic without metadata, a partition without a leader.
+
+    ``partitions_for(topic)`` gives a topic's partitions or raises; ``choose(topic, key, partitions)`` the
+    index of the partition for a key."""
+    collated: Collated = {}
+    failed: list[Serialized] = []
+    known: dict[str, list[PartitionAndLeader] | None] = {}
+    for message in messages:
+        topic = message.topic
+        if topic not in known:
+            try:
+                known[topic] = partitions_for(topic)
+            except (KafkaError, OSError) as exc:
+                log.warning("no partitions for topic %s yet: %s", topic, exc)
+                known[topic] = None
+        partitions = known[topic]
+        if partitions is None:
+            failed.append(message)
+            continue
+        try:
+            chosen = partitions[choose(topic, message.part_key, partitions)]
+        except KafkaError as exc:
+            log.warning("no partition for a message to %s: %s", topic, exc)
+            failed.append(message)
+            continue
+        leader = NO_LEADER if chosen.leader is None else chosen.leader
+        collated.setdefault(leader, {}).setdefault((topic, chosen.partition), []).append(message)
+    if NO_LEADER in collated:
+        leaderless = collated.pop(NO_LEADER)
+        log.warning("partitions %s have no leader", ", ".join(f"{t}-{p}" for t, p in leaderless))
+        for group in leaderless.values():
+            failed.extend(group)
+    return collated, failed
+
+
+def failed_partitions(sent: Sequence[tuple[str, int]], response: Any) -> list[tuple[str, int]]:
+    """The partitions of a Produce request its answer did not acknowledge: those with an error, or all of
+    them when the answer does not account for each one."""
+    status = {(t.topic, p.partition): p.error for t in response.topics for p in t.partitions}
+    if len(status) != len(sent) or any(key not in status for key in sent):
+        log.warning(
+            "a produce answer covers %d partitions of the %d sent; resending all", len(status), len(sent)
+        )
+        return list(sent)
+    failed = [key for key in sent if status[key]]
+    if failed:
+        log.warning(
+            "produce failed for %s", ", ".join(f"{t}-{p} ({error_name(status[(t, p)])})" for t, p in failed)
+        )
+    return failed
+
+
+class ProducerPool08:
+    """One channel per leader, made from the brokers the metadata named (0.8's ProducerPool)."""
+
+    def __init__(
+        self, metadata: TopicMetadataCache, client_id: str, timeout_ms: int, send_buffer: int
+    ) -> None:
+        self.metadata = metadata
+        self.client_id = client_id
+        self.timeout_ms = timeout_ms
+        self.send_buffer = send_buffer
+        self.channels: dict[int, BlockingChannel] = {}
+
+    def get(self, broker_id: int) -> BlockingChannel:
+        broker = self.metadata.brokers.get(broker_id)
+        if broker is None:
+            raise LeaderNotAvailableError(f"broker {broker_id} is not among the brokers the metadata named")
+        channel = self.channels.get(broker_id)
+        if channel is not None and (channel.host, channel.port) != (broker.host, broker.port):
+            channel.close()
+            channel = None
+        if channel is None:
+            channel = broker_channel(
+                broker.host,
+                broker.port,
+                self.client_id,
+                socket_timeout_ms=self.timeout_ms,
+                send_buffer=self.send_buffer,
+            )
+            self.channels[broker_id] = channel
+        return channel
+
+    def close(self) -> None:
+        for channel in self.channels.values():
+            channel.close()
+        self.channels.clear()
+
+
+class DefaultEventHandler08:
+    """Sends batches of serialized messages as 0.8.2's DefaultEventHandler does (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: Mapping[str, Any],
+        partitioner: Partitioner,
+        metadata: TopicMetadataCache | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        from zkafka.client08.metadata import parse_broker_list
+
+        self.acks: int = config["request.required.acks"]
+        self.timeout_ms: int = config["request.timeout.ms"]
+        self.max_retries: int = config["message.send.max.retries"]
+        self.retry_backoff: float = config["retry.backoff.ms"] / 1000.0
+        self.refresh_interval: float = config["topic.metadata.refresh.interval.ms"] / 1000.0
+        self.codec: int = config["compression.codec"]
+        self.compressed_topics = frozenset(config["compressed.topics"])
+        self.partitioner = partitioner
+        self.metadata = metadata or TopicMetadataCache(
+            parse_broker_list(config["metadata.broker.list"]), config["client.id"], self.timeout_ms
+        )
+        self.pool = ProducerPool08(
+            self.metadata, config["client.id"], self.timeout_ms, config["send.buffer.bytes"]
+        )
+        self.rng = rng or random.Random()
+        self.sticky: dict[str, int] = {}  # topic -> partition id for null keys, until the next refresh
+        self.last_refresh = float("-inf")
+
+    # -- the retry loop ------------------------------------------------------------------------------------
+
+    def handle(self, messages: Sequence[Serialized]) -> None:
+        """Deliver ``messages`` or raise FailedToSendMessageError with the count that could not be."""
+        outstanding = list(messages)
+        attempts = self.max_retries + 1
+        while outstanding and attempts > 0:
+            if self.refresh_interval >= 0 and time.monotonic() - self.last_refresh > self.refresh_interval:
+                self.refresh({m.topic for m in outstanding})
+            outstanding = self.dispatch(outstanding)
+            attempts -= 1
+            if outstanding and attempts > 0:
+                log.info(
+                    "%d messages not delivered; retrying in %.0f ms (%d retries left)",
+                    len(outstanding),
+                    self.retry_backoff * 1000,
+                    attempts,
+                )
+                gevent.sleep(self.retry_backoff)
+                self.refresh({m.topic for m in outstanding})
+        if outstanding:
+            topics = sorted({m.topic for m in outstanding})
+            raise FailedToSendMessageError(
+                f"{len(outstanding)} of {len(messages)} messages to {', '.join(topics)} not delivered "
+                f"after {self.max_retries} retries",
+                undelivered=len(outstanding),
+            )
+
+    def refresh(self, topics: set[str]) -> None:
+        """New metadata for ``topics``; a failure is logged (the sends that need it fail and are retried)."""
+        try:
+            self.metadata.update(topics)
+        except (KafkaError, OSError) as exc:
+            log.warning("refreshing metadata for %s failed: %s", sorted(topics), exc)
+        self.sticky.clear()
+        self.last_refresh = time.monotonic()
+
+    # -- one attempt ---------------------------------------------------------------------------------------
+
+    def dispatch(self, messages: Sequence[Serialized]) -> list[Serialized]:
+        """One attempt: send every message to its leader; returns those not acknowledged."""
+        collated, failed = partition_and_collate(messages, self.metadata.partitions, self.choose)
+        for broker_id, groups in collated.items():
+            for key in self.send(broker_id, groups):
+                failed.extend(groups[key])
+        return failed
+
+    def choose(self, topic: str, key: Any, partitions: list[PartitionAndLeader]) -> int:
+        """The index in ``partitions`` for a message with ``key`` (see the module docstring)."""
+        n = len(partitions)
+        if key is None:
+            chosen = self.sticky.get(topic)
+            if chosen is None or chosen >= n:
+                available = [i for i, p in enumerate(partitions) if p.leader is not None]
+                if not available:
+                    raise LeaderNotAvailableError(f"no partition of topic {topic!r} has a leader")
+                chosen = self.sticky[topic] = available[int(self.rng.random() * len(available))]
+            return chosen
+        index = self.partitioner.partition(key, n)
+        if not 0 <= index < n:
+            raise UnknownTopicOrPartitionError(
+                f"partitioner returned {index} for key {key!r}; topic {topic!r} has partitions [0, {n})"
+            )
+        return index
+
+    def send(
+        self, broker_id: int, groups: Mapping[tuple[str, int], list[Serialized]]
+    ) -> list[tuple[str, int]]:
+        """One Produce request to a leader; the (topic, partition) keys that failed."""
+        by_topic: dict[str, list] = {}
+        for (topic, partition), group in groups.items():
+            message_set = build_message_set(
+                [(m.key, m.value) for m in group], codec_for_topic(self.codec, self.compressed_topics, topic)
+            )
+            by_topic.setdefault(topic, []).append(ProduceRequestPartition(partition, message_set))
+        request = ProduceRequestV0(
+            self.acks, self.timeout_ms, [ProduceRequestTopic(t, parts) for t, parts in by_topic.items()]
+        )
+        sent = list(groups)
+        try:
+            channel = self.pool.get(broker_id)
+            if self.acks == 0 and channel.peer_closed():
+                # acks=0 has no answer: a broker that failed an earlier request closed the connection.
+                log.warning("%s closed the connection: an earlier acks=0 produce may have failed", channel)
+                channel.disconnect()
+            response = channel.request(request, retries=0)
+        except (KafkaError, OSError) as exc:
+            log.warning("producing to broker %d failed: %s", broker_id, exc)
+            return sent
+        return [] if response is None else failed_partitions(sent, response)
+
+    def close(self) -> None:
+        self.pool.close()

@@ -1,0 +1,227 @@
+"""Producer08: the 0.8 (Scala) producer — KeyedMessages to partition leaders found through Metadata requests.
+
+``metadata.broker.list`` only bootstraps: the producer asks those brokers which partitions a topic has and
+who leads each (no ZooKeeper). Sync (``producer.type=sync``, the default): ``send`` returns when every
+message is acknowledged per ``request.required.acks`` (0: written to the socket; 1: the leader appended
+it; -1: every in-sync replica has it), or raises FailedToSendMessageError with the number not delivered.
+Async: ``send`` queues (``queue.buffering.max.messages``, ``queue.enqueue.timeout.ms``: -1 waits for room,
+0 drops at once with QueueFullError) and a send greenlet delivers batches of ``batch.num.messages`` or what
+came within ``queue.buffering.max.ms``; messages it could not deliver are logged, counted in
+``undelivered``, passed to ``on_send_failure`` and make ``close`` raise FailedToSendMessageError.
+
+Keys and values are encoded by ``key.serializer.class`` and ``serializer.class`` when ``send`` is called (a
+``str`` key is also accepted by the default encoder, as its UTF-8 bytes); the partition is chosen from the
+key as given (``part_key`` when set), so a ``str`` key lands where a Java producer puts the same String.
+Like the 0.7 Producer, a Producer08 belongs to the thread that created it and runs on its gevent hub.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+import gevent
+
+from zkafka.config08 import ProducerConfig08
+from zkafka.errors import InvalidConfigError
+from zkafka.producer.async_producer import BatchingSender
+from zkafka.producer.encoders import DefaultEncoder, Encoder, load_encoder
+from zkafka.producer.errors import FailedToSendMessageError, ProducerClosedError
+from zkafka.producer.event_handler import QueueItem
+from zkafka.producer.event_handler08 import DefaultEventHandler08, Serialized
+from zkafka.producer.partitioner import (
+    JAVA_DEFAULT_PARTITIONER,
+    DefaultPartitioner08,
+    Partitioner,
+    load_partitioner,
+)
+from zkafka.records.compression import CODEC_NAMES
+from zkafka.topic import validate_topic_08
+
+log = logging.getLogger(__name__)
+
+YIELD_INTERVAL_S = 0.005  # how often a busy async producer gives the hub a turn
+
+
+class KeyedMessage(NamedTuple):
+    """A message for ``topic``: its ``key`` (None: a random partition) and ``value``; ``part_key``, when set,
+    picks the partition instead of the key."""
+
+    topic: str
+    key: Any
+    value: Any
+    part_key: Any = None
+
+
+class Producer08:
+    """Sends KeyedMessages to a 0.8 cluster (see the module docstring).
+
+    ``config`` is a ProducerConfig08 or a mapping of 0.8 producer properties. ``encoder``, ``key_encoder`` and
+    ``partitioner`` override ``serializer.class``, ``key.serializer.class`` and ``partitioner.class``.
+    ``on_send_failure(error)`` (async) is called with each FailedToSendMessageError of the send greenlet.
+    """
+
+    def __init__(
+        self,
+        config: ProducerConfig08 | Mapping[str, Any],
+        *,
+        encoder: Encoder | Callable[[Any], bytes] | None = None,
+        key_encoder: Encoder | Callable[[Any], bytes] | None = None,
+        partitioner: Partitioner | None = None,
+        on_send_failure: Callable[[FailedToSendMessageError], None] | None = None,
+    ) -> None:
+        if not isinstance(config, ProducerConfig08):
+            config = ProducerConfig08({k: str(v) for k, v in config.items()})
+        if config["compression.codec"] not in CODEC_NAMES:
+            raise InvalidConfigError(
+                f"compression.codec: {config['compression.codec']} (lz4) is not supported"
+            )
+        self.config = config
+        self.encoder = load_encoder(encoder if encoder is not None else config["serializer.class"])
+        self.key_encoder = load_encoder(
+            key_encoder if key_encoder is not None else config["key.serializer.class"]
+        )
+        self.partitioner = partitioner or load_partitioner(
+            config["partitioner.class"] or JAVA_DEFAULT_PARTITIONER, DefaultPartitioner08
+        )
+        self.handler = DefaultEventHandler08(config, self.partitioner)
+        self.is_async = config["producer.type"] == "async"
+        self.on_send_failure = on_send_failure
+        self.undelivered = 0  # async: messages the send greenlet gave up on
+        self._valid_topics: set[str] = set()
+        self._thread = threading.get_ident()
+        self._closed = False
+        self._next_yield = 0.0
+        self._sender: _AsyncSender | None = None
+        if self.is_async:
+            timeout_ms = config["queue.enqueue.timeout.ms"]
+            self._sender = _AsyncSender(
+                self,
+                config["queue.buffering.max.messages"],
+                config["batch.num.messages"],
+                config["queue.buffering.max.ms"] / 1000.0,
+                None if timeout_ms < 0 else timeout_ms / 1000.0,
+            )
+
+    def __repr__(self) -> str:
+        return f"Producer08({self.config['producer.type']}, metadata.broker.list={','.join(self.config['metadata.broker.list'])})"
+
+    # -- sending -------------------------------------------------------------------------------------------
+
+    def send(self, *messages: KeyedMessage | tuple) -> None:
+        """Send KeyedMessages (or ``(topic, key, value)`` tuples). Topic names are checked before anything
+        is sent (InvalidTopicError); see the module docstring for what sync and async ``send`` guarantee."""
+        if self._closed or threading.get_ident() != self._thread:
+            self._check_open()
+        serialized = [self._serialize(m) for m in messages]
+        if not serialized:
+            return
+        if self._sender is None:
+            self.handler.handle(serialized)
+            return
+        topic = serialized[0].topic
+        if all(m.topic == topic for m in serialized):
+            self._sender.send(topic, -1, serialized)
+        else:
+            for message in serialized:
+                self._sender.send(message.topic, -1, [message])
+        now = time.monotonic()
+        if now >= self._next_yield:
+            self._next_yield = now + YIELD_INTERVAL_S
+            gevent.idle()
+
+    def _serialize(self, message: KeyedMessage | tuple) -> Serialized:
+        if not isinstance(message, KeyedMessage):
+            message = KeyedMessage(*message)
+        topic = message.topic
+        if topic not in self._valid_topics:
+            validate_topic_08(topic)
+            self._valid_topics.add(topic)
+        key = message.key
+        part_key = key if message.part_key is None else message.part_key
+        if key is not None:
+            if isinstance(key, str) and type(self.key_encoder) is DefaultEncoder:
+                key = key.encode("utf-8")
+            else:
+                key = bytes(self.key_encoder.encode(key))
+        value = message.value
+        if value is not None:
+            value = bytes(self.encoder.encode(value))
+        return Serialized(topic, part_key, key, value)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ProducerClosedError("the producer is closed")
+        if threading.get_ident() != self._thread:
+            raise RuntimeError("a Producer08 must be used by the thread that created it (one per thread)")
+
+    def _failed(self, error: FailedToSendMessageError) -> None:
+        self.undelivered += error.undelivered
+        if self.on_send_failure is not None:
+            self.on_send_failure(error)
+
+    # -- closing -------------------------------------------------------------------------------------------
+
+    def close(self, timeout: float | None = None) -> None:
+        """Deliver what is queued (async; up to ``timeout`` seconds), close every connection; then raise
+        FailedToSendMessageError if the send greenlet could not deliver some messages."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._sender is not None:
+                self._sender.close(timeout)
+        finally:
+            self.handler.close()
+        if self.undelivered:
+            raise FailedToSendMessageError(
+                f"{self.undelivered} messages were not delivered (see the errors logged)",
+                undelivered=self.undelivered,
+            )
+
+    def __enter__(self) -> Producer08:
+        return self
+
+    def __exit__(self, exc_type: Any, *exc: object) -> None:
+        if exc_type is None:
+            self.close()
+            return
+        try:
+            self.close()
+        except FailedToSendMessageError:
+            pass  # the exception on its way out matters more
+
+
+class _AsyncSender(BatchingSender):
+    """The producer's queue and send greenlet (0.8's ProducerSendThread)."""
+
+    queue_target = "{topic}"
+
+    def __init__(self, producer: Producer08, *args: Any) -> None:
+        self.producer = producer
+        super().__init__(*args)
+
+    def __repr__(self) -> str:
+        return f"{self.producer!r} send queue"
+
+    def handle(self, batch: list[QueueItem]) -> None:
+        messages = [m for item in batch for m in item.data]
+        try:
+            self.producer.handler.handle(messages)
+        except FailedToSendMessageError as exc:
+            log.error("%s: %s", self, exc)
+            self.producer._failed(exc)
+        except Exception as exc:
+            log.exception("%s: sending %d messages failed", self, len(messages))
+            self.producer._failed(FailedToSendMessageError(f"{exc}", undelivered=len(messages)))
+
+    def dropped_at_close(self, events: int, timeout: float | None) -> None:
+        super().dropped_at_close(events, timeout)
+        self.producer._failed(
+            FailedToSendMessageError(
+                f"{events} queued messages not sent within {timeout} s", undelivered=events
+            )
+        )
