@@ -33,6 +33,13 @@ def perf() -> None:
 )
 @click.option("--compression", default="none", show_default=True, metavar="none|gzip|snappy|0|1|2")
 @click.option("--async", "is_async", is_flag=True, help="Use the async producer (one message per send call).")
+@click.option(
+    "--request-required-acks",
+    type=click.IntRange(-1, 32767),
+    default=1,
+    show_default=True,
+    help="0.8 line (--broker-list HOST:PORT,...): acknowledgements each produce waits for.",
+)
 @click.option("--threads", type=click.IntRange(1), default=1, show_default=True, help="Producer threads.")
 @click.option("--initial-message-id", type=int, default=None, help="Start each payload with its message id.")
 @click.option(
@@ -54,6 +61,7 @@ def perf_produce(
     batch_size: int,
     compression: str,
     is_async: bool,
+    request_required_acks: int,
     threads: int,
     initial_message_id: int | None,
     properties: tuple[str, ...],
@@ -83,6 +91,7 @@ def perf_produce(
         zookeeper=zookeeper,
         broker_list=broker_list,
         producer_props=parse_overrides(properties),
+        request_required_acks=request_required_acks,
     )
     if progress is None:
         progress = sys.stderr.isatty()
@@ -107,7 +116,14 @@ def perf_produce(
 
 
 @perf.command("consume")
-@click.option("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]", help="ZooKeeper of the cluster.")
+@click.option(
+    "--zookeeper", metavar="HOST:PORT[/CHROOT]", help="ZooKeeper of the cluster (a consumer group)."
+)
+@click.option(
+    "--broker-list",
+    metavar="HOST:PORT,...",
+    help="0.8 line: read every partition with SimpleConsumer08 from its leader (no group).",
+)
 @click.option("--topic", required=True, help="Topic to consume.")
 @click.option("--group", help="Consumer group (default: a fresh perf-consumer-<n>, deleted afterwards).")
 @click.option("--fetch-size", type=click.IntRange(1), default=1024 * 1024, show_default=True)
@@ -136,7 +152,8 @@ def perf_produce(
 )
 @friendly_errors
 def perf_consume(
-    zookeeper: str,
+    zookeeper: str | None,
+    broker_list: str | None,
     topic: str,
     group: str | None,
     fetch_size: int,
@@ -158,6 +175,22 @@ def perf_consume(
     from zkafka.tools.consumer_performance import CSV_HEADER, DETAIL_HEADER, ConsumerPerfOptions, run
 
     configure_logging(Context.verbose, level=30)
+    if bool(zookeeper) == bool(broker_list):
+        raise click.UsageError("give exactly one of --zookeeper and --broker-list")
+    if broker_list:
+        _perf_consume_simple(
+            broker_list,
+            topic,
+            fetch_size,
+            messages,
+            from_latest,
+            consumer_timeout_ms,
+            socket_buffer_size,
+            hide_header,
+            as_json,
+            progress,
+        )
+        return
     options = ConsumerPerfOptions(
         zookeeper=zookeeper,
         topic=topic,
@@ -193,5 +226,50 @@ def perf_consume(
         click.echo(json.dumps(result.to_json()))
         return
     if not hide_header and not show_detailed_stats:
+        click.echo(CSV_HEADER)
+    click.echo(result.csv_line())
+
+
+def _perf_consume_simple(
+    broker_list,
+    topic,
+    fetch_size,
+    messages,
+    from_latest,
+    consumer_timeout_ms,
+    socket_buffer_size,
+    hide_header,
+    as_json,
+    progress,
+) -> None:
+    from zkafka.tools.consumer_performance import CSV_HEADER
+    from zkafka.tools.simple_consumer_performance import SimplePerfOptions, run
+
+    options = SimplePerfOptions(
+        broker_list=broker_list,
+        topic=topic,
+        fetch_size=fetch_size,
+        messages=messages,
+        from_latest=from_latest,
+        consumer_timeout_ms=consumer_timeout_ms,
+        socket_buffer_size=socket_buffer_size,
+    )
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if progress and messages:
+        with click.progressbar(length=messages, label="consuming", file=sys.stderr, show_pos=True) as bar:
+            done = [0]
+
+            def report(consumed: int) -> None:
+                bar.update(consumed - done[0])
+                done[0] = consumed
+
+            result = run(options, report)
+    else:
+        result = run(options)
+    if as_json:
+        click.echo(json.dumps(result.to_json()))
+        return
+    if not hide_header:
         click.echo(CSV_HEADER)
     click.echo(result.csv_line())

@@ -13,8 +13,9 @@ def producer_source_options(func):
     """``--zookeeper`` / ``--broker-list``: exactly one of the two."""
     func = click.option(
         "--broker-list",
-        metavar="ID:HOST:PORT,...",
-        help="Static brokers instead of ZooKeeper (random partition).",
+        metavar="HOST:PORT,...|ID:HOST:PORT,...",
+        help="0.8 line: brokers to ask for metadata (HOST:PORT,...). 0.7: static brokers instead of "
+        "ZooKeeper (ID:HOST:PORT,..., random partition).",
     )(func)
     return click.option(
         "--zookeeper", metavar="HOST:PORT[/CHROOT]", help="ZooKeeper to find the brokers in."
@@ -30,7 +31,13 @@ def check_source(zookeeper: str | None, broker_list: str | None) -> None:
 @producer_source_options
 @click.option("--topic", required=True, help="Topic to send to.")
 @click.option(
-    "--compression", default="none", show_default=True, metavar="none|gzip|snappy", help="Compression codec."
+    "--compression",
+    "--compression-codec",
+    "compression",
+    default="none",
+    show_default=True,
+    metavar="none|gzip|snappy",
+    help="Compression codec.",
 )
 @click.option(
     "--batch-size", type=click.IntRange(1), default=200, show_default=True, help="Async batch size."
@@ -49,6 +56,23 @@ def check_source(zookeeper: str | None, broker_list: str | None) -> None:
     "--key-separator", metavar="SEP", help="Lines are KEY<SEP>MESSAGE; the key picks the partition."
 )
 @click.option(
+    "--property",
+    "line_properties",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Line reader: parse.key=true with key.separator=SEP (default a tab) reads KEY<SEP>MESSAGE lines.",
+)
+@click.option(
+    "--request-required-acks",
+    type=click.IntRange(-1, 32767),
+    default=0,
+    show_default=True,
+    help="0.8: acknowledgements a produce waits for (0 none, 1 the leader, -1 all in-sync replicas).",
+)
+@click.option("--request-timeout-ms", type=click.IntRange(1), default=1500, show_default=True, help="0.8.")
+@click.option("--message-send-max-retries", type=click.IntRange(0), default=3, show_default=True, help="0.8.")
+@click.option("--retry-backoff-ms", type=click.IntRange(0), default=100, show_default=True, help="0.8.")
+@click.option(
     "--producer-property", "properties", multiple=True, metavar="KEY=VALUE", help="Any producer property."
 )
 @friendly_errors
@@ -61,32 +85,94 @@ def console_producer(
     queue_time: int,
     sync: bool,
     key_separator: str | None,
+    line_properties: tuple[str, ...],
+    request_required_acks: int,
+    request_timeout_ms: int,
+    message_send_max_retries: int,
+    retry_backoff_ms: int,
     properties: tuple[str, ...],
 ) -> None:
-    """Read lines from standard input and send each one as a message to TOPIC."""
-    from zkafka.config import ProducerConfig, parse_overrides
-    from zkafka.producer.console import produce_lines, read_lines
-    from zkafka.producer.producer import Producer
+    """Read lines from standard input and send each one as a message to TOPIC.
+
+    With --broker-list HOST:PORT,... the 0.8 producer sends them (partition leaders from Metadata, acks);
+    it exits with status 1, saying how many, if some messages could not be delivered.
+    """
+    from zkafka.client08.metadata import is_broker_list_08
+    from zkafka.config import parse_overrides
     from zkafka.records.compression import parse_codec
 
     configure_logging(Context.verbose)
     check_source(zookeeper, broker_list)
-    if key_separator is not None and broker_list:
+    reader = parse_overrides(line_properties)
+    if reader.get("parse.key", "false").lower() == "true":
+        key_separator = reader.get("key.separator", "\t")
+    separator = key_separator.encode("utf-8") if key_separator else None
+    codec = str(parse_codec(compression))
+    if broker_list and is_broker_list_08(broker_list):
+        props = {
+            "metadata.broker.list": broker_list,
+            "producer.type": "sync" if sync else "async",
+            "compression.codec": codec,
+            "batch.num.messages": str(batch_size),
+            "queue.buffering.max.ms": str(queue_time),
+            "queue.enqueue.timeout.ms": "-1",
+            "request.required.acks": str(request_required_acks),
+            "request.timeout.ms": str(request_timeout_ms),
+            "message.send.max.retries": str(message_send_max_retries),
+            "retry.backoff.ms": str(retry_backoff_ms),
+            "client.id": "console-producer",
+        }
+        props.update(parse_overrides(properties))
+        _console_producer08(props, topic, separator)
+        return
+    _console_producer07(
+        zookeeper, broker_list, topic, codec, batch_size, queue_time, sync, separator, properties
+    )
+
+
+def _console_producer07(
+    zookeeper, broker_list, topic, codec, batch_size, queue_time, sync, separator, properties
+):
+    from zkafka.config import ProducerConfig, parse_overrides
+    from zkafka.producer.console import produce_lines, read_lines
+    from zkafka.producer.producer import Producer
+
+    if separator is not None and broker_list:
         click.echo(
             "zkafka: warning: keys are ignored with --broker-list (the broker picks a partition)", err=True
         )
     props = {
         "producer.type": "sync" if sync else "async",
-        "compression.codec": str(parse_codec(compression)),
+        "compression.codec": codec,
         "batch.size": str(batch_size),
         "queue.time": str(queue_time),
         "queue.enqueueTimeout.ms": "-1",
     }
     props["zk.connect" if zookeeper else "broker.list"] = zookeeper or broker_list  # type: ignore[assignment]
     props.update(parse_overrides(properties))
-    separator = key_separator.encode("utf-8") if key_separator else None
     with Producer(ProducerConfig(props)) as producer:
         try:
             produce_lines(producer, topic, read_lines(sys.stdin.fileno()), separator)
         except KeyboardInterrupt:
             pass
+
+
+def _console_producer08(props: dict[str, str], topic: str, separator: bytes | None) -> None:
+    from zkafka.producer.console import produce_lines08, read_lines
+    from zkafka.producer.errors import FailedToSendMessageError
+    from zkafka.producer.producer08 import Producer08
+
+    producer = Producer08(props)
+    read = undelivered = 0
+    try:
+        read, undelivered = produce_lines08(producer, topic, read_lines(sys.stdin.fileno()), separator)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        try:
+            producer.close()
+        except FailedToSendMessageError as exc:
+            undelivered += exc.undelivered
+    if undelivered:
+        click.echo(f"zkafka: error: {undelivered} of {read} messages were not delivered", err=True)
+        sys.exit(1)

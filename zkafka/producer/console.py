@@ -6,6 +6,7 @@ while the producer waits for the next line.
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
 from collections.abc import Iterable, Iterator
@@ -14,6 +15,8 @@ from typing import Any
 import gevent.os
 
 from zkafka.producer.producer import Producer
+
+log = logging.getLogger(__name__)
 
 READ_CHUNK = 64 * 1024
 
@@ -66,3 +69,23 @@ def produce_lines(
         producer.send(topic, [message], key=key)
         count += 1
     return count
+
+
+def produce_lines08(
+    producer: Any, topic: str, lines: Iterable[bytes], key_separator: bytes | None = None
+) -> tuple[int, int]:
+    """Send every line as one KeyedMessage through a Producer08; returns (lines read, messages a sync
+    producer could not deliver). Undelivered lines are logged and the reading goes on."""
+    from zkafka.producer.errors import FailedToSendMessageError
+    from zkafka.producer.producer08 import KeyedMessage
+
+    read = undelivered = 0
+    for line in lines:
+        key, message = split_key(line, key_separator)
+        read += 1
+        try:
+            producer.send(KeyedMessage(topic, key, message))
+        except FailedToSendMessageError as exc:
+            log.error("%s", exc)
+            undelivered += exc.undelivered
+    return read, undelivered

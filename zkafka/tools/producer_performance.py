@@ -4,6 +4,9 @@ Sync mode sends ``batch_size`` messages per ``send`` call (one message set per r
 one message per call and lets the async producer batch them (``batch.size``), blocking when the queue is
 full (``queue.enqueueTimeout.ms=-1``), as the Scala tool does. Each thread has its own Producer. The clock
 runs from the first send to the end of ``close`` (so async runs include draining the queue).
+
+A ``host:port,...`` broker list selects the 0.8 line: a Producer08 per thread with
+``request.required.acks`` (1 by default), ``batch_size`` null-key messages per ``send`` call.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 
+from zkafka.client08.metadata import is_broker_list_08
 from zkafka.records.compression import CODEC_NAMES
 from zkafka.tools.perf_result import Throughput, format_time
 
@@ -40,8 +44,16 @@ class PerfOptions:
     zookeeper: str | None = None
     broker_list: str | None = None
     producer_props: dict[str, str] = field(default_factory=dict)
+    request_required_acks: int = 1  # 0.8 line only
+
+    @property
+    def line08(self) -> bool:
+        """A ``host:port,...`` broker list means the 0.8 line (0.7's is ``id:host:port,...``)."""
+        return bool(self.broker_list) and is_broker_list_08(self.broker_list)
 
     def producer_config(self) -> dict[str, str]:
+        if self.line08:
+            return self.producer_config08()
         props = {
             "producer.type": "async" if self.is_async else "sync",
             "compression.codec": str(self.compression),
@@ -53,6 +65,21 @@ class PerfOptions:
             props["zk.connect"] = self.zookeeper
         if self.broker_list:
             props["broker.list"] = self.broker_list
+        props.update(self.producer_props)
+        return props
+
+    def producer_config08(self) -> dict[str, str]:
+        props = {
+            "metadata.broker.list": self.broker_list or "",
+            "producer.type": "async" if self.is_async else "sync",
+            "compression.codec": str(self.compression),
+            "batch.num.messages": str(self.batch_size),
+            "request.required.acks": str(self.request_required_acks),
+            "client.id": "ProducerPerformance",
+        }
+        if self.is_async:
+            props["queue.enqueue.timeout.ms"] = "-1"
+            props["queue.buffering.max.messages"] = str(max(10000, self.batch_size))
         props.update(self.producer_props)
         return props
 
@@ -71,6 +98,7 @@ class PerfResult(Throughput):
     elapsed_s: float
     mode: str
     threads: int
+    line: str = "0.7"
 
     def csv_line(self) -> str:
         return (
@@ -140,10 +168,15 @@ class _Worker(threading.Thread):
 
     def run(self) -> None:
         from zkafka.producer import Producer
+        from zkafka.producer.producer08 import KeyedMessage, Producer08
 
         options = self.options
         try:
-            producer = Producer(options.producer_config())
+            producer = (
+                Producer08(options.producer_config())
+                if options.line08
+                else Producer(options.producer_config())
+            )
         except BaseException as exc:
             self.error = exc
             self.ready.set()
@@ -157,7 +190,9 @@ class _Worker(threading.Thread):
             size = options.message_size
             send = producer.send
             for batch in payloads(options, self.count, self.first_id):
-                if options.is_async:
+                if options.line08:
+                    producer.send(*[KeyedMessage(topic, None, payload) for payload in batch])
+                elif options.is_async:
                     for payload in batch:
                         send(topic, payload)
                 else:
@@ -221,4 +256,5 @@ def run(options: PerfOptions, progress: Callable[[int], None] | None = None) -> 
         elapsed_s=elapsed,
         mode="async" if options.is_async else "sync",
         threads=threads,
+        line="0.8" if options.line08 else "0.7",
     )
