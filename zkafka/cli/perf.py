@@ -8,7 +8,7 @@ import sys
 import click
 
 from zkafka.cli import Context, configure_logging, friendly_errors, main
-from zkafka.cli.producer import check_source, producer_source_options
+from zkafka.cli.producer import acks_option, check_source, producer_source_options
 
 
 @main.group()
@@ -33,13 +33,7 @@ def perf() -> None:
 )
 @click.option("--compression", default="none", show_default=True, metavar="none|gzip|snappy|0|1|2")
 @click.option("--async", "is_async", is_flag=True, help="Use the async producer (one message per send call).")
-@click.option(
-    "--request-required-acks",
-    type=click.IntRange(-1, 32767),
-    default=1,
-    show_default=True,
-    help="0.8 line (--broker-list HOST:PORT,...): acknowledgements each produce waits for.",
-)
+@acks_option(1)
 @click.option("--threads", type=click.IntRange(1), default=1, show_default=True, help="Producer threads.")
 @click.option("--initial-message-id", type=int, default=None, help="Start each payload with its message id.")
 @click.option(
@@ -170,45 +164,55 @@ def perf_consume(
     progress: bool | None,
 ) -> None:
     """Consume TOPIC with a ZooKeeper consumer group as fast as possible and print the rate, as Kafka's
-    ConsumerPerformance does (start, end, fetch size, MB, MB/s, messages, messages/s)."""
+    ConsumerPerformance does (start, end, fetch size, MB, MB/s, messages, messages/s). With --broker-list
+    HOST:PORT,... (0.8 line) every partition is read from its leader with SimpleConsumer08 instead."""
     from zkafka.config import parse_overrides
     from zkafka.tools.consumer_performance import CSV_HEADER, DETAIL_HEADER, ConsumerPerfOptions, run
 
     configure_logging(Context.verbose, level=30)
     if bool(zookeeper) == bool(broker_list):
         raise click.UsageError("give exactly one of --zookeeper and --broker-list")
-    if broker_list:
-        _perf_consume_simple(
-            broker_list,
-            topic,
-            fetch_size,
-            messages,
-            from_latest,
-            consumer_timeout_ms,
-            socket_buffer_size,
-            hide_header,
-            as_json,
-            progress,
-        )
-        return
-    options = ConsumerPerfOptions(
-        zookeeper=zookeeper,
-        topic=topic,
-        group=group,
-        fetch_size=fetch_size,
-        messages=messages,
-        threads=threads,
-        from_latest=from_latest,
-        socket_buffer_size=socket_buffer_size,
-        consumer_timeout_ms=consumer_timeout_ms,
-        reporting_interval_ms=reporting_interval,
-        consumer_props=parse_overrides(properties),
-    )
     detail = None
-    if show_detailed_stats and not as_json:
-        if not hide_header:
-            click.echo(DETAIL_HEADER)
-        detail = click.echo
+    if broker_list:
+        from zkafka.tools.simple_consumer_performance import SimplePerfOptions
+        from zkafka.tools.simple_consumer_performance import run as run_simple
+
+        simple = SimplePerfOptions(
+            broker_list=broker_list,
+            topic=topic,
+            fetch_size=fetch_size,
+            messages=messages,
+            from_latest=from_latest,
+            consumer_timeout_ms=consumer_timeout_ms,
+            socket_buffer_size=socket_buffer_size,
+        )
+        show_detailed_stats = False
+
+        def run_it(report):
+            return run_simple(simple, report)
+
+    else:
+        options = ConsumerPerfOptions(
+            zookeeper=zookeeper,
+            topic=topic,
+            group=group,
+            fetch_size=fetch_size,
+            messages=messages,
+            threads=threads,
+            from_latest=from_latest,
+            socket_buffer_size=socket_buffer_size,
+            consumer_timeout_ms=consumer_timeout_ms,
+            reporting_interval_ms=reporting_interval,
+            consumer_props=parse_overrides(properties),
+        )
+        if show_detailed_stats and not as_json:
+            if not hide_header:
+                click.echo(DETAIL_HEADER)
+            detail = click.echo
+
+        def run_it(report):
+            return run(options, report, detail)
+
     if progress is None:
         progress = sys.stderr.isatty() and not show_detailed_stats
     if progress and messages:
@@ -219,57 +223,12 @@ def perf_consume(
                 bar.update(consumed - done[0])
                 done[0] = consumed
 
-            result = run(options, report, detail)
+            result = run_it(report)
     else:
-        result = run(options, None, detail)
+        result = run_it(None)
     if as_json:
         click.echo(json.dumps(result.to_json()))
         return
     if not hide_header and not show_detailed_stats:
-        click.echo(CSV_HEADER)
-    click.echo(result.csv_line())
-
-
-def _perf_consume_simple(
-    broker_list,
-    topic,
-    fetch_size,
-    messages,
-    from_latest,
-    consumer_timeout_ms,
-    socket_buffer_size,
-    hide_header,
-    as_json,
-    progress,
-) -> None:
-    from zkafka.tools.consumer_performance import CSV_HEADER
-    from zkafka.tools.simple_consumer_performance import SimplePerfOptions, run
-
-    options = SimplePerfOptions(
-        broker_list=broker_list,
-        topic=topic,
-        fetch_size=fetch_size,
-        messages=messages,
-        from_latest=from_latest,
-        consumer_timeout_ms=consumer_timeout_ms,
-        socket_buffer_size=socket_buffer_size,
-    )
-    if progress is None:
-        progress = sys.stderr.isatty()
-    if progress and messages:
-        with click.progressbar(length=messages, label="consuming", file=sys.stderr, show_pos=True) as bar:
-            done = [0]
-
-            def report(consumed: int) -> None:
-                bar.update(consumed - done[0])
-                done[0] = consumed
-
-            result = run(options, report)
-    else:
-        result = run(options)
-    if as_json:
-        click.echo(json.dumps(result.to_json()))
-        return
-    if not hide_header:
         click.echo(CSV_HEADER)
     click.echo(result.csv_line())

@@ -22,6 +22,18 @@ def producer_source_options(func):
     )(func)
 
 
+def acks_option(default: int):
+    """``--request-required-acks`` of the 0.8 line's producer tools."""
+    return click.option(
+        "--request-required-acks",
+        type=click.IntRange(-1, 32767),
+        default=default,
+        show_default=True,
+        help="0.8 line (--broker-list HOST:PORT,...): acknowledgements each produce waits for "
+        "(0 none, 1 the leader, -1 all in-sync replicas).",
+    )
+
+
 def check_source(zookeeper: str | None, broker_list: str | None) -> None:
     if bool(zookeeper) == bool(broker_list):
         raise click.UsageError("give exactly one of --zookeeper and --broker-list")
@@ -62,13 +74,7 @@ def check_source(zookeeper: str | None, broker_list: str | None) -> None:
     metavar="KEY=VALUE",
     help="Line reader: parse.key=true with key.separator=SEP (default a tab) reads KEY<SEP>MESSAGE lines.",
 )
-@click.option(
-    "--request-required-acks",
-    type=click.IntRange(-1, 32767),
-    default=0,
-    show_default=True,
-    help="0.8: acknowledgements a produce waits for (0 none, 1 the leader, -1 all in-sync replicas).",
-)
+@acks_option(0)
 @click.option("--request-timeout-ms", type=click.IntRange(1), default=1500, show_default=True, help="0.8.")
 @click.option("--message-send-max-retries", type=click.IntRange(0), default=3, show_default=True, help="0.8.")
 @click.option("--retry-backoff-ms", type=click.IntRange(0), default=100, show_default=True, help="0.8.")
