@@ -14,6 +14,7 @@ every write, and brokers can follow the state znodes through the MetadataCache.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 
@@ -40,8 +41,10 @@ from zkafka.zk.paths08 import (
     parse_controller,
     parse_controller_epoch,
     parse_topic_config,
+    partition_path,
     partition_state_path,
     topic_config_path,
+    topic_partitions_path,
     topic_path,
 )
 
@@ -193,6 +196,13 @@ class KafkaController:
             self._retry_soon = False
             try:
                 self.act(self.cache.snapshot())
+            except KazooException as exc:
+                if self._closed:
+                    break
+                log.warning(
+                    "controller %d: ZooKeeper failed while acting (%r); retrying", self.broker_id, exc
+                )
+                self._retry_soon = True
             except Exception:
                 log.exception("controller %d: acting on a change failed; retrying", self.broker_id)
                 self._retry_soon = True
@@ -208,10 +218,10 @@ class KafkaController:
             snapshot.states(),
             snapshot.brokers,
             self.epoch,
-            unclean=self._unclean_for,
+            unclean=functools.cache(self._unclean_for),
             skip_topics=deleting,
         )
-        written = [change for change in changes if self.active and self._write(change)]
+        written = self._write(changes) if self.active else []
         if written:
             for listener in list(self._listeners):
                 try:
@@ -220,27 +230,49 @@ class KafkaController:
                     log.exception("state-change listener %r failed", listener)
         return written
 
-    def _write(self, change: StateChange) -> bool:
-        path = partition_state_path(change.topic, change.partition)
-        data = change.new.to_json().encode()
-        try:
+    def _write(self, changes: list[StateChange]) -> list[StateChange]:
+        """Write the state znodes (pipelined), each conditional on what was read; return those written."""
+        self._make_partition_paths([change for change in changes if change.old is None])
+        writes = []
+        for change in changes:
+            path = partition_state_path(change.topic, change.partition)
+            data = change.new.to_json().encode()
             if change.old is None:
-                self.client.create(path, data, makepath=True)
+                writes.append((change, self.client.create_async(path, data)))
             else:
-                self.client.set(path, data, version=change.old.zk_version)
-        except (NodeExistsError, BadVersionError, NoNodeError):
-            log.info("%s changed since it was read; deciding again on the next read", path)
-            return False
-        log.info(
-            "%s-%d: leader %d, ISR %s, leader epoch %d (was %s)",
-            change.topic,
-            change.partition,
-            change.new.leader,
-            list(change.new.isr),
-            change.new.leader_epoch,
-            "new" if change.old is None else f"leader {change.old.leader}, ISR {list(change.old.isr)}",
-        )
-        return True
+                writes.append((change, self.client.set_async(path, data, version=change.old.zk_version)))
+        written = []
+        for change, result in writes:
+            try:
+                result.get()
+            except (NodeExistsError, BadVersionError, NoNodeError):
+                log.info("%s-%d changed since it was read; deciding again", change.topic, change.partition)
+                continue
+            written.append(change)
+            log.info(
+                "%s-%d: leader %d, ISR %s, leader epoch %d (was %s)",
+                change.topic,
+                change.partition,
+                change.new.leader,
+                list(change.new.isr),
+                change.new.leader_epoch,
+                "new" if change.old is None else f"leader {change.old.leader}, ISR {list(change.old.isr)}",
+            )
+        return written
+
+    def _make_partition_paths(self, new: list[StateChange]) -> None:
+        """Create the ``partitions/<p>`` parents of new state znodes, pipelined."""
+        for topic in sorted({change.topic for change in new}):
+            try:  # not ensure_path: a topic deleted meanwhile must not come back as an empty znode
+                self.client.create(topic_partitions_path(topic), b"")
+            except (NodeExistsError, NoNodeError):
+                pass
+        parents = [self.client.create_async(partition_path(c.topic, c.partition), b"") for c in new]
+        for parent in parents:
+            try:
+                parent.get()
+            except (NodeExistsError, NoNodeError):
+                pass
 
     def _unclean_for(self, topic: str) -> bool:
         data = get_data(self.client, topic_config_path(topic))

@@ -226,9 +226,7 @@ class MetadataCache:
             topics |= names - set(self._assignments)
         for topic in sorted(topics):
             states |= self._read_topic(topic)
-        for topic, partition in sorted(states):
-            if partition in self._assignments.get(topic, {}):
-                self._states[(topic, partition)] = self._read_state(topic, partition)
+        self._read_states([(t, p) for t, p in sorted(states) if p in self._assignments.get(t, {})])
         self._publish()
 
     def _read_brokers(self) -> dict[int, BrokerRegistration]:
@@ -261,20 +259,35 @@ class MetadataCache:
             self._states.pop((topic, partition), None)
         return {(topic, p) for p in assignment if p not in old or (topic, p) not in self._states}
 
-    def _read_state(self, topic: str, partition: int) -> PartitionState | None:
-        path = partition_state_path(topic, partition)
-        try:
-            data, stat = self.client.get(path, watch=self._on_watch)
-        except NoNodeError:
-            # told when it is created; if it appeared in between, read it now
-            if self.client.exists(path, watch=self._on_watch) is None:
-                return None
-            return self._read_state(topic, partition)
-        try:
-            return PartitionState.parse(topic, partition, data, zk_version=stat.version)
-        except ZkDataError as exc:
-            log.warning("ignoring partition state: %s", exc)
-            return None
+    def _read_states(self, partitions: list[TopicPartition]) -> None:
+        """Read state znodes, pipelined; a missing one is watched for its creation (and read if it appeared)."""
+        while partitions:
+            reads = [
+                (tp, self.client.get_async(partition_state_path(*tp), watch=self._on_watch))
+                for tp in partitions
+            ]
+            missing = []
+            for (topic, partition), read in reads:
+                try:
+                    data, stat = read.get()
+                except NoNodeError:
+                    missing.append((topic, partition))
+                    continue
+                try:
+                    state = PartitionState.parse(topic, partition, data, zk_version=stat.version)
+                except ZkDataError as exc:
+                    log.warning("ignoring partition state: %s", exc)
+                    state = None
+                self._states[(topic, partition)] = state
+            watches = [
+                (tp, self.client.exists_async(partition_state_path(*tp), watch=self._on_watch))
+                for tp in missing
+            ]
+            partitions = []
+            for tp, exists in watches:
+                self._states[tp] = None
+                if exists.get() is not None:
+                    partitions.append(tp)  # created in between: read it again
 
     def _drop_topic(self, topic: str) -> None:
         for partition in self._assignments.pop(topic, {}):
