@@ -1,7 +1,7 @@
 """A broker restarted right after kill -9 waits out its previous session's registration; a live duplicate is refused.
 
-Both lines: the 0.7 broker as a `zkafka broker start` process, and the 0.8 registration (KafkaHealthcheck)
-in a child process of its own.
+Both lines: the 0.7 and 0.8 brokers as `zkafka broker start` processes, and the 0.8 registration
+(KafkaHealthcheck) alone in a child process.
 """
 
 from __future__ import annotations
@@ -12,9 +12,12 @@ import textwrap
 
 import pytest
 
+from tests.support.server08 import Client08, fetch_request, produce_request, wait_for_leaders
 from tests.support.wire import connect, round_trip
 from zkafka.protocol.v07 import FetchRequest, ProducerRequest, encode_request
 from zkafka.records.format07 import iter_messages
+from zkafka.records.format08 import build_message_set as build_message_set08
+from zkafka.records.format08 import iter_messages as iter_messages08
 from zkafka.records.message import build_message_set
 from zkafka.utils import wait_until
 from zkafka.zk.paths08 import BrokerRegistration
@@ -121,3 +124,28 @@ def test_0_8_registration_after_kill_9_and_a_live_duplicate(zk_connect, zk_clien
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def test_0_8_broker_killed_and_started_again_at_once_comes_up_by_itself(broker08_process, zk_client):
+    broker = broker08_process(0)
+    wait_until(lambda: owner(zk_client, "/brokers/ids/0"), 30, message="0.8 broker registered")
+    old_session = owner(zk_client, "/brokers/ids/0")
+    with Client08(broker.port) as client:
+        wait_for_leaders(client, ["t"])
+        [topic] = client.call(produce_request("t", 0, build_message_set08([(None, b"before")]))).topics
+        assert topic.partitions[0].error == 0
+    broker.proc.kill()
+    broker.wait()
+    assert owner(zk_client, "/brokers/ids/0") == old_session
+
+    broker = broker08_process(0)
+    wait_until(
+        lambda: owner(zk_client, "/brokers/ids/0") not in (None, old_session), 30, message="registered anew"
+    )
+    assert broker.proc.poll() is None
+    assert "waiting up to" in broker.log_text()
+    with Client08(broker.port) as client:
+        wait_for_leaders(client, ["t"])
+        [topic] = client.call(fetch_request("t", 0, 0)).topics
+        assert topic.partitions[0].error == 0
+        assert [m.value for m in iter_messages08(topic.partitions[0].message_set)] == [b"before"]
