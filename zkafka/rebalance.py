@@ -1,17 +1,23 @@
-"""Range assignment of broker partitions to consumer threads, as in 0.7's ZookeeperConsumerConnector.
+"""Assignment of partitions to consumer threads in the ZooKeeper consumers: range (0.7 and 0.8), roundrobin (0.8.2).
 
 Pure functions: the connector reads the inputs from ZooKeeper and calls these; nothing here does I/O.
 
-Partition names are ``"<brokerId>-<partId>"``. Both partitions and thread ids are sorted as plain strings
+0.7 partition names are ``"<brokerId>-<partId>"``; both partitions and thread ids are sorted as plain strings
 (``"1-10" < "1-2" < "10-0" < "2-0"``), exactly like the Scala consumer, so every consumer of a group computes
-the same assignment.
+the same assignment. 0.8 partitions are ids (ints), which the same functions sort as numbers, as 0.8.2's
+``RangeAssignor`` does; thread ids still sort as strings.
 """
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
+
+from zkafka.producer.partitioner import java_string_hash
 
 # ``(threads per topic, partitions per topic) -> {(topic, partition): thread id}``: range (``assign``) in 0.7;
-# the 0.8 consumer adds roundrobin with the same shape.
-Assignor = Callable[[Mapping[str, Iterable[str]], Mapping[str, Iterable[str]]], dict[tuple[str, str], str]]
+# the 0.8 consumer adds roundrobin (``roundrobin_assign``) with the same shape. A partition is a 0.7 name or
+# a 0.8 id.
+Assignor = Callable[
+    [Mapping[str, Iterable[str]], Mapping[str, Iterable[Hashable]]], dict[tuple[str, Hashable], str]
+]
 
 
 def partition_name(broker_id: int, part_id: int) -> str:
@@ -123,6 +129,46 @@ def member_share(
         for thread_id, names in per_thread.items()
         for name in names
     }
+
+
+def topic_partition_hash(topic: str, partition: int) -> int:
+    """Java ``"[topic,partition]".hashCode`` (``TopicAndPartition.toString``): roundrobin's dealing order."""
+    return java_string_hash(f"[{topic},{partition}]")
+
+
+def roundrobin_assign(
+    threads_per_topic: Mapping[str, Iterable[str]], partitions_per_topic: Mapping[str, Iterable[int]]
+) -> dict[tuple[str, int], str]:
+    """0.8.2's roundrobin: every topic-partition, ordered by :func:`topic_partition_hash`, dealt in turn to
+    the group's thread ids sorted as strings, round and round.
+
+    Every consumer must subscribe to the same topics with the same stream count (the thread ids of every
+    topic are the same set); otherwise ValueError, and the rebalance attempt fails as in 0.8.2. Equal hashes
+    keep (topic, partition) order. Empty thread lists are ignored; no threads or no partitions give ``{}``.
+    """
+    subscribed = {topic: frozenset(ids) for topic, ids in threads_per_topic.items()}
+    subscribed = {topic: ids for topic, ids in subscribed.items() if ids}
+    if not subscribed:
+        return {}
+    first = min(subscribed)
+    for topic in sorted(subscribed):
+        if subscribed[topic] != subscribed[first]:
+            raise ValueError(
+                "roundrobin assignment needs every consumer of the group to subscribe to the same topics "
+                f"with the same stream counts: topic {topic} has streams {sorted(subscribed[topic])}, "
+                f"topic {first} has {sorted(subscribed[first])}"
+            )
+    threads = sort_threads(subscribed[first])
+    dealt = sorted(
+        (topic_partition_hash(topic, partition), topic, partition)
+        for topic in subscribed
+        if topic in partitions_per_topic
+        for partition in _sorted_unique(partitions_per_topic[topic], "partition")
+    )
+    return {(topic, partition): threads[i % len(threads)] for i, (_, topic, partition) in enumerate(dealt)}
+
+
+ASSIGNORS = {"range": assign, "roundrobin": roundrobin_assign}  # ``partition.assignment.strategy`` (0.8)
 
 
 def _sorted_unique(values: Iterable[str], what: str) -> list[str]:

@@ -13,7 +13,7 @@ from zkafka.consumer.stream import decode_chunk
 from zkafka.errors import InvalidConfigError, InvalidMessageSizeError, KafkaError, OffsetOutOfRangeError
 from zkafka.protocol.v07 import EARLIEST_TIME, LATEST_TIME, FetchRequest
 from zkafka.records.message import INT32
-from zkafka.zk.paths07 import Broker
+from zkafka.zk.paths07 import Broker, BrokerPartition
 
 log = logging.getLogger(__name__)
 
@@ -69,13 +69,13 @@ class Fetcher:
         greenlets, self._greenlets = self._greenlets, []
         gevent.killall(greenlets, block=True)
 
-    def initial_offset(self, topic: str, part_id: int, broker: Broker) -> int:
+    def initial_offset(self, topic: str, partition: BrokerPartition, broker: Broker) -> int:
         """The ``autooffset.reset`` offset of a partition without a stored offset (asks its broker)."""
         time = reset_time(self.autooffset_reset)
         with SimpleConsumer(
             broker.host, broker.port, self.socket_timeout_ms, self.socket_buffersize
         ) as consumer:
-            return _offset_before(consumer, topic, part_id, time)
+            return _offset_before(consumer, topic, partition.part_id, time)
 
     @property
     def running(self) -> int:

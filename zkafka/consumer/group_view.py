@@ -58,25 +58,31 @@ class GroupView:
 
 
 def group_threads(
-    member_counts: Mapping[str, str | None], all_topics: Iterable[str], topics: Iterable[str]
+    member_counts: Mapping[str, str | None],
+    all_topics: Iterable[str],
+    topics: Iterable[str] | None,
+    parse: Callable[[str, str], TopicCount] = parse_topic_count,
 ) -> dict[str, list[str]]:
-    """Every member's thread ids for each of ``topics``, from the members' registered topic counts.
+    """Every member's thread ids for each of ``topics`` (None: every topic any member has), from the members'
+    registered topic counts, read with ``parse`` (the 0.7 form by default).
 
     ``member_counts`` maps a consumer id to its ``/consumers/<g>/ids/<id>`` value (None: it left after the
     listing). A value that cannot be read is logged and its member left out.
     """
     all_topics = list(all_topics)
-    threads: dict[str, list[str]] = {topic: [] for topic in topics}
+    threads: dict[str, list[str]] = {topic: [] for topic in topics or ()}
     for member, value in member_counts.items():
         if value is None:
             continue  # left after the listing; its departure is another event
         try:
-            theirs = parse_topic_count(member, value).threads_per_topic(all_topics)
+            theirs = parse(member, value).threads_per_topic(all_topics)
         except ValueError:
             log.warning("ignoring consumer %s with an unreadable topic count %r", member, value)
             continue
         for topic, ids in theirs.items():
-            if topic in threads:
+            if topics is None:
+                threads.setdefault(topic, []).extend(ids)
+            elif topic in threads:
                 threads[topic].extend(ids)
     return threads
 

@@ -1,6 +1,7 @@
 """The partitions a consumer owns in the current rebalance generation, their fetchers and streams' queues.
 
-This is 0.7's ``topicRegistry`` with what is done to it: a rebalance stops the fetchers, drops what is
+This is 0.7's ``topicRegistry`` with what is done to it (for both lines: a partition is written into its
+znode paths as ``str(partition)``, ``b-p`` in 0.7 and the id in 0.8): a rebalance stops the fetchers, drops what is
 queued, commits and releases the owner nodes (``stop``), then installs the new share (``install``); the
 connector commits (``commit``) and pauses, resumes or revokes everything as the ZooKeeper session goes.
 """
@@ -8,12 +9,11 @@ connector commits (``commit``) and pauses, resumes or revokes everything as the 
 from __future__ import annotations
 
 import logging
-from collections.abc import Hashable, Iterable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from typing import TYPE_CHECKING, Protocol
 
 from gevent.queue import Queue
 
-from zkafka.consumer.fetcher import Fetcher
 from zkafka.consumer.membership import GroupMembership
 from zkafka.consumer.partition_state import PartitionTopicInfo
 from zkafka.consumer.stream import KafkaStream
@@ -25,13 +25,26 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PartitionKey = tuple[str, BrokerPartition]  # (topic, partition)
+PartitionKey = tuple[str, BrokerPartition | int]  # (topic, partition): a 0.7 broker partition or a 0.8 id
+
+
+class PartitionFetcher(Protocol):
+    """What fetches the owned partitions: ``fetcher.Fetcher`` (0.7) or ``fetcher08.Fetcher08``."""
+
+    on_offset_reset: Callable[[PartitionTopicInfo, int], None] | None
+
+    def start(self, infos: Iterable[PartitionTopicInfo]) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def initial_offset(self, topic: str, partition: BrokerPartition | int, broker: Broker | None) -> int:
+        """The offset to start a partition without a committed offset from."""
 
 
 class OwnedPartitions:
     """The owned ``PartitionTopicInfo``s of one consumer, the fetcher feeding them and the streams they feed."""
 
-    def __init__(self, membership: GroupMembership, fetcher: Fetcher) -> None:
+    def __init__(self, membership: GroupMembership, fetcher: PartitionFetcher) -> None:
         self.membership = membership
         self.fetcher = fetcher
         fetcher.on_offset_reset = self.write_reset_offset
@@ -55,7 +68,7 @@ class OwnedPartitions:
         self.epoch = epoch
         self.fetcher.start(infos.values())
 
-    def matches(self, wanted: Mapping[PartitionKey, tuple[str, Broker]], epoch: int) -> bool:
+    def matches(self, wanted: Mapping[PartitionKey, tuple[str, Broker | None]], epoch: int) -> bool:
         """Whether exactly ``wanted`` (``key -> (thread id, broker)``) is owned, unrevoked, in session ``epoch``."""
         owned = self.infos
         if self.epoch != epoch or owned.keys() != wanted.keys():
@@ -68,7 +81,7 @@ class OwnedPartitions:
 
     def owner_paths(self) -> list[str]:
         dirs = self.membership.dirs
-        return [dirs.owner_path(topic, partition.name) for topic, partition in self.infos]
+        return [dirs.owner_path(topic, str(partition)) for topic, partition in self.infos]
 
     def stop(self, commit: bool = True) -> None:
         """Rebalance steps 2-3: stop the fetchers, drop what is queued, commit, release the owner nodes."""
@@ -90,12 +103,12 @@ class OwnedPartitions:
             return  # no connection, so no knowing we still own anything: the next commit writes it
         for info in list(self.infos.values()):
             offset = info.consumed_offset
-            if offset == info.committed_offset:
-                continue
+            if offset == info.committed_offset or offset < 0:
+                continue  # unchanged, or not known yet (a 0.8 fetcher has not resolved auto.offset.reset)
             if (info.topic, info.partition) not in self.infos:
                 continue  # released (or the session was lost) while we were committing others
             try:
-                update_persistent(m.zk, m.dirs.offset_path(info.topic, info.partition.name), str(offset))
+                update_persistent(m.zk, m.dirs.offset_path(info.topic, str(info.partition)), str(offset))
                 info.committed_offset = offset
                 log.debug("%s: committed %s:%s at %d", m.consumer_id, info.topic, info.partition, offset)
             except Exception as exc:
@@ -106,7 +119,7 @@ class OwnedPartitions:
         if self.infos.get((info.topic, info.partition)) is not info:
             return
         m = self.membership
-        update_persistent(m.zk, m.dirs.offset_path(info.topic, info.partition.name), str(offset))
+        update_persistent(m.zk, m.dirs.offset_path(info.topic, str(info.partition)), str(offset))
         info.committed_offset = offset
 
     def pause(self) -> None:

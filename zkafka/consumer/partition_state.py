@@ -19,11 +19,15 @@ class ChunkReader(Protocol):
     """The stream iterating a chunk of a partition right now: it knows how far it has handed messages out."""
 
     def last_offset(self) -> int | None:
-        """Offset of the last message handed out from the current chunk (None if none yet)."""
+        """Where the partition resumes after the last message handed out from the current chunk (None if
+        none yet)."""
 
 
 class PartitionTopicInfo:
     """One owned partition: its broker, the stream queue it feeds, and its fetch and consumed offsets.
+
+    In the 0.8 consumer the partition is an id and the broker None (its fetcher follows the leader); the
+    offsets are logical, and -1 until the fetcher applies ``auto.offset.reset``.
 
     ``active`` is checked by the stream before each message it hands out: False while ownership is in
     doubt (ZooKeeper connection down). ``revoked`` is final: the partition is no longer ours in this
@@ -48,8 +52,8 @@ class PartitionTopicInfo:
     def __init__(
         self,
         topic: str,
-        partition: BrokerPartition,
-        broker: Broker,
+        partition: BrokerPartition | int,
+        broker: Broker | None,
         queue: Queue,
         thread_id: str,
         offset: int,

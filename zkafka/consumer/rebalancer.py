@@ -47,7 +47,8 @@ MAX_RESTARTS = 50  # attempts given up for a newer group change; they do not cou
 
 # Reads a group's inputs and arms the watch: read_group_view for the 0.7 layout.
 ViewReader = Callable[["KazooClient", GroupDirs, TopicCount, Callable | None], GroupView]
-Wanted = dict[PartitionKey, tuple[str, Broker]]  # my share: (topic, partition) -> (thread id, its broker)
+# My share: (topic, partition) -> (thread id, its broker); the 0.8 consumer's fetcher finds leaders: None.
+Wanted = dict[PartitionKey, tuple[str, Broker | None]]
 
 
 class ConsumerRebalanceFailedError(KafkaError):
@@ -175,7 +176,7 @@ class ZKRebalancer:
         deadline = time.monotonic() + self.backoff
         try:
             for (topic, partition), (thread_id, _) in sorted(wanted.items()):
-                path = m.dirs.owner_path(topic, partition.name)
+                path = m.dirs.owner_path(topic, str(partition))
                 while True:
                     try:
                         create_ephemeral_expect_conflict(m.zk, path, thread_id)
@@ -206,7 +207,7 @@ class ZKRebalancer:
 
     def _read_offsets(self, wanted: Wanted) -> dict[PartitionKey, PartitionTopicInfo]:
         m, owned = self.membership, self.owned
-        paths = {key: m.dirs.offset_path(key[0], key[1].name) for key in wanted}
+        paths = {key: m.dirs.offset_path(key[0], str(key[1])) for key in wanted}
         stored = get_many(m.zk, paths.values())
         infos = {}
         for key, (thread_id, broker) in sorted(wanted.items()):
@@ -215,7 +216,7 @@ class ZKRebalancer:
             if value is not None:
                 offset = committed = int(value)
             else:
-                offset = owned.fetcher.initial_offset(topic, partition.part_id, broker)
+                offset = owned.fetcher.initial_offset(topic, partition, broker)
                 committed = None
             infos[key] = PartitionTopicInfo(
                 topic, partition, broker, owned.queue_for(topic, thread_id), thread_id, offset, committed

@@ -2,7 +2,8 @@
 
 A fetcher decodes what one fetch returned for one partition into a chunk of ``MessageAndMetadata``
 objects (``decode_chunk``, one pass over the bytes that also finds how far the fetch offset advances) and
-puts it on a stream's queue; the stream hands the messages out one by one.
+puts it on a stream's queue; the stream hands the messages out one by one. The 0.8 consumer's streams are
+these same streams with ``stream08``'s items.
 
 Ownership rule: every chunk belongs to the ``PartitionTopicInfo`` of the rebalance that fetched it. When
 the consumer stops owning that partition (a rebalance starts, the session expires, shutdown) the info is
@@ -65,6 +66,11 @@ class MessageAndMetadata(Message):
     @property
     def message(self) -> Message:
         return self
+
+    @property
+    def next_offset(self) -> int:
+        """The offset a consumer resumes from after this message: a 0.7 offset already is."""
+        return self.offset
 
     def __iter__(self) -> Iterator:
         return iter((self, self.topic, self.partition, self.offset))
@@ -235,9 +241,10 @@ class KafkaStream:
             self._take_chunk(deadline)
 
     def last_offset(self) -> int | None:
-        """Offset of the last message handed out from the current chunk (None if none yet)."""
+        """Where the partition resumes after the last message handed out from the current chunk (None if
+        none yet): the item's ``next_offset``."""
         taken = len(self._items) - self._it.__length_hint__()
-        return self._items[taken - 1].offset if taken else None
+        return self._items[taken - 1].next_offset if taken else None
 
     def _finish_chunk(self) -> None:
         """The chunk's messages are used up: raise its error, if it carries one, then drop it."""

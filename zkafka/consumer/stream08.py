@@ -1,0 +1,103 @@
+"""What the 0.8 high-level consumer's streams hand out: ``MessageAndMetadata08``, decoded by ``decode_chunk08``.
+
+The streams themselves are the 0.7 ``KafkaStream`` (with its ownership rule: nothing of a partition the
+consumer gave up is handed out); only the items differ. A 0.8 message has a key, logical offsets, and the
+consumer resumes at ``offset + 1`` (``next_offset``). A fetch answer is raw log bytes: a compressed wrapper
+may hold messages before the fetch offset (skipped), and its last entry may be cut short (not a message:
+the next fetch starts there).
+"""
+
+from __future__ import annotations
+
+import gc
+import struct
+from typing import NamedTuple
+
+from zkafka.consumer.stream import _in_partition
+from zkafka.errors import KafkaError
+from zkafka.records.entries import entry_messages, walk
+from zkafka.records.format08 import CODEC_MASK, FORMAT08, key_value
+
+_unpack_offset = struct.Struct(">q").unpack_from
+_unpack_int = struct.Struct(">i").unpack_from
+
+
+class MessageAndMetadata08(NamedTuple):
+    """A consumed 0.8 message: key and message (the value; None when null), topic, partition id, offset."""
+
+    key: bytes | None
+    message: bytes | None
+    topic: str
+    partition: int
+    offset: int
+
+    @property
+    def value(self) -> bytes | None:
+        return self.message
+
+    @property
+    def next_offset(self) -> int:
+        """The offset a consumer resumes from after this message."""
+        return self.offset + 1
+
+
+_new_item = tuple.__new__
+
+
+def decode_chunk08(
+    data: bytes, fetch_offset: int, topic: str, partition: int, start: int = 0
+) -> tuple[list[MessageAndMetadata08], KafkaError | None, int | None, int]:
+    """Decode a fetched message set from byte ``start``: ``(items, error, resume, next_offset)``.
+
+    ``items`` are the messages at or past ``fetch_offset`` before the first bad entry; ``error`` is that
+    entry's error (None if there is none); ``resume`` the byte position after it to decode on from (None when
+    nothing after it can be read); ``next_offset`` where the next fetch starts: past the bad entry when it can
+    be skipped, else past the last whole entry read (``fetch_offset`` if none).
+    """
+    collecting = gc.isenabled()
+    if collecting:
+        gc.disable()  # one object per message and no greenlet switch: skip the young-generation passes
+    try:
+        return _decode(data, fetch_offset, topic, partition, start)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _decode(
+    data: bytes, fetch_offset: int, topic: str, partition: int, start: int
+) -> tuple[list[MessageAndMetadata08], KafkaError | None, int | None, int]:
+    new_item, cls = _new_item, MessageAndMetadata08
+    items: list[MessageAndMetadata08] = []
+    append = items.append
+    next_offset = fetch_offset
+    try:
+        for pos, after, magic, attributes, crc, body in walk(data, FORMAT08, start):
+            (offset,) = _unpack_offset(data, pos)
+            if attributes & CODEC_MASK:
+                try:
+                    inner = entry_messages(data, FORMAT08, pos, after, magic, attributes, crc, body)
+                except KafkaError as err:
+                    return items, _in_partition(err, topic, partition), after, max(next_offset, offset + 1)
+                for inner_offset, message in inner:
+                    if inner_offset >= fetch_offset:
+                        append(new_item(cls, (message.key, message.value, topic, partition, inner_offset)))
+            elif offset >= fetch_offset:
+                # body = magic, attributes, int32 key length, key, int32 value length, value
+                (key_size,) = _unpack_int(body, 2)
+                at = 6 + key_size if key_size > 0 else 6
+                (value_size,) = _unpack_int(body, at) if at + 4 <= len(body) else (len(body),)
+                if at + 4 + max(value_size, 0) > len(body):
+                    key_value(data, pos, after)  # raises the length error
+                key = body[6:at] if key_size >= 0 else None
+                value = body[at + 4 : at + 4 + value_size] if value_size >= 0 else None
+                append(new_item(cls, (key, value, topic, partition, offset)))
+            if offset >= next_offset:
+                next_offset = offset + 1
+    except KafkaError as err:
+        resume = getattr(err, "resume", None)
+        if resume is not None:
+            (bad_offset,) = _unpack_offset(data, err.position)
+            next_offset = max(next_offset, bad_offset + 1)
+        return items, _in_partition(err, topic, partition), resume, next_offset
+    return items, None, None, next_offset
