@@ -13,11 +13,14 @@ _EXPORTS = {
     "ConsumerTimeoutError": "stream",
     "KafkaStream": "stream",
     "MessageAndMetadata": "stream",
+    "MessageAndMetadata08": "stream08",
     "SimpleConsumer": "simple",
     "SimpleConsumer08": "simple08",
     "Whitelist": "zkafka.topic_count",
     "ZookeeperConsumerConnector": "connector",
+    "ZookeeperConsumerConnector08": "connector08",
     "create_consumer_connector": "connector",
+    "create_consumer_connector08": "connector08",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,79 @@
+"""Helpers for the 0.8 consumer tests: a cluster of 0.8 brokers with a topic, producing, group state in ZooKeeper."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kazoo.exceptions import NoNodeError
+
+from tests.support.server08 import Client08, wait_for_leaders
+from zkafka.admin.topics import create_topic
+from zkafka.producer.producer08 import KeyedMessage, Producer08
+from zkafka.utils import wait_until
+
+# Small timeouts: the test ZooKeeper has tickTime 200, so sessions of 2-4 s are allowed.
+FAST_CONSUMER08 = {
+    "zookeeper.session.timeout.ms": "3000",
+    "zookeeper.connection.timeout.ms": "10000",
+    "rebalance.backoff.ms": "200",
+    "rebalance.max.retries": "10",
+    "refresh.leader.backoff.ms": "50",
+    "auto.commit.interval.ms": "100",
+    "auto.offset.reset": "smallest",
+    "socket.timeout.ms": "10000",
+}
+
+
+def consumer08_config(zk_connect: str, group: str, **overrides: Any) -> dict[str, str]:
+    props = {"zookeeper.connect": zk_connect, "group.id": group, **FAST_CONSUMER08}
+    props.update({k.replace("_", "."): str(v) for k, v in overrides.items()})
+    return props
+
+
+def start_cluster08(
+    start_broker08, zk_client, brokers: int = 2, topics: dict[str, int] | None = None
+) -> list:
+    """0.8 brokers 0..n-1 and ``topics`` (name -> partitions, default ``{"t": 8}``) with a leader each."""
+    started = [start_broker08(i) for i in range(brokers)]
+    wait_until(lambda: len(zk_client.get_children("/brokers/ids")) == brokers, message="brokers registered")
+    topics = topics if topics is not None else {"t": 8}
+    for topic, partitions in topics.items():
+        create_topic(zk_client, topic, partitions, 1)
+    with Client08(started[0].port) as client:
+        wait_for_leaders(client, list(topics))
+    return started
+
+
+def broker_list(brokers) -> str:
+    return ",".join(f"127.0.0.1:{b.port}" for b in brokers)
+
+
+def produce08(brokers, topic: str, count: int, prefix: str = "m", keyed: bool = True) -> set[bytes]:
+    """``count`` distinct values (keys ``k<i>`` spread them over the partitions) sent with acks=1."""
+    values = [f"{prefix}-{topic}-{i}".encode() for i in range(count)]
+    config = {"metadata.broker.list": broker_list(brokers), "request.required.acks": "1"}
+    with Producer08({**config, "producer.type": "async", "queue.buffering.max.ms": "20"}) as producer:
+        producer.send(
+            *(KeyedMessage(topic, f"k{i}".encode() if keyed else None, v) for i, v in enumerate(values))
+        )
+    return set(values)
+
+
+def owners08(zk_client, group: str) -> dict[tuple[str, int], str]:
+    """``(topic, partition id) -> owning thread id`` as stored under /consumers/<group>/owners."""
+    result = {}
+    base = f"/consumers/{group}/owners"
+    for topic in zk_client.get_children(base) if zk_client.exists(base) else []:
+        for name in zk_client.get_children(f"{base}/{topic}"):
+            try:
+                result[(topic, int(name))] = zk_client.get(f"{base}/{topic}/{name}")[0].decode()
+            except NoNodeError:
+                pass  # released between the listing and the read
+    return result
+
+
+def committed08(zk_client, group: str, topic: str) -> dict[int, int]:
+    base = f"/consumers/{group}/offsets/{topic}"
+    if not zk_client.exists(base):
+        return {}
+    return {int(name): int(zk_client.get(f"{base}/{name}")[0]) for name in zk_client.get_children(base)}
