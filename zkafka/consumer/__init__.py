@@ -1,4 +1,4 @@
-"""Consumers: SimpleConsumer and SimpleConsumer08 (one broker) and the ZooKeeper high-level consumer.
+"""Consumers: SimpleConsumer and SimpleConsumer08 (one broker) and the ZooKeeper high-level consumers (0.7, 0.8).
 
 The names are imported on first use, so ``from zkafka.consumer import SimpleConsumer`` (a Spark executor, the
 tools) does not load the high-level consumer.
