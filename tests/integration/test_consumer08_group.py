@@ -10,6 +10,7 @@ import pytest
 
 from tests.support.consumers import Collector
 from tests.support.consumers08 import committed08, consumer08_config, owners08, produce08, start_cluster08
+from zkafka.admin.topics import create_topic
 from zkafka.consumer.connector08 import ZookeeperConsumerConnector08
 from zkafka.rebalance import ASSIGNORS
 from zkafka.utils import wait_until
@@ -107,3 +108,42 @@ def test_a_member_that_leaves_hands_its_partitions_over(start_broker08, zk_conne
     assert max(counts.values()) == 1  # the leaver committed on shutdown: nothing is read twice
     moved = {m.partition for c in stayers for m in c.messages if m.message.startswith(b"b-")} & left
     assert moved == left  # the leaver's partitions are read by the others now
+
+
+def test_partitions_of_a_restarted_broker_are_fetched_again(
+    start_broker08, zk_connect, zk_client, connectors08
+):
+    brokers = start_cluster08(start_broker08, zk_client, topics={"t": 4})
+    member = connectors08(zk_connect, "g", consumer_id="c0")
+    collector = Collector(member.create_message_streams({"t": 2})["t"])
+    first = produce08(brokers, "t", 200, prefix="a")
+    wait_until(lambda: len(collector.messages) >= len(first), message="first batch")
+    on_broker_1 = {p for p, leader in member.leaders.items() if leader == 1}
+    assert on_broker_1
+
+    brokers[1].stop()  # its partitions lose their leader: the fetcher hands them to the leader finder
+    wait_until(lambda: not set(member.leaders) & on_broker_1, message="broker 1's partitions unfetched")
+    restarted = start_broker08(1)  # same log dir, a new port: found again through the metadata
+    assert restarted.port != brokers[1].port
+    wait_until(lambda: set(member.leaders.items()) >= {(p, 1) for p in on_broker_1}, message="fetched again")
+    second = produce08([brokers[0], restarted], "t", 200, prefix="b")
+    wait_until(lambda: len(collector.messages) >= len(first) + len(second), message="second batch")
+    gevent.sleep(0.2)
+    counts = Counter(m.message for m in collector.messages)
+    assert set(counts) == first | second and max(counts.values()) == 1
+
+
+def test_a_wildcard_member_picks_up_topics_created_later(start_broker08, zk_connect, zk_client, connectors08):
+    brokers = start_cluster08(start_broker08, zk_client, topics={"w1": 2, "other": 1})
+    member = connectors08(zk_connect, "g", consumer_id="c0")
+    collector = Collector(member.create_message_streams_by_filter("w.*", 1))
+    registration = json.loads(zk_client.get("/consumers/g/ids/g_c0")[0])
+    assert (registration["subscription"], registration["pattern"]) == ({"w.*": 1}, "white_list")
+    sent = produce08(brokers, "w1", 50)
+    produce08(brokers, "other", 20)  # not matched: never consumed
+    create_topic(zk_client, "w2", 3, 1)
+    wait_until(lambda: {t for t, _ in member.owned_partitions()} == {"w1", "w2"}, message="w2 owned")
+    sent |= produce08(brokers, "w2", 50)
+    wait_until(lambda: len(collector.messages) >= len(sent), message="both topics")
+    gevent.sleep(0.2)
+    assert Counter(m.message for m in collector.messages) == Counter(sent)
