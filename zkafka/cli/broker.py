@@ -67,16 +67,59 @@ def zookeeper_start(properties: str | None, port: int | None, data_dir: str | No
 
 
 @main.command("dump-log-segments")
-@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--deep", is_flag=True, help="Also list the messages inside compressed wrappers.")
-@click.option("--noprint", is_flag=True, help="Do not print payloads.")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--files", metavar="F1,F2,...", help="Comma-separated files to dump (0.8's form of the arguments)."
+)
+@click.option(
+    "--deep", "--deep-iteration", "deep", is_flag=True, help="Also list the messages inside wrappers."
+)
+@click.option("--noprint", is_flag=True, help="0.7 .kafka files: do not print payloads.")
+@click.option("--print-data-log", is_flag=True, help="0.8 .log files: print keys and payloads.")
+@click.option("--verify-index-only", is_flag=True, help="0.8 .index files: check the entries, print none.")
+@click.option(
+    "--max-message-size",
+    type=click.IntRange(1),
+    default=5 * 1024 * 1024,
+    show_default=True,
+    help="0.8 .index files: bytes of the log read at each entry.",
+)
 @friendly_errors
-def dump_log_segments(files: tuple[str, ...], deep: bool, noprint: bool) -> None:
-    """Print each message of segment files; exit 1 if any file is damaged (and say where)."""
-    from zkafka.tools.dump_log_segments import dump_segment
+def dump_log_segments(
+    paths: tuple[str, ...],
+    files: str | None,
+    deep: bool,
+    noprint: bool,
+    print_data_log: bool,
+    verify_index_only: bool,
+    max_message_size: int,
+) -> None:
+    """Print each message of segment files: 0.7 .kafka, 0.8 .log (offset, position, key size; keys and
+    payloads with --print-data-log) and 0.8 .index (offset, position, checked against the .log).
 
-    reports = [dump_segment(path, click.echo, deep=deep, print_payload=not noprint) for path in files]
-    damaged = [r for r in reports if not r.valid]
-    for report in damaged:
-        click.echo(f"zkafka: {report.path}: {report.problem}", err=True)
+    Exit 1 if any file is damaged: a CRC failure, bytes after the last whole entry, an index entry that does
+    not match its log, non-consecutive offsets (saying what and where on standard error).
+    """
+    from zkafka.tools.dump_log_segments import dump_index, dump_log08, dump_segment
+
+    targets = list(paths) + [f.strip() for f in (files or "").split(",") if f.strip()]
+    if not targets:
+        raise click.UsageError("give the files to dump (arguments or --files)")
+    damaged = 0
+    for path in targets:
+        if path.endswith(".log"):
+            report = dump_log08(path, click.echo, deep=deep, print_data=print_data_log)
+        elif path.endswith(".index"):
+            report = dump_index(
+                path, click.echo, verify_only=verify_index_only, max_message_size=max_message_size
+            )
+        else:
+            report = dump_segment(path, click.echo, deep=deep, print_payload=not noprint)
+            if not report.valid:
+                click.echo(f"zkafka: {report.path}: {report.problem}", err=True)
+                damaged += 1
+            continue
+        for line in report.complaints():
+            click.echo(line, err=True)
+        damaged += not report.valid
     sys.exit(1 if damaged else 0)

@@ -1,16 +1,26 @@
-"""DumpLogSegments: print every message of segment files and say where a damaged segment stops being valid."""
+"""DumpLogSegments: print every message of segment files and say where a damaged segment stops being valid.
+
+0.7 segments (``.kafka``) with 0.7.2's output; 0.8 segments (``.log``) and offset indexes (``.index``) with
+0.8.2's, plus what it only warns about (CRC failures, trailing bytes, index entries that do not match the
+log, non-consecutive offsets) counted as damage.
+"""
 
 from __future__ import annotations
 
 import mmap
 import os
+import struct
+import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from zkafka.broker.offset_index import ENTRY_SIZE, INDEX_SUFFIX
 from zkafka.errors import KafkaError
 from zkafka.records.compression import CODEC_OBJECT_NAMES, NO_COMPRESSION, decompress
-from zkafka.records.entries import INT32
+from zkafka.records.entries import INT32, UINT32, messages
 from zkafka.records.format07 import FORMAT07, iter_messages
+from zkafka.records.format08 import FORMAT08, OFFSET, Message08, key_value
+from zkafka.records.format08 import MAGIC as FORMAT08_MAGIC
 from zkafka.records.message import HEADER_SIZE, LOG_OVERHEAD, Message
 
 
@@ -113,3 +123,171 @@ def _describe(offset: int, size: int, message: Message, valid: bool) -> str:
         f"magic: {message.magic} compresscodec: {CODEC_OBJECT_NAMES.get(message.codec, message.codec)} "
         f"crc: {message.checksum}"
     )
+
+
+# -- the 0.8 line: .log segments and their .index files (0.8.2's DumpLogSegments) -------------------------
+
+INDEX_ENTRY = struct.Struct(">ii")  # offset - base, position
+DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024  # how much of the log one index entry's message is read from
+
+
+@dataclass
+class LogReport08:
+    """What a dump of one 0.8 ``.log`` or ``.index`` file found."""
+
+    path: str
+    base_offset: int
+    messages: int = 0
+    invalid: int = 0
+    trailing: int = 0  # bytes after the last whole entry
+    non_consecutive: list[tuple[int, int]] = field(default_factory=list)  # (offset, the offset after it)
+    mismatches: list[tuple[int, int]] = field(default_factory=list)  # (index offset, log offset)
+    problem: str | None = None
+
+    @property
+    def valid(self) -> bool:
+        return not (self.invalid or self.trailing or self.mismatches or self.problem)
+
+    def complaints(self) -> list[str]:
+        """What 0.8.2 prints on standard error at the end, and zkafka's own findings."""
+        name = self.path
+        lines = []
+        if self.mismatches:
+            lines.append(f"Mismatches in :{name}")
+            lines += [f"  Index offset: {i}, log offset: {o}" for i, o in self.mismatches]
+        if self.non_consecutive:
+            lines.append(f"Non-secutive offsets in :{name}")
+            lines += [f"  {a} is followed by {b}" for a, b in self.non_consecutive]
+        if self.invalid:
+            lines.append(f"{name}: {self.invalid} messages fail their CRC check")
+        if self.problem:
+            lines.append(f"{name}: {self.problem}")
+        return lines
+
+
+def base_offset_of(path: str) -> int:
+    """The base offset a ``<20 digits>.log``/``.index`` name encodes (0 for another name)."""
+    stem = os.path.basename(path).split(".")[0]
+    return int(stem) if stem.isdigit() else 0
+
+
+def dump_log08(
+    path: str, out: Callable[[str], None], deep: bool = False, print_data: bool = False
+) -> LogReport08:
+    """Print every entry of a 0.8 ``.log`` segment (wrappers' messages with ``deep``; keys and payloads with
+    ``print_data``) as 0.8.2 does: ``offset: O position: P isvalid: ... crc: C [keysize: K]``."""
+    report = LogReport08(path, base_offset_of(path))
+    out(f"Dumping {path}")
+    out(f"Starting offset: {report.base_offset}")
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size == 0:
+            return report
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            view = memoryview(data)
+            try:
+                valid = _walk08(view, report, out, deep, print_data)
+            finally:
+                view.release()
+    report.trailing = size - valid
+    if report.trailing:
+        out(f"Found {report.trailing} invalid bytes at the end of {os.path.basename(path)}")
+    return report
+
+
+def _walk08(view: memoryview, report: LogReport08, out, deep: bool, print_data: bool) -> int:
+    last = -1
+    valid = 0
+    for pos, size in FORMAT08.spans(view):
+        end = pos + size
+        if view[pos + FORMAT08.magic_at] != FORMAT08_MAGIC:
+            report.problem = f"entry at position {pos} has unknown magic byte {view[pos + FORMAT08.magic_at]}"
+            return valid
+        try:
+            key, value = key_value(view, pos, end)
+        except KafkaError as exc:
+            report.problem = f"entry at position {pos}: {exc}"
+            return valid
+        (offset,) = OFFSET.unpack_from(view, pos)
+        attributes = view[pos + FORMAT08.magic_at + 1]
+        (crc,) = UINT32.unpack_from(view, pos + 12)
+        shallow = Message08(key, value, attributes, crc)
+        is_valid = zlib.crc32(view[pos + FORMAT08.magic_at : end]) == crc
+        listed = [(offset, shallow, is_valid)]
+        if deep and is_valid and shallow.codec != NO_COMPRESSION:
+            try:
+                inner = messages(decompress(shallow.codec, value or b""), FORMAT08, 0, True)
+                listed = [(o, m, True) for o, m in inner]
+            except KafkaError as exc:
+                report.problem = f"the wrapper at offset {offset} (position {pos}) cannot be read: {exc}"
+                return valid
+        for message_offset, message, ok in listed:
+            if last >= 0 and message.codec == NO_COMPRESSION and message_offset != last + 1:
+                report.non_consecutive.append((last, message_offset))
+            last = message_offset
+            report.messages += 1
+            report.invalid += not ok
+            out(_describe08(message_offset, pos, message, ok, print_data))
+        valid = end
+    return valid
+
+
+def _describe08(offset: int, position: int, message: Message08, valid: bool, print_data: bool) -> str:
+    payload_size = -1 if message.value is None else len(message.value)
+    line = (
+        f"offset: {offset} position: {position} isvalid: {str(valid).lower()} payloadsize: {payload_size} "
+        f"magic: {FORMAT08_MAGIC} compresscodec: {CODEC_OBJECT_NAMES.get(message.codec, message.codec)} "
+        f"crc: {message.crc}"
+    )
+    if message.key is not None:
+        line += f" keysize: {len(message.key)}"
+    if print_data:
+        if message.key is not None:
+            line += f" key: {message.key.decode('utf-8', 'replace')}"
+        payload = "null" if message.value is None else message.value.decode("utf-8", "replace")
+        line += f" payload: {payload}"
+    return line
+
+
+def dump_index(
+    path: str,
+    out: Callable[[str], None],
+    verify_only: bool = False,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+) -> LogReport08:
+    """Print each entry of an ``.index`` (``offset: O position: P``; nothing with ``verify_only``) and check it
+    against its ``.log``: the first message at the entry's position must carry the entry's offset. Stops at
+    the first zero entry after the first (the unused tail of a pre-allocated index)."""
+    report = LogReport08(path, base_offset_of(path))
+    out(f"Dumping {path}")
+    log_path = path[: -len(INDEX_SUFFIX)] + FORMAT08.log_suffix
+    with open(path, "rb") as handle:
+        index = handle.read()
+    if len(index) % ENTRY_SIZE:
+        report.problem = f"its size {len(index)} is not a multiple of {ENTRY_SIZE}"
+    if not os.path.exists(log_path):
+        report.problem = f"{log_path} does not exist"
+        return report
+    with open(log_path, "rb") as log_file:
+        for slot in range(len(index) // ENTRY_SIZE):
+            relative, position = INDEX_ENTRY.unpack_from(index, slot * ENTRY_SIZE)
+            if relative == 0 and slot > 0:
+                return report
+            offset = report.base_offset + relative
+            found = _first_offset(os.pread(log_file.fileno(), max_message_size, position))
+            if found != offset:
+                report.mismatches.append((offset, found if found is not None else -1))
+            report.messages += 1
+            if not verify_only:
+                out(f"offset: {offset} position: {position}")
+    return report
+
+
+def _first_offset(data: bytes) -> int | None:
+    """The offset of the first message (deep) of the entries in ``data``; None if it has none or is bad."""
+    try:
+        for offset, _ in messages(data, FORMAT08, 0, True):
+            return offset
+    except KafkaError:
+        return None
+    return None
