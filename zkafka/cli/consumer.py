@@ -16,7 +16,8 @@ from zkafka.cli import Context, configure_logging, friendly_errors, main
 @click.option(
     "--from-beginning",
     is_flag=True,
-    help="Start at the oldest message (and delete the group's offsets first); default: only new messages.",
+    help="Start at the oldest message (0.7: deleting the group's offsets first; 0.8: refused if the group has "
+    "offsets, see --delete-consumer-offsets); default: only new messages.",
 )
 @click.option("--max-messages", type=click.IntRange(1), help="Stop after this many messages.")
 @click.option(
@@ -36,6 +37,30 @@ from zkafka.cli import Context, configure_logging, friendly_errors, main
 @click.option(
     "--consumer-property", "properties", multiple=True, metavar="KEY=VALUE", help="Any consumer property."
 )
+@click.option(
+    "--consumer.config",
+    "--consumer-config",
+    "consumer_config",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A consumer.properties file (0.8: group.id is read from it).",
+)
+@click.option(
+    "--property",
+    "formatter_properties",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="0.8 formatter property: print.key=true, key.separator=..., line.separator=...",
+)
+@click.option(
+    "--delete-consumer-offsets",
+    is_flag=True,
+    help="0.8: delete the group's offsets first (needed for --from-beginning on a group that has offsets).",
+)
+@click.option(
+    "--line",
+    type=click.Choice(["0.7", "0.8"]),
+    help="The cluster's line (default: told from its brokers' and consumers' znodes).",
+)
 @friendly_errors
 def console_consumer(
     zookeeper: str,
@@ -52,9 +77,13 @@ def console_consumer(
     autocommit_interval_ms: int,
     skip_message_on_error: bool,
     properties: tuple[str, ...],
+    consumer_config: str | None,
+    formatter_properties: tuple[str, ...],
+    delete_consumer_offsets: bool,
+    line: str | None,
 ) -> None:
-    """Print each message's payload on its own line (0.7's ConsoleConsumer)."""
-    from zkafka.config import parse_overrides
+    """Print each message's value on its own line (ConsoleConsumer of 0.7 or 0.8.2, as the cluster is)."""
+    from zkafka.config import load_properties, parse_overrides
     from zkafka.consumer.console import ConsoleOptions, run
 
     if sum(x is not None for x in (topic, whitelist, blacklist)) != 1:
@@ -74,6 +103,12 @@ def console_consumer(
         socket_buffer_size=socket_buffer_size,
         autocommit_interval_ms=autocommit_interval_ms,
         skip_message_on_error=skip_message_on_error,
-        properties=parse_overrides(properties),
+        properties={
+            **(load_properties(consumer_config) if consumer_config else {}),
+            **parse_overrides(properties),
+        },
+        line=line,
+        formatter_properties=parse_overrides(formatter_properties),
+        delete_consumer_offsets=delete_consumer_offsets,
     )
     run(options)

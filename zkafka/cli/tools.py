@@ -80,6 +80,15 @@ def _progress_if_tty():
     return _err if sys.stderr.isatty() else None
 
 
+def line_option(func):
+    """``--line 0.7|0.8``: which line's layout and clients to use (default: what the cluster's ZooKeeper holds)."""
+    return click.option(
+        "--line",
+        type=click.Choice(["0.7", "0.8"]),
+        help="The cluster's line (default: told from its brokers' and consumers' znodes).",
+    )(func)
+
+
 @main.command("offset-checker", short_help="Offsets, log sizes and lag of a group.")
 @zookeeper_options
 @click.option("--group", required=True, help="Consumer group.")
@@ -91,6 +100,8 @@ def _progress_if_tty():
     help="Topics to check (repeatable; default: those the group has offsets or owners for).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
+@click.option("--broker-info", is_flag=True, help="0.8: print the brokers after the table (0.7 always does).")
+@line_option
 @socket_timeout_option
 @friendly_errors
 def offset_checker(
@@ -99,23 +110,34 @@ def offset_checker(
     group: str,
     topics: tuple[str, ...],
     as_json: bool,
+    broker_info: bool,
+    line: str | None,
     socket_timeout_ms: int,
 ) -> None:
-    """Committed offset, log size, lag (bytes) and owner of every partition (0.7's ConsumerOffsetChecker).
+    """Committed offset, log size, lag and owner of every partition (ConsumerOffsetChecker).
 
-    A partition whose broker is down or unreachable shows its log size and lag as unknown.
+    0.7 groups: by broker partition, byte offsets, totals per topic and the brokers. 0.8 groups: 0.8.2's
+    ``Group Topic Pid Offset logSize Lag Owner`` lines, log sizes from each partition's leader. A partition
+    whose broker is down or unreachable shows its log size and lag as unknown.
     """
     from zkafka.tools.offset_checker import check_offsets, format_json, format_report, split_topics
+    from zkafka.zk.line import cluster_line
 
     with zk_session(zookeeper, connection_timeout_ms) as client:
-        report = check_offsets(
-            client, group, split_topics(topics) or None, socket_timeout_ms, progress=_progress_if_tty()
-        )
-    if as_json:
-        click.echo(format_json(report))
-    else:
-        for line in format_report(report):
-            click.echo(line)
+        if (line or cluster_line(client, group)) == "0.8":
+            from zkafka.tools.offset_checker08 import check_offsets08, format_json08, format_report08
+
+            report = check_offsets08(
+                client, group, split_topics(topics) or None, socket_timeout_ms, progress=_progress_if_tty()
+            )
+            lines = [format_json08(report)] if as_json else format_report08(report, broker_info)
+        else:
+            report = check_offsets(
+                client, group, split_topics(topics) or None, socket_timeout_ms, progress=_progress_if_tty()
+            )
+            lines = [format_json(report)] if as_json else format_report(report)
+    for text in lines:
+        click.echo(text)
 
 
 @main.command("export-offsets", short_help="Save committed offsets to a file.")

@@ -1,9 +1,12 @@
-"""The console consumer (0.7's ``ConsoleConsumer``): print the messages of a topic or a topic filter.
+"""The console consumer (``ConsoleConsumer`` of 0.7 and 0.8.2): print the messages of a topic or a topic filter.
 
-0.7 rules kept: ``--topic`` is used as a whitelist regex (one stream); ``--from-beginning`` sets
-``autooffset.reset=smallest`` *and* deletes ``/consumers/<group>`` before starting (else ``largest``);
-without ``--group`` the group is ``console-consumer-<random 0..99999>`` and is deleted on exit. A consumer
-timeout ends the run normally; "Consumed N messages" goes to standard error at the end.
+The line is the cluster's (told from its znodes, ``zk.line``) unless given. Both lines: ``--topic`` is used
+as a whitelist regex (one stream); without a group the group is ``console-consumer-<random 0..99999>`` and
+is deleted on exit; a consumer timeout ends the run normally; "Consumed N messages" goes to standard error
+at the end. ``--from-beginning`` sets the reset to ``smallest`` (else ``largest``) and, in 0.7, deletes
+``/consumers/<group>`` first; 0.8.2 instead refuses a group that has offsets unless
+``--delete-consumer-offsets`` (which deletes it). 0.8 prints ``key<key.separator>value`` with the formatter
+property ``print.key=true`` (``null`` for a null key or value).
 """
 
 from __future__ import annotations
@@ -12,18 +15,27 @@ import logging
 import random
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import BinaryIO, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 import gevent
 
-from zkafka.consumer.connector import ZookeeperConsumerConnector
+from zkafka.config08 import LINE_07, LINE_08
+from zkafka.consumer.connector import BaseConsumerConnector, ZookeeperConsumerConnector
+from zkafka.consumer.connector08 import ZookeeperConsumerConnector08
 from zkafka.consumer.stream import ConsumerTimeoutError, MessageAndMetadata
+from zkafka.consumer.stream08 import MessageAndMetadata08
 from zkafka.errors import KafkaError
 from zkafka.topic_count import Blacklist, TopicFilter, Whitelist
 from zkafka.zk.client import gevent_handler, make_zk_client, start_zk_client
+from zkafka.zk.line import cluster_line
 from zkafka.zk.paths07 import ZKGroupDirs
+from zkafka.zk.paths08 import ZKGroupDirs08
+
+if TYPE_CHECKING:
+    from kazoo.client import KazooClient
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +58,9 @@ class ConsoleOptions:
     autocommit_interval_ms: int = 10000
     skip_message_on_error: bool = False
     properties: dict[str, str] = field(default_factory=dict)
+    line: str | None = None  # "0.7" or "0.8"; None: the cluster's
+    formatter_properties: dict[str, str] = field(default_factory=dict)  # 0.8: print.key, key.separator, ...
+    delete_consumer_offsets: bool = False
 
     def topic_filter(self) -> TopicFilter:
         given = [x for x in (self.topic, self.whitelist, self.blacklist) if x is not None]
@@ -68,6 +83,19 @@ class ConsoleOptions:
         props.update(self.properties)
         return props
 
+    def consumer_config08(self, group: str) -> dict[str, str]:
+        props = {
+            "zookeeper.connect": self.zookeeper,
+            "group.id": group,
+            "socket.receive.buffer.bytes": str(self.socket_buffer_size),
+            "fetch.message.max.bytes": str(self.fetch_size),
+            "auto.commit.interval.ms": str(self.autocommit_interval_ms),
+            "consumer.timeout.ms": str(self.consumer_timeout_ms),
+            "auto.offset.reset": "smallest" if self.from_beginning else "largest",
+        }
+        props.update(self.properties)
+        return props
+
 
 def format_message(item: MessageAndMetadata, print_offsets: bool) -> bytes:
     """The payload and a newline; with offsets, ``topic<TAB>b-p<TAB>offset<TAB>`` before it."""
@@ -76,22 +104,65 @@ def format_message(item: MessageAndMetadata, print_offsets: bool) -> bytes:
     return item.message.payload + b"\n"
 
 
-def delete_group(zookeeper: str, group: str) -> None:
-    """Remove ``/consumers/<group>`` and everything under it."""
+class MessageFormatter08:
+    """0.8.2's ``DefaultMessageFormatter``: ``[key<key.separator>]value<line.separator>``, ``null`` for a null
+    key or value; keys only with ``print.key=true``."""
+
+    def __init__(self, properties: dict[str, str], print_offsets: bool = False) -> None:
+        self.print_key = properties.get("print.key", "false").strip().lower() == "true"
+        self.key_separator = properties.get("key.separator", "\t").encode()
+        self.line_separator = properties.get("line.separator", "\n").encode()
+        self.print_offsets = print_offsets
+
+    def __call__(self, item: MessageAndMetadata08) -> bytes:
+        parts = [f"{item.topic}\t{item.partition}\t{item.offset}\t".encode()] if self.print_offsets else []
+        if self.print_key:
+            parts += [b"null" if item.key is None else item.key, self.key_separator]
+        parts += [b"null" if item.message is None else item.message, self.line_separator]
+        return b"".join(parts)
+
+
+@contextmanager
+def zk_session(zookeeper: str) -> Iterator[KazooClient]:
     zk = make_zk_client(zookeeper, handler=gevent_handler())
     start_zk_client(zk)
     try:
-        zk.delete(ZKGroupDirs(group).consumer_dir, recursive=True)
+        yield zk
     finally:
         zk.stop()
         zk.close()
+
+
+def delete_group(zookeeper: str, group: str) -> None:
+    """Remove ``/consumers/<group>`` and everything under it."""
+    with zk_session(zookeeper) as zk:
+        zk.delete(ZKGroupDirs(group).consumer_dir, recursive=True)
+
+
+def _prepare(options: ConsoleOptions, group: str) -> tuple[BaseConsumerConnector, Callable[[Any], bytes]]:
+    """Pick the line, apply the line's --from-beginning rule, and make the connector and the formatter."""
+    with zk_session(options.zookeeper) as zk:
+        line = options.line or cluster_line(zk, group)
+        has_offsets = zk.exists(ZKGroupDirs08(group).consumer_dir + "/offsets") is not None
+        if line == LINE_08 and options.from_beginning and has_offsets and not options.delete_consumer_offsets:
+            raise KafkaError(
+                f"found previous offset information for group {group}; "
+                "use --delete-consumer-offsets to delete previous offsets metadata"
+            )
+        if options.delete_consumer_offsets or (line == LINE_07 and options.from_beginning):
+            zk.delete(ZKGroupDirs(group).consumer_dir, recursive=True)
+    if line == LINE_08:
+        formatter = MessageFormatter08(options.formatter_properties, options.print_offsets)
+        return ZookeeperConsumerConnector08(options.consumer_config08(group)), formatter
+    connector = ZookeeperConsumerConnector(options.consumer_config(group))
+    return connector, lambda item: format_message(item, options.print_offsets)
 
 
 def run(
     options: ConsoleOptions,
     out: BinaryIO | None = None,
     err: TextIO | None = None,
-    on_start: Callable[[ZookeeperConsumerConnector], None] | None = None,
+    on_start: Callable[[BaseConsumerConnector], None] | None = None,
 ) -> int:
     """Consume and print until ``max_messages``, a consumer timeout, SIGINT/SIGTERM or a broken pipe.
 
@@ -100,10 +171,10 @@ def run(
     out = out if out is not None else sys.stdout.buffer
     err = err if err is not None else sys.stderr
     topic_filter = options.topic_filter()
-    group = options.group or f"console-consumer-{random.randint(0, 99999)}"
-    if options.from_beginning:
-        delete_group(options.zookeeper, group)
-    connector = ZookeeperConsumerConnector(options.consumer_config(group))
+    group = (
+        options.group or options.properties.get("group.id") or f"console-consumer-{random.randint(0, 99999)}"
+    )
+    connector, formatter = _prepare(options, group)
     handlers = [
         gevent.signal_handler(s, gevent.spawn, connector.shutdown) for s in (signal.SIGINT, signal.SIGTERM)
     ]
@@ -123,7 +194,7 @@ def run(
                     raise
                 log.error("skipping a message: %s", exc)
                 continue
-            out.write(format_message(item, options.print_offsets))
+            out.write(formatter(item))
             out.flush()
             count += 1
     except BrokenPipeError:
@@ -132,7 +203,7 @@ def run(
         for handler in handlers:
             handler.cancel()
         connector.shutdown()
-        if options.group is None:
+        if options.group is None and "group.id" not in options.properties:
             try:
                 delete_group(options.zookeeper, group)
             except Exception as exc:
