@@ -1,4 +1,5 @@
-"""One broker as a ``zkafka broker start`` child process, for the benchmarks (its work off their GIL)."""
+"""One broker (0.7 or 0.8 line) as a ``zkafka broker start`` child process, for the benchmarks (its work off
+their GIL)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,27 @@ def start_broker(work: str, zk_connect: str, partitions: int, name: str = "broke
         "max.socket.request.bytes": str(200 * 1024 * 1024),
         **{k.replace("_", "."): str(v) for k, v in props.items()},
     }
+    return _start(work, name, settings, port)
+
+
+def start_broker08(work: str, zk_connect: str, partitions: int, name: str = "broker08", **props: str):
+    """Start 0.8 broker 0 with its log in ``work/<name>``; returns (process, port) once it listens."""
+    port = free_port()
+    settings = {
+        "broker.id": "0",
+        "host.name": "127.0.0.1",
+        "advertised.host.name": "127.0.0.1",
+        "port": str(port),
+        "log.dirs": os.path.join(work, name),
+        "zookeeper.connect": zk_connect,
+        "num.partitions": str(partitions),
+        "socket.send.buffer.bytes": str(1024 * 1024),
+        **{k.replace("_", "."): str(v) for k, v in props.items()},
+    }
+    return _start(work, name, settings, port)
+
+
+def _start(work: str, name: str, settings: dict[str, str], port: int):
     path = os.path.join(work, f"{name}.properties")
     with open(path, "w") as handle:
         handle.write("".join(f"{k}={v}\n" for k, v in settings.items()))
