@@ -9,7 +9,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -99,15 +99,31 @@ class BrokerProcess:
 @pytest.fixture
 def broker_process(tmp_path: Path, zk_connect: str) -> Iterator:
     """Factory: ``broker_process(id, **props)`` writes a server.properties and starts a child broker."""
+
+    def props(broker_id: int, port: int) -> dict[str, str]:
+        return {
+            **TEST_BROKER_PROPS,
+            "brokerid": str(broker_id),
+            "port": str(port),
+            "zk.connect": zk_connect,
+            "log.dir": str(tmp_path / f"broker-{broker_id}"),
+        }
+
+    yield from broker_processes(tmp_path / "server", props)
+
+
+def broker_processes(path_prefix: Path, props: Callable[[int, int], dict[str, str]]) -> Iterator:
+    """A fixture body for either line: yields ``make(id, **overrides)``, which writes
+    ``<path_prefix>-<id>.properties`` from ``props(id, port)`` and the overrides and starts a child broker;
+    stops every one started at the end."""
     started: list[BrokerProcess] = []
 
     def make(broker_id: int = 0, **overrides: str) -> BrokerProcess:
         port = free_port()
-        props = {**TEST_BROKER_PROPS, "brokerid": str(broker_id), "port": str(port), "zk.connect": zk_connect}
-        props["log.dir"] = str(tmp_path / f"broker-{broker_id}")
-        props.update({k.replace("_", "."): str(v) for k, v in overrides.items()})
-        path = tmp_path / f"server-{broker_id}.properties"
-        path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        settings = props(broker_id, port)
+        settings.update({k.replace("_", "."): str(v) for k, v in overrides.items()})
+        path = path_prefix.parent / f"{path_prefix.name}-{broker_id}.properties"
+        path.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
         proc = BrokerProcess(path, port).start()
         started.append(proc)
         return proc

@@ -7,7 +7,6 @@ uses nothing of the broker, so tests of the broker do not depend on client code 
 
 from __future__ import annotations
 
-import os
 import socket
 import struct
 from collections.abc import Iterable, Iterator, Mapping
@@ -15,15 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.brokers import BrokerProcess
+from tests.support.brokers import broker_processes
 from tests.support.wire import recv_exact
 from zkafka.broker.metadata_cache import ClusterSnapshot, PartitionMetadata
 from zkafka.broker.server_base import BrokerThread
 from zkafka.config08 import BrokerConfig08
-from zkafka.launch.zookeeper_server import free_port
-from zkafka.network.send import FileRegion
 from zkafka.protocol import v08
-from zkafka.utils import wait_until
 from zkafka.zk.paths08 import BrokerRegistration, PartitionState
 
 # Short ZooKeeper session (the test server's tick is 200 ms), one partition per auto-created topic.
@@ -65,23 +61,11 @@ def start_broker08(tmp_path: Path, zk_connect: str) -> Iterator:
 @pytest.fixture
 def broker08_process(tmp_path: Path, zk_connect: str) -> Iterator:
     """Factory: ``broker08_process(id, **props)`` writes a 0.8 server.properties and starts a child broker."""
-    started: list[BrokerProcess] = []
 
-    def make(broker_id: int = 0, **overrides: str) -> BrokerProcess:
-        port = free_port()
-        props = broker08_props(broker_id, tmp_path / f"broker08-{broker_id}", zk_connect, port=str(port))
-        props.update({k.replace("_", "."): str(v) for k, v in overrides.items()})
-        path = tmp_path / f"server08-{broker_id}.properties"
-        path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-        proc = BrokerProcess(path, port).start()
-        started.append(proc)
-        return proc
+    def props(broker_id: int, port: int) -> dict[str, str]:
+        return broker08_props(broker_id, tmp_path / f"broker08-{broker_id}", zk_connect, port=str(port))
 
-    try:
-        yield make
-    finally:
-        for proc in started:
-            proc.stop()
+    yield from broker_processes(tmp_path / "server08", props)
 
 
 # -- a raw 0.8 wire client --------------------------------------------------------------------------------
@@ -169,28 +153,3 @@ def cluster_snapshot(
         topics.setdefault(topic, {})[partition] = PartitionMetadata(replicas or (leader,), state)
     brokers = {b: BrokerRegistration(b, f"host-{b}", 9090 + b) for b in alive}
     return ClusterSnapshot(brokers, topics)
-
-
-def response_bytes(parts) -> bytes:
-    """The bytes a response's parts put on the wire (file regions read and closed)."""
-    out = []
-    for part in parts:
-        if isinstance(part, FileRegion):
-            out.append(os.pread(part.fd, part.length, part.position))
-            part.close()
-        else:
-            out.append(bytes(part))
-    return b"".join(out)
-
-
-def wait_for_leaders(client: Client08, topics: list[str], timeout: float = 20.0) -> list:
-    """Ask for the topics' metadata (auto-creating them) until each has a leader for every partition."""
-
-    def ready():
-        answer = client.call(v08.MetadataRequestV0(topics))
-        ok = all(
-            t.error == 0 and t.partitions and all(p.leader >= 0 for p in t.partitions) for t in answer.topics
-        )
-        return answer.topics if ok else None
-
-    return wait_until(ready, timeout, interval=0.05, message=f"leaders for {topics}")

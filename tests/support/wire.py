@@ -6,10 +6,12 @@ might be testing.
 
 from __future__ import annotations
 
+import os
 import socket
 import struct
 from collections.abc import Iterable
 
+from zkafka.network.send import FileRegion
 from zkafka.protocol.v07 import (
     EARLIEST_TIME,
     LATEST_TIME,
@@ -101,3 +103,15 @@ class Producer:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def wire_bytes(parts) -> bytes:
+    """The frame a response puts on the wire, file regions read the way sendfile would; closes them."""
+    out = []
+    for part in parts:
+        if isinstance(part, FileRegion):
+            out.append(os.pread(part.fd, part.length, part.position))
+            part.close()
+        else:
+            out.append(bytes(part))
+    return b"".join(out)

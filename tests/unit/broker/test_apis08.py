@@ -13,7 +13,8 @@ import gevent
 import pytest
 from gevent.event import AsyncResult
 
-from tests.support.server08 import cluster_snapshot, response_bytes
+from tests.support.server08 import cluster_snapshot
+from tests.support.wire import wire_bytes
 from zkafka.broker.apis08 import KafkaApis, ProduceFailedError
 from zkafka.broker.log08 import LogConfig
 from zkafka.broker.log_manager08 import LogManager08
@@ -54,7 +55,7 @@ class Broker:
             answer = answer.get(timeout=10)
         if answer is None:
             return None
-        response = v08.decode_response(body.API_KEY, body.API_VERSION, response_bytes(answer)[4:])
+        response = v08.decode_response(body.API_KEY, body.API_VERSION, wire_bytes(answer)[4:])
         assert response.correlation_id == correlation_id
         return response.body
 

@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
+from tests.support.wire import wire_bytes
 from zkafka.broker.handlers import KafkaRequestHandlers
 from zkafka.broker.log_manager import LogManager
 from zkafka.config import BrokerConfig
@@ -41,18 +40,6 @@ def handlers(tmp_path):
     manager = LogManager(config)
     yield KafkaRequestHandlers(manager)
     manager.close()
-
-
-def wire_bytes(parts) -> bytes:
-    """The frame a response puts on the wire, file regions read the way sendfile would; closes them."""
-    out = []
-    for part in parts:
-        if isinstance(part, FileRegion):
-            out.append(os.pread(part.fd, part.length, part.position))
-            part.close()
-        else:
-            out.append(bytes(part))
-    return b"".join(out)
 
 
 def answer(handlers, request) -> tuple:
