@@ -20,6 +20,7 @@ from zkafka.broker.metadata_cache import ClusterSnapshot, PartitionMetadata
 from zkafka.broker.server_base import BrokerThread
 from zkafka.config08 import BrokerConfig08
 from zkafka.protocol import v08
+from zkafka.utils import wait_until
 from zkafka.zk.paths08 import BrokerRegistration, PartitionState
 
 # Short ZooKeeper session (the test server's tick is 200 ms), one partition per auto-created topic.
@@ -153,3 +154,16 @@ def cluster_snapshot(
         topics.setdefault(topic, {})[partition] = PartitionMetadata(replicas or (leader,), state)
     brokers = {b: BrokerRegistration(b, f"host-{b}", 9090 + b) for b in alive}
     return ClusterSnapshot(brokers, topics)
+
+
+def wait_for_leaders(client: Client08, topics: list[str], timeout: float = 20.0) -> list:
+    """Ask for the topics' metadata (auto-creating them) until each has a leader for every partition."""
+
+    def ready():
+        answer = client.call(v08.MetadataRequestV0(topics))
+        ok = all(
+            t.error == 0 and t.partitions and all(p.leader >= 0 for p in t.partitions) for t in answer.topics
+        )
+        return answer.topics if ok else None
+
+    return wait_until(ready, timeout, interval=0.05, message=f"leaders for {topics}")
