@@ -106,3 +106,10 @@ def test_a_client_gone_mid_frame_does_not_disturb_the_others(broker, client):
     raw.sendall(v08.encode_request(v08.MetadataRequestV0(["t"]), 1, "c")[:9])
     raw.close()
     assert client.call(v08.MetadataRequestV0(["t"])).topics[0].error == 0
+
+
+def test_metadata_for_an_illegal_topic_name_answers_invalid_topic_and_no_brokers(client):
+    # 0.8.2: a failed auto-creation answers every requested topic with its error, and no brokers
+    answer = client.call(v08.MetadataRequestV0(["bad/name", "t"]))
+    assert answer.brokers == []
+    assert answer.topics == [v08.TopicMetadata(17, "bad/name", []), v08.TopicMetadata(17, "t", [])]
