@@ -1,0 +1,169 @@
+"""The coordinator's in-memory copy of ``__consumer_offsets``: committed offsets and group records by group.
+
+Loading replays a partition's records in offset order (the last value of a key wins, a null value deletes
+it); commits become records to append and enter the cache once the append succeeded; offsets whose expire
+time passed are dropped and tombstoned. No log I/O happens here: the broker reads the log and appends the
+records this class hands it. Pure apart from logging.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
+
+from zkafka.coordinator.offsets_schema import (
+    DEFAULT_NUM_PARTITIONS,
+    GroupKey,
+    OffsetAndMetadata,
+    OffsetKey,
+    group_key,
+    group_value,
+    offset_key,
+    offset_value,
+    partition_for,
+    read_group_value,
+    read_key,
+    read_offset_value,
+)
+from zkafka.errors import InvalidRequestError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_RETENTION_MS = 24 * 60 * 60 * 1000  # offsets.retention.minutes 1440
+
+TopicPartition = tuple[str, int]
+Record = tuple[bytes, bytes | None]  # key, value (None: a tombstone)
+
+
+class LoadResult(NamedTuple):
+    """What loading one offsets partition found: its groups' records, how many offsets, bad records skipped."""
+
+    groups: dict[str, Any]
+    offsets: int
+    skipped: int
+
+
+class OffsetsCache:
+    """Committed offsets and group records of the offsets partitions this broker coordinates."""
+
+    def __init__(
+        self, num_partitions: int = DEFAULT_NUM_PARTITIONS, retention_ms: int = DEFAULT_RETENTION_MS
+    ) -> None:
+        self.num_partitions = num_partitions
+        self.retention_ms = retention_ms
+        self._offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]] = {}
+        self._groups: dict[str, Any] = {}  # group -> its last GroupValueV0
+
+    def partition_for(self, group: str) -> int:
+        return partition_for(group, self.num_partitions)
+
+    # -- loading ------------------------------------------------------------------------------------------
+
+    def load(self, partition: int, records: Iterable[Record]) -> LoadResult:
+        """Replay a partition's records (key, value) in offset order; returns the groups it holds now."""
+        skipped = 0
+        touched: set[str] = set()
+        for key_bytes, value in records:
+            try:
+                group = self._replay(key_bytes, value)
+            except InvalidRequestError as exc:
+                skipped += 1
+                log.warning("offsets partition %d: skipping a record: %s", partition, exc)
+                continue
+            touched.add(group)
+        groups = {g: self._groups[g] for g in sorted(touched) if g in self._groups}
+        offsets = sum(len(self._offsets.get(g, {})) for g in touched)
+        return LoadResult(groups, offsets, skipped)
+
+    def _replay(self, key_bytes: bytes | None, value: bytes | None) -> str:
+        if key_bytes is None:
+            raise InvalidRequestError("record without a key")
+        key = read_key(key_bytes)
+        if isinstance(key, OffsetKey):
+            tp = (key.topic, key.partition)
+            if value is None:
+                self._drop_offset(key.group, tp)
+            else:
+                self._offsets.setdefault(key.group, {})[tp] = read_offset_value(value, self.retention_ms)
+        elif isinstance(key, GroupKey):
+            if value is None:
+                self._groups.pop(key.group, None)
+            else:
+                self._groups[key.group] = read_group_value(value)
+        return key.group
+
+    def _drop_offset(self, group: str, tp: TopicPartition) -> None:
+        offsets = self._offsets.get(group)
+        if offsets is not None:
+            offsets.pop(tp, None)
+            if not offsets:
+                del self._offsets[group]
+
+    def unload(self, partition: int) -> list[str]:
+        """Forget every group of ``partition`` (this broker stopped leading it); returns those groups."""
+        groups = sorted(
+            g for g in self._offsets.keys() | self._groups.keys() if self.partition_for(g) == partition
+        )
+        for group in groups:
+            self._offsets.pop(group, None)
+            self._groups.pop(group, None)
+        return groups
+
+    # -- offsets --------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def commit_records(group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> list[Record]:
+        """The records a commit appends (offset key v1, offset value v1), in topic-partition order."""
+        return [
+            (offset_key(group, topic, partition), offset_value(value))
+            for (topic, partition), value in sorted(offsets.items())
+        ]
+
+    def put_offsets(self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:
+        """A commit's records were appended: they are the group's offsets now."""
+        if offsets:
+            self._offsets.setdefault(group, {}).update(offsets)
+
+    def fetch(
+        self, group: str, partitions: Iterable[TopicPartition] | None = None
+    ) -> dict[TopicPartition, OffsetAndMetadata | None]:
+        """The group's offsets of ``partitions`` (None: missing); every committed one when not given."""
+        offsets = self._offsets.get(group, {})
+        if partitions is None:
+            return dict(sorted(offsets.items()))
+        return {tp: offsets.get(tp) for tp in partitions}
+
+    def expire(self, now_ms: int) -> dict[int, list[Record]]:
+        """Drop the offsets whose expire time is before ``now_ms``; their tombstones by offsets partition."""
+        tombstones: dict[int, list[Record]] = {}
+        for group in sorted(self._offsets):
+            expired = sorted(tp for tp, v in self._offsets[group].items() if v.expire_timestamp < now_ms)
+            for tp in expired:
+                self._drop_offset(group, tp)
+                tombstones.setdefault(self.partition_for(group), []).append((offset_key(group, *tp), None))
+        return tombstones
+
+    def groups_with_offsets(self) -> list[str]:
+        return sorted(self._offsets)
+
+    # -- group records --------------------------------------------------------------------------------------
+
+    @staticmethod
+    def group_record(group: str, value: Any) -> Record:
+        """The record storing a group's metadata (group key v2, group value v0)."""
+        return group_key(group), group_value(value)
+
+    @staticmethod
+    def group_tombstone(group: str) -> Record:
+        return group_key(group), None
+
+    def put_group(self, group: str, value: Any) -> None:
+        self._groups[group] = value
+
+    def remove_group(self, group: str) -> None:
+        self._groups.pop(group, None)
+
+    def group(self, group: str) -> Any | None:
+        """The group's last stored record (a ``GroupValueV0``), or None."""
+        return self._groups.get(group)
