@@ -1,0 +1,576 @@
+"""One consumer group's membership state machine (0.9.0.1's GroupMetadata with GroupCoordinator's transitions).
+
+States: Stable → PreparingRebalance (a new or changed member joins, the leader rejoins, a member leaves or
+misses its session timeout) → AwaitingSync (every member rejoined, or the rebalance timeout fired: a new
+generation, a protocol, the joins answered) → Stable (the leader's assignment stored) ... and Dead (no member
+left, or this broker stopped coordinating the group).
+
+The machine is pure: each call takes the time and returns what the broker must do as *effects* — answer a
+parked JoinGroup or SyncGroup, arm or disarm a member's heartbeat timer, park the group's delayed join (or
+retry it), store the group record, remove the group. The broker executes them with the purgatory, timers and
+the offsets log, and calls back ``complete_join`` when the delayed join completes and ``stored`` when the
+group record's append finished. The checks before the group is found (coordinator active, owned, loading,
+session timeout bounds) are the coordinator's; every error after them is decided here, in 0.9's order.
+
+zkafka options beyond 0.9: ``initial_rebalance_delay_ms`` (the first rebalance of a new group waits that
+long, and again for each newcomer up to the rebalance timeout, so a group starting together rebalances once)
+and static members (``instance_id``: a member that rejoins with a known instance id takes over its old
+member's place and partitions without a rebalance while the group is Stable and its protocols are unchanged).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, NamedTuple
+
+from zkafka.coordinator.offsets_schema import GroupMemberRecord, GroupValueV0
+from zkafka.protocol.errors import ErrorCode
+from zkafka.protocol.v09_group import DescribedGroup, DescribedMember
+
+Protocols = Sequence[tuple[str, bytes]]
+
+
+class GroupState(StrEnum):
+    """The four 0.9 states, valued with the names DescribeGroups sends."""
+
+    STABLE = "Stable"
+    PREPARING_REBALANCE = "PreparingRebalance"
+    AWAITING_SYNC = "AwaitingSync"
+    DEAD = "Dead"
+
+
+# -- effects: what the broker executes ---------------------------------------------------------------------
+
+
+class JoinResult(NamedTuple):
+    """A JoinGroup answer; ``members`` ((member id, metadata) pairs) is filled only for the leader."""
+
+    error: int
+    generation_id: int = 0
+    protocol: str = ""
+    leader_id: str = ""
+    member_id: str = ""
+    members: tuple = ()
+
+
+class AnswerJoin(NamedTuple):
+    """Answer the member's parked JoinGroup."""
+
+    member_id: str
+    result: JoinResult
+
+
+class AnswerSync(NamedTuple):
+    """Answer the member's parked SyncGroup."""
+
+    member_id: str
+    error: int
+    assignment: bytes
+
+
+class ArmHeartbeat(NamedTuple):
+    """(Re)start the member's session timer: at ``deadline_ms`` call ``expire(member_id, deadline_ms)``."""
+
+    member_id: str
+    deadline_ms: int
+
+
+class DisarmHeartbeat(NamedTuple):
+    """Stop the member's session timer (it left the group)."""
+
+    member_id: str
+
+
+class AwaitJoins(NamedTuple):
+    """Park the group's delayed join: ``join_ready()`` completes it, else the timeout (``complete_join``)."""
+
+    timeout_ms: int
+
+
+class CheckJoins(NamedTuple):
+    """Retry the group's parked delayed join now (a member joined, left or expired)."""
+
+
+class StoreGroup(NamedTuple):
+    """Append the group record (``GroupValueV0``) of ``generation``, then call ``stored``."""
+
+    generation: int
+    value: Any
+
+
+class RemoveGroup(NamedTuple):
+    """The group is Dead and empty: forget it and write its tombstone."""
+
+
+Effects = list
+
+
+class JoinOutcome(NamedTuple):
+    """``result`` None: the JoinGroup is parked under ``member_id`` until an ``AnswerJoin``."""
+
+    member_id: str
+    result: JoinResult | None
+    effects: Effects
+
+
+class SyncOutcome(NamedTuple):
+    """``parked``: the SyncGroup waits for an ``AnswerSync``; else ``error``/``assignment`` answer it now."""
+
+    error: int
+    assignment: bytes
+    parked: bool
+    effects: Effects
+
+
+def join_error(member_id: str, error: int) -> JoinResult:
+    return JoinResult(error, 0, "", "", member_id, ())
+
+
+def random_member_suffix() -> str:
+    return str(uuid.uuid4())
+
+
+@dataclass
+class MemberMetadata:
+    """One member: who it is, its session timeout, its protocols in preference order, its assignment."""
+
+    member_id: str
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    protocols: list[tuple[str, bytes]]
+    assignment: bytes = b""
+    awaiting_join: bool = False
+    awaiting_sync: bool = False
+    heartbeat_deadline_ms: int = 0
+    instance_id: str | None = None
+
+    def protocol_names(self) -> list[str]:
+        return [name for name, _ in self.protocols]
+
+    def metadata(self, protocol: str) -> bytes:
+        for name, data in self.protocols:
+            if name == protocol:
+                return data
+        raise KeyError(f"member {self.member_id} does not support protocol {protocol}")
+
+    def matches(self, protocols: Protocols) -> bool:
+        return [tuple(p) for p in protocols] == [tuple(p) for p in self.protocols]
+
+    def vote(self, candidates: set[str]) -> str:
+        """The first of this member's protocols every member supports."""
+        return next(name for name in self.protocol_names() if name in candidates)
+
+
+@dataclass
+class GroupMetadata:
+    """A group: its state, generation, protocol, leader and members (in the order they were added)."""
+
+    group_id: str
+    protocol_type: str
+    state: GroupState = GroupState.STABLE
+    generation: int = 0
+    protocol: str = ""
+    leader_id: str | None = None
+    members: dict[str, MemberMetadata] = field(default_factory=dict)
+    initial_rebalance_delay_ms: int = 0
+    new_member_suffix: Callable[[], str] = random_member_suffix
+    _delay_remaining_ms: int = 0
+    _newcomer_during_delay: bool = False
+    _in_initial_delay: bool = False
+    _pending_assignments: dict[str, bytes] | None = None  # the leader's, while its record is being stored
+
+    # -- views ----------------------------------------------------------------------------------------------
+
+    def is_(self, state: GroupState) -> bool:
+        return self.state is state
+
+    def has(self, member_id: str) -> bool:
+        return member_id in self.members
+
+    def rebalance_timeout_ms(self) -> int:
+        """The longest session timeout of the members: how long a rebalance waits for rejoins."""
+        return max((m.session_timeout_ms for m in self.members.values()), default=0)
+
+    def not_yet_rejoined(self) -> list[MemberMetadata]:
+        return [m for m in self.members.values() if not m.awaiting_join]
+
+    def candidate_protocols(self) -> set[str]:
+        names = [set(m.protocol_names()) for m in self.members.values()]
+        return set.intersection(*names) if names else set()
+
+    def supports_protocols(self, protocols: Protocols) -> bool:
+        if not protocols:
+            return False
+        return not self.members or bool({name for name, _ in protocols} & self.candidate_protocols())
+
+    def select_protocol(self) -> str:
+        """Each member votes for its first protocol all support; most votes wins (ties: the smaller name)."""
+        candidates = self.candidate_protocols()
+        votes: dict[str, int] = {}
+        for member in self.members.values():
+            choice = member.vote(candidates)
+            votes[choice] = votes.get(choice, 0) + 1
+        return min(votes, key=lambda name: (-votes[name], name))
+
+    def instance_member(self, instance_id: str) -> MemberMetadata | None:
+        return next((m for m in self.members.values() if m.instance_id == instance_id), None)
+
+    # -- membership changes ---------------------------------------------------------------------------------
+
+    def _add(self, member: MemberMetadata) -> None:
+        if self.leader_id is None:
+            self.leader_id = member.member_id
+        self.members[member.member_id] = member
+
+    def _remove(self, member_id: str) -> Effects:
+        """Drop a member; answer its parked requests (it is gone) and stop its timer."""
+        member = self.members.pop(member_id)
+        if self.leader_id == member_id:
+            self.leader_id = next(iter(self.members), None)
+        effects: Effects = [DisarmHeartbeat(member_id)]
+        if member.awaiting_join:
+            effects.append(AnswerJoin(member_id, join_error(member_id, ErrorCode.UNKNOWN_MEMBER_ID)))
+        if member.awaiting_sync:
+            effects.append(AnswerSync(member_id, ErrorCode.UNKNOWN_MEMBER_ID, b""))
+        return effects
+
+    def _arm(self, member: MemberMetadata, now_ms: int) -> ArmHeartbeat:
+        member.heartbeat_deadline_ms = now_ms + member.session_timeout_ms
+        return ArmHeartbeat(member.member_id, member.heartbeat_deadline_ms)
+
+    def _result_for(self, member_id: str) -> JoinResult:
+        members: tuple = ()
+        if member_id == self.leader_id:
+            members = tuple((m.member_id, m.metadata(self.protocol)) for m in self.members.values())
+        return JoinResult(
+            ErrorCode.NONE, self.generation, self.protocol, self.leader_id or "", member_id, members
+        )
+
+    # -- JoinGroup ----------------------------------------------------------------------------------------
+
+    def join(
+        self,
+        member_id: str,
+        client_id: str,
+        client_host: str,
+        session_timeout_ms: int,
+        protocol_type: str,
+        protocols: Protocols,
+        now_ms: int,
+        instance_id: str | None = None,
+    ) -> JoinOutcome:
+        """A JoinGroup for this group (the coordinator's checks passed): answered now or parked."""
+        protocols = [(name, bytes(data or b"")) for name, data in protocols]
+        if protocol_type != self.protocol_type or not self.supports_protocols(protocols):
+            return JoinOutcome(member_id, join_error(member_id, ErrorCode.INCONSISTENT_GROUP_PROTOCOL), [])
+        if member_id and not self.has(member_id):
+            return JoinOutcome(member_id, join_error(member_id, ErrorCode.UNKNOWN_MEMBER_ID), [])
+        if self.is_(GroupState.DEAD):
+            return JoinOutcome(member_id, join_error(member_id, ErrorCode.UNKNOWN_MEMBER_ID), [])
+        if not member_id:
+            if instance_id is not None and self.instance_member(instance_id) is not None:
+                return self._replace_static_member(
+                    instance_id, client_id, client_host, session_timeout_ms, protocols, now_ms
+                )
+            return self._add_member_and_rebalance(
+                client_id, client_host, session_timeout_ms, protocols, now_ms, instance_id
+            )
+        member = self.members[member_id]
+        if self.is_(GroupState.AWAITING_SYNC) and member.matches(protocols):
+            # The member missed its JoinGroup answer: hand back the current generation again.
+            return JoinOutcome(member_id, self._result_for(member_id), [])
+        if self.is_(GroupState.STABLE) and member_id != self.leader_id and member.matches(protocols):
+            return JoinOutcome(member_id, self._result_for(member_id)._replace(members=()), [])
+        member.protocols = protocols
+        member.session_timeout_ms = session_timeout_ms
+        return JoinOutcome(member_id, None, self._park_join(member))
+
+    def _add_member_and_rebalance(
+        self,
+        client_id: str,
+        client_host: str,
+        session_timeout_ms: int,
+        protocols: list,
+        now_ms: int,
+        instance_id: str | None,
+    ) -> JoinOutcome:
+        member_id = f"{client_id}-{self.new_member_suffix()}"
+        member = MemberMetadata(
+            member_id, client_id, client_host, session_timeout_ms, protocols, instance_id=instance_id
+        )
+        self._add(member)
+        if self._in_initial_delay:
+            self._newcomer_during_delay = True
+        return JoinOutcome(member_id, None, self._park_join(member))
+
+    def _replace_static_member(
+        self,
+        instance_id: str,
+        client_id: str,
+        client_host: str,
+        session_timeout_ms: int,
+        protocols: list,
+        now_ms: int,
+    ) -> JoinOutcome:
+        """A static member restarted: a new member id takes the old one's place, partitions and leadership."""
+        old = self.instance_member(instance_id)
+        effects = self._remove_keeping_leadership(old)
+        member_id = f"{client_id}-{self.new_member_suffix()}"
+        member = MemberMetadata(
+            member_id,
+            client_id,
+            client_host,
+            session_timeout_ms,
+            protocols,
+            assignment=old.assignment,
+            instance_id=instance_id,
+        )
+        self.members[member_id] = member
+        if self.leader_id in (None, old.member_id):
+            self.leader_id = member_id
+        if self.is_(GroupState.STABLE) and old.matches(protocols):
+            effects.append(self._arm(member, now_ms))
+            return JoinOutcome(member_id, self._result_for(member_id)._replace(members=()), effects)
+        return JoinOutcome(member_id, None, effects + self._park_join(member))
+
+    def _remove_keeping_leadership(self, member: MemberMetadata) -> Effects:
+        leader = self.leader_id
+        effects = self._remove(member.member_id)
+        self.leader_id = leader
+        return effects
+
+    def _park_join(self, member: MemberMetadata) -> Effects:
+        member.awaiting_join = True
+        effects = self._maybe_prepare_rebalance()
+        if self.is_(GroupState.PREPARING_REBALANCE):
+            effects.append(CheckJoins())
+        return effects
+
+    def _maybe_prepare_rebalance(self) -> Effects:
+        if self.state in (GroupState.STABLE, GroupState.AWAITING_SYNC):
+            return self._prepare_rebalance()
+        return []
+
+    def _prepare_rebalance(self) -> Effects:
+        effects: Effects = []
+        if self.is_(GroupState.AWAITING_SYNC):
+            effects += self._propagate_assignment_error(ErrorCode.REBALANCE_IN_PROGRESS)
+        self.state = GroupState.PREPARING_REBALANCE
+        self._pending_assignments = None
+        timeout = self.rebalance_timeout_ms()
+        if self.generation == 0 and self.initial_rebalance_delay_ms > 0:
+            delay = min(self.initial_rebalance_delay_ms, timeout)
+            self._in_initial_delay, self._newcomer_during_delay = True, False
+            self._delay_remaining_ms = timeout - delay
+            timeout = delay
+        effects.append(AwaitJoins(timeout))
+        return effects
+
+    def _propagate_assignment_error(self, error: int) -> Effects:
+        effects: Effects = []
+        for member in self.members.values():
+            member.assignment = b""
+            if member.awaiting_sync:
+                member.awaiting_sync = False
+                effects.append(AnswerSync(member.member_id, error, b""))
+        return effects
+
+    def join_ready(self) -> bool:
+        """Whether the delayed join may complete now: every member rejoined (or the group is Dead)."""
+        if self.is_(GroupState.DEAD):
+            return True
+        return not self._in_initial_delay and not self.not_yet_rejoined()
+
+    def complete_join(self, now_ms: int) -> Effects:
+        """The delayed join completed: drop members that did not rejoin, start the next generation, answer
+        every parked JoinGroup (the leader gets the members' metadata) and arm every session timer."""
+        if not self.is_(GroupState.PREPARING_REBALANCE):
+            return []
+        if self._in_initial_delay and self._newcomer_during_delay and self._delay_remaining_ms > 0:
+            delay = min(self.initial_rebalance_delay_ms, self._delay_remaining_ms)
+            self._delay_remaining_ms -= delay
+            self._newcomer_during_delay = False
+            return [AwaitJoins(delay)]
+        self._in_initial_delay = False
+        effects: Effects = []
+        for member in self.not_yet_rejoined():
+            effects += self._remove(member.member_id)
+        if not self.members:
+            self.state = GroupState.DEAD
+            return [*effects, RemoveGroup()]
+        self.generation += 1
+        self.protocol = self.select_protocol()
+        self.state = GroupState.AWAITING_SYNC
+        for member in self.members.values():
+            member.awaiting_join = False
+            effects.append(AnswerJoin(member.member_id, self._result_for(member.member_id)))
+            effects.append(self._arm(member, now_ms))
+        return effects
+
+    # -- SyncGroup ----------------------------------------------------------------------------------------
+
+    def sync(
+        self, member_id: str, generation: int, assignments: dict[str, bytes] | None, now_ms: int
+    ) -> SyncOutcome:
+        """A SyncGroup: the leader's carries every member's assignment; everyone's waits until it is stored."""
+        if not self.has(member_id):
+            return SyncOutcome(ErrorCode.UNKNOWN_MEMBER_ID, b"", False, [])
+        if generation != self.generation:
+            return SyncOutcome(ErrorCode.ILLEGAL_GENERATION, b"", False, [])
+        member = self.members[member_id]
+        if self.is_(GroupState.DEAD):
+            return SyncOutcome(ErrorCode.UNKNOWN_MEMBER_ID, b"", False, [])
+        if self.is_(GroupState.PREPARING_REBALANCE):
+            return SyncOutcome(ErrorCode.REBALANCE_IN_PROGRESS, b"", False, [])
+        if self.is_(GroupState.STABLE):
+            return SyncOutcome(ErrorCode.NONE, member.assignment, False, [self._arm(member, now_ms)])
+        member.awaiting_sync = True
+        effects: Effects = [self._arm(member, now_ms)]
+        if member_id == self.leader_id:
+            full = {m: bytes((assignments or {}).get(m) or b"") for m in self.members}
+            self._pending_assignments = full
+            effects.append(StoreGroup(self.generation, self.to_record(full)))
+        return SyncOutcome(ErrorCode.NONE, b"", True, effects)
+
+    def stored(self, generation: int, error: int, now_ms: int) -> Effects:
+        """The group record of ``generation`` was appended (error 0) or not: answer the parked SyncGroups.
+
+        Nothing happens when the group moved on meanwhile (another state or generation).
+        """
+        if not self.is_(GroupState.AWAITING_SYNC) or generation != self.generation:
+            return []
+        pending, self._pending_assignments = self._pending_assignments or {}, None
+        if error != ErrorCode.NONE:
+            return self._propagate_assignment_error(error) + self._prepare_rebalance()
+        self.state = GroupState.STABLE
+        effects: Effects = []
+        for member in self.members.values():
+            member.assignment = pending.get(member.member_id, b"")
+            if member.awaiting_sync:
+                member.awaiting_sync = False
+                effects.append(AnswerSync(member.member_id, ErrorCode.NONE, member.assignment))
+                effects.append(self._arm(member, now_ms))
+        return effects
+
+    # -- Heartbeat, LeaveGroup, session expiry, OffsetCommit ------------------------------------------------
+
+    def heartbeat(self, member_id: str, generation: int, now_ms: int) -> tuple[int, Effects]:
+        if self.is_(GroupState.DEAD):
+            return ErrorCode.UNKNOWN_MEMBER_ID, []
+        if not self.is_(GroupState.STABLE):
+            return ErrorCode.REBALANCE_IN_PROGRESS, []
+        if not self.has(member_id):
+            return ErrorCode.UNKNOWN_MEMBER_ID, []
+        if generation != self.generation:
+            return ErrorCode.ILLEGAL_GENERATION, []
+        return ErrorCode.NONE, [self._arm(self.members[member_id], now_ms)]
+
+    def leave(self, member_id: str) -> tuple[int, Effects]:
+        if self.is_(GroupState.DEAD) or not self.has(member_id):
+            return ErrorCode.UNKNOWN_MEMBER_ID, []
+        return ErrorCode.NONE, self._member_failed(member_id)
+
+    def expire(self, member_id: str, deadline_ms: int) -> Effects:
+        """A session timer armed for ``deadline_ms`` fired: the member goes unless it heartbeat since (a
+        later deadline) or waits in a JoinGroup or SyncGroup."""
+        member = self.members.get(member_id)
+        if member is None or member.heartbeat_deadline_ms != deadline_ms:
+            return []
+        if member.awaiting_join or member.awaiting_sync:
+            return []
+        return self._member_failed(member_id)
+
+    def _member_failed(self, member_id: str) -> Effects:
+        effects = self._remove(member_id)
+        if self.is_(GroupState.PREPARING_REBALANCE):
+            return [*effects, CheckJoins()]
+        return effects + self._maybe_prepare_rebalance()
+
+    def commit_error(self, member_id: str, generation: int, now_ms: int) -> tuple[int, Effects]:
+        """Whether a member's OffsetCommit may be stored (0), else its error; a good one is also a heartbeat."""
+        if self.is_(GroupState.DEAD):
+            return ErrorCode.UNKNOWN_MEMBER_ID, []
+        if self.is_(GroupState.AWAITING_SYNC):
+            return ErrorCode.REBALANCE_IN_PROGRESS, []
+        if not self.has(member_id):
+            return ErrorCode.UNKNOWN_MEMBER_ID, []
+        if generation != self.generation:
+            return ErrorCode.ILLEGAL_GENERATION, []
+        return ErrorCode.NONE, [self._arm(self.members[member_id], now_ms)]
+
+    # -- losing and regaining the group -----------------------------------------------------------------------
+
+    def unload(self) -> Effects:
+        """This broker no longer coordinates the group: Dead; parked callers get NOT_COORDINATOR_FOR_GROUP."""
+        previous, self.state = self.state, GroupState.DEAD
+        effects: Effects = []
+        for member in self.members.values():
+            effects.append(DisarmHeartbeat(member.member_id))
+            if member.awaiting_join:
+                member.awaiting_join = False
+                result = join_error(member.member_id, ErrorCode.NOT_COORDINATOR_FOR_GROUP)
+                effects.append(AnswerJoin(member.member_id, result))
+            if member.awaiting_sync:
+                member.awaiting_sync = False
+                effects.append(AnswerSync(member.member_id, ErrorCode.NOT_COORDINATOR_FOR_GROUP, b""))
+        if previous is GroupState.PREPARING_REBALANCE:
+            effects.append(CheckJoins())
+        return effects
+
+    def to_record(self, assignments: dict[str, bytes] | None = None) -> Any:
+        """The group record (``GroupValueV0``) with ``assignments`` (default: the members' current ones)."""
+        members = [
+            GroupMemberRecord(
+                m.member_id,
+                m.client_id,
+                m.client_host,
+                m.session_timeout_ms,
+                m.metadata(self.protocol),
+                m.assignment if assignments is None else assignments.get(m.member_id, b""),
+            )
+            for m in self.members.values()
+        ]
+        return GroupValueV0(self.protocol_type, self.generation, self.protocol, self.leader_id or "", members)
+
+    @classmethod
+    def from_record(
+        cls, group_id: str, value: Any, now_ms: int, **options: Any
+    ) -> tuple[GroupMetadata, Effects]:
+        """A group loaded from its record: Stable, every member's session timer armed afresh."""
+        group = cls(group_id, value.protocol_type or "", generation=value.generation, **options)
+        group.protocol = value.protocol or ""
+        for m in value.members:
+            group.members[m.member_id] = MemberMetadata(
+                m.member_id,
+                m.client_id or "",
+                m.client_host or "",
+                m.session_timeout,
+                [(group.protocol, m.subscription or b"")],
+                assignment=m.assignment or b"",
+            )
+        group.leader_id = value.leader if value.leader in group.members else next(iter(group.members), None)
+        return group, [group._arm(m, now_ms) for m in group.members.values()]
+
+    # -- DescribeGroups / ListGroups ---------------------------------------------------------------------------
+
+    def describe(self) -> Any:
+        """0.9's group summary: metadata and assignments only while Stable."""
+        stable = self.is_(GroupState.STABLE)
+        members = [
+            DescribedMember(
+                m.member_id,
+                m.client_id,
+                m.client_host,
+                m.metadata(self.protocol) if stable else b"",
+                m.assignment if stable else b"",
+            )
+            for m in self.members.values()
+        ]
+        protocol = self.protocol if stable else ""
+        return DescribedGroup(
+            ErrorCode.NONE, self.group_id, self.state.value, self.protocol_type, protocol, members
+        )
