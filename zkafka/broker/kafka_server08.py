@@ -56,6 +56,8 @@ def log_config(config: BrokerConfig08) -> LogConfig:
         max_message_size=config["message.max.bytes"],
         file_delete_delay_ms=config["log.segment.delete.delay.ms"],
         compact=config["log.cleanup.policy"] == "compact",
+        delete_retention_ms=config["log.cleaner.delete.retention.ms"],
+        min_cleanable_ratio=config["log.cleaner.min.cleanable.ratio"],
     )
 
 

@@ -66,6 +66,8 @@ class LogConfig:
     max_message_size: int = 1000012
     file_delete_delay_ms: int = 60000
     compact: bool = False
+    delete_retention_ms: int = 24 * 3600 * 1000
+    min_cleanable_ratio: float = 0.5
 
     _TOPIC_KEYS = {
         "segment.bytes": "segment_bytes",
@@ -79,6 +81,8 @@ class LogConfig:
         "retention.ms": "retention_ms",
         "max.message.bytes": "max_message_size",
         "file.delete.delay.ms": "file_delete_delay_ms",
+        "delete.retention.ms": "delete_retention_ms",
+        "min.cleanable.dirty.ratio": "min_cleanable_ratio",
     }
 
     @classmethod
@@ -166,8 +170,10 @@ class Log08(SegmentedLog):
         return tuple(segments)
 
     def _remove_leftovers(self, suffix: str) -> None:
-        """Step 1 of a load: ``*.deleted`` and ``*.cleaned`` go, ``*.swap`` segments replace theirs."""
-        for name in os.listdir(self.dir_path):
+        """Step 1 of a load: ``*.deleted`` and ``*.cleaned`` go, ``*.swap`` segments replace theirs (and the
+        segments a swapped-in cleaned segment covers: a cleaning interrupted mid-swap)."""
+        swapped = []
+        for name in sorted(os.listdir(self.dir_path)):
             path = os.path.join(self.dir_path, name)
             if name.endswith((DELETED_SUFFIX, CLEANED_SUFFIX)):
                 os.unlink(path)
@@ -180,6 +186,23 @@ class Log08(SegmentedLog):
                     if os.path.exists(index):
                         os.unlink(index)
                     os.rename(path, original)
+                    swapped.append(original)
+        for path in swapped:
+            self._remove_covered_segments(path, suffix)
+
+    def _remove_covered_segments(self, path: str, suffix: str) -> None:
+        """Delete the segments whose base offset lies inside the entries of the segment file ``path``."""
+        base = parse_segment_file_name(os.path.basename(path), suffix)
+        with open(path, "rb") as handle:
+            data = handle.read()
+        last = max((offset for offset, _, _ in format08.entries(data)), default=base)
+        for name in os.listdir(self.dir_path):
+            start = parse_segment_file_name(name, suffix)
+            if start is not None and base < start <= last:
+                logger.warning("log %s: deleting %s, covered by the swapped-in %s", self.name, name, path)
+                for doomed in (name, segment_file_name(start, INDEX_SUFFIX)):
+                    if os.path.exists(os.path.join(self.dir_path, doomed)):
+                        os.unlink(os.path.join(self.dir_path, doomed))
 
     def _check_index(self, segment: IndexedSegment, had_index: bool) -> None:
         if not had_index:

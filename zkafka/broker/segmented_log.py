@@ -16,7 +16,7 @@ import bisect
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from zkafka.broker.segment import EntryFormat, LogSegment
@@ -301,6 +301,29 @@ class SegmentedLog:
             return True
 
         return len(self.delete_old_segments(over_size))
+
+    def replace_segments(
+        self, old: Sequence[LogSegment], open_new: Callable[[], LogSegment]
+    ) -> LogSegment | None:
+        """Swap one segment in for ``old`` (consecutive, the active segment not among them): under the lock,
+        ``open_new()`` puts the new files in place and opens them, then the list changes; the old segments'
+        files are deleted afterwards as retention deletes them. None (and nothing done) when the log changed
+        meanwhile so that ``old`` is no longer there. Readers holding an old segment keep reading it."""
+        with self._lock:
+            segments = self._segments
+            first = next((i for i, s in enumerate(segments) if s is old[0]), None)
+            if (
+                first is None
+                or first + len(old) >= len(segments)
+                or any(a is not b for a, b in zip(segments[first : first + len(old)], old, strict=True))
+            ):
+                return None
+            new = open_new()
+            self._segments = (*segments[:first], new, *segments[first + len(old) :])
+        for segment in old:
+            self._delete_segment(segment)
+        logger.info("log %s: replaced %d segment(s) from offset %d", self.name, len(old), new.start)
+        return new
 
     # -- shutdown -------------------------------------------------------------------------------------------------
 
