@@ -256,6 +256,10 @@ class Log08(SegmentedLog):
             roll_jitter_ms=random.randrange(jitter) if jitter > 0 else 0,
         )
 
+    def open_segment(self, start: int) -> IndexedSegment:
+        """Open the sealed segment whose files start at ``start`` (the cleaner's swapped-in segment)."""
+        return self._segment(start, index_max_bytes=None)
+
     # -- state ------------------------------------------------------------------------------------------------
 
     @property

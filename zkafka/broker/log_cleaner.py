@@ -26,7 +26,6 @@ from zkafka.broker.checkpoint import OffsetCheckpoint
 from zkafka.broker.log08 import CLEANED_SUFFIX, SWAP_SUFFIX, Log08
 from zkafka.broker.offset_index import INDEX_SUFFIX, OffsetIndex
 from zkafka.broker.segment import IndexedSegment, segment_file_name
-from zkafka.broker.segmented_log import current_millis
 from zkafka.records.compression import compress
 from zkafka.records.format08 import CODEC_MASK, encode_entry, encode_message, entries, iter_messages
 
@@ -101,11 +100,9 @@ class LogCleaner:
         *,
         dedupe_buffer_size: int = 500 * 1024 * 1024,
         load_factor: float = 0.9,
-        time_ms: Callable[[], int] = current_millis,
     ) -> None:
         self._logs = logs
         self.map_capacity = max(1, int(dedupe_buffer_size / BYTES_PER_MAP_ENTRY * load_factor))
-        self._time_ms = time_ms
 
     # -- checkpoints ----------------------------------------------------------------------------------------
 
@@ -253,14 +250,7 @@ class LogCleaner:
                 segment.rename_deleted()
             for path in (log_path, index_path):
                 os.rename(path + SWAP_SUFFIX, path)
-            segment = IndexedSegment(
-                log.dir_path,
-                base,
-                log_suffix=log.entry_format.log_suffix,
-                index_max_bytes=None,
-                index_interval_bytes=log.config.index_interval_bytes,
-                created_ms=self._time_ms(),
-            )
+            segment = log.open_segment(base)
             segment.next_offset = group[-1].next_offset
             return segment
 

@@ -54,14 +54,18 @@ def _add(assignment: Assignment, member: str, topic: str, partitions: Iterable[i
         assignment[member].setdefault(topic, []).extend(parts)
 
 
-class RangeAssignor:
+class _NoUserData:
+    """An assignor whose members send no user data."""
+
+    def user_data(self, owned: Mapping[str, Iterable[int]] | None = None, generation: int = -1) -> bytes:
+        return b""
+
+
+class RangeAssignor(_NoUserData):
     """0.9's RangeAssignor: per topic, members sorted by id; member i gets ``[n·i + min(i, e), +n + (i < e))``
     with ``n = P // M`` and ``e = P % M``."""
 
     name = "range"
-
-    def user_data(self, owned: Mapping[str, Iterable[int]] | None = None, generation: int = -1) -> bytes:
-        return b""
 
     def assign(
         self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
@@ -79,14 +83,11 @@ class RangeAssignor:
         return assignment
 
 
-class RoundRobinAssignor:
+class RoundRobinAssignor(_NoUserData):
     """0.9's RoundRobinAssignor: all subscribed topics sorted, their partitions in order; each goes to the next
     member (members sorted, in a circle) subscribed to its topic."""
 
     name = "roundrobin"
-
-    def user_data(self, owned: Mapping[str, Iterable[int]] | None = None, generation: int = -1) -> bytes:
-        return b""
 
     def assign(
         self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]

@@ -272,13 +272,17 @@ class GroupMetadata:
         if self.is_(GroupState.DEAD):
             return JoinOutcome(member_id, join_error(member_id, ErrorCode.UNKNOWN_MEMBER_ID), [])
         if not member_id:
-            if instance_id is not None and self.instance_member(instance_id) is not None:
-                return self._replace_static_member(
-                    instance_id, client_id, client_host, session_timeout_ms, protocols, now_ms
-                )
-            return self._add_member_and_rebalance(
-                client_id, client_host, session_timeout_ms, protocols, now_ms, instance_id
+            member_id = f"{client_id}-{self.new_member_suffix()}"
+            member = MemberMetadata(
+                member_id, client_id, client_host, session_timeout_ms, protocols, instance_id=instance_id
             )
+            old = self.instance_member(instance_id) if instance_id is not None else None
+            if old is not None:
+                return self._replace_static_member(old, member, now_ms)
+            self._add(member)
+            if self._in_initial_delay:
+                self._newcomer_during_delay = True
+            return JoinOutcome(member_id, None, self._park_join(member))
         member = self.members[member_id]
         if self.is_(GroupState.AWAITING_SYNC) and member.matches(protocols):
             # The member missed its JoinGroup answer: hand back the current generation again.
@@ -289,53 +293,19 @@ class GroupMetadata:
         member.session_timeout_ms = session_timeout_ms
         return JoinOutcome(member_id, None, self._park_join(member))
 
-    def _add_member_and_rebalance(
-        self,
-        client_id: str,
-        client_host: str,
-        session_timeout_ms: int,
-        protocols: list,
-        now_ms: int,
-        instance_id: str | None,
-    ) -> JoinOutcome:
-        member_id = f"{client_id}-{self.new_member_suffix()}"
-        member = MemberMetadata(
-            member_id, client_id, client_host, session_timeout_ms, protocols, instance_id=instance_id
-        )
-        self._add(member)
-        if self._in_initial_delay:
-            self._newcomer_during_delay = True
-        return JoinOutcome(member_id, None, self._park_join(member))
-
-    def _replace_static_member(
-        self,
-        instance_id: str,
-        client_id: str,
-        client_host: str,
-        session_timeout_ms: int,
-        protocols: list,
-        now_ms: int,
-    ) -> JoinOutcome:
-        """A static member restarted: a new member id takes the old one's place, partitions and leadership."""
-        old = self.instance_member(instance_id)
+    def _replace_static_member(self, old: MemberMetadata, member: MemberMetadata, now_ms: int) -> JoinOutcome:
+        """A static member restarted: its new member id takes the old one's place, partitions and leadership."""
         effects = self._remove_keeping_leadership(old)
-        member_id = f"{client_id}-{self.new_member_suffix()}"
-        member = MemberMetadata(
-            member_id,
-            client_id,
-            client_host,
-            session_timeout_ms,
-            protocols,
-            assignment=old.assignment,
-            instance_id=instance_id,
-        )
-        self.members[member_id] = member
+        member.assignment = old.assignment
+        self.members[member.member_id] = member
         if self.leader_id in (None, old.member_id):
-            self.leader_id = member_id
-        if self.is_(GroupState.STABLE) and old.matches(protocols):
+            self.leader_id = member.member_id
+        if self.is_(GroupState.STABLE) and old.matches(member.protocols):
             effects.append(self._arm(member, now_ms))
-            return JoinOutcome(member_id, self._result_for(member_id)._replace(members=()), effects)
-        return JoinOutcome(member_id, None, effects + self._park_join(member))
+            return JoinOutcome(
+                member.member_id, self._result_for(member.member_id)._replace(members=()), effects
+            )
+        return JoinOutcome(member.member_id, None, effects + self._park_join(member))
 
     def _remove_keeping_leadership(self, member: MemberMetadata) -> Effects:
         leader = self.leader_id
@@ -459,9 +429,16 @@ class GroupMetadata:
     # -- Heartbeat, LeaveGroup, session expiry, OffsetCommit ------------------------------------------------
 
     def heartbeat(self, member_id: str, generation: int, now_ms: int) -> tuple[int, Effects]:
+        """A Heartbeat: 0 (the session timer re-armed), else the error telling the member to rejoin."""
+        return self._member_call(member_id, generation, now_ms, not self.is_(GroupState.STABLE))
+
+    def _member_call(
+        self, member_id: str, generation: int, now_ms: int, rebalancing: bool
+    ) -> tuple[int, Effects]:
+        """0.9's checks of a Heartbeat or OffsetCommit, in order: Dead, rebalancing, member, generation."""
         if self.is_(GroupState.DEAD):
             return ErrorCode.UNKNOWN_MEMBER_ID, []
-        if not self.is_(GroupState.STABLE):
+        if rebalancing:
             return ErrorCode.REBALANCE_IN_PROGRESS, []
         if not self.has(member_id):
             return ErrorCode.UNKNOWN_MEMBER_ID, []
@@ -491,16 +468,9 @@ class GroupMetadata:
         return effects + self._maybe_prepare_rebalance()
 
     def commit_error(self, member_id: str, generation: int, now_ms: int) -> tuple[int, Effects]:
-        """Whether a member's OffsetCommit may be stored (0), else its error; a good one is also a heartbeat."""
-        if self.is_(GroupState.DEAD):
-            return ErrorCode.UNKNOWN_MEMBER_ID, []
-        if self.is_(GroupState.AWAITING_SYNC):
-            return ErrorCode.REBALANCE_IN_PROGRESS, []
-        if not self.has(member_id):
-            return ErrorCode.UNKNOWN_MEMBER_ID, []
-        if generation != self.generation:
-            return ErrorCode.ILLEGAL_GENERATION, []
-        return ErrorCode.NONE, [self._arm(self.members[member_id], now_ms)]
+        """Whether a member's OffsetCommit may be stored (0), else its error; a good one is also a heartbeat.
+        Commits are accepted while the group prepares a rebalance, not while it awaits the leader's sync."""
+        return self._member_call(member_id, generation, now_ms, self.is_(GroupState.AWAITING_SYNC))
 
     # -- losing and regaining the group -----------------------------------------------------------------------
 

@@ -50,6 +50,20 @@ def stable_group(members=2) -> tuple[GroupMetadata, list[str]]:
     return group, ids
 
 
+def group_in(setup: str) -> GroupMetadata:
+    """A two-member group (c-1 leads) Stable in generation 1, then: "preparing" (the leader rejoined),
+    "awaiting" (both rejoined: generation 2, AwaitingSync) or "dead" (unloaded)."""
+    group, _ = stable_group()
+    if setup in ("preparing", "awaiting"):
+        join(group, "c-1")
+    if setup == "awaiting":
+        join(group, "c-2")
+        group.complete_join(0)
+    elif setup == "dead":
+        group.unload()
+    return group
+
+
 def test_first_join_creates_a_member_parks_it_and_starts_a_rebalance() -> None:
     group = new_group()
     outcome = join(group, session=7000)
@@ -135,12 +149,7 @@ def test_a_failed_store_answers_the_syncs_with_its_error_and_rebalances() -> Non
     ],
 )
 def test_sync_errors_in_order(setup, member, generation, error) -> None:
-    group, _ = stable_group()
-    if setup == "preparing":
-        join(group, "c-1")
-    elif setup == "dead":
-        group.unload()
-    outcome = group.sync(member, generation, None, 0)
+    outcome = group_in(setup).sync(member, generation, None, 0)
     assert (outcome.error, outcome.parked) == (error, False)
 
 
@@ -151,22 +160,12 @@ def test_sync_errors_in_order(setup, member, generation, error) -> None:
         ("stable", "nobody", 1, E.UNKNOWN_MEMBER_ID),
         ("stable", "c-1", 2, E.ILLEGAL_GENERATION),
         ("preparing", "nobody", 9, E.REBALANCE_IN_PROGRESS),  # not Stable comes before the member check
-        ("awaiting", "c-1", 1, E.REBALANCE_IN_PROGRESS),
+        ("awaiting", "c-1", 2, E.REBALANCE_IN_PROGRESS),
         ("dead", "c-1", 1, E.UNKNOWN_MEMBER_ID),
     ],
 )
 def test_heartbeat_errors_in_order(setup, member, generation, error) -> None:
-    group, _ = stable_group()
-    if setup == "preparing":
-        join(group, "c-1")
-    elif setup == "awaiting":
-        join(group, "c-1")
-        join(group, "c-2")
-        group.complete_join(0)
-        generation = generation if member == "nobody" else 2
-    elif setup == "dead":
-        group.unload()
-    code, effects = group.heartbeat(member, generation, 500)
+    code, effects = group_in(setup).heartbeat(member, generation, 500)
     assert code == error
     assert effects == ([ArmHeartbeat(member, 10500)] if error == E.NONE else [])
 
@@ -183,16 +182,7 @@ def test_heartbeat_errors_in_order(setup, member, generation, error) -> None:
     ],
 )
 def test_commit_errors_in_order(setup, member, generation, error) -> None:
-    group, _ = stable_group()
-    if setup == "preparing":
-        join(group, "c-1")
-    elif setup == "awaiting":
-        join(group, "c-1")
-        join(group, "c-2")
-        group.complete_join(0)
-    elif setup == "dead":
-        group.unload()
-    assert group.commit_error(member, generation, 0)[0] == error
+    assert group_in(setup).commit_error(member, generation, 0)[0] == error
 
 
 def test_join_errors_in_order() -> None:
