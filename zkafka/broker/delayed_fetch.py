@@ -47,12 +47,9 @@ class DelayedFetch(DelayedOperation):
         accumulated = 0
         for topic, partition, offset, max_bytes in self.fetches:
             read = self.replica_manager.read(topic, partition, offset, max_bytes, self.replica_id)
-            if read.error:
+            if read.error or read.behind:
                 return True
-            if read.region is not None:
-                if read.region.segment is not self.replica_manager.leader_log(topic, partition).segments[-1]:
-                    return True
-                accumulated += read.size
+            accumulated += read.size
         return accumulated >= self.min_bytes
 
     def try_complete(self) -> bool:

@@ -38,12 +38,14 @@ AppendListener = Callable[[str, int], None]
 class PartitionRead(NamedTuple):
     """What a fetch reads from one partition: an error code, the high watermark and the bytes' region.
 
-    ``region`` is a log region (segment, position, length) or None when nothing is returned.
+    ``region`` is a log region (segment, position, length) or None when nothing is returned; ``behind`` says
+    the region lies in an older segment than the log's last one.
     """
 
     error: int
     high_watermark: int
     region: Any
+    behind: bool = False
 
     @property
     def size(self) -> int:
@@ -136,7 +138,9 @@ class ReplicaManager:
             high_watermark = self.high_watermark(partition_log)
             max_offset = high_watermark if replica_id < 0 else None
             region = partition_log.read(offset, max_bytes, max_offset)
-            return PartitionRead(0, high_watermark, region if region is not None and region.length else None)
+            if region is None or not region.length:
+                return PartitionRead(0, high_watermark, None)
+            return PartitionRead(0, high_watermark, region, region.segment is not partition_log.segments[-1])
         except KafkaError as exc:
             log.debug("fetch of %s-%d at %d: %s", topic, partition, offset, exc)
             return PartitionRead(error_code(exc), -1, None)

@@ -307,3 +307,17 @@ def test_file_regions_are_closed_after_decoding(broker):
     for _ in range(20):
         broker.fetch("t", 0, 0)
     assert len(os.listdir("/proc/self/fd")) <= before
+
+
+def test_a_fetch_a_whole_segment_behind_is_answered_at_once(tmp_path):
+    b = Broker(tmp_path / "logs", {("t", 0): BROKER}, segment_bytes=200)
+    try:
+        for i in range(6):
+            b.produce("t", 0, [b"%d" % i * 50])
+        assert len(b.log_manager.get_log("t", 0).segments) > 1
+        started = time.monotonic()
+        data = b.fetch("t", 0, 0, max_wait_ms=5000, min_bytes=1 << 20)
+        assert time.monotonic() - started < 1.0  # 0.8.2's case C: no waiting for min_bytes
+        assert values_of(data)[0] == b"0" * 50
+    finally:
+        b.close()
