@@ -4,7 +4,8 @@ Each source is consumed by a ZookeeperConsumerConnector in shallow mode, so a co
 as one message, byte for byte, and is never decompressed and compressed again. Messages are re-sent with
 no key (a random partition of the target) under the same topic name. The source group's offsets are
 committed only when every message its streams have handed out was given to a producer: a mirror that dies
-loses nothing and repeats at most the batch it was working on.
+loses nothing and repeats at most the batch it was working on. The migration tool (``migration``) is this
+machinery with deep consumers and a 0.8 producer.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import gevent
 import gevent.event
@@ -45,9 +47,13 @@ class MirrorStats:
 class _Source:
     """One source cluster: its connector, its streams and the messages taken but not yet produced."""
 
-    def __init__(self, config: ConsumerConfig, topic_filter: TopicFilter, num_streams: int) -> None:
+    def __init__(
+        self, config: ConsumerConfig, topic_filter: TopicFilter, num_streams: int, shallow: bool = True
+    ) -> None:
         mirror_config = config.with_overrides(
-            shallowiterator_enable="true", autocommit_enable="false", consumer_timeout_ms=str(POLL_TIMEOUT_MS)
+            shallowiterator_enable=str(shallow).lower(),
+            autocommit_enable="false",
+            consumer_timeout_ms=str(POLL_TIMEOUT_MS),
         )
         self.connector = ZookeeperConsumerConnector(mirror_config)
         self.streams: list[KafkaStream] = self.connector.create_message_streams_by_filter(
@@ -57,12 +63,17 @@ class _Source:
 
 
 class MirrorMaker:
-    """Consumers on the source clusters, producers on the target, and a greenlet per stream between them."""
+    """Consumers on the source clusters, producers on the target, and a greenlet per stream between them.
+
+    Subclasses change what is consumed (``shallow``) and how it is produced (``_make_producer``, ``_send``).
+    """
+
+    shallow = True  # forward compressed wrappers as they are
 
     def __init__(
         self,
         consumer_configs: Sequence[ConsumerConfig],
-        producer_config: ProducerConfig,
+        producer_config: Any,
         topic_filter: TopicFilter,
         *,
         num_streams: int = 1,
@@ -75,12 +86,13 @@ class MirrorMaker:
         self.batch_size = batch_size
         self.stats = MirrorStats()
         self._stopping = gevent.event.Event()
-        self._producers = [Producer(producer_config) for _ in range(num_producers)]
+        self._producers: list[Any] = []
         self._next_producer = 0
         self._sources: list[_Source] = []
         try:
+            self._producers = [self._make_producer(producer_config) for _ in range(num_producers)]
             for config in consumer_configs:
-                self._sources.append(_Source(config, topic_filter, num_streams))
+                self._sources.append(_Source(config, topic_filter, num_streams, self.shallow))
         except BaseException:
             self.close()
             raise
@@ -155,9 +167,16 @@ class MirrorMaker:
         producer = self._producers[self._next_producer]
         self._next_producer = (self._next_producer + 1) % len(self._producers)
         for topic, messages in by_topic.items():
-            producer.send(topic, messages)
+            self._send(producer, topic, messages)
             self.stats.messages += len(messages)
             self.stats.bytes += sum(len(m.payload) for m in messages)
+
+    def _make_producer(self, config: ProducerConfig) -> Producer:
+        return Producer(config)
+
+    def _send(self, producer: Producer, topic: str, messages: list[MessageAndMetadata]) -> None:
+        """Hand ``messages`` to ``producer``; returning means they are the producer's."""
+        producer.send(topic, messages)
 
     def _commit_if_settled(self, source: _Source) -> None:
         """Commit the source group's offsets only when no stream holds a message it has not produced."""
