@@ -150,3 +150,17 @@ def test_offset_checker_on_a_real_group(cluster08, zk_connect, zk_client):
         if line.startswith("g ") and " 1 " in line
     )
     assert row[4:6] == ["unknown", "unknown"] or "No broker for partition logs - 1" in result.output
+
+
+def test_perf_consume_reads_a_08_topic_through_the_high_level_consumer(start_broker08, zk_connect, zk_client):
+    brokers = start_cluster08(start_broker08, zk_client, topics={"perf": 3})
+    produce08(brokers, "perf", 3000)
+    result = zkafka(
+        "perf", "consume", "--zookeeper", zk_connect, "--topic", "perf", "--messages", "3000", "--threads", "2",
+        "--json", "--no-progress",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["total_messages"] == 3000
+    assert report["total_bytes"] == sum(len(f"m-perf-{i}") for i in range(3000))
+    assert not [g for g in get_children(zk_client, "/consumers") if g.startswith("perf-consumer-")]

@@ -144,6 +144,11 @@ def perf_produce(
 @click.option(
     "--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal)."
 )
+@click.option(
+    "--line",
+    type=click.Choice(["0.7", "0.8"]),
+    help="With --zookeeper: the cluster's line (default: told from its znodes).",
+)
 @friendly_errors
 def perf_consume(
     zookeeper: str | None,
@@ -162,10 +167,12 @@ def perf_consume(
     hide_header: bool,
     as_json: bool,
     progress: bool | None,
+    line: str | None,
 ) -> None:
-    """Consume TOPIC with a ZooKeeper consumer group as fast as possible and print the rate, as Kafka's
-    ConsumerPerformance does (start, end, fetch size, MB, MB/s, messages, messages/s). With --broker-list
-    HOST:PORT,... (0.8 line) every partition is read from its leader with SimpleConsumer08 instead."""
+    """Consume TOPIC with a ZooKeeper consumer group (the 0.7 or 0.8 high-level consumer, as the cluster is)
+    as fast as possible and print the rate, as Kafka's ConsumerPerformance does (start, end, fetch size, MB,
+    MB/s, messages, messages/s). With --broker-list HOST:PORT,... (0.8 line) every partition is read from its
+    leader with SimpleConsumer08 instead."""
     from zkafka.config import parse_overrides
     from zkafka.tools.consumer_performance import CSV_HEADER, DETAIL_HEADER, ConsumerPerfOptions, run
 
@@ -204,6 +211,7 @@ def perf_consume(
             consumer_timeout_ms=consumer_timeout_ms,
             reporting_interval_ms=reporting_interval,
             consumer_props=parse_overrides(properties),
+            line=line,
         )
         if show_detailed_stats and not as_json:
             if not hide_header:

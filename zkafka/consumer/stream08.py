@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import gc
 import struct
+import zlib
 from typing import NamedTuple
 
 from zkafka.consumer.stream import _in_partition
 from zkafka.errors import KafkaError
 from zkafka.records.entries import entry_messages, walk
-from zkafka.records.format08 import CODEC_MASK, FORMAT08, key_value
+from zkafka.records.format08 import CODEC_MASK, FORMAT08, MIN_MESSAGE_SIZE, key_value
 
 _unpack_offset = struct.Struct(">q").unpack_from
 _unpack_int = struct.Struct(">i").unpack_from
+_HEAD = struct.Struct(">qiIBBi")  # offset, N, crc, magic, attributes, key length
+_HEAD_SIZE = _HEAD.size + 4  # and the value length: the smallest whole entry
+_unpack_head = _HEAD.unpack_from
 
 
 class MessageAndMetadata08(NamedTuple):
@@ -68,11 +72,42 @@ def _decode(
     data: bytes, fetch_offset: int, topic: str, partition: int, start: int
 ) -> tuple[list[MessageAndMetadata08], KafkaError | None, int | None, int]:
     new_item, cls = _new_item, MessageAndMetadata08
+    head, unpack_int, crc32 = _unpack_head, _unpack_int, zlib.crc32
     items: list[MessageAndMetadata08] = []
     append = items.append
     next_offset = fetch_offset
-    try:
-        for pos, after, magic, attributes, crc, body in walk(data, FORMAT08, start):
+    end = len(data)
+    pos = start
+    while True:
+        # The fast path: a whole plain message with a good CRC, read with two unpacks.
+        while end - pos >= _HEAD_SIZE:
+            offset, size, crc, magic, attributes, key_size = head(data, pos)
+            after = pos + 12 + size
+            if magic or attributes & CODEC_MASK or size < MIN_MESSAGE_SIZE or after > end:
+                break
+            if crc32(data[pos + 16 : after]) != crc:
+                break
+            if key_size < 0:
+                key, at = None, pos + 22
+            else:
+                key, at = data[pos + 22 : pos + 22 + key_size], pos + 22 + key_size
+            if at + 4 > after:
+                break
+            (value_size,) = unpack_int(data, at)
+            if at + 4 + value_size > after:
+                break
+            if offset >= fetch_offset:
+                value = data[at + 4 : at + 4 + value_size] if value_size >= 0 else None
+                append(new_item(cls, (key, value, topic, partition, offset)))
+            if offset >= next_offset:
+                next_offset = offset + 1
+            pos = after
+        # Anything else (a wrapper, a short or bad entry, the end): one entry through the checked walk.
+        try:
+            entry = next(walk(data, FORMAT08, pos), None)
+            if entry is None:
+                return items, None, None, next_offset  # the end, or a partial entry
+            _, after, magic, attributes, crc, body = entry
             (offset,) = _unpack_offset(data, pos)
             if attributes & CODEC_MASK:
                 try:
@@ -83,21 +118,14 @@ def _decode(
                     if inner_offset >= fetch_offset:
                         append(new_item(cls, (message.key, message.value, topic, partition, inner_offset)))
             elif offset >= fetch_offset:
-                # body = magic, attributes, int32 key length, key, int32 value length, value
-                (key_size,) = _unpack_int(body, 2)
-                at = 6 + key_size if key_size > 0 else 6
-                (value_size,) = _unpack_int(body, at) if at + 4 <= len(body) else (len(body),)
-                if at + 4 + max(value_size, 0) > len(body):
-                    key_value(data, pos, after)  # raises the length error
-                key = body[6:at] if key_size >= 0 else None
-                value = body[at + 4 : at + 4 + value_size] if value_size >= 0 else None
+                key, value = key_value(data, pos, after)
                 append(new_item(cls, (key, value, topic, partition, offset)))
-            if offset >= next_offset:
-                next_offset = offset + 1
-    except KafkaError as err:
-        resume = getattr(err, "resume", None)
-        if resume is not None:
-            (bad_offset,) = _unpack_offset(data, err.position)
-            next_offset = max(next_offset, bad_offset + 1)
-        return items, _in_partition(err, topic, partition), resume, next_offset
-    return items, None, None, next_offset
+        except KafkaError as err:
+            resume = getattr(err, "resume", None)
+            if resume is not None:
+                (bad_offset,) = _unpack_offset(data, err.position)
+                next_offset = max(next_offset, bad_offset + 1)
+            return items, _in_partition(err, topic, partition), resume, next_offset
+        if offset >= next_offset:
+            next_offset = offset + 1
+        pos = after

@@ -1,8 +1,9 @@
-"""The consumer perf test (0.7's ``kafka.perf.ConsumerPerformance``): consume N messages with a group, report the rate.
+"""The consumer perf test (``kafka.perf.ConsumerPerformance``): consume N messages with a group, report the rate.
 
 As in the Scala tool: a fresh group ``perf-consumer-<random>`` unless one is given, ``--threads`` streams of
-one ZooKeeper consumer, ``autooffset.reset`` smallest (``largest`` with ``--from-latest``) and
-``consumer.timeout.ms=5000`` to end a run that finds fewer messages than asked for. The streams are read
+one ZooKeeper consumer (the 0.7 or the 0.8 high-level consumer, as the cluster is), reset to smallest
+(largest with ``--from-latest``) and ``consumer.timeout.ms=5000`` to end a run that finds fewer messages
+than asked for. The streams are read
 by greenlets on the consumer's hub. The clock starts when the streams are ready (after the first
 rebalance) and stops at the last message: at the moment the count is reached, or when the consumer times
 out minus the timeout itself.
@@ -19,9 +20,13 @@ from itertools import islice
 import gevent
 import gevent.event
 
-from zkafka.consumer.connector import ZookeeperConsumerConnector
+from zkafka.config08 import LINE_08
+from zkafka.consumer.connector import BaseConsumerConnector, ZookeeperConsumerConnector
+from zkafka.consumer.connector08 import ZookeeperConsumerConnector08
+from zkafka.consumer.console import delete_group, zk_session
 from zkafka.consumer.stream import ConsumerTimeoutError, KafkaStream
 from zkafka.tools.perf_result import MB, Throughput, format_time
+from zkafka.zk.line import cluster_line
 
 CSV_HEADER = "start.time, end.time, fetch.size, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec"
 DETAIL_HEADER = "time, thread.id, fetch.size, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec"
@@ -43,6 +48,7 @@ class ConsumerPerfOptions:
     consumer_timeout_ms: int = 5000
     reporting_interval_ms: int = 5000
     consumer_props: dict[str, str] = field(default_factory=dict)
+    line: str | None = None  # "0.7" or "0.8"; None: the cluster's
 
     def consumer_config(self, group: str) -> dict[str, str]:
         props = {
@@ -55,6 +61,28 @@ class ConsumerPerfOptions:
         }
         props.update(self.consumer_props)
         return props
+
+    def consumer_config08(self, group: str) -> dict[str, str]:
+        props = {
+            "zookeeper.connect": self.zookeeper,
+            "group.id": group,
+            "fetch.message.max.bytes": str(self.fetch_size),
+            "socket.receive.buffer.bytes": str(self.socket_buffer_size),
+            "auto.offset.reset": "largest" if self.from_latest else "smallest",
+            "consumer.timeout.ms": str(self.consumer_timeout_ms),
+        }
+        props.update(self.consumer_props)
+        return props
+
+    def connector(self, group: str) -> BaseConsumerConnector:
+        """The line's high-level consumer for ``group``."""
+        line = self.line
+        if line is None:
+            with zk_session(self.zookeeper) as zk:
+                line = cluster_line(zk, group)
+        if line == LINE_08:
+            return ZookeeperConsumerConnector08(self.consumer_config08(group))
+        return ZookeeperConsumerConnector(self.consumer_config(group))
 
 
 @dataclass
@@ -108,9 +136,16 @@ class _Reader:
                 step = COUNT_STEP if run.left is None else max(1, min(COUNT_STEP, run.left // run.readers))
                 got = size = 0
                 try:
-                    for item in islice(stream, step):
-                        size += len(item.payload)  # a MessageAndMetadata is its Message
-                        got += 1
+                    if run.line08:
+                        for item in islice(stream, step):
+                            value = item[1]  # a MessageAndMetadata08 is (key, message, ...)
+                            if value is not None:
+                                size += len(value)
+                            got += 1
+                    else:
+                        for item in islice(stream, step):
+                            size += len(item.payload)  # a MessageAndMetadata is its Message
+                            got += 1
                 except ConsumerTimeoutError:
                     # nothing came for consumer.timeout.ms: the last message was that long ago
                     self._count(got, size, time.perf_counter() - run.timeout_s)
@@ -134,7 +169,8 @@ class _Reader:
 
 
 class _Run:
-    def __init__(self, messages: int | None, readers: int, timeout_s: float) -> None:
+    def __init__(self, messages: int | None, readers: int, timeout_s: float, line08: bool = False) -> None:
+        self.line08 = line08
         self.left = messages
         self.timeout_s = timeout_s
         self.readers = readers
@@ -151,28 +187,27 @@ def run(
     """Run the test; ``progress`` gets the messages consumed so far (every 0.1 s), ``detail`` the
     per-thread lines of ``--show-detailed-stats`` (every reporting interval)."""
     group = options.group or f"perf-consumer-{random.randint(0, 100000)}"
-    connector = ZookeeperConsumerConnector(options.consumer_config(group))
+    connector = options.connector(group)
     readers: list[_Reader] = []
     try:
         began = time.perf_counter()
         streams = connector.create_message_streams({options.topic: options.threads})[options.topic]
         rebalance_s = time.perf_counter() - began
-        state = _Run(options.messages, len(streams), options.consumer_timeout_ms / 1000.0)
+        line08 = isinstance(connector, ZookeeperConsumerConnector08)
+        state = _Run(options.messages, len(streams), options.consumer_timeout_ms / 1000.0, line08)
         readers = [_Reader(i, s, state) for i, s in enumerate(streams)]
         start_wall, start = time.time(), time.perf_counter()
         greenlets = [gevent.spawn(r) for r in readers]
         ticker = gevent.spawn(_tick, readers, options, progress, detail, start)
         state.done.wait()
-        end = time.perf_counter()
-        if state.left is None or state.left > 0:  # ran out of messages: stop at the last one
-            end = state.last_message if state.last_message else start
+        # The clock stops at the last message counted: when a reader reaches the count, or, for a reader
+        # whose stream ran dry before its share, the consumer timeout earlier than it noticed.
+        end = state.last_message if state.last_message else start
         gevent.killall(greenlets)
         ticker.kill()
     finally:
         connector.shutdown()
         if options.group is None:
-            from zkafka.consumer.console import delete_group
-
             try:
                 delete_group(options.zookeeper, group)
             except Exception:
