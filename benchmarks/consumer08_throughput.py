@@ -24,6 +24,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from benchmarks.broker_process import start_broker08  # noqa: E402
 from zkafka.admin.topics import create_topic  # noqa: E402
 from zkafka.client08.channel import broker_channel  # noqa: E402
 from zkafka.consumer.simple08 import SimpleConsumer08  # noqa: E402
@@ -36,30 +37,6 @@ from zkafka.zk.client import make_zk_client, start_zk_client  # noqa: E402
 
 BATCH = 5000
 FETCH_SIZE = 1024 * 1024
-
-
-def start_broker08(work: str, zk_connect: str) -> tuple[subprocess.Popen, int]:
-    port = free_port()
-    props = {
-        "broker.id": "0",
-        "host.name": "127.0.0.1",
-        "advertised.host.name": "127.0.0.1",
-        "port": str(port),
-        "log.dirs": os.path.join(work, "logs08"),
-        "zookeeper.connect": zk_connect,
-        "socket.send.buffer.bytes": str(1024 * 1024),
-    }
-    path = os.path.join(work, "server08.properties")
-    with open(path, "w") as handle:
-        handle.write("".join(f"{k}={v}\n" for k, v in props.items()))
-    with open(os.path.join(work, "broker08.log"), "ab") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "zkafka.cli", "broker", "start", path],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    return proc, port
 
 
 def fill(port: int, topic: str, partitions: int, messages: int, size: int) -> None:
@@ -113,7 +90,7 @@ def main() -> None:
     broker = None
     try:
         zk_connect = f"127.0.0.1:{zookeeper.port}"
-        broker, port = start_broker08(work, zk_connect)
+        broker, port = start_broker08(work, zk_connect, opts.partitions)
         client = start_zk_client(make_zk_client(zk_connect))
         wait_until(lambda: client.exists("/brokers/ids/0"), 30, 0.1, "broker registered")
         create_topic(client, "perf08", opts.partitions, 1)

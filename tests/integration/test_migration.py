@@ -5,7 +5,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import uuid
 from collections import Counter
 
 import pytest
@@ -23,16 +22,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 TOPIC = "migrated"
 TARGET_PARTITIONS = 2
-
-
-@pytest.fixture
-def target_zk(zookeeper_server, zk_admin):
-    chroot = f"/kafka08{uuid.uuid4().hex}"
-    zk_admin.create(chroot)
-    try:
-        yield zookeeper_server.connect_string + chroot
-    finally:
-        zk_admin.delete(chroot, recursive=True)
 
 
 def produce07(port: int, first: int, sets: int) -> list[bytes]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import uuid
 from collections import Counter
 
 import pytest
@@ -18,16 +17,6 @@ from zkafka.records.message import build_message_set
 from zkafka.utils import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-
-@pytest.fixture
-def target_zk(zookeeper_server, zk_admin):
-    chroot = f"/target{uuid.uuid4().hex}"
-    zk_admin.create(chroot)
-    try:
-        yield zookeeper_server.connect_string + chroot
-    finally:
-        zk_admin.delete(chroot, recursive=True)
 
 
 def produce_gzip_sets(port, first, sets, per_set=10, topic="mirrored"):

@@ -63,15 +63,26 @@ def zk_admin(zookeeper_server: ZooKeeperServer) -> Iterator[KazooClient]:
     yield from started_client(zookeeper_server.connect_string)
 
 
+def fresh_chroot(server: ZooKeeperServer, admin: KazooClient, prefix: str) -> Iterator[str]:
+    """A connect string with a new chroot ``/<prefix><uuid>``, removed when the generator is closed."""
+    chroot = f"/{prefix}{uuid.uuid4().hex}"
+    admin.create(chroot)
+    try:
+        yield server.connect_string + chroot
+    finally:
+        delete_tree(admin, chroot)
+
+
 @pytest.fixture
 def zk_connect(zookeeper_server: ZooKeeperServer, zk_admin: KazooClient) -> Iterator[str]:
     """A connect string with a fresh chroot, e.g. 127.0.0.1:2181/t0123abcd..., removed after the test."""
-    chroot = f"/t{uuid.uuid4().hex}"
-    zk_admin.create(chroot)
-    try:
-        yield zookeeper_server.connect_string + chroot
-    finally:
-        delete_tree(zk_admin, chroot)
+    yield from fresh_chroot(zookeeper_server, zk_admin, "t")
+
+
+@pytest.fixture
+def target_zk(zookeeper_server: ZooKeeperServer, zk_admin: KazooClient) -> Iterator[str]:
+    """A second fresh chroot on the same server, for a second cluster (a mirror's or a migration's target)."""
+    yield from fresh_chroot(zookeeper_server, zk_admin, "target")
 
 
 @pytest.fixture

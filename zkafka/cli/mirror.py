@@ -9,71 +9,135 @@ import click
 from zkafka.cli import Context, configure_logging, friendly_errors, main
 
 
-@main.command("mirror-maker")
-@click.option(
-    "--consumer-config",
-    "--consumer.config",
-    "consumer_configs",
-    multiple=True,
-    required=True,
-    type=click.Path(exists=True, dir_okay=False),
-    help="consumer.properties of a source cluster (repeatable).",
-)
-@click.option(
-    "--producer-config",
-    "--producer.config",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False),
-    help="producer.properties of the target cluster.",
-)
-@click.option("--whitelist", default=None, help="Regex of topics to mirror.")
-@click.option("--blacklist", default=None, help="Regex of topics not to mirror.")
-@click.option(
-    "--num-streams",
-    "--num.streams",
-    default=1,
-    show_default=True,
-    type=click.IntRange(1),
-    help="Streams per source cluster.",
-)
-@click.option("--num-producers", "--num.producers", default=1, show_default=True, type=click.IntRange(1))
-@click.option(
-    "--batch-size",
-    default=200,
-    show_default=True,
-    type=click.IntRange(1),
-    help="Messages a stream hands to a producer at once; offsets are committed after each hand-over.",
-)
-@click.option("--report-interval", default=5.0, show_default=True, help="Seconds between rate reports.")
-@friendly_errors
-def mirror_maker(
-    consumer_configs,
-    producer_config,
-    whitelist,
-    blacklist,
-    num_streams,
-    num_producers,
-    batch_size,
-    report_interval,
-) -> None:
-    """Mirror the topics a filter allows from the source cluster(s) into the target, until Ctrl-C/SIGTERM."""
-    from zkafka.config import ConsumerConfig, ProducerConfig
-    from zkafka.tools.mirror_maker import MirrorMaker
+def config_options(consumer_help: str, producer_help: str, multiple_sources: bool):
+    """``--consumer-config`` (source cluster(s)) and ``--producer-config`` (target), with 0.8's dotted names."""
+
+    def decorate(func):
+        func = click.option(
+            "--producer-config",
+            "--producer.config",
+            "producer_config",
+            required=True,
+            type=click.Path(exists=True, dir_okay=False),
+            help=producer_help,
+        )(func)
+        return click.option(
+            "--consumer-config",
+            "--consumer.config",
+            "consumer_configs",
+            multiple=multiple_sources,
+            required=True,
+            type=click.Path(exists=True, dir_okay=False),
+            help=consumer_help,
+        )(func)
+
+    return decorate
+
+
+def stream_options(func):
+    """The topic filter, the streams and producers, the hand-over batch and the reports of a mirror."""
+    for option in reversed(
+        [
+            click.option("--whitelist", default=None, help="Regex of topics to copy."),
+            click.option("--blacklist", default=None, help="Regex of topics not to copy."),
+            click.option(
+                "--num-streams",
+                "--num.streams",
+                default=1,
+                show_default=True,
+                type=click.IntRange(1),
+                help="Streams per source cluster.",
+            ),
+            click.option(
+                "--num-producers", "--num.producers", default=1, show_default=True, type=click.IntRange(1)
+            ),
+            click.option(
+                "--batch-size",
+                "--queue.size",
+                "batch_size",
+                default=200,
+                show_default=True,
+                type=click.IntRange(1),
+                help="Messages a stream hands to a producer at once; offsets are committed after each hand-over.",
+            ),
+            click.option(
+                "--report-interval", default=5.0, show_default=True, help="Seconds between rate reports."
+            ),
+        ]
+    ):
+        func = option(func)
+    return func
+
+
+def topic_filter_of(whitelist: str | None, blacklist: str | None):
     from zkafka.topic_count import Blacklist, Whitelist
 
     if (whitelist is None) == (blacklist is None):
         raise click.UsageError("exactly one of --whitelist and --blacklist is needed")
-    configure_logging(Context.verbose)
-    topic_filter = Whitelist(whitelist) if whitelist is not None else Blacklist(blacklist)
-    mirror = MirrorMaker(
-        [ConsumerConfig.from_file(path) for path in consumer_configs],
-        ProducerConfig.from_file(producer_config),
-        topic_filter,
-        num_streams=num_streams,
-        num_producers=num_producers,
-        batch_size=batch_size,
+    return Whitelist(whitelist) if whitelist is not None else Blacklist(blacklist)
+
+
+@main.command("mirror-maker")
+@config_options(
+    "consumer.properties of a source cluster (repeatable).",
+    "producer.properties of the target cluster.",
+    True,
+)
+@stream_options
+@friendly_errors
+def mirror_maker(consumer_configs, producer_config, **options) -> None:
+    """Mirror the topics a filter allows from the source cluster(s) into the target, until Ctrl-C/SIGTERM."""
+    from zkafka.config import ConsumerConfig, ProducerConfig
+    from zkafka.tools.mirror_maker import MirrorMaker
+
+    consumers = [ConsumerConfig.from_file(path) for path in consumer_configs]
+    run_mirror(MirrorMaker, consumers, ProducerConfig.from_file(producer_config), "mirrored", **options)
+
+
+@main.command("migrate")
+@config_options(
+    "0.7 consumer.properties of the source cluster (zk.connect, groupid).",
+    "0.8 producer.properties of the target cluster (metadata.broker.list).",
+    False,
+)
+@stream_options
+@click.option(
+    "--kafka.07.jar", "kafka_07_jar", hidden=True, help="Accepted from 0.8.2 command lines, not used."
+)
+@click.option("--zkclient.01.jar", "zkclient_01_jar", hidden=True, help="Accepted, not used.")
+@friendly_errors
+def migrate(consumer_configs, producer_config, kafka_07_jar, zkclient_01_jar, **options) -> None:
+    """Copy topics from a 0.7 cluster into a 0.8 cluster until Ctrl-C/SIGTERM (0.8.2's KafkaMigrationTool).
+
+    Payloads are re-sent with no key under the same topic name; the 0.7 group's offsets are committed only
+    after the 0.8 brokers acknowledged the messages, so a restarted migration loses nothing.
+    """
+    from zkafka.config import ConsumerConfig
+    from zkafka.config08 import ProducerConfig08
+    from zkafka.tools.migration import KafkaMigrationTool
+
+    consumers = [ConsumerConfig.from_file(consumer_configs)]
+    run_mirror(
+        KafkaMigrationTool, consumers, ProducerConfig08.from_file(producer_config), "migrated", **options
     )
-    run_until_stopped(mirror, report_interval, "mirrored")
+
+
+def run_mirror(
+    tool_class,
+    consumer_configs,
+    producer_config,
+    verb: str,
+    *,
+    whitelist: str | None,
+    blacklist: str | None,
+    report_interval: float,
+    **sizes: int,
+) -> None:
+    """Start a MirrorMaker (or a subclass) with the command's options and run it until stopped."""
+    topic_filter = topic_filter_of(whitelist, blacklist)
+    configure_logging(Context.verbose)
+    mirror = tool_class(consumer_configs, producer_config, topic_filter, **sizes)
+    run_until_stopped(mirror, report_interval, verb)
 
 
 def run_until_stopped(mirror, report_interval: float, verb: str) -> None:
@@ -95,76 +159,3 @@ def run_until_stopped(mirror, report_interval: float, verb: str) -> None:
     finally:
         mirror.close()
         report(mirror.stats)
-
-
-@main.command("migrate")
-@click.option(
-    "--consumer-config",
-    "--consumer.config",
-    "consumer_config",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False),
-    help="0.7 consumer.properties of the source cluster (zk.connect, groupid).",
-)
-@click.option(
-    "--producer-config",
-    "--producer.config",
-    "producer_config",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False),
-    help="0.8 producer.properties of the target cluster (metadata.broker.list).",
-)
-@click.option("--whitelist", default=None, help="Regex of topics to migrate.")
-@click.option("--blacklist", default=None, help="Regex of topics not to migrate.")
-@click.option("--num-streams", "--num.streams", default=1, show_default=True, type=click.IntRange(1))
-@click.option("--num-producers", "--num.producers", default=1, show_default=True, type=click.IntRange(1))
-@click.option(
-    "--batch-size",
-    "--queue.size",
-    "batch_size",
-    default=200,
-    show_default=True,
-    type=click.IntRange(1),
-    help="Messages a stream hands over at once; the 0.7 offsets are committed once they are acknowledged.",
-)
-@click.option("--report-interval", default=5.0, show_default=True, help="Seconds between rate reports.")
-@click.option(
-    "--kafka.07.jar", "kafka_07_jar", hidden=True, help="Accepted from 0.8.2 command lines, not used."
-)
-@click.option("--zkclient.01.jar", "zkclient_01_jar", hidden=True, help="Accepted, not used.")
-@friendly_errors
-def migrate(
-    consumer_config,
-    producer_config,
-    whitelist,
-    blacklist,
-    num_streams,
-    num_producers,
-    batch_size,
-    report_interval,
-    kafka_07_jar,
-    zkclient_01_jar,
-) -> None:
-    """Copy topics from a 0.7 cluster into a 0.8 cluster until Ctrl-C/SIGTERM (0.8.2's KafkaMigrationTool).
-
-    Payloads are re-sent with no key under the same topic name; the 0.7 group's offsets are committed only
-    after the 0.8 brokers acknowledged the messages, so a restarted migration loses nothing.
-    """
-    from zkafka.config import ConsumerConfig
-    from zkafka.config08 import ProducerConfig08
-    from zkafka.tools.migration import KafkaMigrationTool
-    from zkafka.topic_count import Blacklist, Whitelist
-
-    if (whitelist is None) == (blacklist is None):
-        raise click.UsageError("exactly one of --whitelist and --blacklist is needed")
-    configure_logging(Context.verbose)
-    topic_filter = Whitelist(whitelist) if whitelist is not None else Blacklist(blacklist)
-    tool = KafkaMigrationTool(
-        [ConsumerConfig.from_file(consumer_config)],
-        ProducerConfig08.from_file(producer_config),
-        topic_filter,
-        num_streams=num_streams,
-        num_producers=num_producers,
-        batch_size=batch_size,
-    )
-    run_until_stopped(tool, report_interval, "migrated")
