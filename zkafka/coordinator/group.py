@@ -24,8 +24,23 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import Any
 
+from zkafka.coordinator.effects import (
+    AnswerJoin,
+    AnswerSync,
+    ArmHeartbeat,
+    AwaitJoins,
+    CheckJoins,
+    DisarmHeartbeat,
+    Effects,
+    JoinOutcome,
+    JoinResult,
+    RemoveGroup,
+    StoreGroup,
+    SyncOutcome,
+    join_error,
+)
 from zkafka.coordinator.offsets_schema import GroupMemberRecord, GroupValueV0
 from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.v09_group import DescribedGroup, DescribedMember
@@ -40,93 +55,6 @@ class GroupState(StrEnum):
     PREPARING_REBALANCE = "PreparingRebalance"
     AWAITING_SYNC = "AwaitingSync"
     DEAD = "Dead"
-
-
-# -- effects: what the broker executes ---------------------------------------------------------------------
-
-
-class JoinResult(NamedTuple):
-    """A JoinGroup answer; ``members`` ((member id, metadata) pairs) is filled only for the leader."""
-
-    error: int
-    generation_id: int = 0
-    protocol: str = ""
-    leader_id: str = ""
-    member_id: str = ""
-    members: tuple = ()
-
-
-class AnswerJoin(NamedTuple):
-    """Answer the member's parked JoinGroup."""
-
-    member_id: str
-    result: JoinResult
-
-
-class AnswerSync(NamedTuple):
-    """Answer the member's parked SyncGroup."""
-
-    member_id: str
-    error: int
-    assignment: bytes
-
-
-class ArmHeartbeat(NamedTuple):
-    """(Re)start the member's session timer: at ``deadline_ms`` call ``expire(member_id, deadline_ms)``."""
-
-    member_id: str
-    deadline_ms: int
-
-
-class DisarmHeartbeat(NamedTuple):
-    """Stop the member's session timer (it left the group)."""
-
-    member_id: str
-
-
-class AwaitJoins(NamedTuple):
-    """Park the group's delayed join: ``join_ready()`` completes it, else the timeout (``complete_join``)."""
-
-    timeout_ms: int
-
-
-class CheckJoins(NamedTuple):
-    """Retry the group's parked delayed join now (a member joined, left or expired)."""
-
-
-class StoreGroup(NamedTuple):
-    """Append the group record (``GroupValueV0``) of ``generation``, then call ``stored``."""
-
-    generation: int
-    value: Any
-
-
-class RemoveGroup(NamedTuple):
-    """The group is Dead and empty: forget it and write its tombstone."""
-
-
-Effects = list
-
-
-class JoinOutcome(NamedTuple):
-    """``result`` None: the JoinGroup is parked under ``member_id`` until an ``AnswerJoin``."""
-
-    member_id: str
-    result: JoinResult | None
-    effects: Effects
-
-
-class SyncOutcome(NamedTuple):
-    """``parked``: the SyncGroup waits for an ``AnswerSync``; else ``error``/``assignment`` answer it now."""
-
-    error: int
-    assignment: bytes
-    parked: bool
-    effects: Effects
-
-
-def join_error(member_id: str, error: int) -> JoinResult:
-    return JoinResult(error, 0, "", "", member_id, ())
 
 
 def random_member_suffix() -> str:

@@ -7,19 +7,18 @@ import itertools
 
 import pytest
 
-from zkafka.coordinator.group import (
+from zkafka.coordinator.effects import (
     AnswerJoin,
     AnswerSync,
     ArmHeartbeat,
     AwaitJoins,
     CheckJoins,
     DisarmHeartbeat,
-    GroupMetadata,
-    GroupState,
     JoinResult,
     RemoveGroup,
     StoreGroup,
 )
+from zkafka.coordinator.group import GroupMetadata, GroupState
 from zkafka.protocol.errors import ErrorCode as E
 
 RANGE = [("range", b"R")]
