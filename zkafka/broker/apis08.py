@@ -6,7 +6,9 @@ An API or version a 0.8.2 broker does not serve raises InvalidRequestError, and 
 that failed: the server then closes that one connection, as 0.8.2 does.
 
 Served: Produce v0, Fetch v0, ListOffsets v0, Metadata v0, OffsetCommit v0 and OffsetFetch v0 (offsets kept
-in ZooKeeper at ``/consumers/<group>/offsets/<topic>/<partition>``).
+in ZooKeeper at ``/consumers/<group>/offsets/<topic>/<partition>``); with a group coordinator (``group_apis``)
+also 0.9's Produce v1 and Fetch v1 (a ``throttle_time_ms`` of 0) and the coordinator's APIs
+(``zkafka.coordinator.group_apis``).
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ class KafkaApis:
         offset_store: ZkOffsetStore | None = None,
         offset_metadata_max_bytes: int = 4096,
         halt: Callable[[OSError], None] | None = None,
+        group_apis: Any = None,
     ) -> None:
         self.replica_manager = replica_manager
         self.metadata = metadata
@@ -79,6 +82,10 @@ class KafkaApis:
             (OFFSET_COMMIT, 0): self.handle_offset_commit,
             (OFFSET_FETCH, 0): self.handle_offset_fetch,
         }
+        if group_apis is not None:
+            self._handlers.update(group_apis.handlers())
+            self._handlers[(PRODUCE, 1)] = self.handle_produce
+            self._handlers[(FETCH, 1)] = self.handle_fetch
 
     def handle(self, request: v08.Request) -> Any:
         handler = self._handlers.get((request.api_key, request.api_version))
@@ -108,7 +115,7 @@ class KafkaApis:
         if body.acks > 1:
             # 0.8.2 waits for that many replicas; a partition has one, so the wait ends at the timeout (7).
             return self._timed_out_produce(request, topics, body.timeout_ms)
-        return v08.encode_response(request.correlation_id, v08.ProduceResponseV0(topics))
+        return v08.encode_response(request.correlation_id, _produce_response(request.api_version, topics))
 
     def _append(self, topic: str, partition: int, message_set: memoryview) -> Any:
         try:
@@ -132,7 +139,7 @@ class KafkaApis:
             )
             for t in topics
         ]
-        parts = v08.encode_response(request.correlation_id, v08.ProduceResponseV0(timed_out))
+        parts = v08.encode_response(request.correlation_id, _produce_response(request.api_version, timed_out))
         pending = AsyncResult()
         gevent.spawn_later(max(timeout_ms, 0) / 1000.0, pending.set, parts)
         return pending
@@ -149,7 +156,7 @@ class KafkaApis:
         reads = self.replica_manager.read_all(fetches, body.replica_id)
 
         def respond(reads: list[PartitionRead]) -> list:
-            return self._fetch_response(request.correlation_id, body.topics, reads)
+            return self._fetch_response(request.correlation_id, body.topics, reads, request.api_version)
 
         if (
             body.max_wait_ms <= 0
@@ -165,7 +172,9 @@ class KafkaApis:
         return delayed.result
 
     @staticmethod
-    def _fetch_response(correlation_id: int, request_topics: list, reads: list[PartitionRead]) -> list:
+    def _fetch_response(
+        correlation_id: int, request_topics: list, reads: list[PartitionRead], api_version: int = 0
+    ) -> list:
         """The response parts; each region becomes a file region on its own descriptor (sent with sendfile)."""
         it = iter(reads)
         topics = []
@@ -181,7 +190,8 @@ class KafkaApis:
                     v08.FetchResponsePartition(p.partition, read.error, read.high_watermark, message_set)
                 )
             topics.append(v08.FetchResponseTopic(data.topic, partitions))
-        return v08.encode_response(correlation_id, v08.FetchResponseV0(topics))
+        body = v08.FetchResponseV1(0, topics) if api_version >= 1 else v08.FetchResponseV0(topics)
+        return v08.encode_response(correlation_id, body)
 
     # -- ListOffsets --------------------------------------------------------------------------------------
 
@@ -291,3 +301,8 @@ class KafkaApis:
         if self.offset_store is None:
             raise KafkaError("this broker keeps no consumer offsets (no ZooKeeper)")
         return self.offset_store
+
+
+def _produce_response(api_version: int, topics: list) -> Any:
+    """Produce v1 (0.9) adds ``throttle_time_ms`` (always 0 here: zkafka has no quotas)."""
+    return v08.ProduceResponseV1(topics, 0) if api_version >= 1 else v08.ProduceResponseV0(topics)

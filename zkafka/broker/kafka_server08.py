@@ -14,15 +14,17 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import gevent
 import gevent.event
 
-from zkafka.admin.topics import auto_create_topic
+from zkafka.admin.topics import TopicExistsError, auto_create_topic, create_topic, live_broker_ids
 from zkafka.broker.apis08 import KafkaApis
 from zkafka.broker.controller import KafkaController
 from zkafka.broker.log08 import LogConfig
+from zkafka.broker.log_cleaner import LogCleaner
 from zkafka.broker.log_manager08 import LogManager08
 from zkafka.broker.metadata_cache import ClusterSnapshot, MetadataCache
 from zkafka.broker.metadata_view import MetadataView
@@ -32,6 +34,10 @@ from zkafka.broker.registry08 import KafkaHealthcheck
 from zkafka.broker.replica_manager import ReplicaManager
 from zkafka.broker.server_base import BrokerServer
 from zkafka.config08 import BrokerConfig08
+from zkafka.coordinator.coordinator import CoordinatorConfig, GroupCoordinator
+from zkafka.coordinator.group_apis import GroupApis
+from zkafka.coordinator.offsets_log import OffsetsLog
+from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC
 from zkafka.network.server import SocketServer
 from zkafka.protocol import v08
 from zkafka.zk.client import gevent_handler, make_zk_client, start_zk_client
@@ -61,6 +67,11 @@ def log_config(config: BrokerConfig08) -> LogConfig:
     )
 
 
+def offsets_log_config(config: BrokerConfig08) -> LogConfig:
+    """``__consumer_offsets``' log settings: compacted, ``offsets.topic.segment.bytes`` segments."""
+    return replace(log_config(config), compact=True, segment_bytes=config["offsets.topic.segment.bytes"])
+
+
 class KafkaServer08(BrokerServer):
     """One 0.8 broker. Runs on the gevent hub of the thread that calls ``startup``."""
 
@@ -75,13 +86,17 @@ class KafkaServer08(BrokerServer):
         self.replica_manager: ReplicaManager | None = None
         self.fetch_purgatory: Purgatory | None = None
         self.apis: KafkaApis | None = None
+        self.coordinator: GroupCoordinator | None = None
         self._snapshot = ClusterSnapshot()
         self._ready = gevent.event.Event()
 
     def startup(self) -> None:
         config = self.config
         self.log_manager = LogManager08(
-            config["log.dirs"], log_config(config), scheduler=self._schedule_log_task
+            config["log.dirs"],
+            log_config(config),
+            topic_configs={OFFSETS_TOPIC: offsets_log_config(config)},
+            scheduler=self._schedule_log_task,
         )
         self.fetch_purgatory = Purgatory("fetch")
         self.replica_manager = ReplicaManager(
@@ -89,6 +104,12 @@ class KafkaServer08(BrokerServer):
             self.log_manager,
             on_append=self._appended,
             on_log_failure=self.halt,
+        )
+        offsets_log = OffsetsLog(self.replica_manager, config["offsets.load.buffer.size"])
+        self.coordinator = GroupCoordinator(
+            CoordinatorConfig.from_broker_config(config),
+            append=offsets_log.append,
+            read_partition=offsets_log.read,
         )
         try:
             self.socket_server = SocketServer(
@@ -132,6 +153,7 @@ class KafkaServer08(BrokerServer):
             self.fetch_purgatory,
             offset_store=ZkOffsetStore(self.zk_client),
             offset_metadata_max_bytes=config["offset.metadata.max.bytes"],
+            group_apis=GroupApis(self.coordinator, lambda: self._snapshot, self._create_offsets_topic),
         )
         self.controller = KafkaController(
             config, self.zk_client, self.metadata_cache, on_delete_topic=self._delete_topic_logs
@@ -148,6 +170,17 @@ class KafkaServer08(BrokerServer):
         self.schedule(checkpoint_s, checkpoint_s, logs.checkpoint_recovery_points)
         self.schedule(retention_s, retention_s, logs.cleanup_logs)
         self.schedule(flush_s, flush_s, logs.flush_due)
+        offsets_s = config["offsets.retention.check.interval.ms"] / MS
+        self.schedule(offsets_s, offsets_s, self.coordinator.expire_offsets)
+        if config["log.cleaner.enable"]:
+            cleaner = LogCleaner(
+                logs.all_logs,
+                dedupe_buffer_size=config["log.cleaner.dedupe.buffer.size"]
+                // max(config["log.cleaner.threads"], 1),
+                load_factor=config["log.cleaner.io.buffer.load.factor"],
+            )
+            backoff_s = config["log.cleaner.backoff.ms"] / MS
+            self.schedule(backoff_s, backoff_s, cleaner.clean_once)
 
     def _schedule_log_task(self, delay_ms: int, task: Callable[[], object]) -> None:
         """The logs' delayed work (segment deletion, the flush after a roll) on the hub; OSError halts."""
@@ -176,9 +209,32 @@ class KafkaServer08(BrokerServer):
             {(topic, p): meta.leader for topic, parts in snapshot.topics.items() for p, meta in parts.items()}
         )
         self._snapshot = snapshot
+        self.coordinator.on_leadership(
+            p for topic, p in self.replica_manager.led_partitions() if topic == OFFSETS_TOPIC
+        )
 
     def _create_topic(self, topic: str) -> None:
-        auto_create_topic(self.zk_client, self.config, topic)
+        if topic == OFFSETS_TOPIC:
+            self._create_offsets_topic()
+        else:
+            auto_create_topic(self.zk_client, self.config, topic)
+
+    def _create_offsets_topic(self) -> None:
+        """``__consumer_offsets`` as 0.9 creates it: offsets.topic.* settings, compacted, RF capped at the live
+        brokers."""
+        config = self.config
+        replication = min(config["offsets.topic.replication.factor"], len(live_broker_ids(self.zk_client)))
+        overrides = {"cleanup.policy": "compact", "segment.bytes": str(config["offsets.topic.segment.bytes"])}
+        try:
+            create_topic(
+                self.zk_client,
+                OFFSETS_TOPIC,
+                config["offsets.topic.num.partitions"],
+                max(replication, 1),
+                overrides,
+            )
+        except TopicExistsError:
+            pass
 
     def _delete_topic_logs(self, topic: str) -> None:
         """The controller deleted a topic (``delete.topic.enable``): remove its logs kept here."""
@@ -189,6 +245,8 @@ class KafkaServer08(BrokerServer):
     # -- shutdown -----------------------------------------------------------------------------------------
 
     def _drop_waiting_requests(self) -> None:
+        if self.coordinator is not None:
+            self.coordinator.shutdown()
         if self.fetch_purgatory is not None:
             self.fetch_purgatory.shutdown()  # their connections close, as 0.8.2's socket server shutdown does
 

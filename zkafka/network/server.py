@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import socket
 from collections.abc import Callable
+from contextvars import ContextVar
 from time import monotonic
 from typing import Any, Protocol
 
@@ -44,6 +45,9 @@ class RequestCodec(Protocol):
 
 
 RequestHandler = Callable[[Any], "Response | AsyncResult | None"]
+
+# The (host, port) of the client whose request the current greenlet is handling (None outside one).
+client_address: ContextVar[tuple | None] = ContextVar("client_address", default=None)
 
 
 class PendingResponse(AsyncResult):
@@ -133,6 +137,7 @@ class SocketServer:
     def _serve_connection(self, sock: socket.socket, address: tuple) -> None:
         conn = _Connection(sock, address)
         self._connections.add(conn)
+        client_address.set(address)
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer)

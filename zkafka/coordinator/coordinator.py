@@ -1,0 +1,432 @@
+"""GroupCoordinator: the 0.9 group coordinator of one broker, executing what the group state machines decide.
+
+This broker coordinates the groups whose ``__consumer_offsets`` partition it leads (``on_leadership``): it
+loads such a partition's records (meanwhile its groups answer GROUP_LOAD_IN_PROGRESS), and forgets its groups
+when it stops leading it (parked callers get NOT_COORDINATOR_FOR_GROUP). Requests first pass 0.9's checks in
+order (coordinator active, group id, coordinator for the group, loading, session timeout bounds); the rest is
+``group.GroupMetadata``'s. Its effects are executed here: parked JoinGroups and SyncGroups answered, one gevent
+timer per member for its session, each rebalance's ``DelayedJoin`` parked in a purgatory keyed by group, group
+records, commits and tombstones appended to the offsets partition through ``append`` (which returns an error
+code). Everything runs on the broker's gevent hub, so no locks.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import gevent
+
+from zkafka.broker.purgatory import DelayedOperation, Purgatory
+from zkafka.broker.segmented_log import current_millis
+from zkafka.coordinator.effects import (
+    AnswerJoin,
+    AnswerSync,
+    ArmHeartbeat,
+    AwaitJoins,
+    CheckJoins,
+    DisarmHeartbeat,
+    JoinResult,
+    RemoveGroup,
+    StoreGroup,
+    join_error,
+)
+from zkafka.coordinator.group import GroupMetadata
+from zkafka.coordinator.offsets_cache import OffsetsCache, Record
+from zkafka.coordinator.offsets_schema import OffsetAndMetadata
+from zkafka.network.server import PendingResponse
+from zkafka.protocol.errors import ErrorCode
+from zkafka.protocol.v09_group import DescribedGroup
+
+log = logging.getLogger(__name__)
+
+TopicPartition = tuple[str, int]
+# Commit append errors as 0.9 reports them to the committer.
+_COMMIT_ERRORS = {
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_LEADER_FOR_PARTITION: ErrorCode.NOT_COORDINATOR_FOR_GROUP,
+    ErrorCode.MESSAGE_TOO_LARGE: ErrorCode.INVALID_COMMIT_OFFSET_SIZE,
+    ErrorCode.RECORD_LIST_TOO_LARGE: ErrorCode.INVALID_COMMIT_OFFSET_SIZE,
+    ErrorCode.INVALID_FETCH_SIZE: ErrorCode.INVALID_COMMIT_OFFSET_SIZE,
+}
+# Group record append errors as the SyncGroups waiting for it get them.
+_STORE_ERRORS = {
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_LEADER_FOR_PARTITION: ErrorCode.NOT_COORDINATOR_FOR_GROUP,
+    ErrorCode.REQUEST_TIMED_OUT: ErrorCode.REBALANCE_IN_PROGRESS,
+}
+_EMPTY_DESCRIPTION = ("", "", "", [])
+
+
+@dataclass(frozen=True)
+class CoordinatorConfig:
+    """The coordinator's settings (``offsets.*`` and ``group.*`` broker keys)."""
+
+    num_partitions: int = 50
+    min_session_timeout_ms: int = 6000
+    max_session_timeout_ms: int = 30000
+    retention_ms: int = 24 * 60 * 60 * 1000
+    metadata_max_bytes: int = 4096
+    initial_rebalance_delay_ms: int = 0  # zkafka option (0.9 has none)
+
+    @classmethod
+    def from_broker_config(cls, config: Any) -> CoordinatorConfig:
+        return cls(
+            num_partitions=config["offsets.topic.num.partitions"],
+            min_session_timeout_ms=config["group.min.session.timeout.ms"],
+            max_session_timeout_ms=config["group.max.session.timeout.ms"],
+            retention_ms=config["offsets.retention.minutes"] * 60 * 1000,
+            metadata_max_bytes=config["offset.metadata.max.bytes"],
+            initial_rebalance_delay_ms=config["group.initial.rebalance.delay.ms"],
+        )
+
+
+class DelayedJoin(DelayedOperation):
+    """A group's rebalance waiting for every member to rejoin, or for its timeout."""
+
+    def __init__(self, coordinator: GroupCoordinator, group: GroupMetadata, timeout_ms: int) -> None:
+        super().__init__(timeout_ms)
+        self.coordinator = coordinator
+        self.group = group
+
+    def try_complete(self) -> bool:
+        return self.force_complete() if self.group.join_ready() else False
+
+    def on_complete(self) -> None:
+        self.coordinator._execute(self.group, self.group.complete_join(self.coordinator.now_ms()))
+
+
+class GroupCoordinator:
+    """Groups and offsets of the offsets partitions this broker leads."""
+
+    def __init__(
+        self,
+        config: CoordinatorConfig,
+        *,
+        append: Callable[[int, list[Record]], int],
+        read_partition: Callable[[int], Iterable[Record]],
+        time_ms: Callable[[], int] = current_millis,
+    ) -> None:
+        self.config = config
+        self._append = append
+        self._read_partition = read_partition
+        self.now_ms = time_ms
+        self.cache = OffsetsCache(config.num_partitions, config.retention_ms)
+        self.groups: dict[str, GroupMetadata] = {}
+        self.owned: set[int] = set()
+        self.loading: set[int] = set()
+        self.active = True
+        self._rebalances = Purgatory("rebalance")
+        self._joins: dict[tuple[str, str], tuple[PendingResponse, Callable[[JoinResult], Any]]] = {}
+        self._syncs: dict[tuple[str, str], tuple[PendingResponse, Callable[[int, bytes], Any]]] = {}
+        self._timers: dict[tuple[str, str], Any] = {}
+
+    def partition_for(self, group_id: str) -> int:
+        return self.cache.partition_for(group_id)
+
+    # -- the checks before the group ------------------------------------------------------------------------
+
+    def _check(self, group_id: str, loading_error: int = ErrorCode.GROUP_LOAD_IN_PROGRESS) -> int:
+        """0.9's order: inactive 15, not the coordinator 16, loading ``loading_error`` (0 lets it through)."""
+        if not self.active:
+            return ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE
+        partition = self.partition_for(group_id)
+        if partition in self.loading:
+            return loading_error
+        if partition not in self.owned:
+            return ErrorCode.NOT_COORDINATOR_FOR_GROUP
+        return ErrorCode.NONE
+
+    # -- JoinGroup, SyncGroup, Heartbeat, LeaveGroup --------------------------------------------------------
+
+    def join_group(
+        self,
+        group_id: str,
+        member_id: str,
+        client_id: str,
+        client_host: str,
+        session_timeout_ms: int,
+        protocol_type: str,
+        protocols: list[tuple[str, bytes]],
+        respond: Callable[[JoinResult], Any],
+        instance_id: str | None = None,
+    ) -> Any:
+        """``respond(result)`` now, or a PendingResponse set to it when the rebalance completes."""
+        if self.active and not group_id:
+            return respond(join_error(member_id, ErrorCode.INVALID_GROUP_ID))
+        error = self._check(group_id)
+        if error == ErrorCode.NONE and not (
+            self.config.min_session_timeout_ms <= session_timeout_ms <= self.config.max_session_timeout_ms
+        ):
+            error = ErrorCode.INVALID_SESSION_TIMEOUT
+        group = self.groups.get(group_id)
+        if error == ErrorCode.NONE and group is None:
+            if member_id:
+                error = ErrorCode.UNKNOWN_MEMBER_ID
+            else:
+                group = self.groups[group_id] = GroupMetadata(
+                    group_id, protocol_type, initial_rebalance_delay_ms=self.config.initial_rebalance_delay_ms
+                )
+        if error != ErrorCode.NONE:
+            return respond(join_error(member_id, error))
+        outcome = group.join(
+            member_id,
+            client_id,
+            client_host,
+            session_timeout_ms,
+            protocol_type,
+            protocols,
+            self.now_ms(),
+            instance_id=instance_id,
+        )
+        pending = None
+        if outcome.result is None:
+            key = (group_id, outcome.member_id)
+            pending = PendingResponse(on_cancel=lambda: self._joins.pop(key, None))
+            self._joins[key] = (pending, respond)
+        self._execute(group, outcome.effects)
+        return respond(outcome.result) if pending is None else pending
+
+    def sync_group(
+        self,
+        group_id: str,
+        generation: int,
+        member_id: str,
+        assignments: dict[str, bytes],
+        respond: Callable[[int, bytes], Any],
+    ) -> Any:
+        """``respond(error, assignment)`` now, or a PendingResponse set to it once the assignment is stored."""
+        error = self._check(group_id, loading_error=ErrorCode.NONE)
+        group = self.groups.get(group_id)
+        if error == ErrorCode.NONE and group is None:
+            error = ErrorCode.UNKNOWN_MEMBER_ID
+        if error != ErrorCode.NONE:
+            return respond(error, b"")
+        outcome = group.sync(member_id, generation, assignments, self.now_ms())
+        pending = None
+        if outcome.parked:
+            key = (group_id, member_id)
+            pending = PendingResponse(on_cancel=lambda: self._syncs.pop(key, None))
+            self._syncs[key] = (pending, respond)
+        self._execute(group, outcome.effects)
+        return respond(outcome.error, outcome.assignment) if pending is None else pending
+
+    def heartbeat(self, group_id: str, generation: int, member_id: str) -> int:
+        if self.active and self.partition_for(group_id) in self.loading:
+            return ErrorCode.NONE  # 0.9 answers blindly while the group loads
+        error = self._check(group_id)
+        group = self.groups.get(group_id)
+        if error != ErrorCode.NONE or group is None:
+            return error or ErrorCode.UNKNOWN_MEMBER_ID
+        code, effects = group.heartbeat(member_id, generation, self.now_ms())
+        self._execute(group, effects)
+        return code
+
+    def leave_group(self, group_id: str, member_id: str) -> int:
+        error = self._check(group_id)
+        group = self.groups.get(group_id)
+        if error != ErrorCode.NONE or group is None:
+            return error or ErrorCode.UNKNOWN_MEMBER_ID
+        code, effects = group.leave(member_id)
+        self._execute(group, effects)
+        return code
+
+    # -- offsets --------------------------------------------------------------------------------------------
+
+    def commit_offsets(
+        self, group_id: str, generation: int, member_id: str, offsets: dict[TopicPartition, OffsetAndMetadata]
+    ) -> dict[TopicPartition, int]:
+        """Store a commit; an error code per partition. A group this coordinator does not manage accepts
+        commits with generation < 0 only (a consumer assigning its own partitions)."""
+        error = self._check(group_id)
+        group = self.groups.get(group_id)
+        if error == ErrorCode.NONE and group is None and generation >= 0:
+            error = ErrorCode.ILLEGAL_GENERATION
+        elif error == ErrorCode.NONE and group is not None:
+            error, effects = group.commit_error(member_id, generation, self.now_ms())
+            self._execute(group, effects)
+        if error != ErrorCode.NONE:
+            return dict.fromkeys(offsets, error)
+        results = {}
+        valid = {}
+        for tp, value in offsets.items():
+            if value.metadata is not None and len(value.metadata) > self.config.metadata_max_bytes:
+                results[tp] = ErrorCode.OFFSET_METADATA_TOO_LARGE
+            else:
+                valid[tp] = value
+        if valid:
+            code = self._append(self.partition_for(group_id), self.cache.commit_records(group_id, valid))
+            code = _COMMIT_ERRORS.get(code, code)
+            if code == ErrorCode.NONE:
+                self.cache.put_offsets(group_id, valid)
+            results.update(dict.fromkeys(valid, code))
+        return {tp: results[tp] for tp in offsets}
+
+    def fetch_offsets(
+        self, group_id: str, partitions: list[TopicPartition] | None
+    ) -> tuple[int, dict[TopicPartition, OffsetAndMetadata | None]]:
+        """The group's offsets (None: nothing committed); all of them when ``partitions`` is None."""
+        error = self._check(group_id)
+        if error != ErrorCode.NONE:
+            return error, dict.fromkeys(partitions or [])
+        return ErrorCode.NONE, self.cache.fetch(group_id, partitions)
+
+    def expire_offsets(self) -> int:
+        """Drop offsets past their expire time and append their tombstones; returns how many."""
+        tombstones = self.cache.expire(self.now_ms())
+        for partition, records in tombstones.items():
+            if partition in self.owned:
+                self._append(partition, records)
+        return sum(map(len, tombstones.values()))
+
+    # -- DescribeGroups / ListGroups --------------------------------------------------------------------------
+
+    def describe_group(self, group_id: str) -> Any:
+        error = self._check(group_id)
+        if error != ErrorCode.NONE:
+            return DescribedGroup(error, group_id, *_EMPTY_DESCRIPTION)
+        group = self.groups.get(group_id)
+        if group is None:
+            return DescribedGroup(ErrorCode.NONE, group_id, "Dead", "", "", [])
+        return group.describe()
+
+    def list_groups(self) -> tuple[int, list[tuple[str, str]]]:
+        if not self.active:
+            return ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE, []
+        if self.loading:
+            return ErrorCode.GROUP_LOAD_IN_PROGRESS, []
+        return ErrorCode.NONE, [(g.group_id, g.protocol_type) for _, g in sorted(self.groups.items())]
+
+    # -- which offsets partitions are ours ------------------------------------------------------------------
+
+    def on_leadership(self, led: Iterable[int]) -> None:
+        """This broker now leads exactly the offsets partitions ``led``: load the new ones, drop the others."""
+        led = set(led)
+        for partition in sorted((self.owned | self.loading) - led):
+            self._unload(partition)
+        for partition in sorted(led - self.owned - self.loading):
+            self.loading.add(partition)
+            gevent.spawn(self._load, partition)
+
+    def _load(self, partition: int) -> None:
+        started = self.now_ms()
+        try:
+            result = self.cache.load(partition, self._read_partition(partition))
+        except Exception:
+            log.exception("loading offsets partition %d failed", partition)
+            self.loading.discard(partition)
+            return
+        if partition not in self.loading:
+            return  # lost meanwhile
+        now = self.now_ms()
+        for group_id, value in result.groups.items():
+            if not value.members:
+                continue
+            group, effects = GroupMetadata.from_record(
+                group_id, value, now, initial_rebalance_delay_ms=self.config.initial_rebalance_delay_ms
+            )
+            self.groups[group_id] = group
+            self._execute(group, effects)
+        self.loading.discard(partition)
+        self.owned.add(partition)
+        log.info(
+            "loaded offsets partition %d in %d ms: %d group(s), %d offset(s)%s",
+            partition,
+            now - started,
+            len(result.groups),
+            result.offsets,
+            f", {result.skipped} bad record(s) skipped" if result.skipped else "",
+        )
+
+    def _unload(self, partition: int) -> None:
+        self.loading.discard(partition)
+        self.owned.discard(partition)
+        for group_id in [g for g in self.groups if self.partition_for(g) == partition]:
+            group = self.groups.pop(group_id)
+            self._execute(group, group.unload())
+        self.cache.unload(partition)
+        log.info("no longer coordinating the groups of offsets partition %d", partition)
+
+    def shutdown(self) -> None:
+        """Stop answering: parked requests are cancelled with their purgatory, timers stopped."""
+        self.active = False
+        for timer in self._timers.values():
+            timer.close()
+        self._timers.clear()
+        self._rebalances.shutdown()
+        for pending, _ in [*self._joins.values(), *self._syncs.values()]:
+            pending.set(None)
+        self._joins.clear()
+        self._syncs.clear()
+
+    # -- effects ------------------------------------------------------------------------------------------
+
+    def _execute(self, group: GroupMetadata, effects: list) -> None:
+        for effect in effects:
+            try:
+                self._apply(group, effect)
+            except Exception:
+                log.exception("group %s: executing %r failed", group.group_id, effect)
+
+    def _apply(self, group: GroupMetadata, effect: Any) -> None:
+        key = (group.group_id, getattr(effect, "member_id", ""))
+        if isinstance(effect, AnswerJoin):
+            parked = self._joins.pop(key, None)
+            if parked is not None:
+                parked[0].set(parked[1](effect.result))
+        elif isinstance(effect, AnswerSync):
+            parked = self._syncs.pop(key, None)
+            if parked is not None:
+                parked[0].set(parked[1](effect.error, effect.assignment))
+        elif isinstance(effect, ArmHeartbeat):
+            self._disarm(key)
+            timer = gevent.get_hub().loop.timer(max(effect.deadline_ms - self.now_ms(), 0) / 1000.0)
+            timer.start(self._session_expired, group, effect.member_id, effect.deadline_ms)
+            self._timers[key] = timer
+        elif isinstance(effect, DisarmHeartbeat):
+            self._disarm(key)
+        elif isinstance(effect, AwaitJoins):
+            self._rebalances.try_complete_else_watch(
+                DelayedJoin(self, group, effect.timeout_ms), [group.group_id]
+            )
+        elif isinstance(effect, CheckJoins):
+            self._rebalances.check_and_complete(group.group_id)
+        elif isinstance(effect, StoreGroup):
+            self._store_group(group, effect)
+        elif isinstance(effect, RemoveGroup):
+            self._remove_group(group)
+        else:
+            raise TypeError(f"unknown effect {effect!r}")
+
+    def _disarm(self, key: tuple[str, str]) -> None:
+        timer = self._timers.pop(key, None)
+        if timer is not None:
+            timer.close()
+
+    def _session_expired(self, group: GroupMetadata, member_id: str, deadline_ms: int) -> None:
+        key = (group.group_id, member_id)
+        self._timers.pop(key, None)
+        if self.groups.get(group.group_id) is not group:
+            return
+        effects = group.expire(member_id, deadline_ms)
+        if effects:
+            log.info("group %s: member %s missed its session timeout", group.group_id, member_id)
+        self._execute(group, effects)
+
+    def _store_group(self, group: GroupMetadata, effect: StoreGroup) -> None:
+        record = self.cache.group_record(group.group_id, effect.value)
+        code = self._append(self.partition_for(group.group_id), [record])
+        if code == ErrorCode.NONE:
+            self.cache.put_group(group.group_id, effect.value)
+        self._execute(group, group.stored(effect.generation, _STORE_ERRORS.get(code, code), self.now_ms()))
+
+    def _remove_group(self, group: GroupMetadata) -> None:
+        if self.groups.get(group.group_id) is group:
+            del self.groups[group.group_id]
+        partition = self.partition_for(group.group_id)
+        if partition in self.owned and self.cache.group(group.group_id) is not None:
+            self._append(partition, [self.cache.group_tombstone(group.group_id)])
+        self.cache.remove_group(group.group_id)
+        log.info("group %s generation %d is dead and removed", group.group_id, group.generation)

@@ -1,0 +1,201 @@
+"""GroupApis: the 0.9 broker's handlers for the group coordinator's requests, one short method per API.
+
+GroupCoordinator v0 (finding the coordinator, creating ``__consumer_offsets`` on first use), JoinGroup,
+SyncGroup, Heartbeat, LeaveGroup, DescribeGroups and ListGroups v0, OffsetCommit v1/v2 and OffsetFetch v1
+(offsets in ``__consumer_offsets``). ``handlers()`` gives KafkaApis the (API key, version) → handler entries;
+a handler decodes nothing itself (the protocol did) and returns response parts, or a pending response for a
+JoinGroup or SyncGroup that waits for the group.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from zkafka.coordinator.coordinator import GroupCoordinator
+from zkafka.coordinator.group import JoinResult
+from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC, OffsetAndMetadata
+from zkafka.network.server import client_address
+from zkafka.protocol import v08, v09_group
+from zkafka.protocol.api_keys import (
+    DESCRIBE_GROUPS,
+    GROUP_COORDINATOR,
+    HEARTBEAT,
+    JOIN_GROUP,
+    LEAVE_GROUP,
+    LIST_GROUPS,
+    OFFSET_COMMIT,
+    OFFSET_FETCH,
+    SYNC_GROUP,
+)
+from zkafka.protocol.errors import ErrorCode
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMESTAMP = -1  # OffsetCommit v1: "now"
+DEFAULT_RETENTION = -1  # OffsetCommit v2: the broker's offsets.retention.minutes
+
+
+def client_host() -> str:
+    """The requesting client's address as 0.9 shows it (``InetAddress.toString``: ``/10.0.0.5``)."""
+    address = client_address.get()
+    return f"/{address[0]}" if address else ""
+
+
+class GroupApis:
+    """Requests served by the group coordinator; ``snapshot()`` is the broker's current cluster picture."""
+
+    def __init__(
+        self,
+        coordinator: GroupCoordinator,
+        snapshot: Callable[[], Any],
+        create_offsets_topic: Callable[[], None],
+    ) -> None:
+        self.coordinator = coordinator
+        self.snapshot = snapshot
+        self.create_offsets_topic = create_offsets_topic
+
+    def handlers(self) -> dict[tuple[int, int], Callable[[v08.Request], Any]]:
+        return {
+            (GROUP_COORDINATOR, 0): self.handle_group_coordinator,
+            (JOIN_GROUP, 0): self.handle_join_group,
+            (SYNC_GROUP, 0): self.handle_sync_group,
+            (HEARTBEAT, 0): self.handle_heartbeat,
+            (LEAVE_GROUP, 0): self.handle_leave_group,
+            (DESCRIBE_GROUPS, 0): self.handle_describe_groups,
+            (LIST_GROUPS, 0): self.handle_list_groups,
+            (OFFSET_COMMIT, 1): self.handle_offset_commit,
+            (OFFSET_COMMIT, 2): self.handle_offset_commit,
+            (OFFSET_FETCH, 1): self.handle_offset_fetch,
+        }
+
+    # -- GroupCoordinator ---------------------------------------------------------------------------------
+
+    def handle_group_coordinator(self, request: v08.Request) -> list:
+        partition = self.coordinator.partition_for(request.body.group_id)
+        snapshot = self.snapshot()
+        if not snapshot.topics.get(OFFSETS_TOPIC):
+            try:
+                self.create_offsets_topic()
+            except Exception as exc:
+                log.warning("could not create %s: %s", OFFSETS_TOPIC, exc)
+        leader = snapshot.leader_of(OFFSETS_TOPIC, partition)
+        if leader is None:
+            body = v08.GroupCoordinatorResponseV0(ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE, -1, "", -1)
+        else:
+            body = v08.GroupCoordinatorResponseV0(ErrorCode.NONE, leader.id, leader.host, leader.port)
+        return v08.encode_response(request.correlation_id, body)
+
+    # -- membership -----------------------------------------------------------------------------------------
+
+    def handle_join_group(self, request: v08.Request) -> Any:
+        body = request.body
+
+        def respond(result: JoinResult) -> list:
+            members = [v09_group.JoinGroupMember(m, data) for m, data in result.members]
+            response = v09_group.JoinGroupResponseV0(
+                result.error,
+                result.generation_id,
+                result.protocol,
+                result.leader_id,
+                result.member_id,
+                members,
+            )
+            return v08.encode_response(request.correlation_id, response)
+
+        return self.coordinator.join_group(
+            body.group_id,
+            body.member_id or "",
+            request.client_id or "",
+            client_host(),
+            body.session_timeout,
+            body.protocol_type or "",
+            [(p.protocol_name, p.protocol_metadata) for p in body.group_protocols],
+            respond,
+        )
+
+    def handle_sync_group(self, request: v08.Request) -> Any:
+        body = request.body
+
+        def respond(error: int, assignment: bytes) -> list:
+            response = v09_group.SyncGroupResponseV0(error, assignment)
+            return v08.encode_response(request.correlation_id, response)
+
+        assignments = {a.member_id: a.member_assignment or b"" for a in body.group_assignment}
+        return self.coordinator.sync_group(
+            body.group_id, body.generation_id, body.member_id or "", assignments, respond
+        )
+
+    def handle_heartbeat(self, request: v08.Request) -> list:
+        body = request.body
+        error = self.coordinator.heartbeat(body.group_id, body.generation_id, body.member_id or "")
+        return v08.encode_response(request.correlation_id, v09_group.HeartbeatResponseV0(error))
+
+    def handle_leave_group(self, request: v08.Request) -> list:
+        error = self.coordinator.leave_group(request.body.group_id, request.body.member_id or "")
+        return v08.encode_response(request.correlation_id, v09_group.LeaveGroupResponseV0(error))
+
+    def handle_describe_groups(self, request: v08.Request) -> list:
+        groups = [self.coordinator.describe_group(group_id) for group_id in request.body.group_ids]
+        return v08.encode_response(request.correlation_id, v09_group.DescribeGroupsResponseV0(groups))
+
+    def handle_list_groups(self, request: v08.Request) -> list:
+        error, groups = self.coordinator.list_groups()
+        listed = [v09_group.ListedGroup(group_id, protocol_type) for group_id, protocol_type in groups]
+        return v08.encode_response(request.correlation_id, v09_group.ListGroupsResponseV0(error, listed))
+
+    # -- offsets --------------------------------------------------------------------------------------------
+
+    def handle_offset_commit(self, request: v08.Request) -> list:
+        body = request.body
+        now = self.coordinator.now_ms()
+        retention = self.coordinator.config.retention_ms
+        if request.api_version >= 2 and body.retention_time_ms != DEFAULT_RETENTION:
+            retention = body.retention_time_ms
+        known = self.snapshot().topics
+        offsets: dict[tuple[str, int], OffsetAndMetadata] = {}
+        errors: dict[tuple[str, int], int] = {}
+        for data in body.topics:
+            for p in data.partitions:
+                tp = (data.topic, p.partition)
+                if not known.get(data.topic):
+                    errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                    continue
+                timestamp = getattr(p, "timestamp", DEFAULT_TIMESTAMP)
+                expire = (now if timestamp == DEFAULT_TIMESTAMP else timestamp) + retention
+                offsets[tp] = OffsetAndMetadata(p.offset, p.metadata or "", now, expire)
+        if offsets:
+            errors.update(
+                self.coordinator.commit_offsets(
+                    body.group_id, body.generation_id, body.member_id or "", offsets
+                )
+            )
+        topics = [
+            v08.OffsetCommitResponseTopic(
+                data.topic,
+                [
+                    v08.OffsetCommitResponsePartition(p.partition, errors[(data.topic, p.partition)])
+                    for p in data.partitions
+                ],
+            )
+            for data in body.topics
+        ]
+        response_class = v08.SCHEMAS[(OFFSET_COMMIT, request.api_version)][1]
+        return v08.encode_response(request.correlation_id, response_class(topics))
+
+    def handle_offset_fetch(self, request: v08.Request) -> list:
+        body = request.body
+        wanted = [(data.topic, p) for data in body.topics for p in data.partitions]
+        error, offsets = self.coordinator.fetch_offsets(body.group_id, wanted or None)
+        by_topic: dict[str, list] = {}
+        for (topic, partition), value in offsets.items():
+            if value is None:
+                answer = v08.OffsetFetchResponsePartition(partition, -1, "", error)
+            else:
+                answer = v08.OffsetFetchResponsePartition(
+                    partition, value.offset, value.metadata, ErrorCode.NONE
+                )
+            by_topic.setdefault(topic, []).append(answer)
+        topics = [v08.OffsetFetchResponseTopic(topic, partitions) for topic, partitions in by_topic.items()]
+        return v08.encode_response(request.correlation_id, v08.OffsetFetchResponseV1(topics))
