@@ -1,0 +1,59 @@
+"""Fetcher08 against real 0.8 brokers: a partition fetched from a broker that does not lead it moves to its leader."""
+
+from __future__ import annotations
+
+import pytest
+from gevent.queue import Queue
+
+from tests.support.consumers08 import produce08, start_cluster08
+from tests.support.server08 import Client08, fetch_request
+from zkafka.consumer.fetcher08 import Fetcher08
+from zkafka.consumer.partition_state import PartitionTopicInfo
+from zkafka.protocol import v08
+from zkafka.protocol.errors import ErrorCode
+from zkafka.utils import wait_until
+
+pytestmark = pytest.mark.integration
+
+
+def test_not_leader_sends_the_partition_back_to_the_leader_finder(start_broker08, zk_client):
+    brokers = start_cluster08(start_broker08, zk_client, topics={"t": 2})
+    sent = produce08(brokers, "t", 100)
+    fetcher = Fetcher08(
+        brokers=lambda: [("127.0.0.1", b.port) for b in brokers],
+        fetch_size=1 << 20,
+        min_bytes=1,
+        max_wait_ms=100,
+        socket_timeout_ms=5000,
+        socket_buffersize=1 << 16,
+        auto_offset_reset="smallest",
+        refresh_leader_backoff_ms=50,
+    )
+    queue: Queue = Queue()
+    try:
+        fetcher.start([PartitionTopicInfo("t", 1, None, queue, "c-0", 0)])
+        wait_until(lambda: ("t", 1) in fetcher.leaders(), message="partition 1 fetched")
+        leader0 = _leader(brokers, 0)
+        wrong = 1 - leader0
+        with Client08(brokers[wrong].port) as client:
+            answer = client.call(fetch_request("t", 0, 0)).topics[0].partitions[0]
+        assert answer.error == ErrorCode.NOT_LEADER_FOR_PARTITION
+
+        # partition 0 handed to a broker that does not lead it, as stale metadata would: it comes back to the
+        # leader finder and is fetched from its leader
+        info = PartitionTopicInfo("t", 0, None, queue, "c-0", 0)
+        fetcher._add(info, (wrong, "127.0.0.1", brokers[wrong].port))
+        wait_until(lambda: fetcher.leaders().get(("t", 0)) == leader0, message="moved to the leader")
+        got = []
+        while len(got) < len(sent):
+            got += queue.get(timeout=10).items
+        assert {m.message for m in got} == sent
+        assert sorted(m.offset for m in got if m.partition == 0) == list(range(info.fetch_offset))
+    finally:
+        fetcher.stop()
+
+
+def _leader(brokers, partition: int) -> int:
+    with Client08(brokers[0].port) as client:
+        answer = client.call(v08.MetadataRequestV0(["t"]))
+    return next(p.leader for p in answer.topics[0].partitions if p.partition == partition)
