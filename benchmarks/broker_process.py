@@ -12,8 +12,18 @@ from zkafka.launch.zookeeper_server import free_port
 from zkafka.utils import wait_until
 
 
-def start_broker(work: str, zk_connect: str, partitions: int, name: str = "broker", **props: str):
-    """Start broker 0 with its log in ``work/<name>``; returns (process, port) once it listens."""
+def start_broker(
+    work: str,
+    zk_connect: str,
+    partitions: int,
+    name: str = "broker",
+    launcher: tuple[str, ...] = ("-m", "zkafka.cli"),
+    **props: str,
+):
+    """Start broker 0 with its log in ``work/<name>``; returns (process, port) once it listens.
+
+    ``launcher`` is what runs the CLI (``-m benchmarks.slow_disk 200`` for a slow disk).
+    """
     port = free_port()
     settings = {
         "brokerid": "0",
@@ -28,7 +38,7 @@ def start_broker(work: str, zk_connect: str, partitions: int, name: str = "broke
         "max.socket.request.bytes": str(200 * 1024 * 1024),
         **{k.replace("_", "."): str(v) for k, v in props.items()},
     }
-    return _start(work, name, settings, port)
+    return _start(work, name, settings, port, launcher)
 
 
 def start_broker08(work: str, zk_connect: str, partitions: int, name: str = "broker08", **props: str):
@@ -48,13 +58,20 @@ def start_broker08(work: str, zk_connect: str, partitions: int, name: str = "bro
     return _start(work, name, settings, port)
 
 
-def _start(work: str, name: str, settings: dict[str, str], port: int):
+def _start(
+    work: str,
+    name: str,
+    settings: dict[str, str],
+    port: int,
+    launcher: tuple[str, ...] = ("-m", "zkafka.cli"),
+):
     path = os.path.join(work, f"{name}.properties")
     with open(path, "w") as handle:
         handle.write("".join(f"{k}={v}\n" for k, v in settings.items()))
     with open(os.path.join(work, f"{name}.log"), "ab") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "zkafka.cli", "broker", "start", path],
+            [sys.executable, *launcher, "broker", "start", path],
+            cwd=work,  # not the checkout: ``-m`` puts the working directory first on the path
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,

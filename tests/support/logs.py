@@ -1,9 +1,11 @@
-"""Building blocks for the log tests: a settable clock, hand-built entries, file times."""
+"""Building blocks for the log tests: a settable clock, hand-built entries, file times, a slow disk."""
 
 from __future__ import annotations
 
 import os
 import struct
+import threading
+import time
 import zlib
 
 
@@ -24,3 +26,31 @@ def entry(payload: bytes) -> bytes:
 
 def set_mtime(path: str | os.PathLike, ms: int) -> None:
     os.utime(path, ns=(ms * 1_000_000, ms * 1_000_000))
+
+
+class HeldDisk:
+    """A slow disk stand-in for a log's ``fsync`` seam (not a mock: each call still fsyncs the real file).
+
+    While held, every fsync waits until ``release()``; ``started`` is set when one is waiting and ``calls``
+    counts them. ``delay_s`` instead makes every fsync take that long (a uniformly slow disk).
+    """
+
+    def __init__(self, held: bool = True, delay_s: float = 0.0) -> None:
+        self._open = threading.Event()
+        if not held:
+            self._open.set()
+        self.delay_s = delay_s
+        self.started = threading.Event()
+        self.calls = 0
+
+    def __call__(self, fd: int) -> None:
+        self.calls += 1
+        self.started.set()
+        if not self._open.wait(30):
+            raise TimeoutError("the held disk was never released")
+        if self.delay_s:
+            time.sleep(self.delay_s)  # the disk is slow; nothing waits on this
+        os.fsync(fd)
+
+    def release(self) -> None:
+        self._open.set()

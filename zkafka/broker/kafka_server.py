@@ -41,7 +41,12 @@ class KafkaServer(BrokerServer):
 
     def startup(self) -> None:
         config = self.config
-        self.log_manager = LogManager(config, on_new_topic=self._on_new_topic)
+        disk_pool = self._start_disk_pool()
+        try:
+            self.log_manager = LogManager(config, on_new_topic=self._on_new_topic, offload=disk_pool.run)
+        except BaseException:
+            disk_pool.close()
+            raise
         handlers = KafkaRequestHandlers(self.log_manager, self.halt)
 
         def serve(request):
@@ -65,6 +70,7 @@ class KafkaServer(BrokerServer):
         except BaseException:
             self.socket_server.stop(timeout=0)
             self.log_manager.close(clean=False)
+            disk_pool.close()
             raise
         self._ready.set()
         flush_interval = config["log.default.flush.scheduler.interval.ms"] / 1000.0

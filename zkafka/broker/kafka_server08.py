@@ -92,12 +92,18 @@ class KafkaServer08(BrokerServer):
 
     def startup(self) -> None:
         config = self.config
-        self.log_manager = LogManager08(
-            config["log.dirs"],
-            log_config(config),
-            topic_configs={OFFSETS_TOPIC: offsets_log_config(config)},
-            scheduler=self._schedule_log_task,
-        )
+        disk_pool = self._start_disk_pool()
+        try:
+            self.log_manager = LogManager08(
+                config["log.dirs"],
+                log_config(config),
+                topic_configs={OFFSETS_TOPIC: offsets_log_config(config)},
+                scheduler=self._schedule_log_task,
+                offload=disk_pool.run,
+            )
+        except BaseException:
+            disk_pool.close()
+            raise
         self.fetch_purgatory = Purgatory("fetch")
         self.replica_manager = ReplicaManager(
             self.broker_id,
@@ -278,3 +284,5 @@ class KafkaServer08(BrokerServer):
         self._stop_zookeeper_parts()
         if self.log_manager is not None:
             self.log_manager.close(clean=False)
+        if self.disk_pool is not None:
+            self.disk_pool.close()

@@ -17,13 +17,16 @@ from zkafka.broker.segment import EntryFormat, LogSegment
 from zkafka.broker.segmented_log import (
     EARLIEST_TIME,
     LATEST_TIME,
+    FlushPlan,
     LogAppendInfo,
     LogLayoutError,
     LogRegion,
+    Offload,
     SegmentedLog,
     VisibleEnd,
     current_millis,
     flushed_end,
+    run_here,
 )
 from zkafka.errors import OffsetOutOfRangeError
 from zkafka.records.format07 import FORMAT07
@@ -67,6 +70,7 @@ class Log(SegmentedLog):
         time_ms: Callable[[], int] = current_millis,
         entry_format: EntryFormat = FORMAT07,
         visible_end: VisibleEnd = flushed_end,
+        offload: Offload = run_here,
     ) -> None:
         super().__init__(
             os.fspath(dir_path),
@@ -76,6 +80,7 @@ class Log(SegmentedLog):
             flush_interval=flush_interval,
             visible_end=visible_end,
             time_ms=time_ms,
+            offload=offload,
         )
         self.max_segment_size = max_segment_size
         self.roll_ms = roll_ms
@@ -162,6 +167,7 @@ class Log(SegmentedLog):
 
         The validation errors of the entry format propagate unchanged and leave the log untouched. A
         partial trailing entry is dropped silently. OSError propagates too: the broker halts on it.
+        When ``flush_interval`` messages are unflushed the append flushes, after releasing the lock.
         Listeners are told about an append that wrote bytes.
         """
         valid_bytes, count = self.entry_format.validate(message_set, self.max_message_size)
@@ -174,8 +180,9 @@ class Log(SegmentedLog):
                 if segment.first_append_ms is None:
                     segment.first_append_ms = self._time_ms()
             self._unflushed += count
-            if self._unflushed >= self.flush_interval:
-                self._flush()
+            flush_due = self._unflushed >= self.flush_interval
+        if flush_due:
+            self.flush()
         info = LogAppendInfo(first_offset, first_offset + valid_bytes, valid_bytes, count)
         if valid_bytes and self._listeners:
             self._notify(info)
@@ -198,15 +205,13 @@ class Log(SegmentedLog):
             os.unlink(path)
         return LogSegment(path, start, writable=True)
 
-    def _flush(self) -> bool:
-        """fsync the last segment and make its bytes visible; False when there was nothing to flush."""
+    def _plan_flush(self, offset: int | None) -> FlushPlan | None:
+        """The last segment up to its size now (a roll flushed the older ones); its bytes become visible."""
         last = self._segments[-1]
         if self._unflushed == 0 and last.flushed_size == last.size:
-            return False
-        last.flush()
+            return None
         self._unflushed = 0
-        self._last_flush_ms = self._time_ms()
-        return True
+        return FlushPlan(((last, last.size),), last.start + last.size, self._truncations)
 
     # -- reading --------------------------------------------------------------------------------------------
 

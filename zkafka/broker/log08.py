@@ -27,13 +27,16 @@ from zkafka.broker.segment import (
     segment_file_name,
 )
 from zkafka.broker.segmented_log import (
+    FlushPlan,
     LogAppendInfo,
     LogLayoutError,
     LogRegion,
+    Offload,
     SegmentedLog,
     VisibleEnd,
     current_millis,
     log_end,
+    run_here,
 )
 from zkafka.errors import MessageSetSizeTooLargeError, OffsetOutOfRangeError
 from zkafka.records import format08
@@ -112,6 +115,7 @@ class Log08(SegmentedLog):
         time_ms: Callable[[], int] = current_millis,
         visible_end: VisibleEnd = log_end,
         entry_format: EntryFormat = FORMAT08,
+        offload: Offload = run_here,
     ) -> None:
         super().__init__(
             os.fspath(dir_path),
@@ -121,6 +125,7 @@ class Log08(SegmentedLog):
             flush_interval=config.flush_interval_messages,
             visible_end=visible_end,
             time_ms=time_ms,
+            offload=offload,
         )
         self.config = config
         self._scheduler = scheduler
@@ -285,6 +290,7 @@ class Log08(SegmentedLog):
         Otherwise (a follower): validate and keep the offsets, which must increase from the log end
         offset. Validation errors leave the log untouched; a partial trailing entry is dropped. A set larger
         than a segment raises MessageSetSizeTooLargeError. OSError propagates: the broker halts on it.
+        With ``flush.messages`` unflushed messages the append flushes, after releasing the lock.
         """
         config = self.config
         with self._lock:
@@ -305,8 +311,9 @@ class Log08(SegmentedLog):
             segment = self._maybe_roll(len(data), last)
             segment.append_entries(first, last + 1, data)
             self._next_offset = last + 1
-            if self._next_offset - self.recovery_point >= config.flush_interval_messages:
-                self._flush()
+            flush_due = self._next_offset - self.recovery_point >= config.flush_interval_messages
+        if flush_due:
+            self.flush()
         info = LogAppendInfo(first, last + 1, len(data), count)
         if self._listeners:
             self._notify(info)
@@ -332,7 +339,7 @@ class Log08(SegmentedLog):
 
     def _sealed(self, segment: IndexedSegment, new_start: int) -> None:
         if self._scheduler is None:
-            self._flush_to(new_start)
+            self._flush(new_start)
         else:
             self._scheduler(0, lambda: self.flush(new_start))
 
@@ -354,35 +361,24 @@ class Log08(SegmentedLog):
 
     # -- flushing -----------------------------------------------------------------------------------------------
 
-    def flush(self, offset: int | None = None) -> bool:
-        """fsync the segments holding offsets below ``offset`` (default: the log end) not yet on disk and
-        advance the recovery point to it; False when it was there already."""
-        with self._lock:
-            target = self._next_offset if offset is None else min(offset, self._next_offset)
-            start = self.recovery_point
-            if target <= start:
-                return False
-            segments = self._segments
-        _flush_segments(segments, self.segment_for(start, segments), self.segment_for(target - 1, segments))
-        with self._lock:
-            if target > self.recovery_point:
-                self.recovery_point = target
-            self._last_flush_ms = self._time_ms()
-        return True
-
-    def _flush(self) -> bool:
-        return self._flush_to(self._next_offset)
-
-    def _flush_to(self, target: int) -> bool:
-        """``flush(target)`` with the lock held."""
+    def _plan_flush(self, offset: int | None) -> FlushPlan | None:
+        """The segments holding offsets from the recovery point to below ``offset`` (default: the log end)."""
+        target = self._next_offset if offset is None else min(offset, self._next_offset)
         start = self.recovery_point
         if target <= start:
-            return False
+            return None
         segments = self._segments
-        _flush_segments(segments, self.segment_for(start, segments), self.segment_for(target - 1, segments))
-        self.recovery_point = target
-        self._last_flush_ms = self._time_ms()
-        return True
+        first, last = self.segment_for(start, segments), self.segment_for(target - 1, segments)
+        return FlushPlan(
+            tuple((segment, segment.size) for segment in segments[max(first, 0) : last + 1]),
+            target,
+            self._truncations,
+        )
+
+    def _flushed(self, plan: FlushPlan) -> None:
+        """The recovery point advances to the flush's end (the log manager checkpoints it)."""
+        if plan.end > self.recovery_point:
+            self.recovery_point = plan.end
 
     # -- reading ------------------------------------------------------------------------------------------------
 
@@ -449,6 +445,7 @@ class Log08(SegmentedLog):
                     active.created_ms = self._time_ms()
                 self._next_offset = offset
                 self.recovery_point = min(self.recovery_point, offset)
+                self._truncations += 1
         logger.info("log %s: truncated to offset %d", self.name, offset)
         for segment in doomed:
             self._delete_segment(segment)
@@ -467,6 +464,7 @@ class Log08(SegmentedLog):
             segment.rename_deleted()
         self._segments = (self._open_new_segment(offset),)
         self._next_offset = self.recovery_point = offset
+        self._truncations += 1
         return doomed
 
     # -- retention ------------------------------------------------------------------------------------------------
@@ -485,14 +483,6 @@ class Log08(SegmentedLog):
         for name in os.listdir(self.dir_path):
             os.unlink(os.path.join(self.dir_path, name))
         os.rmdir(self.dir_path)
-
-
-def _flush_segments(segments: tuple[IndexedSegment, ...], first: int, last: int) -> None:
-    for segment in segments[max(first, 0) : last + 1]:
-        try:
-            segment.flush()
-        except ValueError:  # closed meanwhile: deleted by retention or truncation
-            pass
 
 
 def _close_all(segments: list[IndexedSegment]) -> None:

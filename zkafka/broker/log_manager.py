@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 
 from zkafka.broker.log import Log, current_millis
-from zkafka.broker.segmented_log import SegmentedLog
+from zkafka.broker.segmented_log import Offload, SegmentedLog, run_here
 from zkafka.config import BrokerConfig
 from zkafka.errors import InvalidPartitionError, InvalidTopicError
 from zkafka.topic import log_dir_name, parse_log_dir_name, validate_topic
@@ -27,7 +27,10 @@ MAX_CHECKED_TOPICS = 10000
 
 
 class LogManager:
-    """Every partition log of one broker: loaded at start, created on first produce, flushed and cleaned."""
+    """Every partition log of one broker: loaded at start, created on first produce, flushed and cleaned.
+
+    ``offload`` runs the logs' fsyncs (the broker passes its disk thread pool; by default they run in place).
+    """
 
     def __init__(
         self,
@@ -35,8 +38,10 @@ class LogManager:
         *,
         time_ms: Callable[[], int] = current_millis,
         on_new_topic: Callable[[str], None] | None = None,
+        offload: Offload = run_here,
     ) -> None:
         self.config = config
+        self._offload = offload
         self.log_dir: str = config["log.dir"]
         self._time_ms = time_ms
         self._on_new_topic = on_new_topic
@@ -72,6 +77,7 @@ class LogManager:
             max_message_size=config["max.message.size"],
             need_recovery=need_recovery,
             time_ms=self._time_ms,
+            offload=self._offload,
         )
 
     # -- lookup ---------------------------------------------------------------------------------------------

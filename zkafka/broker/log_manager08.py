@@ -26,7 +26,7 @@ from zkafka.broker.log_manager import (
     partition_dirs,
     write_clean_shutdown_marker,
 )
-from zkafka.broker.segmented_log import LogLayoutError, current_millis
+from zkafka.broker.segmented_log import LogLayoutError, Offload, current_millis, run_here
 from zkafka.topic import log_dir_name, validate_topic
 
 logger = logging.getLogger(__name__)
@@ -50,6 +50,7 @@ class LogManager08:
         topic_configs: Mapping[str, LogConfig] | None = None,
         scheduler: Scheduler | None = None,
         time_ms: Callable[[], int] = current_millis,
+        offload: Offload = run_here,
     ) -> None:
         if not log_dirs:
             raise ValueError("log.dirs names no directory")
@@ -59,6 +60,7 @@ class LogManager08:
         self.default_config = default_config
         self.topic_configs: dict[str, LogConfig] = dict(topic_configs or {})
         self._time_ms = time_ms
+        self._offload = offload
         self._scheduler = scheduler or self._schedule
         self._delayed: list[tuple[int, int, Callable[[], object]]] = []
         self._sequence = itertools.count()
@@ -97,6 +99,7 @@ class LogManager08:
                 need_recovery=not clean,
                 scheduler=self._scheduler,
                 time_ms=self._time_ms,
+                offload=self._offload,
             )
             self._dir_of[key] = log_dir
         if clean:
@@ -134,6 +137,7 @@ class LogManager08:
                 need_recovery=False,
                 scheduler=self._scheduler,
                 time_ms=self._time_ms,
+                offload=self._offload,
             )
             self._logs = {**self._logs, (topic, partition): log}
             self._dir_of[(topic, partition)] = log_dir
@@ -178,12 +182,13 @@ class LogManager08:
         return flushed
 
     def checkpoint_recovery_points(self) -> None:
-        """Write every log directory's ``recovery-point-offset-checkpoint``."""
+        """Write every log directory's ``recovery-point-offset-checkpoint`` (through ``offload``: it fsyncs)."""
         points: dict[str, dict[tuple[str, int], int]] = {log_dir: {} for log_dir in self.log_dirs}
         for key, log in list(self._logs.items()):
             points[self._dir_of[key]][key] = log.recovery_point
         for log_dir, offsets in points.items():
-            OffsetCheckpoint(os.path.join(log_dir, RECOVERY_POINT_CHECKPOINT)).write(offsets)
+            checkpoint = OffsetCheckpoint(os.path.join(log_dir, RECOVERY_POINT_CHECKPOINT))
+            self._offload(lambda checkpoint=checkpoint, offsets=offsets: checkpoint.write(offsets))
 
     def cleanup_logs(self, now_ms: int | None = None) -> int:
         """Delete segments past ``retention.ms``, then past ``retention.bytes``; returns the segments deleted.

@@ -137,6 +137,12 @@ class OffsetIndex:
         if self._mmap is not None:
             self._mmap.flush()
 
+    def fileno(self) -> int:
+        """The open descriptor of the index file (ValueError once it is closed)."""
+        if self._fd is None:
+            raise ValueError(f"index {self.path} is closed")
+        return self._fd
+
     def sanity_check(self) -> None:
         """Raise CorruptIndexError unless the file is whole entries and its last offset is above the base."""
         size = os.fstat(self._fd).st_size

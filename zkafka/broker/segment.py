@@ -78,11 +78,9 @@ class LogSegment:
             self.size += written
             view = view[written:]
 
-    def flush(self) -> None:
-        """fsync the file; ``flushed_size`` becomes the size written before the call."""
-        size = self.size
-        os.fsync(self.fileno())
-        self.flushed_size = size
+    def descriptors(self) -> tuple[int, ...]:
+        """The open descriptors whose fsync makes the segment durable (ValueError once it is closed)."""
+        return (self.fileno(),)
 
     def truncate(self, size: int) -> None:
         os.ftruncate(self.fileno(), size)
@@ -173,9 +171,9 @@ class IndexedSegment(LogSegment):
         self.bytes_since_index_entry += len(data)
         self.next_offset = next_offset
 
-    def flush(self) -> None:
-        super().flush()
-        self.index.flush()
+    def descriptors(self) -> tuple[int, ...]:
+        # On Linux an fsync of the index file also writes the pages changed through its mapping.
+        return (self.fileno(), self.index.fileno())
 
     # -- offsets to positions -------------------------------------------------------------------------------
 

@@ -4,6 +4,11 @@ A log is a directory of segment files, each named after the offset of its first 
 written to. The list of segments is a tuple replaced on every change (copy on write): readers take it without
 a lock and find a segment by bisecting it; writers (append, flush, roll, retention) hold the log's lock.
 
+A flush plans under the lock (which segments, up to which size), fsyncs without it through the log's
+``offload`` (the broker's disk thread pool), and records under the lock again what that fsync covered: appends
+go on while a slow disk syncs earlier bytes, and the flushed end never runs ahead of the disk. Only a roll and
+``close`` fsync with the lock held, on the calling thread.
+
 What differs between the lines is supplied by the subclass: what an offset is (a byte position on 0.7, a
 message number on 0.8), how an append validates and places entries, how segments are opened and deleted.
 What readers may see (the visible end) is a policy the owner of the log chooses: the flushed end on the 0.7
@@ -14,10 +19,11 @@ from __future__ import annotations
 
 import bisect
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from zkafka.broker.segment import EntryFormat, LogSegment
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
@@ -62,6 +68,19 @@ class LogRegion(NamedTuple):
         return self.segment.read(self.position, self.length) if self.length > 0 else b""
 
 
+class FlushPlan(NamedTuple):
+    """What one flush makes durable: each segment with its size when the flush began, and the log end then."""
+
+    segments: tuple[tuple[LogSegment, int], ...]
+    end: int
+    truncations: int
+
+
+def run_here(task: Callable[[], Any]) -> Any:
+    """The default ``offload``: run the task on the calling thread."""
+    return task()
+
+
 def flushed_end(log: SegmentedLog) -> int:
     """Visible-end policy of the 0.7 line: readers see what is on disk."""
     return log.flushed_end
@@ -74,6 +93,8 @@ def log_end(log: SegmentedLog) -> int:
 
 VisibleEnd = Callable[["SegmentedLog"], int]
 AppendListener = Callable[["SegmentedLog", LogAppendInfo], None]
+# Runs a blocking task (the fsyncs of a flush) and returns its result: on a thread pool in the broker.
+Offload = Callable[[Callable[[], Any]], Any]
 
 
 class SegmentedLog:
@@ -92,6 +113,7 @@ class SegmentedLog:
         flush_interval: int,
         visible_end: VisibleEnd,
         time_ms: Callable[[], int],
+        offload: Offload = run_here,
     ) -> None:
         self.dir_path = dir_path
         self.entry_format = entry_format
@@ -105,6 +127,10 @@ class SegmentedLog:
         self._segments: tuple[LogSegment, ...] = ()
         self._listeners: tuple[AppendListener, ...] = ()
         self._last_flush_ms = time_ms()
+        self._truncations = 0  # a flush that began before a truncation records nothing
+        self.offload = offload
+        # The disk seam: every fsync of the log's files goes through it (tests put a slow disk here).
+        self.fsync: Callable[[int], None] = os.fsync
 
     # -- state ----------------------------------------------------------------------------------------------
 
@@ -195,14 +221,64 @@ class SegmentedLog:
     def _open_new_segment(self, start: int) -> LogSegment:
         raise NotImplementedError
 
-    def flush(self) -> bool:
-        """fsync what was appended; False when there was nothing to flush."""
-        with self._lock:
-            return self._flush()
+    def flush(self, offset: int | None = None) -> bool:
+        """fsync what was appended (on the 0.8 line, below ``offset`` if given); False when nothing was due.
 
-    def _flush(self) -> bool:
-        """``flush`` with the lock held."""
+        The fsync runs through ``offload`` without the log's lock; what readers may see advances once it is done
+        and only to what it covered. The caller must not hold the lock.
+        """
+        with self._lock:
+            plan = self._plan_flush(offset)
+            if plan is None:
+                return False
+            sync = self._sync_task(plan)
+        self.offload(sync)
+        with self._lock:
+            self._record_flush(plan)
+        return True
+
+    def _flush(self, offset: int | None = None) -> bool:
+        """``flush`` with the lock held: the fsync runs on this thread (roll and close)."""
+        plan = self._plan_flush(offset)
+        if plan is None:
+            return False
+        fsync = self.fsync
+        for segment, _ in plan.segments:
+            for fd in _descriptors(segment):
+                fsync(fd)
+        self._record_flush(plan)
+        return True
+
+    def _plan_flush(self, offset: int | None) -> FlushPlan | None:
+        """With the lock held: what a flush now must make durable, None when nothing is due."""
         raise NotImplementedError
+
+    def _flushed(self, plan: FlushPlan) -> None:
+        """With the lock held, after the fsyncs of ``plan``: advance what the flush made true."""
+
+    def _sync_task(self, plan: FlushPlan) -> Callable[[], None]:
+        """The fsyncs of ``plan`` as a task for another thread, on duplicates of the descriptors taken now (under
+        the lock), so that a segment closed meanwhile (retention, truncation) is still synced safely."""
+        fds = [os.dup(fd) for segment, _ in plan.segments for fd in _descriptors(segment)]
+        fsync = self.fsync
+
+        def sync() -> None:
+            try:
+                for fd in fds:
+                    fsync(fd)
+            finally:
+                for fd in fds:
+                    os.close(fd)
+
+        return sync
+
+    def _record_flush(self, plan: FlushPlan) -> None:
+        if plan.truncations == self._truncations:
+            for segment, size in plan.segments:
+                if size > segment.flushed_size:
+                    segment.flushed_size = size
+            self._flushed(plan)
+        self._last_flush_ms = self._time_ms()
 
     # -- offsets request --------------------------------------------------------------------------------------
 
@@ -342,3 +418,11 @@ class SegmentedLog:
 
 def _start_of(segment: LogSegment) -> int:
     return segment.start
+
+
+def _descriptors(segment: LogSegment) -> tuple[int, ...]:
+    """The descriptors to fsync for a segment; none once it is closed (deleted: its bytes no longer matter)."""
+    try:
+        return segment.descriptors()
+    except ValueError:
+        return ()

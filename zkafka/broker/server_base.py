@@ -1,5 +1,5 @@
-"""What the broker servers of both lines share: periodic tasks, the halt on a log I/O error, the once-only clean
-shutdown, and ``BrokerThread`` for embedding a broker of either line in a threaded program.
+"""What the broker servers of both lines share: periodic tasks, the disk thread pool, the halt on a log I/O error,
+the once-only clean shutdown, and ``BrokerThread`` for embedding a broker of either line in a threaded program.
 
 A server subclasses ``BrokerServer`` and supplies ``startup`` and ``_shutdown`` (its components in order).
 """
@@ -14,8 +14,38 @@ from typing import Any
 
 import gevent
 import gevent.event
+import gevent.threadpool
 
 log = logging.getLogger(__name__)
+
+# Threads for the logs' fsyncs: enough that a slow partition does not queue the others behind it.
+DISK_THREADS = 4
+
+
+class DiskPool:
+    """A few threads for the blocking disk calls of the logs (fsync), so that a slow disk only stalls the requests
+    that wait for their own flush, never the event loop and every connection with it.
+
+    Created on the hub's thread; ``run`` from any greenlet of that hub waits cooperatively, and from another
+    thread (or the hub itself) runs the task in place.
+    """
+
+    def __init__(self, size: int = DISK_THREADS) -> None:
+        self._pool = gevent.threadpool.ThreadPool(size)
+        self._hub = self._pool.hub
+
+    def run(self, task: Callable[[], Any]) -> Any:
+        """Run ``task`` on a pool thread and return its result (its exception is raised here)."""
+        if gevent.getcurrent() is self._hub:
+            return task()
+        return self._pool.apply(task)
+
+    def drain(self) -> None:
+        """Wait for the tasks already started (shutdown: before the logs are closed)."""
+        self._pool.join()
+
+    def close(self) -> None:
+        self._pool.kill()
 
 
 class BrokerServer:
@@ -28,6 +58,12 @@ class BrokerServer:
         self._stopped = gevent.event.Event()
         self._greenlets: list[gevent.Greenlet] = []
         self._shutting_down = False
+        self.disk_pool: DiskPool | None = None
+
+    def _start_disk_pool(self) -> DiskPool:
+        """The disk pool for the logs' fsyncs (call from ``startup``, on the broker's hub)."""
+        self.disk_pool = DiskPool()
+        return self.disk_pool
 
     @property
     def port(self) -> int:
@@ -70,8 +106,12 @@ class BrokerServer:
             if self.socket_server is not None:
                 self.socket_server.stop()
             gevent.killall(self._greenlets)
+            if self.disk_pool is not None:
+                self.disk_pool.drain()
             self._shutdown()
         finally:
+            if self.disk_pool is not None:
+                self.disk_pool.close()
             self._stopped.set()
         log.info("broker %d shut down", self.broker_id)
 
