@@ -3,6 +3,7 @@
 # in-process and child-process brokers, a socket server recording request frames.
 pytest_plugins = [
     "tests.support.session",
+    "tests.support.codec",
     "tests.support.zookeeper",
     "tests.support.brokers",
     "tests.support.server08",

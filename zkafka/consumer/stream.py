@@ -25,7 +25,8 @@ from gevent.queue import Empty, Queue
 
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
 from zkafka.errors import KafkaError
-from zkafka.records.entries import entry_messages, walk
+from zkafka.records import native
+from zkafka.records.entries import decoding_walk, entry_messages, walked_to
 from zkafka.records.format07 import FORMAT07
 from zkafka.records.message import CODEC_MASK, Message
 from zkafka.zk.paths07 import BrokerPartition
@@ -102,6 +103,19 @@ class MessageAndMetadata(Message):
 
 
 _new_item = MessageAndMetadata.__new__
+# The native core builds the same objects; the call's constants are (topic, partition).
+_LAYOUT = native.layout(
+    MessageAndMetadata,
+    (
+        ("magic", "magic"),
+        ("attributes", "attributes"),
+        ("checksum", "crc"),
+        ("payload", "payload"),
+        ("topic", 0),
+        ("partition", 1),
+        ("offset", "offset"),
+    ),
+)
 
 
 def decode_chunk(
@@ -140,8 +154,9 @@ def _decode(
     items: list[MessageAndMetadata] = []
     append = items.append
     after = start
+    entries = decoding_walk(data, FORMAT07, start, initial_offset, _LAYOUT, (topic, partition), items)
     try:
-        for pos, after, magic, attributes, crc, payload in walk(data, FORMAT07, start, initial_offset):
+        for pos, after, magic, attributes, crc, payload in entries:
             if deep and attributes & CODEC_MASK:
                 try:
                     expanded = entry_messages(
@@ -164,7 +179,7 @@ def _decode(
     except KafkaError as err:
         resume = err.resume
         return items, _in_partition(err, topic, partition), resume, err.position if resume is None else resume
-    return items, None, None, after
+    return items, None, None, walked_to(entries, after)
 
 
 def _in_partition(err: KafkaError, topic: str, partition: BrokerPartition) -> KafkaError:

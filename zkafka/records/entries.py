@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from zkafka.errors import InvalidMessageError, InvalidMessageSizeError, KafkaError
+from zkafka.records import native
 from zkafka.records.compression import decompress
 
 INT32 = struct.Struct(">i")
@@ -61,6 +62,7 @@ class EntryFormat:
     fast_magic: int
     fast_min_size: int
     fast_crc_from: int
+    native_line: int  # the line's number for the native core (7 or 8)
 
     # -- per-line rules (slow path) --------------------------------------------------------------------
 
@@ -205,6 +207,127 @@ def walk(
         pos = after
 
 
+class NativeWalk:
+    """``walk`` with the runs of plain entries taken by the native core instead of yielded.
+
+    ``run(pos) -> (stop, count)`` handles the plain entries from ``pos`` on (checking, counting, decoding
+    them, whatever it is for) and returns where it stopped; the entry there is read by ``walk`` with all
+    its rules (so errors are the pure path's) and yielded, then the next run starts after it. ``end`` is
+    the position after the last entry read either way, ``count`` the sum of the runs' counts and
+    ``last_offset`` the highest offset a run read (-1: none).
+    """
+
+    __slots__ = ("data", "fmt", "base", "run", "pos", "end", "count", "last_offset")
+
+    def __init__(self, data: Any, fmt: EntryFormat, start: int, base: int, run: Any) -> None:
+        self.data, self.fmt, self.base, self.run = data, fmt, base, run
+        self.pos = self.end = start
+        self.count = 0
+        self.last_offset = -1
+
+    def __iter__(self) -> NativeWalk:
+        return self
+
+    def __next__(self) -> tuple[int, int, int, int, int, Any]:
+        stop, count, last = self.run(self.pos)
+        self.count += count
+        if last > self.last_offset:
+            self.last_offset = last
+        if stop > self.end:
+            self.end = stop
+        entry = next(walk(self.data, self.fmt, stop, self.base), None)
+        if entry is None:
+            self.pos = stop
+            raise StopIteration
+        self.pos = self.end = entry[1]
+        return entry
+
+
+def _scan(lib: Any, data: Any, fmt: EntryFormat, limit: int) -> Any:
+    """A NativeWalk run that checks (CRC, entry size at most ``limit``) and counts plain entries."""
+    line = fmt.native_line
+
+    def run(pos: int) -> tuple[int, int, int]:
+        stop, count = lib.scan(data, line, pos, limit)
+        return stop, count, -1
+
+    return run
+
+
+NO_MIN_OFFSET = -(2**63)
+
+
+def decoding_walk(
+    data: Any,
+    fmt: EntryFormat,
+    start: int,
+    base: int,
+    layout: Any,
+    constants: tuple,
+    out: list,
+    min_offset: int = NO_MIN_OFFSET,
+) -> Iterator[tuple[int, int, int, int, int, Any]]:
+    """``walk``; on the native path a NativeWalk that appends an object per plain entry to ``out`` instead
+    of yielding the entry (built by ``layout``, a ``native.layout``, with ``constants``; on the 0.8 line
+    only the entries at or past ``min_offset``). The caller handles what is yielded as on the pure path."""
+    lib = native.lib
+    if lib is None:
+        return walk(data, fmt, start, base)
+    line = fmt.native_line
+
+    def run(pos: int) -> tuple[int, int, int]:
+        stop, last = lib.decode(data, line, pos, base, min_offset, layout, constants, out)
+        return stop, 0, last
+
+    return NativeWalk(data, fmt, start, base, run)
+
+
+def walked_to(entries: Iterator, after: int) -> int:
+    """Where a finished ``decoding_walk`` stopped, given the end of the last entry it yielded."""
+    return max(after, entries.end) if type(entries) is NativeWalk else after
+
+
+def decoded_messages(
+    data: Any,
+    fmt: EntryFormat,
+    base: int,
+    deep: bool,
+    layout: Any,
+    convert: Any,
+    min_offset: int = NO_MIN_OFFSET,
+) -> Iterator[Any]:
+    """Every message of a set as the line's reader object: plain entries decoded by ``layout`` on the native
+    path, the rest (and everything on the pure path) as ``convert(offset, message)`` of ``messages``; on the
+    0.8 line only those at or past ``min_offset``. A bad entry raises after the messages before it."""
+    out: list = []
+    entries = decoding_walk(data, fmt, 0, base, layout, (), out, min_offset)
+    mask, entry_offset, make_message = fmt.codec_mask, fmt.entry_offset, fmt.make_message
+    while True:
+        try:
+            pos, end, magic, attributes, crc, body = next(entries)
+        except StopIteration:
+            yield from out
+            return
+        except KafkaError as err:
+            yield from out
+            raise err
+        if out:
+            yield from out
+            out.clear()
+        if deep and attributes & mask:
+            found = entry_messages(data, fmt, pos, end, magic, attributes, crc, body, base)
+        else:
+            found = [
+                (
+                    entry_offset(data, pos, end, base),
+                    make_message(data, pos, end, magic, attributes, crc, body),
+                )
+            ]
+        for offset, message in found:
+            if offset >= min_offset:
+                yield convert(offset, message)
+
+
 def _crc_error(pos: int, after: int, base: int) -> KafkaError:
     return entry_error(
         InvalidMessageError, f"CRC mismatch for the message at offset {base + pos}", pos, after
@@ -214,12 +337,14 @@ def _crc_error(pos: int, after: int, base: int) -> KafkaError:
 def valid_prefix(buf: Any, fmt: EntryFormat) -> int:
     """Bytes of the longest prefix of whole, CRC-valid entries (recovery truncates a segment there)."""
     valid = 0
+    lib = native.lib
+    entries = walk(buf, fmt) if lib is None else NativeWalk(buf, fmt, 0, 0, _scan(lib, buf, fmt, -1))
     try:
-        for _, valid, _, _, _, _ in walk(buf, fmt):  # noqa: B007 - the last end is the answer
+        for _, valid, _, _, _, _ in entries:  # noqa: B007 - the last end is the answer
             pass
     except KafkaError:
         pass
-    return valid
+    return valid if lib is None else max(valid, entries.end)
 
 
 def validate(buf: Any, fmt: EntryFormat, max_message_size: int | None = None) -> ValidatedSet:
@@ -245,13 +370,21 @@ def _validate(data: bytes, fmt: EntryFormat, max_message_size: int | None) -> Va
     limits = fmt.entry_limits(max_message_size) if max_message_size is not None else None
     mask = fmt.codec_mask
     valid = count = 0
-    for pos, valid, magic, attributes, _, body in walk(data, fmt):
+    lib = native.lib
+    if lib is not None:
+        limit = -1 if limits is None else limits[fmt.fast_magic]
+        entries = NativeWalk(data, fmt, 0, 0, _scan(lib, data, fmt, limit))
+    else:
+        entries = walk(data, fmt)
+    for pos, valid, magic, attributes, _, body in entries:
         if limits is not None and valid - pos > limits[magic]:
             raise fmt.too_large(valid - pos, magic, max_message_size)
         if attributes & mask:
             count += _validate(_inflate(data, fmt, pos, valid, attributes, body), fmt, None).count
         else:
             count += 1
+    if lib is not None:
+        return ValidatedSet(max(valid, entries.end), count + entries.count)
     return ValidatedSet(valid, count)
 
 

@@ -18,7 +18,7 @@ from zkafka.errors import (
     UnknownMagicByteError,
     error_for_code,
 )
-from zkafka.records import entries
+from zkafka.records import entries, native
 from zkafka.records.compression import NO_COMPRESSION
 from zkafka.records.entries import UINT32, EntryFormat, entry_error
 from zkafka.records.message import (
@@ -53,6 +53,7 @@ class Format07(EntryFormat):
     fast_magic = MAGIC_V1
     fast_min_size = HEADER_SIZE[MAGIC_V1]
     fast_crc_from = LOG_OVERHEAD + HEADER_SIZE[MAGIC_V1]
+    native_line = 7
     sizes_first = True  # 0.7.2 checks payload sizes in a pass before the CRC pass: an oversize message wins
 
     def size_problem(self, size: int, pos: int, base: int, partial: bool) -> KafkaError | None:
@@ -135,8 +136,25 @@ def iter_messages(buf: Any, initial_offset: int = 0, deep: bool = True) -> Itera
       the offset after the wrapper; a wrapper holding nothing is skipped.
     """
     data = buf if type(buf) is bytes else bytes(buf)
-    for offset, message in entries.messages(data, FORMAT07, initial_offset, deep):
-        yield MessageAndOffset(message, offset)
+    if native.lib is not None:
+        return entries.decoded_messages(data, FORMAT07, initial_offset, deep, _LAYOUT, _with_offset)
+    return (
+        MessageAndOffset(message, offset)
+        for offset, message in entries.messages(data, FORMAT07, initial_offset, deep)
+    )
+
+
+def _with_offset(offset: int, message: Message) -> MessageAndOffset:
+    return MessageAndOffset(message, offset)
+
+
+MESSAGE_FIELDS = (
+    ("magic", "magic"),
+    ("attributes", "attributes"),
+    ("checksum", "crc"),
+    ("payload", "payload"),
+)
+_LAYOUT = native.layout(MessageAndOffset, (native.layout(Message, MESSAGE_FIELDS), "offset"))
 
 
 def valid_bytes(buf: Any) -> int:

@@ -15,8 +15,19 @@ from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 from zkafka.errors import InvalidMessageError, KafkaError, MessageSizeTooLargeError, UnknownMagicByteError
+from zkafka.records import native
 from zkafka.records.compression import NO_COMPRESSION, compress
-from zkafka.records.entries import INT32, UINT32, EntryFormat, entry_error, messages, spans, validate, walk
+from zkafka.records.entries import (
+    INT32,
+    UINT32,
+    EntryFormat,
+    decoded_messages,
+    entry_error,
+    messages,
+    spans,
+    validate,
+    walk,
+)
 
 MAGIC = 0
 LOG_OVERHEAD = 12  # int64 offset, int32 N
@@ -88,6 +99,7 @@ class Format08(EntryFormat):
     fast_magic = MAGIC
     fast_min_size = MIN_MESSAGE_SIZE
     fast_crc_from = 16
+    native_line = 8
 
     def size_problem(self, size: int, pos: int, base: int, partial: bool) -> KafkaError | None:
         if size < MIN_MESSAGE_SIZE:
@@ -183,11 +195,20 @@ def build_message_set(
     Uncompressed: entries with offsets ``base_offset``, +1, ... Compressed: one wrapper (null key) whose
     inner entries carry ``base_offset``... and whose own offset is the last of them.
     """
-    encoded = [encode_message(key, value) for key, value in messages]
-    inner = b"".join(encode_entry(base_offset + i, message) for i, message in enumerate(encoded))
+    lib = native.lib
+    if lib is not None:
+        messages = messages if isinstance(messages, list | tuple) else list(messages)
+        try:
+            inner, count = lib.build_set08(messages, base_offset)
+        except TypeError:  # not (bytes-like | None) pairs: the pure path accepts or refuses them itself
+            inner = None
+    if lib is None or inner is None:
+        encoded = [encode_message(key, value) for key, value in messages]
+        inner = b"".join(encode_entry(base_offset + i, message) for i, message in enumerate(encoded))
+        count = len(encoded)
     if codec == NO_COMPRESSION or not inner:
         return inner
-    return _wrap(inner, codec, base_offset + len(encoded) - 1)
+    return _wrap(inner, codec, base_offset + count - 1)
 
 
 def _wrap(inner: bytes, codec: int, offset: int) -> bytes:
@@ -222,9 +243,20 @@ def iter_messages(buf: Any, start_offset: int = 0, deep: bool = True) -> Iterato
     """The messages of a set with the 0.8 rules, skipping those before ``start_offset`` (a fetch that lands
     inside a wrapper gets the wrapper's earlier messages too)."""
     data = buf if type(buf) is bytes else bytes(buf)
-    for offset, message in messages(data, FORMAT08, 0, deep):
-        if offset >= start_offset:
-            yield MessageAndOffset08(offset, message.key, message.value, message.codec, message.crc)
+    if native.lib is not None:
+        return decoded_messages(data, FORMAT08, 0, deep, _LAYOUT, _with_offset, start_offset)
+    return (
+        MessageAndOffset08(offset, message.key, message.value, message.codec, message.crc)
+        for offset, message in messages(data, FORMAT08, 0, deep)
+        if offset >= start_offset
+    )
+
+
+def _with_offset(offset: int, message: Message08) -> MessageAndOffset08:
+    return MessageAndOffset08(offset, message.key, message.value, message.codec, message.crc)
+
+
+_LAYOUT = native.layout(MessageAndOffset08, ("offset", "key", "value", "codec", "crc"))
 
 
 def assign_offsets(buf: Any, next_offset: int, max_message_size: int | None = None) -> AssignedSet:
@@ -234,12 +266,16 @@ def assign_offsets(buf: Any, next_offset: int, max_message_size: int | None = No
     data = buf if type(buf) is bytes else bytes(buf)
     valid = validate(data, FORMAT08, max_message_size).valid_bytes
     out = bytearray(data[:valid])
-    offset = next_offset
-    codec = NO_COMPRESSION
-    for pos, _ in spans(out, FORMAT08):
-        OFFSET.pack_into(out, pos, offset)
-        offset += 1
-        codec = out[pos + 17] & CODEC_MASK or codec
+    lib = native.lib
+    if lib is not None:
+        offset, codec = lib.stamp_offsets(out, next_offset)
+    else:
+        offset = next_offset
+        codec = NO_COMPRESSION
+        for pos, _ in spans(out, FORMAT08):
+            OFFSET.pack_into(out, pos, offset)
+            offset += 1
+            codec = out[pos + 17] & CODEC_MASK or codec
     if codec == NO_COMPRESSION:
         return AssignedSet(bytes(out), next_offset, offset - 1, offset - next_offset)
     inner = [encode_message(m.key, m.value, m.attributes) for _, m in messages(data[:valid], FORMAT08)]

@@ -16,6 +16,7 @@ from zkafka.errors import (
     UnknownCodecError,
     UnknownMagicByteError,
 )
+from zkafka.records import native
 from zkafka.records.compression import NO_COMPRESSION, compress
 
 MAGIC_V0 = 0
@@ -136,6 +137,12 @@ def encode_entries(payloads: Iterable[bytes | Message]) -> bytes:
     pack = ENTRY_V1.pack
     crc32 = zlib.crc32
     items = payloads if isinstance(payloads, list | tuple) else list(payloads)
+    lib = native.lib
+    if lib is not None:
+        try:
+            return lib.build_set07(items)
+        except TypeError:
+            pass  # not all bytes-like: the pure path below builds or refuses them itself
     try:
         return b"".join([pack(len(p) + 6, MAGIC_V1, 0, crc32(p)) + p for p in items])
     except TypeError:

@@ -18,6 +18,9 @@ from zkafka.records.compression import GZIP
 from zkafka.records.format07 import iter_messages
 from zkafka.records.message import build_message_set
 
+# The codec's decoding, checks and offset assignment run on the native core and on the pure path.
+pytestmark = pytest.mark.usefixtures("codec_path")
+
 HOUR_MS = 3600 * 1000
 
 

@@ -12,6 +12,9 @@ from zkafka.errors import InvalidMessageError, MessageSetSizeTooLargeError, Offs
 from zkafka.records.compression import GZIP, SNAPPY
 from zkafka.records.format08 import OffsetsOutOfOrderError, build_message_set, entries, iter_messages
 
+# The codec's decoding, checks and offset assignment run on the native core and on the pure path.
+pytestmark = pytest.mark.usefixtures("codec_path")
+
 ENTRY = 31  # one entry of a null key and a 5-byte value
 
 

@@ -28,6 +28,9 @@ from zkafka.records.format07 import iter_messages
 from zkafka.records.message import build_message_set, encode_message
 from zkafka.zk.paths07 import Broker, BrokerPartition
 
+# The codec's decoding, checks and offset assignment run on the native core and on the pure path.
+pytestmark = pytest.mark.usefixtures("codec_path")
+
 P = BrokerPartition(0, 1)
 
 

@@ -7,6 +7,9 @@ from zkafka.errors import MessageSizeTooLargeError, OffsetOutOfRangeError
 from zkafka.records.compression import GZIP, SNAPPY
 from zkafka.records.format08 import build_message_set
 
+# The codec's decoding, checks and offset assignment run on the native core and on the pure path.
+pytestmark = pytest.mark.usefixtures("codec_path")
+
 
 def fetched(data, offset=0, error=0):
     return FetchedPartition("t", 0, offset, error, 100, memoryview(data))

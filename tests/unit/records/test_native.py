@@ -1,0 +1,211 @@
+"""The native codec core against the pure-Python codec: the same bytes, objects, errors and positions.
+
+Every other records test runs on both paths (conftest.py); these compare the two directly, on sets built
+from random pieces and then damaged at random (flipped bytes, cuts, spliced garbage).
+"""
+
+import os
+import zlib
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.support.codec import codec, run_both
+from zkafka.consumer.stream import decode_chunk
+from zkafka.records import format07, format08, native
+from zkafka.records.compression import GZIP, NO_COMPRESSION, SNAPPY
+from zkafka.records.entries import valid_prefix
+from zkafka.records.format07 import FORMAT07
+from zkafka.records.format08 import FORMAT08
+from zkafka.records.message import Message, build_message_set, encode_entries
+from zkafka.zk.paths07 import BrokerPartition
+
+P = BrokerPartition(0, 0)
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _both_codec_paths():
+    """This module switches between the paths itself (overrides the directory's fixture)."""
+
+
+def test_the_native_core_is_built():
+    if os.environ.get("ZKAFKA_NO_EXTENSIONS", "") not in ("", "0"):
+        pytest.skip("ZKAFKA_NO_EXTENSIONS is set")
+    assert native.built is not None, "the test install must build zkafka.records._native"
+    assert native.lib is native.built
+
+
+@given(st.binary(max_size=300), st.integers(0, 2**32 - 1))
+def test_crc32_is_zlibs(data, start):
+    assert native.built.crc32(data) == zlib.crc32(data)
+    assert native.built.crc32(data, start) == zlib.crc32(data, start)
+
+
+def test_use_switches_paths_and_refuses_what_is_not_built(monkeypatch):
+    with codec(False):
+        assert native.lib is None
+    monkeypatch.setattr(native, "built", None)
+    with pytest.raises(ValueError, match="not built"):
+        native.use(True)
+
+
+# -- random sets, damaged ---------------------------------------------------------------------------------
+
+payloads = st.lists(st.binary(max_size=40), max_size=6)
+codecs = st.sampled_from([NO_COMPRESSION, NO_COMPRESSION, GZIP, SNAPPY])
+
+
+@st.composite
+def set07(draw):
+    parts = []
+    for _ in range(draw(st.integers(0, 5))):
+        kind = draw(st.sampled_from(["plain", "plain", "magic0", "wrapper", "odd"]))
+        if kind == "odd":
+            parts.append(odd_entry07(draw))
+        elif kind == "magic0":
+            parts.append(Message(draw(st.binary(max_size=20)), magic=0).to_entry())
+        else:
+            parts.append(build_message_set(draw(payloads), draw(codecs) if kind == "wrapper" else 0))
+    return damage(draw, b"".join(parts))
+
+
+@st.composite
+def set08(draw):
+    parts = []
+    offset = draw(st.integers(0, 50))
+    for _ in range(draw(st.integers(0, 5))):
+        if draw(st.integers(0, 3)) == 0:
+            parts.append(odd_entry08(draw, offset))
+            offset += 1
+            continue
+        pairs = draw(
+            st.lists(
+                st.tuples(st.none() | st.binary(max_size=8), st.none() | st.binary(max_size=30)), max_size=5
+            )
+        )
+        parts.append(format08.build_message_set(pairs, draw(codecs), offset))
+        offset += len(pairs)
+    return damage(draw, b"".join(parts))
+
+
+def odd_entry08(draw, offset: int) -> bytes:
+    """An entry with a good CRC over odd contents: any magic, attributes, key and value length fields."""
+    lengths = st.integers(-3, 12) | st.integers(-(2**31), 2**31 - 1)
+    body = (
+        bytes([draw(st.sampled_from([0, 0, 1])), draw(st.sampled_from([0, 0, 8, 1, 2, 3]))])
+        + draw(lengths).to_bytes(4, "big", signed=True)
+        + draw(st.binary(max_size=10))
+        + draw(lengths).to_bytes(4, "big", signed=True)
+        + draw(st.binary(max_size=10))
+    )
+    message = zlib.crc32(body).to_bytes(4, "big") + body
+    return offset.to_bytes(8, "big") + len(message).to_bytes(4, "big") + message
+
+
+def odd_entry07(draw) -> bytes:
+    """An entry with a good CRC and any magic and attributes."""
+    payload = draw(st.binary(max_size=12))
+    head = bytes([draw(st.sampled_from([0, 1, 1, 2])), draw(st.sampled_from([0, 4, 1, 2, 3]))])
+    message = head + zlib.crc32(payload).to_bytes(4, "big") + payload
+    return len(message).to_bytes(4, "big") + message
+
+
+def damage(draw, data: bytes) -> bytes:
+    data = bytearray(data)
+    for _ in range(draw(st.integers(0, 2))):
+        if not data:
+            break
+        at = draw(st.integers(0, len(data) - 1))
+        action = draw(st.sampled_from(["flip", "cut", "splice", "size"]))
+        if action == "flip":
+            data[at] ^= draw(st.integers(1, 255))
+        elif action == "cut":
+            del data[at:]
+        elif action == "splice":
+            data[at:at] = draw(st.binary(min_size=1, max_size=12))
+        else:
+            data[at : at + 4] = draw(st.integers(-(2**31), 2**31 - 1)).to_bytes(4, "big", signed=True)
+    return bytes(data)
+
+
+def drained(iterator_call):
+    """Everything an iterator yields before it ends or fails, with how it failed."""
+
+    def call():
+        items = []
+        try:
+            for item in iterator_call():
+                items.append((type(item).__name__, item, getattr(item, "message", None)))
+        except Exception as err:  # noqa: BLE001 - compared across paths
+            return items, (type(err), str(err), getattr(err, "position", None), getattr(err, "resume", None))
+        return items, None
+
+    return call
+
+
+def same(call):
+    fast, pure = run_both(call)
+    assert fast == pure
+
+
+@SETTINGS
+@given(set07(), st.sampled_from([None, 0, 10, 30, 1000]), st.integers(0, 10**6), st.booleans())
+def test_0_7_paths_agree(data, max_size, initial, deep):
+    same(lambda: FORMAT07.validate(data, max_size))
+    same(lambda: valid_prefix(data, FORMAT07))
+    same(drained(lambda: format07.iter_messages(data, initial, deep)))
+    same(lambda: [(type(m).__name__, m) for m in decode_chunk(data, initial, "t", P, deep)[0]])
+    same(lambda: _describe(decode_chunk(data, initial, "t", P, deep)))
+    same(lambda: _describe(decode_chunk(data, initial, "t", P, deep, start=min(len(data), initial % 50))))
+
+
+def _describe(result):
+    items, error, resume, end = result
+    return len(items), None if error is None else (type(error), str(error)), resume, end
+
+
+@SETTINGS
+@given(set08(), st.sampled_from([None, 20, 60, 1000]), st.integers(0, 60), st.booleans())
+def test_0_8_paths_agree(data, max_size, start_offset, deep):
+    same(lambda: FORMAT08.validate(data, max_size))
+    same(lambda: valid_prefix(data, FORMAT08))
+    same(drained(lambda: format08.iter_messages(data, start_offset, deep)))
+    same(lambda: format08.assign_offsets(data, 1000 + start_offset, max_size))
+
+
+@SETTINGS
+@given(st.lists(st.binary(max_size=300), max_size=20), codecs, st.integers(0, 2**40))
+def test_built_sets_are_the_same_bytes(values, codec_id, base):
+    same(lambda: build_message_set(values, codec_id))
+    same(lambda: build_message_set(iter(values), codec_id))
+    pairs = [(v[:3] or None, v if len(v) % 5 else None) for v in values]
+    same(lambda: format08.build_message_set(pairs, codec_id, base))
+    same(lambda: format08.build_message_set(iter(pairs), codec_id, base))
+
+
+def test_sets_of_other_things_than_bytes_behave_as_on_the_pure_path():
+    message = Message(b"wrapped already")
+    same(lambda: encode_entries([b"a", message, bytearray(b"b"), memoryview(b"c")]))
+    same(lambda: encode_entries([b"a", "text"]))
+    same(lambda: encode_entries([b"a", 5]))
+    same(lambda: format08.build_message_set([(b"k", "text")]))
+    same(lambda: format08.build_message_set([[b"k", b"v"], (None, bytearray(b"w"))]))
+    same(lambda: format08.build_message_set([(b"k", b"v", b"extra")]))
+
+
+def test_layout_refuses_what_it_cannot_build():
+    Layout = native.built.Layout
+    with pytest.raises(ValueError, match="unknown message field"):
+        Layout(tuple, ("offset", "colour"))
+    with pytest.raises(TypeError, match="not a writable slot"):
+        Layout(Message, (("codec", "magic"),))
+    with pytest.raises(TypeError, match="pairs"):
+        Layout(Message, ("magic",))
+    with pytest.raises(ValueError, match="constants"):
+        native.built.decode(build_message_set([b"x"]), 7, 0, 0, 0, Layout(tuple, (0, 1)), ("only one",), [])
+    with pytest.raises(ValueError, match="unknown line"):
+        native.built.scan(b"", 9, 0, -1)
+    with pytest.raises(ValueError, match="outside"):
+        native.built.scan(b"abc", 7, 4, -1)

@@ -1,0 +1,565 @@
+/* zkafka.records._native: the per-message loops of both lines' message sets, compiled.
+ *
+ * Every function here handles only the common case, "plain" entries: a whole entry in the buffer, the line's
+ * current magic, no compression codec, a CRC that matches (and, on the 0.8 line when decoding, key and value
+ * lengths that fit). At the first entry that is anything else a run stops and returns where: the Python
+ * walker (zkafka/records/entries.py) then reads that one entry with its own rules, so errors, wrappers and
+ * partial tails behave exactly as on the pure-Python path. The plain CPython C API; no other dependency.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#include <structmember.h>
+
+/* -- CRC-32 (the zlib / IEEE 802.3 polynomial, reflected), table-driven, eight bytes a step ------------ */
+
+static uint32_t crc_table[8][256];
+
+static void crc_init(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        crc_table[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int t = 1; t < 8; t++)
+            crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xff];
+}
+
+static uint32_t crc32_update(uint32_t crc, const unsigned char *p, Py_ssize_t n) {
+    crc = ~crc;
+    while (n >= 8) {
+        uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+        uint32_t hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+        crc = crc_table[7][lo & 0xff] ^ crc_table[6][(lo >> 8) & 0xff] ^ crc_table[5][(lo >> 16) & 0xff] ^
+              crc_table[4][lo >> 24] ^ crc_table[3][hi & 0xff] ^ crc_table[2][(hi >> 8) & 0xff] ^
+              crc_table[1][(hi >> 16) & 0xff] ^ crc_table[0][hi >> 24];
+        p += 8;
+        n -= 8;
+    }
+    while (n-- > 0)
+        crc = crc_table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
+    return ~crc;
+}
+
+/* -- big-endian fields --------------------------------------------------------------------------------- */
+
+static inline uint32_t rd_u32(const unsigned char *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+static inline int32_t rd_i32(const unsigned char *p) { return (int32_t)rd_u32(p); }
+static inline int64_t rd_i64(const unsigned char *p) { return (int64_t)((uint64_t)rd_u32(p) << 32 | rd_u32(p + 4)); }
+static inline void wr_u32(unsigned char *p, uint32_t v) {
+    p[0] = (unsigned char)(v >> 24);
+    p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8);
+    p[3] = (unsigned char)v;
+}
+static inline void wr_i64(unsigned char *p, int64_t v) {
+    wr_u32(p, (uint32_t)((uint64_t)v >> 32));
+    wr_u32(p + 4, (uint32_t)v);
+}
+
+/* -- the two lines' entry layouts (positions counted from the entry's start) --------------------------- */
+
+typedef struct {
+    Py_ssize_t overhead; /* bytes before the message: [int64 offset] int32 N */
+    Py_ssize_t size_at, crc_at, magic_at, attr_at;
+    Py_ssize_t crc_from; /* where the CRC-covered bytes start */
+    Py_ssize_t head;     /* bytes the fast header spans */
+    int32_t fast_min;    /* the smallest N of a message of the current magic */
+    int fast_magic, codec_mask, has_offsets;
+} line_t;
+
+static const line_t LINE07 = {4, 0, 6, 4, 5, 10, 10, 6, 1, 0x03, 0};
+static const line_t LINE08 = {12, 8, 12, 16, 17, 16, 18, 14, 0, 0x07, 1};
+
+static const line_t *line_of(int line) {
+    if (line == 7) return &LINE07;
+    if (line == 8) return &LINE08;
+    PyErr_Format(PyExc_ValueError, "unknown line %d (7 or 8)", line);
+    return NULL;
+}
+
+/* One plain entry as read: where it is, its header fields, its key and value (0.8; payload on 0.7). */
+typedef struct {
+    Py_ssize_t pos, after;
+    int64_t offset;
+    int magic, attributes, codec;
+    uint32_t crc;
+    Py_ssize_t key_at, key_len, value_at, value_len; /* len -1: null */
+} entry_t;
+
+/* Where the plain, CRC-valid entry at pos ends; -1 when the Python walker must read it. */
+static Py_ssize_t plain_entry(const line_t *L, const unsigned char *d, Py_ssize_t pos, Py_ssize_t end) {
+    if (end - pos < L->head) return -1;
+    int32_t size = rd_i32(d + pos + L->size_at);
+    if (size < L->fast_min) return -1;
+    Py_ssize_t after = pos + L->overhead + size;
+    if (after > end) return -1;
+    if (d[pos + L->magic_at] != L->fast_magic || (d[pos + L->attr_at] & L->codec_mask)) return -1;
+    if (crc32_update(0, d + pos + L->crc_from, after - pos - L->crc_from) != rd_u32(d + pos + L->crc_at))
+        return -1;
+    return after;
+}
+
+/* Fill e for the plain entry [pos, after); 0 when its key or value length does not fit (0.8). */
+static int read_entry(const line_t *L, const unsigned char *d, Py_ssize_t pos, Py_ssize_t after, entry_t *e) {
+    e->pos = pos;
+    e->after = after;
+    e->magic = d[pos + L->magic_at];
+    e->attributes = d[pos + L->attr_at];
+    e->codec = e->attributes & L->codec_mask;
+    e->crc = rd_u32(d + pos + L->crc_at);
+    if (!L->has_offsets) {
+        e->offset = -1;
+        e->key_at = 0;
+        e->key_len = -1;
+        e->value_at = pos + L->crc_from;
+        e->value_len = after - e->value_at;
+        return 1;
+    }
+    e->offset = rd_i64(d + pos);
+    Py_ssize_t at = pos + 18;
+    Py_ssize_t *starts[2] = {&e->key_at, &e->value_at}, *lens[2] = {&e->key_len, &e->value_len};
+    for (int i = 0; i < 2; i++) {
+        if (after - at < 4) return 0;
+        int32_t len = rd_i32(d + at);
+        at += 4;
+        *starts[i] = at;
+        *lens[i] = len < 0 ? -1 : len;
+        if (len > 0) {
+            if (len > after - at) return 0;
+            at += len;
+        }
+    }
+    return 1;
+}
+
+/* -- Layout: how one decoded message becomes a Python object ------------------------------------------- */
+
+enum { F_OFFSET, F_KEY, F_VALUE, F_MAGIC, F_ATTRIBUTES, F_CODEC, F_CRC, F_CONST, F_NESTED };
+
+typedef struct {
+    int kind;
+    Py_ssize_t slot;  /* byte offset of the slot in the object (slotted classes) */
+    Py_ssize_t index; /* F_CONST: index into the call's constants */
+    PyObject *nested; /* F_NESTED: a Layout */
+} field_t;
+
+typedef struct {
+    PyObject_HEAD
+    PyTypeObject *cls;
+    int is_tuple;
+    Py_ssize_t n, max_const; /* max_const: the highest constant index used, here or nested; -1: none */
+    field_t *fields;
+} LayoutObject;
+
+static PyTypeObject LayoutType;
+
+static int parse_source(PyObject *source, field_t *f, Py_ssize_t *max_const) {
+    static const char *names[] = {"offset", "key", "value", "magic", "attributes", "codec", "crc", NULL};
+    memset(f, 0, sizeof(*f));
+    if (PyUnicode_Check(source)) {
+        const char *name = PyUnicode_AsUTF8(source);
+        if (name == NULL) return -1;
+        if (strcmp(name, "payload") == 0) name = "value";
+        if (strcmp(name, "checksum") == 0) name = "crc";
+        for (int i = 0; names[i]; i++)
+            if (strcmp(name, names[i]) == 0) {
+                f->kind = i;
+                return 0;
+            }
+        PyErr_Format(PyExc_ValueError, "unknown message field %R", source);
+        return -1;
+    }
+    if (PyLong_Check(source)) {
+        f->kind = F_CONST;
+        f->index = PyLong_AsSsize_t(source);
+        if (f->index < 0) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a constant's index must be >= 0");
+            return -1;
+        }
+        if (f->index > *max_const) *max_const = f->index;
+        return 0;
+    }
+    if (PyObject_TypeCheck(source, &LayoutType)) {
+        f->kind = F_NESTED;
+        f->nested = Py_NewRef(source);
+        if (((LayoutObject *)source)->max_const > *max_const) *max_const = ((LayoutObject *)source)->max_const;
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "a field source is a name, a constant's index or a Layout, not %R", source);
+    return -1;
+}
+
+/* The byte offset of a writable object slot named name in cls. */
+static int slot_offset(PyTypeObject *cls, PyObject *name, Py_ssize_t *slot) {
+    PyObject *descr = PyObject_GetAttr((PyObject *)cls, name);
+    if (descr == NULL) return -1;
+    int ok = Py_IS_TYPE(descr, &PyMemberDescr_Type);
+    if (ok) {
+        PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
+        ok = m->type == T_OBJECT_EX && !(m->flags & READONLY);
+        *slot = m->offset;
+    }
+    Py_DECREF(descr);
+    if (!ok) PyErr_Format(PyExc_TypeError, "%R is not a writable slot of %R", name, cls);
+    return ok ? 0 : -1;
+}
+
+static PyObject *Layout_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    PyObject *cls, *fields;
+    if (!PyArg_ParseTuple(args, "O!O!:Layout", &PyType_Type, &cls, &PyTuple_Type, &fields)) return NULL;
+    LayoutObject *self = (LayoutObject *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    PyTypeObject *t = (PyTypeObject *)cls;
+    self->cls = (PyTypeObject *)Py_NewRef(cls);
+    self->is_tuple = PyType_IsSubtype(t, &PyTuple_Type);
+    self->n = PyTuple_GET_SIZE(fields);
+    self->max_const = -1;
+    self->fields = PyMem_Calloc(self->n ? self->n : 1, sizeof(field_t));
+    if (self->fields == NULL) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    if (!self->is_tuple && t->tp_itemsize != 0) {
+        PyErr_Format(PyExc_TypeError, "%R is neither a tuple nor a class of slots", cls);
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < self->n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(fields, i), *source = item;
+        if (!self->is_tuple) {
+            if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2) {
+                PyErr_SetString(PyExc_TypeError, "a slotted class's fields are (slot name, source) pairs");
+                goto fail;
+            }
+            source = PyTuple_GET_ITEM(item, 1);
+        }
+        if (parse_source(source, &self->fields[i], &self->max_const) < 0) goto fail;
+        if (!self->is_tuple && slot_offset(t, PyTuple_GET_ITEM(item, 0), &self->fields[i].slot) < 0) goto fail;
+    }
+    return (PyObject *)self;
+fail:
+    Py_DECREF(self);
+    return NULL;
+}
+
+static void Layout_dealloc(LayoutObject *self) {
+    if (self->fields) {
+        for (Py_ssize_t i = 0; i < self->n; i++) Py_XDECREF(self->fields[i].nested);
+        PyMem_Free(self->fields);
+    }
+    Py_XDECREF(self->cls);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject LayoutType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "zkafka.records._native.Layout",
+    .tp_basicsize = sizeof(LayoutObject),
+    .tp_dealloc = (destructor)Layout_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Layout(cls, fields): how decode() builds one message's object: a tuple (sub)class filled with "
+              "the fields' sources in order, or a class of slots with (slot name, source) pairs. A source is "
+              "a field name (offset, key, value/payload, magic, attributes, codec, crc/checksum), the index of "
+              "one of the call's constants, or a nested Layout.",
+    .tp_new = Layout_new,
+};
+
+static PyObject *bytes_or_none(const unsigned char *d, Py_ssize_t at, Py_ssize_t len) {
+    if (len < 0) Py_RETURN_NONE;
+    return PyBytes_FromStringAndSize((const char *)d + at, len);
+}
+
+static PyObject *make_object(LayoutObject *L, const unsigned char *d, const entry_t *e, PyObject *consts);
+
+static PyObject *field_value(const field_t *f, const unsigned char *d, const entry_t *e, PyObject *consts) {
+    switch (f->kind) {
+    case F_OFFSET: return PyLong_FromLongLong(e->offset);
+    case F_KEY: return bytes_or_none(d, e->key_at, e->key_len);
+    case F_VALUE: return bytes_or_none(d, e->value_at, e->value_len);
+    case F_MAGIC: return PyLong_FromLong(e->magic);
+    case F_ATTRIBUTES: return PyLong_FromLong(e->attributes);
+    case F_CODEC: return PyLong_FromLong(e->codec);
+    case F_CRC: return PyLong_FromUnsignedLong(e->crc);
+    case F_CONST: return Py_NewRef(PyTuple_GET_ITEM(consts, f->index));
+    default: return make_object((LayoutObject *)f->nested, d, e, consts);
+    }
+}
+
+static PyObject *make_object(LayoutObject *L, const unsigned char *d, const entry_t *e, PyObject *consts) {
+    PyObject *obj;
+    if (L->is_tuple)
+        obj = L->cls == &PyTuple_Type ? PyTuple_New(L->n) : L->cls->tp_alloc(L->cls, L->n);
+    else
+        obj = L->cls->tp_alloc(L->cls, 0);
+    if (obj == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < L->n; i++) {
+        PyObject *v = field_value(&L->fields[i], d, e, consts);
+        if (v == NULL) {
+            Py_DECREF(obj);
+            return NULL;
+        }
+        if (L->is_tuple)
+            PyTuple_SET_ITEM(obj, i, v);
+        else
+            Py_XSETREF(*(PyObject **)((char *)obj + L->fields[i].slot), v);
+    }
+    return obj;
+}
+
+/* -- the module's functions ---------------------------------------------------------------------------- */
+
+static PyObject *native_crc32(PyObject *mod, PyObject *args) {
+    Py_buffer b;
+    unsigned int value = 0;
+    if (!PyArg_ParseTuple(args, "y*|I:crc32", &b, &value)) return NULL;
+    uint32_t crc = crc32_update(value, b.buf, b.len);
+    PyBuffer_Release(&b);
+    return PyLong_FromUnsignedLong(crc);
+}
+
+static int check_start(Py_ssize_t start, Py_ssize_t len) {
+    if (start < 0 || start > len) {
+        PyErr_Format(PyExc_ValueError, "start %zd is outside the %zd bytes", start, len);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *native_scan(PyObject *mod, PyObject *args) {
+    Py_buffer b;
+    int line;
+    Py_ssize_t pos, limit, count = 0;
+    if (!PyArg_ParseTuple(args, "y*inn:scan", &b, &line, &pos, &limit)) return NULL;
+    const line_t *L = line_of(line);
+    if (L == NULL || check_start(pos, b.len) < 0) {
+        PyBuffer_Release(&b);
+        return NULL;
+    }
+    const unsigned char *d = b.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (;;) {
+        Py_ssize_t after = plain_entry(L, d, pos, b.len);
+        if (after < 0 || (limit >= 0 && after - pos > limit)) break;
+        count++;
+        pos = after;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&b);
+    return Py_BuildValue("nn", pos, count);
+}
+
+static PyObject *native_decode(PyObject *mod, PyObject *args) {
+    Py_buffer b;
+    int line;
+    Py_ssize_t pos;
+    long long base, min_offset, last = -1;
+    PyObject *layout, *consts, *out;
+    if (!PyArg_ParseTuple(args, "y*inLLO!O!O!:decode", &b, &line, &pos, &base, &min_offset, &LayoutType, &layout,
+                          &PyTuple_Type, &consts, &PyList_Type, &out))
+        return NULL;
+    const line_t *L = line_of(line);
+    if (L == NULL || check_start(pos, b.len) < 0) goto fail;
+    if (((LayoutObject *)layout)->max_const >= PyTuple_GET_SIZE(consts)) {
+        PyErr_Format(PyExc_ValueError, "the layout uses %zd constants, %zd given",
+                     ((LayoutObject *)layout)->max_const + 1, PyTuple_GET_SIZE(consts));
+        goto fail;
+    }
+    const unsigned char *d = b.buf;
+    int collecting = PyGC_Disable(); /* one object per message, no cycles: skip the young-generation passes */
+    entry_t e;
+    for (;;) {
+        Py_ssize_t after = plain_entry(L, d, pos, b.len);
+        if (after < 0 || !read_entry(L, d, pos, after, &e)) break;
+        if (!L->has_offsets) e.offset = base + after;
+        if (e.offset >= min_offset) {
+            PyObject *obj = make_object((LayoutObject *)layout, d, &e, consts);
+            if (obj == NULL || PyList_Append(out, obj) < 0) {
+                Py_XDECREF(obj);
+                if (collecting) PyGC_Enable();
+                goto fail;
+            }
+            Py_DECREF(obj);
+        }
+        if (e.offset > last) last = e.offset;
+        pos = after;
+    }
+    if (collecting) PyGC_Enable();
+    PyBuffer_Release(&b);
+    return Py_BuildValue("nL", pos, last);
+fail:
+    PyBuffer_Release(&b);
+    return NULL;
+}
+
+static PyObject *struct_error; /* struct.error: what the pure path's struct.pack raises for a huge length */
+
+static int too_long(Py_ssize_t len, Py_ssize_t header) {
+    if (len > INT32_MAX - header) {
+        PyErr_Format(struct_error, "a message of %zd bytes does not fit an int32 size", len);
+        return 1;
+    }
+    return 0;
+}
+
+static PyObject *native_build_set07(PyObject *mod, PyObject *payloads) {
+    PyObject *seq = PySequence_Fast(payloads, "build_set07 takes a sequence of payloads");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), got = 0, total = 0;
+    PyObject *result = NULL;
+    Py_buffer *views = PyMem_Calloc(n ? n : 1, sizeof(Py_buffer));
+    if (views == NULL) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    for (; got < n; got++) {
+        if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(seq, got), &views[got], PyBUF_SIMPLE) < 0) goto done;
+        if (too_long(views[got].len, 6)) {
+            got++;
+            goto done;
+        }
+        total += 10 + views[got].len;
+    }
+    result = PyBytes_FromStringAndSize(NULL, total);
+    if (result == NULL) goto done;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t len = views[i].len;
+        wr_u32(out, (uint32_t)(len + 6));
+        out[4] = 1; /* magic */
+        out[5] = 0; /* attributes */
+        wr_u32(out + 6, crc32_update(0, views[i].buf, len));
+        memcpy(out + 10, views[i].buf, len);
+        out += 10 + len;
+    }
+done:
+    for (Py_ssize_t i = 0; i < got; i++) PyBuffer_Release(&views[i]);
+    PyMem_Free(views);
+    Py_DECREF(seq);
+    return result;
+}
+
+static PyObject *native_build_set08(PyObject *mod, PyObject *args) {
+    PyObject *pairs, *seq, *result = NULL;
+    long long base;
+    if (!PyArg_ParseTuple(args, "OL:build_set08", &pairs, &base)) return NULL;
+    seq = PySequence_Fast(pairs, "build_set08 takes a sequence of (key, value) pairs");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), got = 0, total = 0;
+    Py_buffer *views = PyMem_Calloc(2 * n + 1, sizeof(Py_buffer)); /* .obj NULL: a null key or value */
+    if (views == NULL) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    for (; got < n; got++) {
+        PyObject *pair = PySequence_Fast_GET_ITEM(seq, got);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "build_set08 takes (key, value) tuples");
+            goto done;
+        }
+        Py_ssize_t size = 26;
+        for (int k = 0; k < 2; k++) {
+            PyObject *field = PyTuple_GET_ITEM(pair, k);
+            if (field == Py_None) continue;
+            if (PyObject_GetBuffer(field, &views[2 * got + k], PyBUF_SIMPLE) < 0) {
+                got++;
+                goto done;
+            }
+            size += views[2 * got + k].len;
+        }
+        if (too_long(size - 12, 0)) {
+            got++;
+            goto done;
+        }
+        total += size;
+    }
+    result = PyBytes_FromStringAndSize(NULL, total);
+    if (result == NULL) goto done;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char *entry = out;
+        wr_i64(out, base + i);
+        out[16] = 0; /* magic */
+        out[17] = 0; /* attributes */
+        out += 18;
+        for (int k = 0; k < 2; k++) {
+            Py_buffer *v = &views[2 * i + k];
+            wr_u32(out, v->obj ? (uint32_t)v->len : 0xFFFFFFFFu);
+            if (v->obj) memcpy(out + 4, v->buf, v->len);
+            out += 4 + (v->obj ? v->len : 0);
+        }
+        wr_u32(entry + 8, (uint32_t)(out - entry - 12));
+        wr_u32(entry + 12, crc32_update(0, entry + 16, out - entry - 16));
+    }
+done:
+    for (Py_ssize_t i = 0; i < 2 * got; i++)
+        if (views[i].obj) PyBuffer_Release(&views[i]);
+    PyMem_Free(views);
+    Py_DECREF(seq);
+    if (result == NULL) return NULL;
+    return Py_BuildValue("Nn", result, n);
+}
+
+static PyObject *native_stamp_offsets(PyObject *mod, PyObject *args) {
+    Py_buffer b;
+    long long offset;
+    int codec = 0;
+    if (!PyArg_ParseTuple(args, "w*L:stamp_offsets", &b, &offset)) return NULL;
+    unsigned char *d = b.buf;
+    Py_ssize_t pos = 0;
+    while (b.len - pos >= LINE08.overhead) {
+        int32_t size = rd_i32(d + pos + 8);
+        if (size < LINE08.fast_min || size > b.len - pos - LINE08.overhead) break;
+        wr_i64(d + pos, offset++);
+        if (d[pos + 17] & 0x07) codec = d[pos + 17] & 0x07;
+        pos += LINE08.overhead + size;
+    }
+    PyBuffer_Release(&b);
+    return Py_BuildValue("Li", offset, codec);
+}
+
+static PyMethodDef native_methods[] = {
+    {"crc32", native_crc32, METH_VARARGS, "crc32(data, value=0): CRC-32 as zlib.crc32 computes it."},
+    {"scan", native_scan, METH_VARARGS,
+     "scan(data, line, start, limit) -> (stop, count): checks the run of plain entries from start (CRC, and "
+     "an entry size at most limit unless limit < 0); stops at the first entry the Python walker must read."},
+    {"decode", native_decode, METH_VARARGS,
+     "decode(data, line, start, base, min_offset, layout, constants, out) -> (stop, last_offset): appends "
+     "an object (layout) per plain entry from start to out (0.8: those at or past min_offset; 0.7: offset "
+     "base + entry end); last_offset is the highest offset read (-1: none)."},
+    {"build_set07", native_build_set07, METH_O,
+     "build_set07(payloads) -> bytes: a 0.7 message set with one magic-1 entry per payload."},
+    {"build_set08", native_build_set08, METH_VARARGS,
+     "build_set08(pairs, base_offset) -> (bytes, count): a 0.8 message set of (key, value) pairs, offsets "
+     "base_offset, +1, ..."},
+    {"stamp_offsets", native_stamp_offsets, METH_VARARGS,
+     "stamp_offsets(buffer, next_offset) -> (offset after, codec): writes offsets into each whole 0.8 entry "
+     "in place; codec is the last compressed entry's (0: none)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef native_module = {
+    PyModuleDef_HEAD_INIT, "zkafka.records._native",
+    "The per-message loops of zkafka's message-set codec, compiled (see zkafka.records.native).", -1,
+    native_methods,
+};
+
+PyMODINIT_FUNC PyInit__native(void) {
+    crc_init();
+    if (PyType_Ready(&LayoutType) < 0) return NULL;
+    PyObject *structmod = PyImport_ImportModule("struct");
+    if (structmod == NULL) return NULL;
+    struct_error = PyObject_GetAttrString(structmod, "error");
+    Py_DECREF(structmod);
+    if (struct_error == NULL) return NULL;
+    PyObject *m = PyModule_Create(&native_module);
+    if (m == NULL) return NULL;
+    if (PyModule_AddObjectRef(m, "Layout", (PyObject *)&LayoutType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
