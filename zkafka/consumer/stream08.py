@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from zkafka.consumer.stream import _in_partition
 from zkafka.errors import KafkaError
+from zkafka.records import native
 from zkafka.records.entries import entry_messages, walk
 from zkafka.records.format08 import CODEC_MASK, FORMAT08, MIN_MESSAGE_SIZE, key_value
 
@@ -46,6 +47,7 @@ class MessageAndMetadata08(NamedTuple):
 
 
 _new_item = tuple.__new__
+_LAYOUT = native.layout(MessageAndMetadata08, ("key", "value", 0, 1, "offset"))  # constants: topic, partition
 
 
 def decode_chunk08(
@@ -78,7 +80,11 @@ def _decode(
     next_offset = fetch_offset
     end = len(data)
     pos = start
+    lib = native.lib
     while True:
+        if lib is not None:  # the same fast path, compiled
+            pos, last = lib.decode(data, 8, pos, 0, fetch_offset, _LAYOUT, (topic, partition), items)
+            next_offset = max(next_offset, last + 1)
         # The fast path: a whole plain message with a good CRC, read with two unpacks.
         while end - pos >= _HEAD_SIZE:
             offset, size, crc, magic, attributes, key_size = head(data, pos)

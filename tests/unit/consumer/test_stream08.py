@@ -14,6 +14,9 @@ from zkafka.errors import InvalidMessageError
 from zkafka.records.compression import GZIP, SNAPPY
 from zkafka.records.format08 import assign_offsets, build_message_set, iter_messages
 
+# The codec's decoding runs on the native core and on the pure path.
+pytestmark = pytest.mark.usefixtures("codec_path")
+
 
 def log_bytes(pairs, base: int, codec: int = 0) -> bytes:
     """A message set as the leader stored it from ``base`` on."""

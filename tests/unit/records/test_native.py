@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from tests.support.codec import codec, run_both
 from zkafka.consumer.stream import decode_chunk
+from zkafka.consumer.stream08 import decode_chunk08
 from zkafka.records import format07, format08, native
 from zkafka.records.compression import GZIP, NO_COMPRESSION, SNAPPY
 from zkafka.records.entries import valid_prefix
@@ -163,7 +164,12 @@ def test_0_7_paths_agree(data, max_size, initial, deep):
 
 def _describe(result):
     items, error, resume, end = result
-    return len(items), None if error is None else (type(error), str(error)), resume, end
+    return (
+        [(type(item), tuple(item) if isinstance(item, tuple) else item) for item in items],
+        None if error is None else (type(error), str(error)),
+        resume,
+        end,
+    )
 
 
 @SETTINGS
@@ -173,6 +179,8 @@ def test_0_8_paths_agree(data, max_size, start_offset, deep):
     same(lambda: valid_prefix(data, FORMAT08))
     same(drained(lambda: format08.iter_messages(data, start_offset, deep)))
     same(lambda: format08.assign_offsets(data, 1000 + start_offset, max_size))
+    same(lambda: _describe(decode_chunk08(data, start_offset, "t", 3)))
+    same(lambda: _describe(decode_chunk08(data, start_offset, "t", 3, start=min(len(data), start_offset))))
 
 
 @SETTINGS
