@@ -31,6 +31,7 @@ from zkafka.consumer.simple08 import SimpleConsumer08  # noqa: E402
 from zkafka.consumer.stream08 import decode_chunk08  # noqa: E402
 from zkafka.launch.zookeeper_server import ZooKeeperServer, free_port  # noqa: E402
 from zkafka.protocol import v08  # noqa: E402
+from zkafka.protocol.errors import ErrorCode  # noqa: E402
 from zkafka.records.format08 import build_message_set  # noqa: E402
 from zkafka.utils import wait_until  # noqa: E402
 from zkafka.zk.client import make_zk_client, start_zk_client  # noqa: E402
@@ -44,14 +45,19 @@ def fill(port: int, topic: str, partitions: int, messages: int, size: int) -> No
     channel = broker_channel("127.0.0.1", port, "filler", socket_timeout_ms=60000)
     try:
         sent = part = 0
+        deadline = time.monotonic() + 30
         while sent < messages:
             n = min(BATCH, messages - sent)
             data = batch if n == BATCH else build_message_set([(None, b"x" * size)] * n)
             request = v08.ProduceRequestV0(
                 1, 10000, [v08.ProduceRequestTopic(topic, [v08.ProduceRequestPartition(part, data)])]
             )
-            answer = channel.request(request)
-            assert answer.topics[0].partitions[0].error == 0, answer
+            error = channel.request(request).topics[0].partitions[0].error
+            if error == ErrorCode.NOT_LEADER_FOR_PARTITION and time.monotonic() < deadline:
+                time.sleep(0.1)  # the broker has not taken up its leadership yet
+                continue
+            if error:
+                raise RuntimeError(f"produce to {topic}-{part}: error {error}")
             sent += n
             part = (part + 1) % partitions
     finally:
