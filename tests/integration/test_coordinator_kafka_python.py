@@ -4,12 +4,20 @@ Fetch v1, Produce v1). A real ZooKeeper and in-process brokers."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import threading
 import time
 
 import pytest
 
 kafka = pytest.importorskip("kafka")
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # noqa: E402
+
+from tests.support.server08 import Client08, wait_for_leaders  # noqa: E402
+from zkafka.utils import wait_until  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -18,10 +26,21 @@ GROUP = "billing"
 COORDINATOR_PROPS = {"num_partitions": "4", "offsets.topic.num.partitions": "3"}
 
 
+def start_with_topic(start_broker08, **props):
+    """A broker with TOPIC created and led (members that subscribe before a topic exists wait for the
+    leader's next metadata refresh to get partitions)."""
+    broker = start_broker08(0, **COORDINATOR_PROPS, **props)
+    client = Client08(broker.port)
+    try:
+        wait_for_leaders(client, [TOPIC])
+    finally:
+        client.sock.close()
+    return broker
+
+
 @pytest.fixture
 def bootstrap(start_broker08):
-    broker = start_broker08(0, **COORDINATOR_PROPS)
-    return f"127.0.0.1:{broker.port}"
+    return f"127.0.0.1:{start_with_topic(start_broker08).port}"
 
 
 def produce(bootstrap: str, count: int, start: int = 0) -> set[bytes]:
@@ -94,3 +113,88 @@ def test_two_consumers_split_the_partitions_and_read_everything_once_then_a_rest
         assert sum(committed.values()) == 200
     finally:
         restarted.close()
+
+
+class Member:
+    """A kafka-python group member in a child process (tests/support/kafka_python_member.py)."""
+
+    def __init__(self, bootstrap: str, session_timeout_ms: int = 2000) -> None:
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tests.support.kafka_python_member",
+                bootstrap,
+                GROUP,
+                TOPIC,
+                str(session_timeout_ms),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=open(os.environ.get("MEMBER_STDERR", os.devnull), "a"),
+            text=True,
+        )
+        self.assigned: list[set[int]] = []
+        self.records: list[tuple[int, int, bytes]] = []
+        self.committed = 0  # records printed before the last "committed" line
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            kind, _, rest = line.strip().partition(" ")
+            if kind == "assigned":
+                self.assigned.append({int(p) for p in rest.split(",") if p})
+            elif kind == "record":
+                partition, offset, value = rest.split(" ")
+                self.records.append((int(partition), int(offset), value.encode()))
+            elif kind == "committed":
+                self.committed = len(self.records)
+
+    def partitions(self) -> set[int]:
+        return self.assigned[-1] if self.assigned else set()
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+        self._reader.join(5)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.kill()
+
+
+@pytest.fixture
+def members(start_broker08):
+    broker = start_with_topic(start_broker08, **{"group.min.session.timeout.ms": "1000"})
+    started: list[Member] = []
+
+    def start(count: int) -> list[Member]:
+        new = [Member(f"127.0.0.1:{broker.port}") for _ in range(count)]
+        started.extend(new)
+        return new
+
+    start.bootstrap = f"127.0.0.1:{broker.port}"
+    yield start
+    for member in started:
+        member.stop()
+
+
+@pytest.mark.slow
+def test_a_member_killed_9_loses_its_partitions_after_the_session_timeout_and_no_message_is_lost(members):
+    a, b = members(2)
+    wait_until(lambda: len(a.partitions()) == 2 and len(b.partitions()) == 2, 60, message="a balanced group")
+    assert not a.partitions() & b.partitions()
+    first = produce(members.bootstrap, 100)
+    wait_until(lambda: len(a.records) + len(b.records) >= 100, 30, message="the first 100 read")
+    wait_until(lambda: a.committed == len(a.records), 10, message="a's commit")
+    uncommitted_tail = len(a.records) - a.committed
+    a.kill()
+    killed_at = time.monotonic()
+    second = produce(members.bootstrap, 100, start=100)
+    wait_until(lambda: b.partitions() == {0, 1, 2, 3}, 30, message="b owns every partition")
+    moved_after = time.monotonic() - killed_at
+    wait_until(lambda: {v for _, _, v in b.records} >= second, 30, message="b read the second 100")
+    values = [v for _, _, v in a.records + b.records]
+    assert set(values) == first | second  # nothing lost
+    assert len(values) - len(set(values)) <= uncommitted_tail  # duplicates only from a's uncommitted tail
+    assert 1.5 < moved_after < 15  # the session timeout (2 s) passed first
