@@ -371,7 +371,9 @@ class GroupCoordinator:
                 log.exception("group %s: executing %r failed", group.group_id, effect)
 
     def _apply(self, group: GroupMetadata, effect: Any) -> None:
-        log.debug("group %s (%s, generation %d): %r", group.group_id, group.state.value, group.generation, effect)
+        log.debug(
+            "group %s (%s, generation %d): %r", group.group_id, group.state.value, group.generation, effect
+        )
         key = (group.group_id, getattr(effect, "member_id", ""))
         if isinstance(effect, AnswerJoin):
             parked = self._joins.pop(key, None)
