@@ -151,3 +151,27 @@ def test_offsets_and_groups_are_loaded_again_after_a_restart(start_broker08, bro
     assert described.members[0].member_assignment == b"A"
     assert client.call(g.HeartbeatRequestV0("g", 1, solo.member_id)).error == 0  # the loaded member lives on
     client.sock.close()
+
+
+@pytest.mark.parametrize(("delay_ms", "one_rebalance"), [("1000", True), ("0", False)])
+def test_ten_members_joining_at_once_with_an_initial_delay_rebalance_once(
+    start_broker08, delay_ms, one_rebalance
+):
+    broker = start_broker08(0, **PROPS, **{"group.initial.rebalance.delay.ms": delay_ms})
+    setup = Client08(broker.port)
+    wait_for_leaders(setup, ["t"])
+    find_coordinator(setup, "crowd")
+    clients = [Client08(broker.port, client_id=f"m{i}") for i in range(10)]
+    request = g.JoinGroupRequestV0("crowd", 6000, "", "consumer", [g.GroupProtocol("range", METADATA)])
+    for client in clients:  # ten JoinGroups in flight together
+        client.send(request)
+    answers = [client.receive(request).body for client in clients]
+    generations = {a.generation_id for a in answers if a.error == 0}
+    if one_rebalance:
+        assert [a.error for a in answers] == [0] * 10 and generations == {1}
+        (leader,) = [a for a in answers if a.members]
+        assert len(leader.members) == 10 and {a.leader_id for a in answers} == {leader.member_id}
+    else:  # 0.9: the first join completes alone; the others wait out its session for a second generation
+        assert generations == {1, 2} and len([a for a in answers if a.generation_id == 1]) == 1
+    for client in [setup, *clients]:
+        client.sock.close()
