@@ -8,7 +8,7 @@ from collections import Counter
 import gevent
 import pytest
 
-from tests.support.consumers import Collector
+from tests.support.consumers import Collector, connector_factory, group_settled
 from tests.support.consumers08 import committed08, consumer08_config, owners08, produce08, start_cluster08
 from zkafka.admin.topics import create_topic
 from zkafka.consumer.connector08 import ZookeeperConsumerConnector08
@@ -20,27 +20,12 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture
 def connectors08():
-    made: list[ZookeeperConsumerConnector08] = []
-
-    def make(zk_connect, group, **overrides):
-        c = ZookeeperConsumerConnector08(consumer08_config(zk_connect, group, **overrides))
-        made.append(c)
-        return c
-
-    yield make
-    for c in made:
-        c.shutdown()
+    yield from connector_factory(ZookeeperConsumerConnector08, consumer08_config)
 
 
 def settled(zk_client, group, connectors, expected):
     """ZooKeeper owners equal ``expected`` and every live connector owns exactly its part of it."""
-    if owners08(zk_client, group) != expected:
-        return False
-    for c in connectors:
-        mine = {k: v for k, v in expected.items() if v.startswith(c.consumer_id + "-")}
-        if c.owned_partitions() != mine:
-            return False
-    return True
+    return group_settled(owners08(zk_client, group), connectors, expected)
 
 
 @pytest.mark.parametrize("strategy", ["range", "roundrobin"])

@@ -7,7 +7,15 @@ from collections import Counter
 import gevent
 import pytest
 
-from tests.support.consumers import Collector, committed, consumer_config, owners, produce_numbered
+from tests.support.consumers import (
+    Collector,
+    committed,
+    connector_factory,
+    consumer_config,
+    group_settled,
+    owners,
+    produce_numbered,
+)
 from tests.support.wire import Producer
 from zkafka.consumer import ZookeeperConsumerConnector
 from zkafka.rebalance import assign, broker_partitions
@@ -43,13 +51,7 @@ def expected_owners(thread_ids_per_topic, partitions_per_topic):
 
 def settled(zk_client, group, connectors, expected):
     """ZooKeeper owners equal ``expected`` and every live connector owns exactly its part of it."""
-    if owners(zk_client, group) != expected:
-        return False
-    for c in connectors:
-        mine = {k: v for k, v in expected.items() if v.startswith(c.consumer_id + "-")}
-        if c.owned_partitions() != mine:
-            return False
-    return True
+    return group_settled(owners(zk_client, group), connectors, expected)
 
 
 class OwnershipMonitor:
@@ -79,16 +81,7 @@ class OwnershipMonitor:
 
 @pytest.fixture
 def connectors():
-    made: list[ZookeeperConsumerConnector] = []
-
-    def make(zk_connect, group, **overrides):
-        c = ZookeeperConsumerConnector(consumer_config(zk_connect, group, **overrides))
-        made.append(c)
-        return c
-
-    yield make
-    for c in made:
-        c.shutdown()
+    yield from connector_factory(ZookeeperConsumerConnector, consumer_config)
 
 
 def test_group_of_three_reads_every_message_once_and_owners_match_the_range_assignment(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import gevent
@@ -114,6 +114,31 @@ def check_collectors() -> None:
     unexpected = [e for c in collectors if not c.expect_errors for e in c.errors]
     if unexpected:
         raise AssertionError(f"consumer streams raised errors no test expected: {unexpected!r}")
+
+
+def connector_factory(connector_class, make_config) -> Iterator[Callable]:
+    """For a fixture: ``make(zk_connect, group, **overrides)`` connectors, all shut down at the end."""
+    made = []
+
+    def make(zk_connect: str, group: str, **overrides: Any):
+        connector = connector_class(make_config(zk_connect, group, **overrides))
+        made.append(connector)
+        return connector
+
+    yield make
+    for connector in made:
+        connector.shutdown()
+
+
+def group_settled(owners_now: dict, connectors, expected: dict) -> bool:
+    """ZooKeeper's owners (``owners_now``) equal ``expected`` and every live connector owns exactly its part."""
+    if owners_now != expected:
+        return False
+    for c in connectors:
+        mine = {k: v for k, v in expected.items() if v.startswith(c.consumer_id + "-")}
+        if c.owned_partitions() != mine:
+            return False
+    return True
 
 
 def owners(zk_client, group: str) -> dict[tuple[str, str], str]:

@@ -21,6 +21,16 @@ SMALLEST = "smallest"
 LARGEST = "largest"
 
 
+def reset_time_or_fail(info: PartitionTopicInfo, autooffset_reset: str) -> int | None:
+    """The OFFSETS time to move an out-of-range partition to; None after handing its stream
+    OffsetOutOfRangeError when the policy is neither smallest nor largest."""
+    try:
+        return reset_time(autooffset_reset)
+    except InvalidConfigError:
+        info.fail(OffsetOutOfRangeError(f"offset {info.fetch_offset} of {info.topic}:{info.partition}"))
+        return None
+
+
 def reset_time(autooffset_reset: str) -> int:
     """The OFFSETS time for ``autooffset.reset``: smallest = -2 (earliest), largest = -1 (latest)."""
     if autooffset_reset == SMALLEST:
@@ -121,7 +131,7 @@ class Fetcher:
                 try:
                     messages.check_error()
                 except KafkaError as exc:
-                    self._fail(info, exc)
+                    info.fail(exc)
         return read
 
     def _enqueue(self, info: PartitionTopicInfo, buf: bytes | memoryview) -> int:
@@ -137,7 +147,7 @@ class Fetcher:
             )
             if error is not None and resume is None and not items and start == 0:
                 # the first entry cannot be read: fetch.size too small, or corruption
-                self._fail(info, _first_entry_error(info, data, self.fetch_size, error))
+                info.fail(_first_entry_error(info, data, self.fetch_size, error))
                 return 0
             if resume is None:
                 error = None  # an unreadable entry after some messages: it starts the next fetch
@@ -151,12 +161,8 @@ class Fetcher:
             start = resume
 
     def _reset_offset(self, consumer: SimpleConsumer, info: PartitionTopicInfo) -> None:
-        try:
-            time = reset_time(self.autooffset_reset)
-        except InvalidConfigError:
-            self._fail(
-                info, OffsetOutOfRangeError(f"offset {info.fetch_offset} of {info.topic}:{info.partition}")
-            )
+        time = reset_time_or_fail(info, self.autooffset_reset)
+        if time is None:
             return
         offset = _offset_before(consumer, info.topic, info.partition.part_id, time)
         log.warning(
@@ -167,17 +173,7 @@ class Fetcher:
             self.autooffset_reset,
             offset,
         )
-        if info.revoked:
-            return
-        info.fetch_offset = info.consumed_offset = offset
-        if self.on_offset_reset is not None:
-            self.on_offset_reset(info, offset)
-
-    def _fail(self, info: PartitionTopicInfo, exc: KafkaError) -> None:
-        """Hand the error to the partition's stream and stop fetching that partition."""
-        log.error("stopped fetching %s:%s: %s", info.topic, info.partition, exc)
-        info.fetching = False
-        info.queue.put(FetchedChunk(info, error=exc))
+        info.reset_offset(offset, self.on_offset_reset)
 
 
 def _offset_before(consumer: SimpleConsumer, topic: str, part_id: int, time: int) -> int:

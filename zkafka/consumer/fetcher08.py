@@ -20,11 +20,11 @@ import gevent
 import gevent.event
 
 from zkafka.client08.metadata import fetch_topic_metadata
-from zkafka.consumer.fetcher import reset_time
+from zkafka.consumer.fetcher import reset_time_or_fail
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
 from zkafka.consumer.simple08 import SimpleConsumer08
 from zkafka.consumer.stream08 import decode_chunk08
-from zkafka.errors import InvalidConfigError, KafkaError, MessageSizeTooLargeError, OffsetOutOfRangeError
+from zkafka.errors import KafkaError, MessageSizeTooLargeError
 from zkafka.producer.partitioner import java_string_hash
 from zkafka.protocol.errors import ErrorCode, error_name
 
@@ -235,7 +235,7 @@ class Fetcher08:
             )
             if start == 0 and not items and next_offset == fetch_offset:
                 # not one whole entry: the message there is larger than a fetch may return
-                self._fail(info, error or _too_large(info, self.fetch_size))
+                info.fail(error or _too_large(info, self.fetch_size))
                 return 0
             if resume is None:
                 error = None  # an unreadable entry after some messages: the next fetch starts at it
@@ -256,12 +256,8 @@ class Fetcher08:
         initial: bool = False,
     ) -> None:
         """Move a partition to its ``auto.offset.reset`` offset (no committed offset, or out of range)."""
-        try:
-            time = reset_time(self.auto_offset_reset)
-        except InvalidConfigError:
-            self._fail(
-                info, OffsetOutOfRangeError(f"offset {info.fetch_offset} of {info.topic}:{info.partition}")
-            )
+        time = reset_time_or_fail(info, self.auto_offset_reset)
+        if time is None:
             return
         try:
             offsets = consumer.get_offsets_before(info.topic, info.partition, time, 1)
@@ -282,17 +278,7 @@ class Fetcher08:
             self.auto_offset_reset,
             offset,
         )
-        if info.revoked:
-            return
-        info.fetch_offset = info.consumed_offset = offset
-        if self.on_offset_reset is not None:
-            self.on_offset_reset(info, offset)
-
-    def _fail(self, info: PartitionTopicInfo, exc: KafkaError) -> None:
-        """Hand the error to the partition's stream and stop fetching that partition."""
-        log.error("stopped fetching %s:%d: %s", info.topic, info.partition, exc)
-        info.fetching = False
-        info.queue.put(FetchedChunk(info, error=exc))
+        info.reset_offset(offset, self.on_offset_reset)
 
 
 def _too_large(info: PartitionTopicInfo, fetch_size: int) -> KafkaError:

@@ -8,11 +8,15 @@ position through the ``ChunkReader`` it registers as the partition's ``reader``.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from gevent.queue import Queue
 
 from zkafka.zk.paths07 import Broker, BrokerPartition
+
+log = logging.getLogger(__name__)
 
 
 class ChunkReader(Protocol):
@@ -85,6 +89,20 @@ class PartitionTopicInfo:
     @consumed_offset.setter
     def consumed_offset(self, offset: int) -> None:
         self._consumed = offset
+
+    def fail(self, exc: BaseException) -> None:
+        """Hand the error to the partition's stream and stop fetching the partition."""
+        log.error("stopped fetching %s:%s: %s", self.topic, self.partition, exc)
+        self.fetching = False
+        self.queue.put(FetchedChunk(self, error=exc))
+
+    def reset_offset(self, offset: int, on_reset: Callable[[PartitionTopicInfo, int], None] | None) -> None:
+        """Fetch and consume from ``offset`` on (``auto.offset.reset``), telling ``on_reset``; not once revoked."""
+        if self.revoked:
+            return
+        self.fetch_offset = self.consumed_offset = offset
+        if on_reset is not None:
+            on_reset(self, offset)
 
     def revoke(self) -> None:
         """The partition is no longer ours: streams drop what they hold of it, fetchers stop fetching it."""

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from kazoo.client import KazooClient
 
@@ -325,16 +326,22 @@ def check_offsets(
                 error,
             )
         )
+    report.brokers = broker_infos(asked, brokers)
+    return report
+
+
+def broker_infos(asked: Iterable[BrokerInfo], registered: Mapping[int, Any]) -> list[BrokerInfo]:
+    """The brokers asked, then every other registered one (its host and port, or why it was unreadable:
+    a registration is anything with ``host`` and ``port``, a str the reason), by id."""
     infos = {b.id: b for b in asked}
-    for broker_id, broker in brokers.items():
+    for broker_id, broker in registered.items():
         if broker_id not in infos:
             infos[broker_id] = (
-                BrokerInfo(broker_id, broker.host, broker.port)
-                if isinstance(broker, Broker)
-                else BrokerInfo(broker_id, error=broker)
+                BrokerInfo(broker_id, error=broker)
+                if isinstance(broker, str)
+                else BrokerInfo(broker_id, broker.host, broker.port)
             )
-    report.brokers = [infos[i] for i in sorted(infos)]
-    return report
+    return [infos[i] for i in sorted(infos)]
 
 
 def _is_partition(name: str) -> bool:

@@ -19,7 +19,14 @@ from kazoo.client import KazooClient
 from zkafka.consumer.simple08 import SimpleConsumer08
 from zkafka.errors import KafkaError
 from zkafka.protocol.v08 import LATEST_TIME
-from zkafka.tools.offset_checker import BrokerInfo, OffsetReport, PartitionRow, Progress, parse_offset
+from zkafka.tools.offset_checker import (
+    BrokerInfo,
+    OffsetReport,
+    PartitionRow,
+    Progress,
+    broker_infos,
+    parse_offset,
+)
 from zkafka.zk.client import get_children, get_data
 from zkafka.zk.paths08 import (
     BROKER_IDS_PATH,
@@ -181,13 +188,5 @@ def check_offsets08(
                 error,
             )
         )
-    infos = {b.id: b for b in asked}
-    for broker_id, broker in brokers.items():
-        if broker_id not in infos:
-            infos[broker_id] = (
-                BrokerInfo(broker_id, broker.host, broker.port)
-                if isinstance(broker, BrokerRegistration)
-                else BrokerInfo(broker_id, error=broker)
-            )
-    report.brokers = [infos[i] for i in sorted(infos)]
+    report.brokers = broker_infos(asked, brokers)
     return report
