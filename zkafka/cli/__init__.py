@@ -52,6 +52,7 @@ def main(verbose: bool) -> None:
 from zkafka.cli import broker as _broker  # noqa: E402,F401  (registers the subcommands)
 from zkafka.cli import consumer as _consumer  # noqa: E402,F401
 from zkafka.cli import demo as _demo  # noqa: E402,F401
+from zkafka.cli import explain as _explain  # noqa: E402,F401
 from zkafka.cli import mirror as _mirror  # noqa: E402,F401
 from zkafka.cli import perf as _perf  # noqa: E402,F401
 from zkafka.cli import producer as _producer  # noqa: E402,F401
