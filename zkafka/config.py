@@ -275,6 +275,10 @@ def key_table(*keys: Key) -> dict[str, Key]:
     return {key.name: key for key in keys}
 
 
+# zkafka's own key on both lines, for brokers and ZooKeeper consumers: serve Prometheus metrics on this port
+# (0: any free port; unset: no metrics).
+METRICS_PORT = int_key("metrics.port", None, 0, 65535)
+
 ZK_KEYS = (
     str_key("zk.connect"),
     int_key("zk.sessiontimeout.ms", 6000, 1),
@@ -292,6 +296,7 @@ class BrokerConfig(Config):
         int_key("brokerid", None, 0, required=True),
         str_key("hostname"),
         int_key("port", 6667, 0, 65535),
+        METRICS_PORT,
         int_key("num.threads", os.cpu_count() or 1, 1),
         int_key("socket.send.buffer", 102400, 1),
         int_key("socket.receive.buffer", 102400, 1),
@@ -395,6 +400,7 @@ class ConsumerConfig(Config):
         str_key("autooffset.reset", "smallest"),
         int_key("consumer.timeout.ms", -1),
         bool_key("shallowiterator.enable", False),
+        METRICS_PORT,
     )
 
     def validate(self) -> None:

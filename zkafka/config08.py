@@ -19,6 +19,7 @@ from typing import Any
 from zkafka.config import (
     INT_MAX,
     LONG_MAX,
+    METRICS_PORT,
     BrokerConfig,
     Config,
     Key,
@@ -117,6 +118,7 @@ class BrokerConfig08(Config):
         int_key("background.threads", 10, 1),
         int_key("queued.max.requests", 500, 1),
         int_key("port", 9092, 0, 65535),
+        METRICS_PORT,
         str_key("host.name"),
         str_key("advertised.host.name", lambda c: c["host.name"]),
         int_key("advertised.port", lambda c: c["port"], 0, 65535),
@@ -345,6 +347,7 @@ class ConsumerConfig08(Config):
         choice_key("partition.assignment.strategy", "range", ("range", "roundrobin")),
         choice_key("offsets.storage", "zookeeper", ("zookeeper", "kafka")),
         bool_key("dual.commit.enabled", lambda c: c["offsets.storage"] == "kafka"),
+        METRICS_PORT,
     )
 
     def validate(self) -> None:

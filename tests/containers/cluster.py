@@ -62,6 +62,9 @@ class Cluster:
             "BROKER1_PORT": "",
             "BROKER2_PORT": "",
             "BROKER3_PORT": "",
+            "BROKER1_METRICS_PORT": "",
+            "BROKER2_METRICS_PORT": "",
+            "BROKER3_METRICS_PORT": "",
             "BROKER_SESSION_TIMEOUT_MS": str(broker_session_ms),
             "ZKAFKA_IMAGE": zkafka_image(),
         }
@@ -132,6 +135,10 @@ class Cluster:
 
     def broker_port(self, broker_id: int) -> int:
         return self.published_port(f"broker-{broker_id}", 9092)
+
+    def metrics_port(self, broker_id: int) -> int:
+        """Where the host reaches the broker's Prometheus metrics (``metrics.port=9100`` inside)."""
+        return self.published_port(f"broker-{broker_id}", 9100)
 
     def logs(self, service: str, since: float | None = None) -> str:
         kwargs = {"since": int(since)} if since else {}

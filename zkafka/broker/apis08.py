@@ -67,6 +67,7 @@ class KafkaApis:
         offset_metadata_max_bytes: int = 4096,
         halt: Callable[[OSError], None] | None = None,
         group_apis: Any = None,
+        on_sent: Callable[[str, int], None] | None = None,
     ) -> None:
         self.replica_manager = replica_manager
         self.metadata = metadata
@@ -74,6 +75,7 @@ class KafkaApis:
         self.offset_store = offset_store
         self.offset_metadata_max_bytes = offset_metadata_max_bytes
         self.halt = halt
+        self.on_sent = on_sent  # told the topic and size of every log region a fetch response sends (metrics)
         self._handlers: dict[tuple[int, int], Callable[[v08.Request], Any]] = {
             (PRODUCE, 0): self.handle_produce,
             (FETCH, 0): self.handle_fetch,
@@ -156,6 +158,9 @@ class KafkaApis:
         reads = self.replica_manager.read_all(fetches, body.replica_id)
 
         def respond(reads: list[PartitionRead]) -> list:
+            if self.on_sent is not None:
+                for (topic, *_), read in zip(fetches, reads, strict=True):
+                    self.on_sent(topic, read.size)
             return self._fetch_response(request.correlation_id, body.topics, reads, request.api_version)
 
         if (

@@ -36,10 +36,14 @@ class KafkaRequestHandlers:
     """Maps a request to the log operation that serves it."""
 
     def __init__(
-        self, log_manager: LogManager, on_log_failure: Callable[[OSError], None] | None = None
+        self,
+        log_manager: LogManager,
+        on_log_failure: Callable[[OSError], None] | None = None,
+        on_sent: Callable[[str, int], None] | None = None,
     ) -> None:
         self.log_manager = log_manager
         self.on_log_failure = on_log_failure
+        self.on_sent = on_sent  # told the topic and size of every log region a fetch response sends (metrics)
         self._dispatch = {
             ProducerRequest: self.handle_producer_request,
             MultiProducerRequest: self.handle_multi_producer_request,
@@ -91,6 +95,8 @@ class KafkaRequestHandlers:
             segment, position, length = topic_log.read_region(request.offset, request.max_size)
             if length <= 0:
                 return FetchResponse(0, b"")
+            if self.on_sent is not None:
+                self.on_sent(request.topic, length)
             # A private descriptor: the cleaner may close the segment while the bytes are being sent.
             return FetchResponse(0, FileRegion(os.dup(segment.fileno()), position, length))
         except KafkaError as exc:

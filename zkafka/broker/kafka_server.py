@@ -21,6 +21,7 @@ from zkafka.broker.log_manager import LogManager
 from zkafka.broker.registry import KafkaZooKeeper
 from zkafka.broker.server_base import BrokerServer, BrokerThread
 from zkafka.config import BrokerConfig
+from zkafka.config08 import LINE_07
 from zkafka.network.server import SocketServer
 from zkafka.protocol import v07
 
@@ -41,13 +42,22 @@ class KafkaServer(BrokerServer):
 
     def startup(self) -> None:
         config = self.config
+        metrics = self._start_metrics(config["metrics.port"], config["hostname"], LINE_07)
         disk_pool = self._start_disk_pool()
         try:
-            self.log_manager = LogManager(config, on_new_topic=self._on_new_topic, offload=disk_pool.run)
+            self.log_manager = LogManager(
+                config,
+                on_new_topic=self._on_new_topic,
+                offload=disk_pool.run,
+                on_open_log=metrics.attach if metrics else None,
+            )
         except BaseException:
             disk_pool.close()
+            self._stop_metrics()
             raise
-        handlers = KafkaRequestHandlers(self.log_manager, self.halt)
+        handlers = KafkaRequestHandlers(
+            self.log_manager, self.halt, on_sent=metrics.sent if metrics else None
+        )
 
         def serve(request):
             self._ready.wait()
@@ -61,6 +71,7 @@ class KafkaServer(BrokerServer):
             max_request_size=config["max.socket.request.bytes"],
             send_buffer=config["socket.send.buffer"],
             receive_buffer=config["socket.receive.buffer"],
+            observer=metrics.request_done if metrics else None,
         )
         self.socket_server.start()
         try:
@@ -71,6 +82,7 @@ class KafkaServer(BrokerServer):
             self.socket_server.stop(timeout=0)
             self.log_manager.close(clean=False)
             disk_pool.close()
+            self._stop_metrics()
             raise
         self._ready.set()
         flush_interval = config["log.default.flush.scheduler.interval.ms"] / 1000.0

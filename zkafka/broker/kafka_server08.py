@@ -33,7 +33,7 @@ from zkafka.broker.purgatory import Purgatory
 from zkafka.broker.registry08 import KafkaHealthcheck
 from zkafka.broker.replica_manager import ReplicaManager
 from zkafka.broker.server_base import BrokerServer
-from zkafka.config08 import BrokerConfig08
+from zkafka.config08 import LINE_08, BrokerConfig08
 from zkafka.coordinator.coordinator import CoordinatorConfig, GroupCoordinator
 from zkafka.coordinator.group_apis import GroupApis
 from zkafka.coordinator.offsets_log import OffsetsLog
@@ -92,6 +92,7 @@ class KafkaServer08(BrokerServer):
 
     def startup(self) -> None:
         config = self.config
+        metrics = self._start_metrics(config["metrics.port"], config["host.name"], LINE_08)
         disk_pool = self._start_disk_pool()
         try:
             self.log_manager = LogManager08(
@@ -100,9 +101,11 @@ class KafkaServer08(BrokerServer):
                 topic_configs={OFFSETS_TOPIC: offsets_log_config(config)},
                 scheduler=self._schedule_log_task,
                 offload=disk_pool.run,
+                on_open_log=metrics.attach if metrics else None,
             )
         except BaseException:
             disk_pool.close()
+            self._stop_metrics()
             raise
         self.fetch_purgatory = Purgatory("fetch")
         self.replica_manager = ReplicaManager(
@@ -126,6 +129,7 @@ class KafkaServer08(BrokerServer):
                 max_request_size=config["socket.request.max.bytes"],
                 send_buffer=config["socket.send.buffer.bytes"],
                 receive_buffer=config["socket.receive.buffer.bytes"],
+                observer=metrics.request_done if metrics else None,
             )
             self.socket_server.start()
             self._start_zookeeper_parts()
@@ -160,6 +164,7 @@ class KafkaServer08(BrokerServer):
             offset_store=ZkOffsetStore(self.zk_client),
             offset_metadata_max_bytes=config["offset.metadata.max.bytes"],
             group_apis=GroupApis(self.coordinator, lambda: self._snapshot, self._create_offsets_topic),
+            on_sent=self.metrics.sent if self.metrics else None,
         )
         self.controller = KafkaController(
             config, self.zk_client, self.metadata_cache, on_delete_topic=self._delete_topic_logs
@@ -167,6 +172,35 @@ class KafkaServer08(BrokerServer):
         self.controller.startup()
         self.healthcheck = KafkaHealthcheck.from_config(config, self.port, client=self.zk_client)
         self.healthcheck.startup()
+        if self.metrics is not None:
+            self._watch_state(self.metrics)
+
+    def _watch_state(self, metrics: Any) -> None:
+        """The 0.8 gauges, read at each scrape: under-replicated partitions led here, the purgatories, whether
+        this broker is the active controller."""
+
+        def under_replicated():
+            led = [
+                meta
+                for parts in self._snapshot.topics.values()
+                for meta in parts.values()
+                if meta.leader == self.broker_id
+            ]
+            return [((), sum(1 for meta in led if len(meta.isr) < len(meta.replicas)))]
+
+        metrics.gauge(
+            "kafka_server_under_replicated_partitions",
+            "Partitions led here whose ISR is smaller than their replica list.",
+            under_replicated,
+        )
+        metrics.gauge(
+            "kafka_controller_active_controller_count",
+            "1 while this broker is the controller.",
+            lambda: [((), 1 if self.controller is not None and self.controller.active else 0)],
+        )
+        metrics.watch_purgatories(
+            lambda: [p for p in (self.fetch_purgatory, self.coordinator.purgatory) if p]
+        )
 
     def _schedule_log_tasks(self) -> None:
         config, logs = self.config, self.log_manager
@@ -211,6 +245,15 @@ class KafkaServer08(BrokerServer):
 
     def _on_metadata(self, snapshot: ClusterSnapshot) -> None:
         """A new picture of the cluster: open the logs of the partitions led here, then answer from it."""
+        if self.metrics is not None:
+            self.metrics.on_partition_states(
+                self.broker_id,
+                (
+                    (t, p, meta.leader, meta.isr)
+                    for t, parts in snapshot.topics.items()
+                    for p, meta in parts.items()
+                ),
+            )
         self.replica_manager.update_leaders(
             {(topic, p): meta.leader for topic, parts in snapshot.topics.items() for p, meta in parts.items()}
         )
@@ -286,3 +329,4 @@ class KafkaServer08(BrokerServer):
             self.log_manager.close(clean=False)
         if self.disk_pool is not None:
             self.disk_pool.close()
+        self._stop_metrics()

@@ -39,9 +39,11 @@ class LogManager:
         time_ms: Callable[[], int] = current_millis,
         on_new_topic: Callable[[str], None] | None = None,
         offload: Offload = run_here,
+        on_open_log: Callable[[Log], None] | None = None,
     ) -> None:
         self.config = config
         self._offload = offload
+        self._on_open_log = on_open_log  # told every log opened or created (the broker's metrics)
         self.log_dir: str = config["log.dir"]
         self._time_ms = time_ms
         self._on_new_topic = on_new_topic
@@ -67,7 +69,7 @@ class LogManager:
 
     def _open_log(self, topic: str, partition: int, need_recovery: bool) -> Log:
         config = self.config
-        return Log(
+        log = Log(
             os.path.join(self.log_dir, log_dir_name(topic, partition)),
             topic,
             partition,
@@ -79,6 +81,9 @@ class LogManager:
             time_ms=self._time_ms,
             offload=self._offload,
         )
+        if self._on_open_log is not None:
+            self._on_open_log(log)
+        return log
 
     # -- lookup ---------------------------------------------------------------------------------------------
 

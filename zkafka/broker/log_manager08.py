@@ -51,6 +51,7 @@ class LogManager08:
         scheduler: Scheduler | None = None,
         time_ms: Callable[[], int] = current_millis,
         offload: Offload = run_here,
+        on_open_log: Callable[[Log08], None] | None = None,
     ) -> None:
         if not log_dirs:
             raise ValueError("log.dirs names no directory")
@@ -61,6 +62,7 @@ class LogManager08:
         self.topic_configs: dict[str, LogConfig] = dict(topic_configs or {})
         self._time_ms = time_ms
         self._offload = offload
+        self._on_open_log = on_open_log  # told every log opened or created (the broker's metrics)
         self._scheduler = scheduler or self._schedule
         self._delayed: list[tuple[int, int, Callable[[], object]]] = []
         self._sequence = itertools.count()
@@ -101,9 +103,14 @@ class LogManager08:
                 time_ms=self._time_ms,
                 offload=self._offload,
             )
+            self._opened(self._logs[key])
             self._dir_of[key] = log_dir
         if clean:
             os.unlink(marker)
+
+    def _opened(self, log: Log08) -> None:
+        if self._on_open_log is not None:
+            self._on_open_log(log)
 
     def config_for(self, topic: str) -> LogConfig:
         """The topic's log settings (its overrides, else the broker's defaults)."""
@@ -139,6 +146,7 @@ class LogManager08:
                 time_ms=self._time_ms,
                 offload=self._offload,
             )
+            self._opened(log)
             self._logs = {**self._logs, (topic, partition): log}
             self._dir_of[(topic, partition)] = log_dir
         logger.info("created log %s in %s", log.name, log_dir)

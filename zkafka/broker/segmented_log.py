@@ -93,6 +93,7 @@ def log_end(log: SegmentedLog) -> int:
 
 VisibleEnd = Callable[["SegmentedLog"], int]
 AppendListener = Callable[["SegmentedLog", LogAppendInfo], None]
+FlushListener = Callable[["SegmentedLog", float], None]  # told the seconds each flush took (metrics)
 # Runs a blocking task (the fsyncs of a flush) and returns its result: on a thread pool in the broker.
 Offload = Callable[[Callable[[], Any]], Any]
 
@@ -131,6 +132,7 @@ class SegmentedLog:
         self.offload = offload
         # The disk seam: every fsync of the log's files goes through it (tests put a slow disk here).
         self.fsync: Callable[[int], None] = os.fsync
+        self.on_flush: FlushListener | None = None
 
     # -- state ----------------------------------------------------------------------------------------------
 
@@ -232,9 +234,12 @@ class SegmentedLog:
             if plan is None:
                 return False
             sync = self._sync_task(plan)
+        started = time.monotonic()
         self.offload(sync)
         with self._lock:
             self._record_flush(plan)
+        if self.on_flush is not None:
+            self.on_flush(self, time.monotonic() - started)
         return True
 
     def _flush(self, offset: int | None = None) -> bool:
@@ -243,10 +248,13 @@ class SegmentedLog:
         if plan is None:
             return False
         fsync = self.fsync
+        started = time.monotonic()
         for segment, _ in plan.segments:
             for fd in _descriptors(segment):
                 fsync(fd)
         self._record_flush(plan)
+        if self.on_flush is not None:
+            self.on_flush(self, time.monotonic() - started)
         return True
 
     def _plan_flush(self, offset: int | None) -> FlushPlan | None:

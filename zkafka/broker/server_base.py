@@ -59,6 +59,21 @@ class BrokerServer:
         self._greenlets: list[gevent.Greenlet] = []
         self._shutting_down = False
         self.disk_pool: DiskPool | None = None
+        self.metrics: Any = None  # zkafka.metrics.BrokerMetrics when metrics.port is set
+
+    def _start_metrics(self, port: int | None, host: str | None, line: str) -> Any:
+        """Serve Prometheus metrics on ``port`` (None: no metrics, and None is returned)."""
+        if port is None:
+            return None
+        from zkafka.metrics import BrokerMetrics
+
+        self.metrics = BrokerMetrics(self.broker_id, line)
+        self.metrics.serve(host or "0.0.0.0", port)
+        return self.metrics
+
+    def _stop_metrics(self) -> None:
+        if self.metrics is not None:
+            self.metrics.close()
 
     def _start_disk_pool(self) -> DiskPool:
         """The disk pool for the logs' fsyncs (call from ``startup``, on the broker's hub)."""
@@ -112,6 +127,7 @@ class BrokerServer:
         finally:
             if self.disk_pool is not None:
                 self.disk_pool.close()
+            self._stop_metrics()
             self._stopped.set()
         log.info("broker %d shut down", self.broker_id)
 

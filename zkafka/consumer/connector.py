@@ -121,6 +121,12 @@ class BaseConsumerConnector:
             raise
         self.membership.connected.set()
         log.info("consumer %s connected to ZooKeeper", self.consumer_id)
+        self.metrics = None
+        if self.config.get("metrics.port") is not None:
+            from zkafka.metrics import ConsumerMetrics, consumer_log_ends
+
+            self.metrics = ConsumerMetrics(self, consumer_log_ends)
+            self.metrics.serve("0.0.0.0", self.config["metrics.port"])
 
     # -- what a line supplies ------------------------------------------------------------------------------
 
@@ -216,6 +222,8 @@ class BaseConsumerConnector:
         try:
             self._close()
         finally:
+            if self.metrics is not None:
+                self.metrics.close()
             self._shutdown_done.set()
         log.info("consumer %s shut down", self.consumer_id)
 

@@ -206,6 +206,7 @@ class Fetcher08:
                 continue
             error = answer.error
             if error == ErrorCode.NONE:
+                info.log_end = answer.high_watermark
                 read += self._enqueue(info, answer.data)
             elif error == ErrorCode.OFFSET_OUT_OF_RANGE:
                 self._reset_offset(consumer, info, infos)

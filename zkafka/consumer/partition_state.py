@@ -51,6 +51,7 @@ class PartitionTopicInfo:
         "active",
         "revoked",
         "fetching",
+        "log_end",
     )
 
     def __init__(
@@ -75,6 +76,9 @@ class PartitionTopicInfo:
         self.active = True
         self.revoked = False
         self.fetching = True
+        self.log_end: int | None = (
+            None  # 0.8: the high watermark of the last fetch (the consumer's lag metric)
+        )
 
     @property
     def consumed_offset(self) -> int:

@@ -126,6 +126,11 @@ class GroupCoordinator:
     def partition_for(self, group_id: str) -> int:
         return self.cache.partition_for(group_id)
 
+    @property
+    def purgatory(self) -> Purgatory:
+        """Where each rebalance's DelayedJoin waits (its size is a broker metric)."""
+        return self._rebalances
+
     # -- the checks before the group ------------------------------------------------------------------------
 
     def _check(self, group_id: str, loading_error: int = ErrorCode.GROUP_LOAD_IN_PROGRESS) -> int:

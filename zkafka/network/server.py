@@ -45,6 +45,8 @@ class RequestCodec(Protocol):
 
 
 RequestHandler = Callable[[Any], "Response | AsyncResult | None"]
+# Told each request served and the seconds from its frame to its response written (the broker's metrics).
+RequestObserver = Callable[[Any, float], None]
 
 # The (host, port) of the client whose request the current greenlet is handling (None outside one).
 client_address: ContextVar[tuple | None] = ContextVar("client_address", default=None)
@@ -93,9 +95,11 @@ class SocketServer:
         max_request_size: int = 104857600,
         send_buffer: int = 102400,
         receive_buffer: int = 102400,
+        observer: RequestObserver | None = None,
     ) -> None:
         self.codec = codec
         self.handler = handler
+        self.observer = observer
         self.max_request_size = max_request_size
         self.send_buffer = send_buffer
         self.receive_buffer = receive_buffer
@@ -143,17 +147,21 @@ class SocketServer:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.receive_buffer)
             reader = FrameReader(sock, self.max_request_size)
-            decode, handle = self.codec.decode_request, self.handler
+            decode, handle, observe = self.codec.decode_request, self.handler, self.observer
             last_yield = monotonic()
             while not self._stopping:
                 frame = reader.next_frame(on_header=conn.mark_busy)
                 if frame is None:
                     return  # the client closed between requests
-                response = handle(decode(frame))
+                started = monotonic()
+                request = decode(frame)
+                response = handle(request)
                 if isinstance(response, AsyncResult):
                     response = _await_response(sock, response)
                 if response:
                     write_parts(sock, response)
+                if observe is not None:
+                    observe(request, monotonic() - started)
                 conn.busy = False
                 # A client whose requests are always waiting never blocks in recv: let the others run.
                 if monotonic() - last_yield > YIELD_INTERVAL_S:
