@@ -11,6 +11,7 @@ the next fetch starts where the whole entries end. Long polls: a fetch with ``ma
 from __future__ import annotations
 
 import logging
+import struct
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
@@ -33,12 +34,14 @@ from zkafka.protocol.v08 import (
     OffsetFetchRequestTopic,
     OffsetFetchRequestV0,
 )
-from zkafka.records.format08 import MessageAndOffset08, entries, iter_messages
+from zkafka.records.format08 import LOG_OVERHEAD, MessageAndOffset08, entries, iter_messages
 
 log = logging.getLogger(__name__)
 
 DEFAULT_FETCH_SIZE = 1024 * 1024
 NO_OFFSET = -1  # what OffsetFetch answers for a partition nothing was committed for
+_NOT_READ = object()
+_unpack_size = struct.Struct(">i").unpack_from
 
 
 class FetchedPartition:
@@ -48,7 +51,17 @@ class FetchedPartition:
     crc; ``next_offset``) from the fetch offset on, deep (compressed sets unpacked).
     """
 
-    __slots__ = ("topic", "partition", "fetch_offset", "max_bytes", "error", "high_watermark", "data")
+    __slots__ = (
+        "topic",
+        "partition",
+        "fetch_offset",
+        "max_bytes",
+        "error",
+        "high_watermark",
+        "data",
+        "_extent_read",
+        "_last_read",
+    )
 
     def __init__(
         self,
@@ -67,6 +80,8 @@ class FetchedPartition:
         self.error = error
         self.high_watermark = high_watermark
         self.data = data
+        self._extent_read: tuple[int | None, int] | None = None
+        self._last_read: Any = _NOT_READ  # the offset of the last message once all were read
 
     def __repr__(self) -> str:
         return (
@@ -77,32 +92,55 @@ class FetchedPartition:
     def check_error(self) -> None:
         check_error(self.error, f"fetch of {self.topic}-{self.partition} at offset {self.fetch_offset}")
 
+    def _extent(self) -> tuple[int | None, int]:
+        """The offset of the last whole top-level entry (None if none) and the bytes of the whole entries,
+        read from the entries' lengths."""
+        if self._extent_read is None:
+            last, valid = None, 0
+            for offset, position, size in entries(self.data):
+                last, valid = offset, position + size
+            self._extent_read = (last, valid)
+        return self._extent_read
+
     def __iter__(self) -> Iterator[MessageAndOffset08]:
+        self._check_readable()
+        return self._read()
+
+    def _check_readable(self) -> None:
         self.check_error()
-        if self.data and self.valid_bytes == 0:
+        data = self.data
+        if data and (len(data) < LOG_OVERHEAD or LOG_OVERHEAD + _unpack_size(data, 8)[0] > len(data)):
             raise MessageSizeTooLargeError(
                 f"{self.topic}-{self.partition} at offset {self.fetch_offset}: the message there is larger "
-                f"than the fetch size of {len(self.data)} bytes; fetch with a larger max_bytes"
+                f"than the fetch size of {len(data)} bytes; fetch with a larger max_bytes"
             )
-        return iter_messages(self.data, self.fetch_offset)
+
+    def _read(self) -> Iterator[MessageAndOffset08]:
+        last = None
+        for message in iter_messages(self.data, self.fetch_offset):
+            last = message.offset
+            yield message
+        self._last_read = last
 
     def messages(self) -> list[MessageAndOffset08]:
-        return list(self)
+        """All the messages at once (cheaper than iterating)."""
+        self._check_readable()
+        found = list(iter_messages(self.data, self.fetch_offset))
+        self._last_read = found[-1].offset if found else None
+        return found
 
     @property
     def valid_bytes(self) -> int:
         """Bytes of the whole entries (a partial trailing entry excluded)."""
-        end = 0
-        for _, position, size in entries(self.data):
-            end = position + size
-        return end
+        return self._extent()[1]
 
     @property
     def next_offset(self) -> int:
-        """Where the next fetch starts: after the last whole entry, or the fetch offset if there is none."""
-        last = None
-        for offset, _, _ in entries(self.data):
-            last = offset
+        """Where the next fetch starts: after the last whole entry, or the fetch offset if there is none.
+        (Once every message was read, the last one says it: a wrapper's offset is its last message's.)"""
+        last = self._last_read
+        if last is _NOT_READ or last is None:
+            last = self._extent()[0]
         return self.fetch_offset if last is None else max(last + 1, self.fetch_offset)
 
 

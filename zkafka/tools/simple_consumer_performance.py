@@ -57,16 +57,16 @@ def _read_leader(
         requests = [(topic, p, offset, fetch_size) for p, offset in offsets.items()]
         got = size = 0
         for part in consumer.multifetch(requests, MAX_WAIT_MS, 1):
-            for message in part:
-                got += 1
-                size += len(message.value or b"")
-                offsets[part.partition] = message.next_offset
-                if run.left is not None and got >= run.left:
-                    break
+            messages = part.messages()
+            if run.left is not None and got + len(messages) >= run.left:
+                messages = messages[: run.left - got]
+                offsets[part.partition] = messages[-1].next_offset if messages else offsets[part.partition]
             else:
-                offsets[part.partition] = max(offsets[part.partition], part.next_offset)
-                continue
-            break
+                offsets[part.partition] = part.next_offset
+            got += len(messages)
+            size += sum([len(m.value) for m in messages if m.value is not None])
+            if run.left is not None and got >= run.left:
+                break
         now = time.perf_counter()
         if got:
             run.messages += got

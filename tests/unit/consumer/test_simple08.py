@@ -60,3 +60,20 @@ def test_error_code_raises_when_iterated():
     part = fetched(b"", 3, error=1)
     with pytest.raises(OffsetOutOfRangeError, match="fetch of t-0 at offset 3: OFFSET_OUT_OF_RANGE"):
         list(part)
+
+
+@pytest.mark.parametrize("codec", [0, GZIP])
+def test_next_offset_whichever_way_the_messages_were_read(codec):
+    data = build_message_set([(None, b"v%d" % i) for i in range(6)], codec, base_offset=20)
+    data += build_message_set([(None, b"tail")], base_offset=26)[:-3]  # cut short
+    assert fetched(data, 20).next_offset == 26  # nothing read: from the entries
+    part = fetched(data, 20)
+    assert [m.offset for m in part.messages()] == list(range(20, 26))
+    assert part.next_offset == 26
+    part = fetched(data, 22)
+    for message in part:
+        if message.offset == 23:
+            break  # a partial read says nothing about the end
+    assert part.next_offset == 26
+    part = fetched(data, 22)
+    assert [m.offset for m in part] == [22, 23, 24, 25] and part.next_offset == 26
