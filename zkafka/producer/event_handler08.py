@@ -62,8 +62,14 @@ def partition_and_collate(
     collated: Collated = {}
     failed: list[Serialized] = []
     known: dict[str, list[PartitionAndLeader] | None] = {}
+    null_key_group: dict[str, list[Serialized]] = {}  # null keys of a topic all go to one partition
     for message in messages:
         topic = message.topic
+        if message.part_key is None:
+            group = null_key_group.get(topic)
+            if group is not None:
+                group.append(message)
+                continue
         if topic not in known:
             try:
                 known[topic] = partitions_for(topic)
@@ -81,7 +87,10 @@ def partition_and_collate(
             failed.append(message)
             continue
         leader = NO_LEADER if chosen.leader is None else chosen.leader
-        collated.setdefault(leader, {}).setdefault((topic, chosen.partition), []).append(message)
+        group = collated.setdefault(leader, {}).setdefault((topic, chosen.partition), [])
+        group.append(message)
+        if message.part_key is None:
+            null_key_group[topic] = group
     if NO_LEADER in collated:
         leaderless = collated.pop(NO_LEADER)
         log.warning("partitions %s have no leader", ", ".join(f"{t}-{p}" for t, p in leaderless))
@@ -246,7 +255,7 @@ class DefaultEventHandler08:
         by_topic: dict[str, list] = {}
         for (topic, partition), group in groups.items():
             message_set = build_message_set(
-                [(m.key, m.value) for m in group], codec_for_topic(self.codec, self.compressed_topics, topic)
+                [(m[2], m[3]) for m in group], codec_for_topic(self.codec, self.compressed_topics, topic)
             )
             by_topic.setdefault(topic, []).append(ProduceRequestPartition(partition, message_set))
         request = ProduceRequestV0(

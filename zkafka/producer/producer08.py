@@ -87,6 +87,8 @@ class Producer08:
         self.partitioner = partitioner or load_partitioner(
             config["partitioner.class"] or JAVA_DEFAULT_PARTITIONER, DefaultPartitioner08
         )
+        self._plain_keys = type(self.key_encoder) is DefaultEncoder  # bytes go as they are
+        self._plain_values = type(self.encoder) is DefaultEncoder
         self.handler = DefaultEventHandler08(config, self.partitioner)
         self.is_async = config["producer.type"] == "async"
         self.on_send_failure = on_send_failure
@@ -134,21 +136,17 @@ class Producer08:
             gevent.idle()
 
     def _serialize(self, message: KeyedMessage | tuple) -> Serialized:
-        if not isinstance(message, KeyedMessage):
-            message = KeyedMessage(*message)
-        topic = message.topic
+        topic, key, value = message[0], message[1], message[2]
+        part_key = message[3] if len(message) > 3 and message[3] is not None else key
         if topic not in self._valid_topics:
             validate_topic_08(topic)
             self._valid_topics.add(topic)
-        key = message.key
-        part_key = key if message.part_key is None else message.part_key
         if key is not None:
-            if isinstance(key, str) and type(self.key_encoder) is DefaultEncoder:
+            if isinstance(key, str) and self._plain_keys:
                 key = key.encode("utf-8")
-            else:
+            elif not (self._plain_keys and type(key) is bytes):
                 key = bytes(self.key_encoder.encode(key))
-        value = message.value
-        if value is not None:
+        if value is not None and not (self._plain_values and type(value) is bytes):
             value = bytes(self.encoder.encode(value))
         return Serialized(topic, part_key, key, value)
 
