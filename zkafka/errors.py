@@ -256,6 +256,10 @@ class InvalidConfigError(KafkaError, ValueError):
     """A configuration key with a value that is not allowed."""
 
 
+class ZooKeeperUnreachableError(KafkaError):
+    """No ZooKeeper server answered within the connection timeout (no protocol code: a client-side failure)."""
+
+
 ERROR_CODES: dict[int, type[KafkaError]] = {
     cls.error_code: cls
     for cls in (

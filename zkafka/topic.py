@@ -15,16 +15,34 @@ _PARTITION = re.compile(r"0|[1-9][0-9]*")
 _LEGAL_08 = re.compile(r"[a-zA-Z0-9._-]+")
 
 
-def validate_topic(name: str, max_length: int = DEFAULT_MAX_TOPIC_LENGTH) -> str:
-    """Return the name if 0.7.2 accepts it as a topic, else raise InvalidTopicError saying why."""
+def validate_topic(name: str, max_length: int = DEFAULT_MAX_TOPIC_LENGTH, *, line: str = "0.7") -> str:
+    """Return the name if the broker of ``line`` ("0.7" or "0.8") accepts it as a topic, else raise
+    InvalidTopicError saying why.
+
+    Both refuse an empty name, ``.``, ``..`` and names over ``max_length`` characters (0.8: always 255).
+    0.7.2 refuses ``/`` and control, private-use and surrogate characters; 0.8.2 allows only ASCII
+    alphanumerics, ``.``, ``_`` and ``-``, so a valid 0.8 name is a valid 0.7 name too.
+    """
+    if line not in ("0.7", "0.8"):
+        raise ValueError(f"unknown line {line!r} (0.7 or 0.8)")
     if not name:
         raise InvalidTopicError("topic name is empty")
+    if line == "0.8":
+        max_length = DEFAULT_MAX_TOPIC_LENGTH
     if len(name) > max_length:
+        shown = f"{name!r}" if line == "0.7" else f"{name[:20]!r}..."
         raise InvalidTopicError(
-            f"topic name {name!r} is {len(name)} characters long; max.topic.name.length is {max_length}"
+            f"topic name {shown} is {len(name)} characters long; "
+            + (f"max.topic.name.length is {max_length}" if line == "0.7" else "at most 255 are allowed")
         )
     if name in (".", ".."):
         raise InvalidTopicError(f"topic name {name!r} is not allowed")
+    if line == "0.8":
+        if not _LEGAL_08.fullmatch(name):
+            raise InvalidTopicError(
+                f"topic name {name!r} contains a character other than ASCII alphanumerics, '.', '_' and '-'"
+            )
+        return name
     bad = _FORBIDDEN.search(name)
     if bad:
         raise InvalidTopicError(
@@ -35,20 +53,25 @@ def validate_topic(name: str, max_length: int = DEFAULT_MAX_TOPIC_LENGTH) -> str
 
 
 def validate_topic_08(name: str) -> str:
-    """Return the name if 0.8.2 accepts it (``[a-zA-Z0-9._-]+``, at most 255 characters, not ``.`` or ``..``)."""
-    if not name:
-        raise InvalidTopicError("topic name is empty")
-    if name in (".", ".."):
-        raise InvalidTopicError(f"topic name {name!r} is not allowed")
-    if len(name) > DEFAULT_MAX_TOPIC_LENGTH:
-        raise InvalidTopicError(
-            f"topic name {name[:20]!r}... is {len(name)} characters long; at most 255 are allowed"
-        )
-    if not _LEGAL_08.fullmatch(name):
-        raise InvalidTopicError(
-            f"topic name {name!r} contains a character other than ASCII alphanumerics, '.', '_' and '-'"
-        )
-    return name
+    """``validate_topic`` with the 0.8.2 rule."""
+    return validate_topic(name, line="0.8")
+
+
+class TopicValidator:
+    """``validate_topic`` for a client's sends: each name is checked once (a bounded memo, as the names come
+    from callers). A hot path may test ``topic in validator.valid`` before calling it."""
+
+    def __init__(self, line: str = "0.7", limit: int = 10000) -> None:
+        self.line = line
+        self.limit = limit
+        self.valid: set[str] = set()
+
+    def __call__(self, topic: str) -> str:
+        if topic not in self.valid:
+            validate_topic(topic, line=self.line)
+            if len(self.valid) < self.limit:
+                self.valid.add(topic)
+        return topic
 
 
 def log_dir_name(topic: str, partition: int) -> str:

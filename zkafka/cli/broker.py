@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from zkafka.cli import Context, configure_logging, friendly_errors, main
+from zkafka.cli import Context, configure_logging, main
 
 
 @main.group()
@@ -18,7 +18,6 @@ def broker() -> None:
 @broker.command("start")
 @click.argument("properties", type=click.Path(exists=True, dir_okay=False))
 @click.option("--override", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a property.")
-@friendly_errors
 def broker_start(properties: str, overrides: tuple[str, ...]) -> None:
     """Start a broker from a server.properties file of either line (0.7 or 0.8, told apart by its keys).
 
@@ -52,7 +51,6 @@ def zookeeper() -> None:
 @click.option(
     "--data-dir", default=None, help="Data directory (default: dataDir of the file, or /tmp/zookeeper)."
 )
-@friendly_errors
 def zookeeper_start(properties: str | None, port: int | None, data_dir: str | None) -> None:
     """Run a real Apache ZooKeeper in the foreground (Debian's package or $ZOOKEEPER_HOME)."""
     from zkafka.config import load_properties
@@ -84,7 +82,6 @@ def zookeeper_start(properties: str | None, port: int | None, data_dir: str | No
     show_default=True,
     help="0.8 .index files: bytes of the log read at each entry.",
 )
-@friendly_errors
 def dump_log_segments(
     paths: tuple[str, ...],
     files: str | None,

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import click
 
-from zkafka.cli import Context, configure_logging, friendly_errors, main
+from zkafka.cli import Context, checked_topic, configure_logging, main
 
 
 @main.command("console-consumer")
 @click.option("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]", help="ZooKeeper of the cluster.")
-@click.option("--topic", help="Topic to consume (used as a whitelist regex, as in 0.7).")
+@click.option(
+    "--topic", callback=checked_topic, help="Topic to consume (used as a whitelist regex, as in 0.7)."
+)
 @click.option("--whitelist", metavar="REGEX", help="Consume every topic the regex matches.")
 @click.option("--blacklist", metavar="REGEX", help="Consume every topic the regex does not match.")
 @click.option("--group", help="Consumer group (default: a random console-consumer-<n>, deleted on exit).")
@@ -61,7 +63,6 @@ from zkafka.cli import Context, configure_logging, friendly_errors, main
     type=click.Choice(["0.7", "0.8"]),
     help="The cluster's line (default: told from its brokers' and consumers' znodes).",
 )
-@friendly_errors
 def console_consumer(
     zookeeper: str,
     topic: str | None,

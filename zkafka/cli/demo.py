@@ -10,7 +10,7 @@ import time
 
 import click
 
-from zkafka.cli import Context, configure_logging, friendly_errors, main
+from zkafka.cli import Context, configure_logging, main
 
 KEYS = (
     "keys: [a] add consumer  [c] stop a consumer  [k] stop a broker  [r] start a broker  "
@@ -60,7 +60,6 @@ def parse_action(value: str) -> tuple[float, str]:
     is_flag=True,
     help="Also take actions from stdin, one name a line (or quit), for scripts that act on what they see.",
 )
-@friendly_errors
 def demo(
     brokers, partitions, consumers, rate, duration, no_ui, interval, keep, actions, actions_from_stdin
 ) -> None:

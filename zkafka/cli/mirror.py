@@ -6,7 +6,7 @@ import signal
 
 import click
 
-from zkafka.cli import Context, configure_logging, friendly_errors, main
+from zkafka.cli import Context, configure_logging, main
 
 
 def config_options(consumer_help: str, producer_help: str, multiple_sources: bool):
@@ -84,7 +84,6 @@ def topic_filter_of(whitelist: str | None, blacklist: str | None):
     True,
 )
 @stream_options
-@friendly_errors
 def mirror_maker(consumer_configs, producer_config, **options) -> None:
     """Mirror the topics a filter allows from the source cluster(s) into the target, until Ctrl-C/SIGTERM."""
     from zkafka.config import ConsumerConfig, ProducerConfig
@@ -105,7 +104,6 @@ def mirror_maker(consumer_configs, producer_config, **options) -> None:
     "--kafka.07.jar", "kafka_07_jar", hidden=True, help="Accepted from 0.8.2 command lines, not used."
 )
 @click.option("--zkclient.01.jar", "zkclient_01_jar", hidden=True, help="Accepted, not used.")
-@friendly_errors
 def migrate(consumer_configs, producer_config, kafka_07_jar, zkclient_01_jar, **options) -> None:
     """Copy topics from a 0.7 cluster into a 0.8 cluster until Ctrl-C/SIGTERM (0.8.2's KafkaMigrationTool).
 

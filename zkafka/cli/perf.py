@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from zkafka.cli import Context, configure_logging, friendly_errors, main
+from zkafka.cli import Context, checked_topic, configure_logging, main
 from zkafka.cli.producer import acks_option, check_source, producer_source_options
 
 
@@ -18,7 +18,7 @@ def perf() -> None:
 
 @perf.command("produce")
 @producer_source_options
-@click.option("--topic", required=True, help="Topic to send to.")
+@click.option("--topic", required=True, callback=checked_topic, help="Topic to send to.")
 @click.option("--messages", type=click.IntRange(1), required=True, help="Number of messages to send.")
 @click.option(
     "--message-size", type=click.IntRange(1), default=100, show_default=True, help="Bytes per message."
@@ -44,7 +44,6 @@ def perf() -> None:
 @click.option(
     "--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal)."
 )
-@friendly_errors
 def perf_produce(
     zookeeper: str | None,
     broker_list: str | None,
@@ -118,7 +117,7 @@ def perf_produce(
     metavar="HOST:PORT,...",
     help="0.8 line: read every partition with SimpleConsumer08 from its leader (no group).",
 )
-@click.option("--topic", required=True, help="Topic to consume.")
+@click.option("--topic", required=True, callback=checked_topic, help="Topic to consume.")
 @click.option("--group", help="Consumer group (default: a fresh perf-consumer-<n>, deleted afterwards).")
 @click.option("--fetch-size", type=click.IntRange(1), default=1024 * 1024, show_default=True)
 @click.option(
@@ -149,7 +148,6 @@ def perf_produce(
     type=click.Choice(["0.7", "0.8"]),
     help="With --zookeeper: the cluster's line (default: told from its znodes).",
 )
-@friendly_errors
 def perf_consume(
     zookeeper: str | None,
     broker_list: str | None,

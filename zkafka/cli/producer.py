@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from zkafka.cli import Context, configure_logging, friendly_errors, main
+from zkafka.cli import Context, checked_topic, configure_logging, main, not_delivered
 
 
 def producer_source_options(func):
@@ -41,7 +41,7 @@ def check_source(zookeeper: str | None, broker_list: str | None) -> None:
 
 @main.command("console-producer")
 @producer_source_options
-@click.option("--topic", required=True, help="Topic to send to.")
+@click.option("--topic", required=True, callback=checked_topic, help="Topic to send to.")
 @click.option(
     "--compression",
     "--compression-codec",
@@ -81,7 +81,6 @@ def check_source(zookeeper: str | None, broker_list: str | None) -> None:
 @click.option(
     "--producer-property", "properties", multiple=True, metavar="KEY=VALUE", help="Any producer property."
 )
-@friendly_errors
 def console_producer(
     zookeeper: str | None,
     broker_list: str | None,
@@ -100,8 +99,9 @@ def console_producer(
 ) -> None:
     """Read lines from standard input and send each one as a message to TOPIC.
 
-    With --broker-list HOST:PORT,... the 0.8 producer sends them (partition leaders from Metadata, acks);
-    it exits with status 1, saying how many, if some messages could not be delivered.
+    With --broker-list HOST:PORT,... the 0.8 producer sends them (partition leaders from Metadata, acks).
+    A topic name the broker would refuse stops it before anything is sent; it exits with status 1, saying
+    how many, if some messages could not be delivered.
     """
     from zkafka.client08.metadata import is_broker_list_08
     from zkafka.config import parse_overrides
@@ -109,12 +109,13 @@ def console_producer(
 
     configure_logging(Context.verbose)
     check_source(zookeeper, broker_list)
+    line08 = bool(broker_list and is_broker_list_08(broker_list))
     reader = parse_overrides(line_properties)
     if reader.get("parse.key", "false").lower() == "true":
         key_separator = reader.get("key.separator", "\t")
     separator = key_separator.encode("utf-8") if key_separator else None
     codec = str(parse_codec(compression))
-    if broker_list and is_broker_list_08(broker_list):
+    if line08:
         props = {
             "metadata.broker.list": broker_list,
             "producer.type": "sync" if sync else "async",
@@ -156,11 +157,34 @@ def _console_producer07(
     }
     props["zk.connect" if zookeeper else "broker.list"] = zookeeper or broker_list  # type: ignore[assignment]
     props.update(parse_overrides(properties))
+    lines = CountedLines(read_lines(sys.stdin.fileno()))
+    failure = None
     with Producer(ProducerConfig(props)) as producer:
         try:
-            produce_lines(producer, topic, read_lines(sys.stdin.fileno()), separator)
+            produce_lines(producer, topic, lines, separator)
         except KeyboardInterrupt:
             pass
+        except Exception as exc:  # sync: the send of the last line read failed; the rest stays unread
+            failure = exc
+    undelivered = producer.undelivered + (failure is not None)
+    if undelivered:
+        raise not_delivered(undelivered, lines.count, failure)
+
+
+class CountedLines:
+    """An iterator over lines that counts those taken."""
+
+    def __init__(self, lines) -> None:
+        self._lines = iter(lines)
+        self.count = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> bytes:
+        line = next(self._lines)
+        self.count += 1
+        return line
 
 
 def _console_producer08(props: dict[str, str], topic: str, separator: bytes | None) -> None:
@@ -180,5 +204,4 @@ def _console_producer08(props: dict[str, str], topic: str, separator: bytes | No
         except FailedToSendMessageError as exc:
             undelivered += exc.undelivered
     if undelivered:
-        click.echo(f"zkafka: error: {undelivered} of {read} messages were not delivered", err=True)
-        sys.exit(1)
+        raise not_delivered(undelivered, read)

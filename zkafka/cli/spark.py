@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from zkafka.cli import Context, configure_logging, friendly_errors, main
+from zkafka.cli import Context, configure_logging, main
 
 
 @main.group()
@@ -33,7 +33,6 @@ def spark() -> None:
     "--min-partitions", type=int, default=None, help="Split ranges so that at least this many tasks run."
 )
 @click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE", help="A Spark configuration property.")
-@friendly_errors
 def spark_load(
     zookeeper: str,
     topics: str,
@@ -84,7 +83,6 @@ def spark_load(
 @click.option(
     "--output", "-o", required=True, type=click.Path(file_okay=False, exists=True), help="Output directory."
 )
-@friendly_errors
 def spark_offsets(output: str) -> None:
     """Print the offsets stored by the last committed load into OUTPUT (JSON)."""
     from zkafka.spark.store import OffsetStore
@@ -97,7 +95,6 @@ def spark_offsets(output: str) -> None:
 
 @spark.command("package")
 @click.option("--output", "-o", default="zkafka.zip", show_default=True, help="Zip file to write.")
-@friendly_errors
 def spark_package(output: str) -> None:
     """Write the zkafka package as a zip for spark-submit --py-files."""
     from zkafka.spark.session import package_zip

@@ -10,15 +10,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from zkafka.cli import Context, configure_logging, friendly_errors, main
-from zkafka.errors import KafkaError
+from zkafka.cli import Context, checked_topic, checked_topic_lists, configure_logging, main
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
-
-
-class ZooKeeperUnreachableError(KafkaError):
-    """No ZooKeeper server answered within the connection timeout."""
 
 
 def zookeeper_options(func):
@@ -59,12 +54,7 @@ def zk_session(
 
     configure_logging(Context.verbose, level=logging.WARNING)
     client = make_zk_client(connect, connection_timeout_ms=connection_timeout_ms)
-    try:
-        start_zk_client(client, create_chroot=create_chroot)
-    except client.handler.timeout_exception:
-        raise ZooKeeperUnreachableError(
-            f"cannot connect to ZooKeeper at {connect} within {connection_timeout_ms / 1000:g}s"
-        ) from None
+    start_zk_client(client, create_chroot=create_chroot)
     try:
         yield client
     finally:
@@ -96,6 +86,7 @@ def line_option(func):
     "--topic",
     "topics",
     multiple=True,
+    callback=checked_topic_lists,
     metavar="T[,T...]",
     help="Topics to check (repeatable; default: those the group has offsets or owners for).",
 )
@@ -103,7 +94,6 @@ def line_option(func):
 @click.option("--broker-info", is_flag=True, help="0.8: print the brokers after the table (0.7 always does).")
 @line_option
 @socket_timeout_option
-@friendly_errors
 def offset_checker(
     zookeeper: str,
     connection_timeout_ms: int,
@@ -146,7 +136,6 @@ def offset_checker(
 @click.option(
     "--output-file", required=True, type=click.File("w"), help="File to write ('-' for standard output)."
 )
-@friendly_errors
 def export_offsets_command(
     zookeeper: str, connection_timeout_ms: int, groups: tuple[str, ...], output_file
 ) -> None:
@@ -169,7 +158,6 @@ def export_offsets_command(
     help="A file written by export-offsets ('-' for standard input).",
 )
 @click.option("--force", is_flag=True, help="Write even into groups that have live consumers.")
-@friendly_errors
 def import_offsets_command(zookeeper: str, connection_timeout_ms: int, input_file, force: bool) -> None:
     """Write every offset of the file into ZooKeeper (ImportZkOffsets).
 
@@ -186,12 +174,11 @@ def import_offsets_command(zookeeper: str, connection_timeout_ms: int, input_fil
 @main.command("update-offsets", short_help="Reset a group's offsets to earliest/latest.")
 @zookeeper_options
 @click.option("--group", required=True, help="Consumer group.")
-@click.option("--topic", required=True, help="Topic whose partitions to reset.")
+@click.option("--topic", required=True, callback=checked_topic, help="Topic whose partitions to reset.")
 @click.option("--earliest", "position", flag_value="earliest", help="Oldest offset still on the brokers.")
 @click.option("--latest", "position", flag_value="latest", help="Log end: skip everything there now.")
 @click.option("--force", is_flag=True, help="Write even when the group has live consumers.")
 @socket_timeout_option
-@friendly_errors
 def update_offsets_command(
     zookeeper: str,
     connection_timeout_ms: int,
@@ -221,7 +208,6 @@ def update_offsets_command(
 @click.argument("paths", nargs=-1, metavar="[PATH]...")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (a list of trees).")
 @click.option("--explain", is_flag=True, help="Say what each znode of the 0.7 layout is for.")
-@friendly_errors
 def zk_tree(
     zookeeper: str, connection_timeout_ms: int, paths: tuple[str, ...], as_json: bool, explain: bool
 ) -> None:

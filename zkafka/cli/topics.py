@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from zkafka.cli import friendly_errors, main
+from zkafka.cli import main
 from zkafka.cli.tools import zk_session, zookeeper_options
 from zkafka.errors import KafkaError
 
@@ -39,7 +39,6 @@ class TopicCommandError(KafkaError):
     "--unavailable-partitions", is_flag=True, help="--describe: only partitions without a live leader."
 )
 @click.option("--topics-with-overrides", is_flag=True, help="--describe: only topics with overrides.")
-@friendly_errors
 def topics(
     zookeeper: str,
     connection_timeout_ms: int,

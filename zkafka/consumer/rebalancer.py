@@ -111,8 +111,9 @@ class ZKRebalancer:
             self._undo()
             failures += 1
             if failures >= self.retries:
+                cause = f"; the last attempt failed: {last_error}" if last_error is not None else ""
                 raise ConsumerRebalanceFailedError(
-                    f"{consumer_id} can't rebalance after {failures} retries"
+                    f"{consumer_id} can't rebalance after {failures} retries{cause}"
                 ) from last_error
             gevent.sleep(self.backoff)
 

@@ -121,7 +121,7 @@ class BlockingChannel:
                 return socket.create_connection((self.host, self.port), timeout=self.connect_timeout)
             except OSError as exc:
                 if time.monotonic() - begin + backoff > self.connect_retry_s:
-                    raise
+                    raise _naming(exc, f"{self.host}:{self.port}") from None
                 log.debug("%s: connect failed (%s), next attempt in %.3f s", self, exc, backoff)
                 gevent.sleep(backoff)
                 backoff = min(backoff * 10, MAX_CONNECT_BACKOFF_S)
@@ -209,3 +209,17 @@ class BlockingChannel:
         except (OSError, ValueError):
             return True
         return bool(readable)
+
+
+def _naming(exc: OSError, address: str) -> OSError:
+    """``exc`` again, of the same type, with the address it was connecting to in its message."""
+    text = exc.strerror or str(exc) or type(exc).__name__
+    try:
+        named = (
+            type(exc)(exc.errno, f"{text} (connecting to {address})")
+            if exc.errno
+            else type(exc)(f"{text} (connecting to {address})")
+        )
+    except Exception:  # an OSError subclass with another constructor
+        return exc
+    return named

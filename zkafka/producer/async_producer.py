@@ -193,6 +193,9 @@ class BatchingSender:
         self.callback_handler = callback_handler
         # Hooks see one item per send call, so items are only merged when there are none.
         self.queue = EventQueue(capacity, coalesce=callback_handler is None, coalesce_limit=batch_size)
+        self.dropped = (
+            0  # events given up on: batches whose handling failed, and those queued at a close timeout
+        )
         self._closed = False
         self._send_greenlet = gevent.spawn(self._run)
 
@@ -276,6 +279,7 @@ class BatchingSender:
             self.handle(batch)
         except Exception as exc:
             events = sum(len(item.data) for item in batch)
+            self.dropped += events
             log.error(
                 "%s: dropping a batch of %d events: %s", self, events, exc, exc_info=log.isEnabledFor(10)
             )
@@ -304,6 +308,7 @@ class BatchingSender:
 
     def dropped_at_close(self, events: int, timeout: float | None) -> None:
         """``events`` were still queued when ``close`` gave up after ``timeout`` seconds."""
+        self.dropped += events
         log.error("%s: %d queued events not sent within %.1fs; dropping them", self, events, timeout)
 
     def after_close(self) -> None:

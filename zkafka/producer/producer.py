@@ -41,6 +41,7 @@ from zkafka.producer.partitioner import JAVA_DEFAULT_PARTITIONER, Partitioner, l
 from zkafka.producer.sync_producer import SyncProducer
 from zkafka.protocol.v07 import RANDOM_PARTITION, ProducerRequest
 from zkafka.records.message import Message
+from zkafka.topic import TopicValidator
 from zkafka.zk.paths07 import Broker
 
 log = logging.getLogger(__name__)
@@ -87,6 +88,8 @@ class Producer:
         self._thread = threading.get_ident()
         self._random = random.Random()
         self._pool: dict[int, SyncProducer | AsyncProducer] = {}
+        self._senders: list[AsyncProducer] = []  # every async producer made, for ``undelivered``
+        self._check_topic = TopicValidator("0.7")
         self._closing: list[gevent.Greenlet] = []
         self._closed = False
         self._next_yield = 0.0
@@ -125,7 +128,8 @@ class Producer:
         """Send messages (a sequence, or one bytes/str/Message) to one partition of ``topic``.
 
         Sync: returns when the request is written to the broker's socket. Async: returns when the messages
-        are queued; QueueFullError if the queue had no room under ``queue.enqueueTimeout.ms``.
+        are queued; QueueFullError if the queue had no room under ``queue.enqueueTimeout.ms``. A topic name
+        the broker would refuse raises InvalidTopicError before anything is sent.
         """
         if self._closed or get_ident() != self._thread:
             self._check_open()
@@ -173,6 +177,7 @@ class Producer:
 
     def _choose(self, topic: str, key: Any) -> tuple[int, int]:
         """(broker id, partition) for a send; refreshes from ZooKeeper when the chosen broker is gone."""
+        self._check_topic(topic)  # the broker would close the connection and drop the messages unseen
         if not self.zk_mode:
             ids = self._broker_ids
             return ids[int(self._random.random() * len(ids))], RANDOM_PARTITION
@@ -213,7 +218,9 @@ class Producer:
             self._remove_broker(broker.id)
         sync_producer = SyncProducer(self.config, broker.host, broker.port)
         if self.is_async:
-            self._pool[broker.id] = AsyncProducer(self.config, sync_producer, self.encoder)
+            sender = AsyncProducer(self.config, sync_producer, self.encoder)
+            self._pool[broker.id] = sender
+            self._senders.append(sender)
         else:
             self._pool[broker.id] = sync_producer
 
@@ -223,6 +230,13 @@ class Producer:
             # Closing an async producer sends what it still holds: not on the watch greenlet.
             self._closing = [g for g in self._closing if not g.dead]
             self._closing.append(gevent.spawn(producer.close))
+
+    @property
+    def undelivered(self) -> int:
+        """Async: messages the send greenlets gave up on (a batch whose send failed, or still queued when a
+        close timed out; each is logged). 0.7 produce requests have no answer: a message written to a
+        broker's socket counts as delivered."""
+        return sum(sender.dropped for sender in self._senders)
 
     @property
     def brokers(self) -> dict[int, Broker]:

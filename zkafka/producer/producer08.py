@@ -39,7 +39,7 @@ from zkafka.producer.partitioner import (
     load_partitioner,
 )
 from zkafka.records.compression import CODEC_NAMES
-from zkafka.topic import validate_topic_08
+from zkafka.topic import TopicValidator
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ class Producer08:
         self.is_async = config["producer.type"] == "async"
         self.on_send_failure = on_send_failure
         self.undelivered = 0  # async: messages the send greenlet gave up on
-        self._valid_topics: set[str] = set()
+        self._check_topic = TopicValidator("0.8")
         self._thread = threading.get_ident()
         self._closed = False
         self._next_yield = 0.0
@@ -138,9 +138,8 @@ class Producer08:
     def _serialize(self, message: KeyedMessage | tuple) -> Serialized:
         topic, key, value = message[0], message[1], message[2]
         part_key = message[3] if len(message) > 3 and message[3] is not None else key
-        if topic not in self._valid_topics:
-            validate_topic_08(topic)
-            self._valid_topics.add(topic)
+        if topic not in self._check_topic.valid:  # a set lookup per message; the check once per topic
+            self._check_topic(topic)
         if key is not None:
             if isinstance(key, str) and self._plain_keys:
                 key = key.encode("utf-8")

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 
 from zkafka.client08.metadata import is_broker_list_08
+from zkafka.producer.errors import FailedToSendMessageError
 from zkafka.records.compression import CODEC_NAMES
 from zkafka.tools.perf_result import Throughput, format_time
 
@@ -206,6 +207,12 @@ class _Worker(threading.Thread):
                 producer.close()
             except BaseException as exc:
                 self.error = self.error or exc
+            undelivered = getattr(producer, "undelivered", 0)  # 0.7 async: counted, not raised at close
+            if undelivered and self.error is None:
+                self.error = FailedToSendMessageError(
+                    f"{undelivered} of {self.sent} messages were not delivered (see the errors logged)",
+                    undelivered=undelivered,
+                )
             self.finished = time.perf_counter()
 
 

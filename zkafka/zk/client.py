@@ -8,6 +8,8 @@ import warnings
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
+from zkafka.errors import ZooKeeperUnreachableError
+
 log = logging.getLogger(__name__)
 
 
@@ -31,17 +33,26 @@ def make_zk_client(
         hosts=connect, timeout=session_timeout_ms / 1000.0, handler=handler, connection_retry=connection_retry
     )
     client._zkafka_connection_timeout = (connection_timeout_ms or session_timeout_ms) / 1000.0
+    client._zkafka_connect = connect
     return client
 
 
 def start_zk_client(client: KazooClient, create_chroot: bool = True) -> KazooClient:
     """Connect, waiting at most the connection timeout, and make sure a chroot in the connect string exists.
 
-    Read-only tools pass ``create_chroot=False`` so that a mistyped chroot is not created.
+    Read-only tools pass ``create_chroot=False`` so that a mistyped chroot is not created. No connection
+    within the timeout raises ZooKeeperUnreachableError naming the connect string (kazoo has stopped the client).
     """
+    timeout = getattr(client, "_zkafka_connection_timeout", 15.0)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "No chroot path exists", UserWarning)  # created just below
-        client.start(timeout=getattr(client, "_zkafka_connection_timeout", 15.0))
+        try:
+            client.start(timeout=timeout)
+        except client.handler.timeout_exception:
+            connect = getattr(client, "_zkafka_connect", None) or _connect_string(client)
+            raise ZooKeeperUnreachableError(
+                f"cannot connect to ZooKeeper at {connect} within {timeout:g}s"
+            ) from None
     if client.chroot and create_chroot:
         chroot, client.chroot = client.chroot, ""
         try:
@@ -49,6 +60,10 @@ def start_zk_client(client: KazooClient, create_chroot: bool = True) -> KazooCli
         finally:
             client.chroot = chroot
     return client
+
+
+def _connect_string(client: KazooClient) -> str:
+    return ",".join(f"{host}:{port}" for host, port in client.hosts) + (client.chroot or "")
 
 
 def gevent_handler():
