@@ -8,7 +8,8 @@ that failed: the server then closes that one connection, as 0.8.2 does.
 Served: Produce v0, Fetch v0, ListOffsets v0, Metadata v0, OffsetCommit v0 and OffsetFetch v0 (offsets kept
 in ZooKeeper at ``/consumers/<group>/offsets/<topic>/<partition>``); with a group coordinator (``group_apis``)
 also 0.9's Produce v1 and Fetch v1 (a ``throttle_time_ms`` of 0) and the coordinator's APIs
-(``zkafka.coordinator.group_apis``).
+(``zkafka.coordinator.group_apis``); and ApiVersions (0.10's key 18), listing exactly the versions served
+here, so clients that ask first need not be told the broker version.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from zkafka.network.send import FileRegion
 from zkafka.protocol import v08
 from zkafka.protocol.api_keys import (
     API_NAMES,
+    API_VERSIONS,
     FETCH,
     LIST_OFFSETS,
     METADATA,
@@ -43,6 +45,7 @@ from zkafka.protocol.api_keys import (
     PRODUCE,
 )
 from zkafka.protocol.errors import ErrorCode
+from zkafka.records.down_convert import to_magic0
 
 log = logging.getLogger(__name__)
 
@@ -88,8 +91,11 @@ class KafkaApis:
             self._handlers.update(group_apis.handlers())
             self._handlers[(PRODUCE, 1)] = self.handle_produce
             self._handlers[(FETCH, 1)] = self.handle_fetch
+        self._handlers[(API_VERSIONS, 0)] = self.handle_api_versions
 
     def handle(self, request: v08.Request) -> Any:
+        if request.api_key == API_VERSIONS:
+            return self.handle_api_versions(request)
         handler = self._handlers.get((request.api_key, request.api_version))
         if handler is None:
             name = API_NAMES.get(request.api_key, f"API key {request.api_key}")
@@ -98,6 +104,15 @@ class KafkaApis:
         return handler(request)
 
     __call__ = handle
+
+    # -- ApiVersions --------------------------------------------------------------------------------------
+
+    def handle_api_versions(self, request: v08.Request) -> list:
+        """The ranges this broker serves; a version newer than v0 gets them in a v0 response with
+        UNSUPPORTED_VERSION, as later brokers answer it, so the client asks again with v0."""
+        error = ErrorCode.UNSUPPORTED_VERSION if request.api_version > 0 else ErrorCode.NONE
+        body = v08.ApiVersionsResponseV0(error, v08.api_version_ranges(self._handlers))
+        return v08.encode_response(request.correlation_id, body)
 
     # -- Produce ------------------------------------------------------------------------------------------
 
@@ -121,7 +136,7 @@ class KafkaApis:
 
     def _append(self, topic: str, partition: int, message_set: memoryview) -> Any:
         try:
-            info = self.replica_manager.append(topic, partition, message_set)
+            info = self.replica_manager.append(topic, partition, to_magic0(message_set))
             return v08.ProduceResponsePartition(partition, 0, info.first_offset)
         except KafkaError as exc:
             log.debug("produce to %s-%d: %s", topic, partition, exc)

@@ -304,10 +304,11 @@ for _request, _response in SCHEMAS.values():
     _request.RESPONSE = _response  # what a client decodes the answer with
 
 
-def api_version_ranges() -> list[Any]:
-    """Every API key with its lowest and highest version here, in key order (an ApiVersions answer)."""
+def api_version_ranges(served: Any = None) -> list[Any]:
+    """Every API key with its lowest and highest version, in key order (an ApiVersions answer): of the
+    ``(api_key, version)`` pairs in ``served``, by default of every schema here."""
     ranges: dict[int, list[int]] = {}
-    for key, version in SCHEMAS:
+    for key, version in SCHEMAS if served is None else served:
         low, high = ranges.setdefault(key, [version, version])
         ranges[key] = [min(low, version), max(high, version)]
     return [ApiVersionRange(key, low, high) for key, (low, high) in sorted(ranges.items())]
@@ -348,11 +349,17 @@ def has_client_id(api_key: int, api_version: int) -> bool:
 
 def decode_request(frame: bytes | bytearray | memoryview) -> Request:
     """Parse a request frame (the bytes after the ``int32 size``). An unknown key or version, a truncated or
-    malformed body, or bytes after it raise InvalidRequestError: the server closes that connection."""
+    malformed body, or bytes after it raise InvalidRequestError: the server closes that connection.
+
+    The one exception is an ApiVersions request newer than v0 (kafka-python 2.3 opens with v4, librdkafka
+    with v3): as later brokers do, it is read as a v0 request whose header keeps the version asked for (its
+    flexible header and body are skipped), so the answer can be a v0 UNSUPPORTED_VERSION with the ranges."""
     reader = Reader(frame)
     api_key = reader.unpack(Int16.fmt)
     api_version = reader.unpack(Int16.fmt)
     correlation_id = reader.unpack(Int32.fmt)
+    if api_key == API_VERSIONS and api_version > 0:
+        return Request(api_key, api_version, correlation_id, None, ApiVersionsRequestV0())
     entry = SCHEMAS.get((api_key, api_version))
     if entry is None:
         name = API_NAMES.get(api_key, "unknown API")

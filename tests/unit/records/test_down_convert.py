@@ -1,0 +1,61 @@
+"""Magic-1 message sets converted to the 0.8 format on produce: golden bytes for a plain message, a
+compressed set written by a third-party producer (kafka-python's legacy record builder), damage refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.protocol.golden08 import HELLO_ENTRY, hexbytes
+from zkafka.errors import InvalidMessageError
+from zkafka.records import format08
+from zkafka.records.compression import GZIP, NO_COMPRESSION, SNAPPY
+from zkafka.records.down_convert import is_magic1, to_magic0
+
+# offset 0, N 27, crc, magic 1, attributes 0, timestamp 1700000000000 ms, null key, value "hello"
+HELLO_V1 = hexbytes(
+    "00000000 00000000 | 0000001b | 8ee30bba | 01 | 00 | 0000018bcfe56800 | ffffffff | 00000005 68656c6c6f"
+)
+
+
+def test_a_magic_1_message_becomes_the_sheets_magic_0_entry():
+    assert is_magic1(HELLO_V1)
+    assert to_magic0(HELLO_V1) == HELLO_ENTRY
+
+
+def test_offsets_are_kept_and_a_partial_tail_is_left_for_the_append_to_drop():
+    second = bytearray(HELLO_V1)
+    second[7] = 1  # offset 1
+    converted = to_magic0(HELLO_V1 + bytes(second) + HELLO_V1[:10])
+    assert converted[: len(HELLO_ENTRY)] == HELLO_ENTRY
+    assert [m.offset for m in format08.iter_messages(converted)] == [0, 1]
+    assert converted.endswith(HELLO_V1[:10])
+
+
+@pytest.mark.parametrize(
+    "message_set", [HELLO_ENTRY, b"", HELLO_ENTRY[:10]], ids=["magic-0", "empty", "partial"]
+)
+def test_anything_that_does_not_start_with_magic_1_is_returned_as_is(message_set):
+    assert to_magic0(message_set) is message_set
+
+
+def test_a_damaged_magic_1_message_is_refused():
+    damaged = bytearray(HELLO_V1)
+    damaged[-1] ^= 1
+    with pytest.raises(InvalidMessageError, match="position 0 fails its CRC check"):
+        to_magic0(bytes(damaged))
+
+
+@pytest.mark.parametrize("codec", [NO_COMPRESSION, GZIP, SNAPPY])
+def test_a_set_built_by_kafka_python_with_magic_1_reads_back_and_appends(codec):
+    records = pytest.importorskip("kafka.record.legacy_records")
+    builder = records.LegacyRecordBatchBuilder(magic=1, compression_type=codec, batch_size=1 << 20)
+    pairs = [(b"k%d" % i, b"value-%d" % i) for i in range(5)] + [(None, None)]
+    for i, (key, value) in enumerate(pairs):
+        builder.append(i, timestamp=1_700_000_000_000 + i, key=key, value=value, headers=[])
+    converted = to_magic0(bytes(builder.build()))
+    assert [(m.key, m.value) for m in format08.iter_messages(converted)] == pairs
+    assigned = format08.assign_offsets(converted, 100)
+    assert (assigned.first_offset, assigned.last_offset) == (100, 105)
+    assert [(m.offset, m.key, m.value) for m in format08.iter_messages(assigned.data)] == [
+        (100 + i, key, value) for i, (key, value) in enumerate(pairs)
+    ]

@@ -1,0 +1,80 @@
+"""Magic-1 messages (0.10's format: a timestamp after the attributes) converted to the 0.8/0.9 format.
+
+A client that learnt from ApiVersions that the broker answers ApiVersions takes it for 0.10 or later and
+may write magic-1 messages (kafka-python 2.x does, whatever Produce version it is allowed). zkafka's logs
+hold magic 0, so the produce path converts them down first, as a 0.10 broker does for a topic whose
+``message.format.version`` is 0.9.0: the timestamp and its type are dropped, the CRC is computed again, and
+a compressed wrapper is decompressed, its inner messages converted, and compressed again with its codec.
+
+Pure: bytes in, bytes out. Only a set whose first entry is magic 1 is converted (a producer writes one
+format per set); any other set is returned as is, so the 0.8 path costs one byte comparison.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from typing import Any
+
+from zkafka.errors import InvalidMessageError
+from zkafka.records.compression import NO_COMPRESSION, compress, decompress
+from zkafka.records.format08 import CODEC_MASK, LOG_OVERHEAD, encode_entry, encode_message
+
+MAGIC_V1 = 1
+MAGIC_AT = LOG_OVERHEAD + 4  # int64 offset, int32 N, crc32
+_HEAD = struct.Struct(">qiIBB")  # offset, N, crc, magic, attributes
+_INT32 = struct.Struct(">i")
+_V1_FIELDS_AT = LOG_OVERHEAD + 4 + 2 + 8  # crc, magic, attributes, int64 timestamp
+
+
+def is_magic1(message_set: Any) -> bool:
+    """Whether the set's first entry is a magic-1 message."""
+    return len(message_set) > MAGIC_AT and message_set[MAGIC_AT] == MAGIC_V1
+
+
+def to_magic0(message_set: Any) -> Any:
+    """The set with every magic-1 entry rewritten as magic 0 (offsets kept); a set that does not start with a
+    magic-1 entry comes back unchanged. A damaged magic-1 entry raises InvalidMessageError; a partial tail is
+    kept as is (the append drops it as it drops any partial tail)."""
+    if not is_magic1(message_set):
+        return message_set
+    data = bytes(message_set)
+    out: list[bytes] = []
+    pos = 0
+    while len(data) - pos >= LOG_OVERHEAD + 6:
+        offset, size, crc, magic, attributes = _HEAD.unpack_from(data, pos)
+        end = pos + LOG_OVERHEAD + size
+        if size < 0 or end > len(data):
+            break
+        if magic != MAGIC_V1:
+            out.append(data[pos:end])
+        else:
+            out.append(encode_entry(offset, _message_v0(data, pos, end, crc, attributes)))
+        pos = end
+    out.append(data[pos:])
+    return b"".join(out)
+
+
+def _message_v0(data: bytes, pos: int, end: int, crc: int, attributes: int) -> bytes:
+    if zlib.crc32(data[pos + MAGIC_AT : end]) != crc:
+        raise InvalidMessageError(f"magic-1 message at position {pos} fails its CRC check")
+    key, at = _bytes_field(data, pos + _V1_FIELDS_AT, end, pos)
+    value, at = _bytes_field(data, at, end, pos)
+    codec = attributes & CODEC_MASK
+    if codec != NO_COMPRESSION and value is not None:
+        value = compress(codec, to_magic0(decompress(codec, value)))
+    return encode_message(key, value, codec)
+
+
+def _bytes_field(data: bytes, at: int, end: int, pos: int) -> tuple[bytes | None, int]:
+    if at + 4 > end:
+        raise InvalidMessageError(f"magic-1 message at position {pos} is truncated")
+    (length,) = _INT32.unpack_from(data, at)
+    at += 4
+    if length < 0:
+        return None, at
+    if at + length > end:
+        raise InvalidMessageError(
+            f"magic-1 message at position {pos}: a length of {length} runs past its end"
+        )
+    return data[at : at + length], at + length
