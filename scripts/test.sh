@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # Install zkafka with its test extras and run every test: ruff, the unit and integration suites (a real
-# ZooKeeper as a local process, real brokers; Spark tests included), then the container tests and fault
-# drills: a Docker engine is installed and started, the images built (or reused), and an engine that cannot
-# start fails the run with its reason. Extra arguments go to the main pytest run, e.g. -m "not slow".
+# ZooKeeper as a local process, real brokers; Spark tests included; the web view in a headless Chromium,
+# Debian's chromium installed if missing), then the container tests and fault drills: a Docker engine is
+# installed and started, the images built (or reused), and an engine that cannot start fails the run with
+# its reason. Extra arguments go to the main pytest run, e.g. -m "not slow".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh test
+# The web view's tests drive Debian's Chromium headless through Playwright (no browser download).
+if ! command -v chromium >/dev/null && command -v apt-get >/dev/null; then
+  sudo=""; if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+fi
+export ZKAFKA_REQUIRE_BROWSER=1
 python3 -m ruff check zkafka tests benchmarks
 ZKAFKA_TEST_ZK=process python3 -m pytest -q -p no:cacheprovider --ignore=tests/containers "$@"
 bash scripts/docker-setup.sh

@@ -130,3 +130,46 @@ def test_demo_settles_rebalances_on_a_stopped_consumer_and_exits_cleanly():
     produced = int(re.search(r"produced (\d+)", stderr).group(1))
     consumed = int(re.search(r"consumed (\d+)", stderr).group(1))
     assert produced > 100 and consumed >= produced
+
+
+def test_demo_web_view_acts_on_the_cluster_and_explains_the_rebalance():
+    """``--web``: the page's action stops a consumer, and the view's timeline explains the rebalance."""
+    import json
+    import urllib.request
+
+    def call(url: str, method: str = "GET"):
+        with urllib.request.urlopen(urllib.request.Request(url, method=method), timeout=10) as answer:
+            return json.loads(answer.read())
+
+    demo = DemoProcess("--web", "--web-port", "0", "--interval", "0.5")
+    try:
+        line = wait_until(
+            lambda: next((x for x in demo.stderr if x.startswith("web view: ")), None), 60, message="url"
+        )
+        url = line.split("web view: ", 1)[1].strip()
+        state = wait_until(
+            lambda: (
+                (s := call(url + "api/state"))["zk_groups"] and len(s["zk_groups"][0]["members"]) == 2 and s
+            ),
+            60,
+            message="the group in the view",
+        )
+        assert "stop-consumer" in state["actions"] and len(state["brokers"]) == 2
+        assert call(url + "api/action/stop-consumer", "POST") == {"done": "stop-consumer"}
+
+        def explained():
+            entries = call(url + "api/state")["timeline"]
+            return next(
+                (e for e in entries if "consumer-2 left" in e["title"] and e["status"] == "settled"), None
+            )
+
+        entry = wait_until(explained, 60, message="the rebalance in the timeline")
+        wheres = [step["where"] for step in entry["steps"]]
+        assert (
+            "zkafka.rebalance.range_share" in wheres
+            and "zkafka.consumer.rebalancer.ZKRebalancer._claim" in wheres
+        )
+        demo.act("quit")
+        assert demo.proc.wait(40) == 0, "".join(demo.stderr)
+    finally:
+        demo.stop()

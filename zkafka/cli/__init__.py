@@ -107,3 +107,4 @@ from zkafka.cli import producer as _producer  # noqa: E402,F401
 from zkafka.cli import spark as _spark  # noqa: E402,F401
 from zkafka.cli import tools as _tools  # noqa: E402,F401
 from zkafka.cli import topics as _topics  # noqa: E402,F401
+from zkafka.cli import ui as _ui  # noqa: E402,F401

@@ -60,8 +60,23 @@ def parse_action(value: str) -> tuple[float, str]:
     is_flag=True,
     help="Also take actions from stdin, one name a line (or quit), for scripts that act on what they see.",
 )
+@click.option("--web", is_flag=True, help="Also serve the live web view (zkafka ui) of the demo cluster.")
+@click.option(
+    "--web-port", default=8080, show_default=True, type=click.IntRange(0, 65535), help="0: any free port."
+)
 def demo(
-    brokers, partitions, consumers, rate, duration, no_ui, interval, keep, actions, actions_from_stdin
+    brokers,
+    partitions,
+    consumers,
+    rate,
+    duration,
+    no_ui,
+    interval,
+    keep,
+    actions,
+    actions_from_stdin,
+    web,
+    web_port,
 ) -> None:
     """Start ZooKeeper, brokers, a keyed producer and a consumer group on loopback, and show them live."""
     import gevent
@@ -76,8 +91,11 @@ def demo(
     for signum in (signal.SIGTERM, signal.SIGINT):
         gevent.signal_handler(signum, stopping.append, signum)
     keys = _Keys() if ui else _Lines() if actions_from_stdin else None
+    web_view = web_server = None
     try:
         cluster.start(progress=lambda line: click.echo(line, err=True))
+        if web:
+            web_view, web_server = _serve_web(cluster, web_port)
         began = time.monotonic()
         while not stopping:
             elapsed = time.monotonic() - began
@@ -102,6 +120,9 @@ def demo(
             elif key:
                 click.echo(f"demo: unknown action {key!r}", err=True)
     finally:
+        if web_server is not None:
+            web_server.stop(timeout=1)
+            web_view.close()
         if keys:
             keys.restore()
         click.echo("stopping the demo cluster...", err=True)
@@ -109,6 +130,28 @@ def demo(
         cluster.close(keep=keep)
         where = f"; files kept in {cluster.root}" if keep else ""
         click.echo(f"demo finished: produced {cluster.produced}, consumed {consumed}{where}", err=True)
+
+
+def _serve_web(cluster, port: int):
+    """The web view of the demo cluster, its buttons wired to the demo's actions; opened in a browser when
+    there is a display."""
+    import webbrowser
+    from functools import partial
+
+    from zkafka.demo import ACTIONS
+    from zkafka.ui.server import ClusterView, serve
+
+    view = ClusterView(
+        cluster.zookeeper.connect_string,
+        actions={name: partial(cluster.act, name) for name in ACTIONS},
+        extra=lambda: {"produced": cluster.produced, "paused": cluster.paused},
+    ).start()
+    server = serve(view, port)
+    url = f"http://127.0.0.1:{server.server_port}/"
+    click.echo(f"web view: {url}", err=True)
+    if os.environ.get("DISPLAY") or sys.platform == "darwin":
+        webbrowser.open(url)
+    return view, server
 
 
 class _Keys:

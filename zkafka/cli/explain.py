@@ -6,7 +6,7 @@ import json
 
 import click
 
-from zkafka.cli import friendly_errors, main
+from zkafka.cli import main
 from zkafka.cli.tools import zk_session
 
 
@@ -49,7 +49,6 @@ def _print(explanation, as_json: bool) -> None:
     "--join", "joining", default="new-consumer", show_default=True, help="Name of a member joining."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the steps as JSON.")
-@friendly_errors
 def explain_rebalance(
     topic, partitions, consumers, zookeeper, group, connection_timeout_ms, strategy, joining, as_json
 ) -> None:
@@ -101,7 +100,6 @@ def explain_rebalance(
 )
 @click.option("--join", "joining", default="new-member", show_default=True, help="Name of a member joining.")
 @click.option("--json", "as_json", is_flag=True, help="Print the steps as JSON.")
-@friendly_errors
 def explain_assignment(strategy, topics, members, joining, as_json) -> None:
     """The group coordinator's assignors (0.9): JoinGroup, the leader's assignment, SyncGroup, and what would
     move if a member left or joined."""

@@ -1,0 +1,49 @@
+"""``zkafka ui``: the live web view of a cluster, its groups and every rebalance explained."""
+
+from __future__ import annotations
+
+import logging
+import signal
+
+import click
+
+from zkafka.cli import Context, configure_logging, main
+
+
+@main.command("ui")
+@click.option("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]", help="ZooKeeper of the cluster.")
+@click.option(
+    "--bootstrap-server",
+    metavar="HOST:PORT",
+    help="A broker serving the 0.9 group APIs, to show coordinator-managed groups too.",
+)
+@click.option(
+    "--port", default=8080, show_default=True, type=click.IntRange(0, 65535), help="0: any free port."
+)
+@click.option("--interval", default=1.0, show_default=True, help="Seconds between full refreshes.")
+def ui(zookeeper, bootstrap_server, port, interval) -> None:
+    """Serve a live page on 127.0.0.1: brokers, topics, groups, lag, the rebalance timeline, the ZooKeeper tree."""
+    import gevent
+    import gevent.event
+
+    from zkafka.ui.server import ClusterView, serve
+
+    configure_logging(Context.verbose, level=logging.WARNING)
+    if bootstrap_server:
+        from zkafka.ui.coordinator_groups import parse_server
+
+        try:
+            parse_server(bootstrap_server)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--bootstrap-server") from None
+    view = ClusterView(zookeeper, bootstrap_server, interval).start()
+    server = serve(view, port)
+    click.echo(f"zkafka ui: serving http://127.0.0.1:{server.server_port}/", err=True)
+    stopping = gevent.event.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        gevent.signal_handler(signum, stopping.set)
+    try:
+        stopping.wait()
+    finally:
+        server.stop(timeout=1)
+        view.close()

@@ -1,0 +1,158 @@
+"""Coordinator-managed groups (0.9 group APIs) as the web view shows them, asked of the brokers.
+
+ListGroups on every broker, GroupCoordinator (FindCoordinator) per group, DescribeGroups at its coordinator
+for the state, protocol, members, their subscriptions and assignments. DescribeGroups v0 carries neither the
+generation nor the leader, so those come from the group's latest metadata record in ``__consumer_offsets``
+(what the coordinator stores after each SyncGroup), read incrementally from the partition's leader.
+A cluster whose brokers do not serve the group APIs (0.7, or 0.8 without a coordinator) has no such groups:
+``read`` returns None and the view hides the panel.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from zkafka.client08.channel import broker_channel
+from zkafka.consumer.simple08 import SimpleConsumer08
+from zkafka.coordinator.assignors import decode_assignment
+from zkafka.coordinator.offsets_schema import (
+    OFFSETS_TOPIC,
+    GroupKey,
+    partition_for,
+    read_group_value,
+    read_key,
+)
+from zkafka.errors import KafkaError
+from zkafka.protocol import v08
+from zkafka.protocol.v09_group import (
+    ConsumerProtocolMetadata,
+    DescribeGroupsRequestV0,
+    ListGroupsRequestV0,
+)
+
+log = logging.getLogger(__name__)
+
+CLIENT_ID = "zkafka-ui"
+
+
+def parse_server(text: str) -> tuple[str, int]:
+    host, _, port = text.strip().rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"{text!r} is not HOST:PORT")
+    return host, int(port)
+
+
+class CoordinatorGroups:
+    """Reads the coordinator groups of the cluster that ``bootstrap`` (``host:port``) belongs to."""
+
+    def __init__(self, bootstrap: str, timeout_ms: int = 1500) -> None:
+        self.bootstrap = parse_server(bootstrap)
+        self.timeout_ms = timeout_ms
+        self._positions: dict[int, int] = {}  # offsets partition -> next offset read
+        self._records: dict[str, Any] = {}  # group -> its latest GroupValueV0 (None after a tombstone)
+
+    def _call(self, host: str, port: int, request: Any) -> Any:
+        channel = broker_channel(host, port, CLIENT_ID, socket_timeout_ms=self.timeout_ms)
+        try:
+            return channel.request(request)
+        finally:
+            channel.close()
+
+    def read(self) -> list[dict[str, Any]] | None:
+        """Every coordinator group, or None when the brokers do not serve the group APIs."""
+        try:
+            metadata = self._call(*self.bootstrap, v08.MetadataRequestV0([]))
+        except (OSError, KafkaError) as exc:
+            log.debug("metadata from %s: %s", self.bootstrap, exc)
+            return None
+        brokers = {b.node_id: (b.host, b.port) for b in metadata.brokers}
+        counts = {t.topic: len(t.partitions) for t in metadata.topics if t.error == 0}
+        leaders = {(t.topic, p.partition): p.leader for t in metadata.topics for p in t.partitions}
+        names: set[str] = set()
+        for host, port in brokers.values():
+            try:
+                listed = self._call(host, port, ListGroupsRequestV0())
+            except (OSError, KafkaError):
+                return None  # no group APIs (the broker closes the connection)
+            names.update(g.group_id for g in listed.groups if g.protocol_type == "consumer")
+        groups = []
+        partitions = counts.get(OFFSETS_TOPIC)
+        for name in sorted(names):
+            group = self._describe(name, brokers, leaders, partitions)
+            if group is not None:
+                group["partition_counts"] = {t: n for t, n in counts.items() if t != OFFSETS_TOPIC}
+                groups.append(group)
+        return groups
+
+    def _describe(
+        self, name: str, brokers: dict, leaders: dict, partitions: int | None
+    ) -> dict[str, Any] | None:
+        coordinator = leaders.get((OFFSETS_TOPIC, partition_for(name, partitions))) if partitions else None
+        if coordinator not in brokers:
+            return None
+        try:
+            (described,) = self._call(*brokers[coordinator], DescribeGroupsRequestV0([name])).groups
+        except (OSError, KafkaError, ValueError) as exc:
+            log.debug("describe %s: %s", name, exc)
+            return None
+        if described.error:
+            return None
+        record = self._latest_record(name, brokers[coordinator], partition_for(name, partitions))
+        members = []
+        for m in described.members:
+            try:
+                subscription = list(ConsumerProtocolMetadata.decode(m.member_metadata).subscription)
+            except Exception:
+                subscription = []
+            try:
+                assignment = decode_assignment(m.member_assignment)
+            except Exception:
+                assignment = {}
+            members.append(
+                {
+                    "id": m.member_id,
+                    "client_id": m.client_id,
+                    "client_host": m.client_host,
+                    "subscription": subscription,
+                    "assignment": assignment,
+                }
+            )
+        return {
+            "name": name,
+            "state": described.state,
+            "protocol": described.protocol,
+            "coordinator": coordinator,
+            "offsets_partition": partition_for(name, partitions),
+            "generation": record.generation if record is not None else None,
+            "leader": record.leader if record is not None else None,
+            "members": sorted(members, key=lambda m: m["id"]),
+        }
+
+    def _latest_record(self, name: str, address: tuple[str, int], partition: int) -> Any:
+        """The group's newest metadata record, reading the offsets partition from where the last read ended."""
+        try:
+            with SimpleConsumer08(*address, self.timeout_ms, client_id=CLIENT_ID) as consumer:
+                offset = self._positions.get(partition, 0)
+                while True:
+                    fetched = consumer.fetch(OFFSETS_TOPIC, partition, offset, 1 << 20)
+                    messages = fetched.messages()
+                    if not messages:
+                        break
+                    for message in messages:
+                        self._remember(message)
+                        offset = message.next_offset
+                self._positions[partition] = offset
+        except (OSError, KafkaError) as exc:
+            log.debug("group records of %s: %s", name, exc)
+        return self._records.get(name)
+
+    def _remember(self, message: Any) -> None:
+        if message.key is None:
+            return
+        try:
+            key = read_key(message.key)
+            if isinstance(key, GroupKey):
+                self._records[key.group] = read_group_value(message.value) if message.value else None
+        except Exception:  # an offset record, or one this reader does not know
+            return

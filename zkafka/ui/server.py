@@ -1,0 +1,207 @@
+"""``zkafka ui``'s server: polls the cluster on the gevent hub and serves the page, its JSON and a stream of
+server-sent events from a gevent WSGI server on 127.0.0.1.
+
+Two loops: every ``GROUP_INTERVAL_S`` the ZooKeeper groups' members and owners (cheap ZooKeeper reads) go to
+the timeline, so the owner changes of a rebalance are seen as they happen; every ``interval`` the whole
+state (brokers, topics with their log ends, groups with lag, coordinator groups) is read and pushed to every
+open page. Routes: ``/`` the page, ``/static/*`` its script and style, ``/api/state``, ``/events`` (SSE),
+``/api/znode?path=`` (one node of the ZooKeeper tree), ``POST /api/action/<name>`` (the demo's actions).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs
+
+import gevent
+import gevent.event
+from gevent.pywsgi import WSGIServer
+from kazoo.exceptions import NoNodeError
+
+from zkafka.config08 import LINE_08
+from zkafka.ui.cluster_state import read_brokers, read_controller, read_topics, read_zk_groups, read_znode
+from zkafka.ui.coordinator_groups import CoordinatorGroups
+from zkafka.ui.timeline import Timeline
+from zkafka.ui.zk_groups import read_zk_group, zk_group_names
+from zkafka.zk.client import gevent_handler, make_zk_client, start_zk_client
+from zkafka.zk.line import cluster_line
+
+log = logging.getLogger(__name__)
+
+GROUP_INTERVAL_S = 0.1
+HISTORY = 300  # lag points kept per group
+STATIC = {"app.js": "text/javascript", "style.css": "text/css", "index.html": "text/html"}
+
+
+class ClusterView:
+    """The live picture of one cluster: the latest state, the lag history and the rebalance timeline."""
+
+    def __init__(
+        self,
+        zk_connect: str,
+        bootstrap: str | None = None,
+        interval: float = 1.0,
+        actions: Mapping[str, Callable[[], Any]] | None = None,
+        extra: Callable[[], dict] | None = None,
+    ) -> None:
+        self.zk_connect = zk_connect
+        self.coordinator = CoordinatorGroups(bootstrap) if bootstrap else None
+        self.interval = interval
+        self.actions = dict(actions or {})
+        self.extra = extra  # more facts for the page (the demo's producer and consumers)
+        self.timeline = Timeline()
+        self.lag: dict[str, deque] = {}
+        self.state: dict[str, Any] = {}
+        self.version = 0
+        self._changed = gevent.event.Event()
+        self._zk = None
+        self._greenlets: list[gevent.Greenlet] = []
+        self.line = "0.7"
+
+    def start(self) -> ClusterView:
+        self._zk = start_zk_client(
+            make_zk_client(self.zk_connect, handler=gevent_handler()), create_chroot=False
+        )
+        self.refresh()
+        self._greenlets = [gevent.spawn(self._loop, self.interval, self.refresh)]
+        self._greenlets.append(gevent.spawn(self._loop, GROUP_INTERVAL_S, self._watch_groups))
+        return self
+
+    def close(self) -> None:
+        gevent.killall(self._greenlets)
+        if self._zk is not None:
+            self._zk.stop()
+            self._zk.close()
+
+    def _loop(self, interval: float, task: Callable[[], Any]) -> None:
+        while True:
+            gevent.sleep(interval)
+            try:
+                task()
+            except Exception:
+                log.exception("%s failed", task.__name__)
+
+    def _watch_groups(self) -> None:
+        now = time.time()
+        for name in zk_group_names(self._zk):
+            self.timeline.observe_zk_group(now, read_zk_group(self._zk, name, self.line))
+
+    def refresh(self) -> None:
+        """Read everything once, feed the timeline and the lag history, and push the new state."""
+        zk, now = self._zk, time.time()
+        self.line = line = cluster_line(zk)
+        brokers = read_brokers(zk, line)
+        topics = read_topics(zk, line)
+        groups = read_zk_groups(zk, line)
+        for group, view in groups:
+            self.timeline.observe_zk_group(now, group)
+            history = self.lag.setdefault(view["name"], deque(maxlen=HISTORY))
+            history.append([round(now, 3), view["total_lag"]])
+        if line == LINE_08:
+            self.timeline.observe_partition_states(now, topics, {b["id"] for b in brokers})
+        coordinator_groups = self.coordinator.read() if self.coordinator else None
+        for group in coordinator_groups or ():
+            self.timeline.observe_coordinator_group(now, group)
+        self.state = {
+            "zookeeper": self.zk_connect,
+            "line": line,
+            "updated": now,
+            "brokers": brokers,
+            "controller": read_controller(zk) if line == LINE_08 else None,
+            "topics": [t for t in topics if not t["name"].startswith("__")],
+            "zk_groups": [view for _, view in groups],
+            "coordinator_groups": coordinator_groups,
+            "timeline": self.timeline.to_json(),
+            "lag_history": {name: list(points) for name, points in self.lag.items()},
+            "actions": sorted(self.actions),
+            "extra": self.extra() if self.extra else None,
+        }
+        self.version += 1
+        self._changed.set()
+        self._changed = gevent.event.Event()
+
+    def wait_change(self, version: int, timeout: float) -> int:
+        """Block (cooperatively) until the state is newer than ``version`` or ``timeout`` passes."""
+        if self.version == version:
+            self._changed.wait(timeout)
+        return self.version
+
+    def znode(self, path: str) -> dict[str, Any]:
+        return read_znode(self._zk, path)
+
+    # -- the web app ------------------------------------------------------------------------------------------
+
+    def __call__(self, environ: dict, start_response: Callable) -> Any:
+        method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO", "/")
+        try:
+            if path in ("/", "/index.html"):
+                return _static("index.html", start_response)
+            if path.startswith("/static/") and path[len("/static/") :] in STATIC:
+                return _static(path[len("/static/") :], start_response)
+            if path == "/api/state":
+                return _json(self.state, start_response)
+            if path == "/events":
+                start_response(
+                    "200 OK",
+                    [
+                        ("Content-Type", "text/event-stream"),
+                        ("Cache-Control", "no-cache"),
+                        ("X-Accel-Buffering", "no"),
+                    ],
+                )
+                return self._events()
+            if path == "/api/znode":
+                wanted = parse_qs(environ.get("QUERY_STRING", "")).get("path", ["/"])[0]
+                try:
+                    return _json(self.znode(wanted), start_response)
+                except NoNodeError:
+                    return _json({"error": f"no znode {wanted}"}, start_response, "404 Not Found")
+            if path.startswith("/api/action/") and method == "POST":
+                name = path[len("/api/action/") :]
+                if name not in self.actions:
+                    return _json({"error": f"no action {name}"}, start_response, "404 Not Found")
+                self.actions[name]()
+                gevent.spawn(self.refresh)
+                return _json({"done": name}, start_response)
+            return _json({"error": f"no page {path}"}, start_response, "404 Not Found")
+        except Exception as exc:
+            log.exception("%s %s failed", method, path)
+            return _json(
+                {"error": f"{type(exc).__name__}: {exc}"}, start_response, "500 Internal Server Error"
+            )
+
+    def _events(self) -> Iterator[bytes]:
+        version = -1
+        while True:
+            if self.version != version:
+                version = self.version
+                yield b"data: " + json.dumps(self.state).encode() + b"\n\n"
+            elif self.wait_change(version, 15.0) == version:
+                yield b": keep-alive\n\n"
+
+
+def _static(name: str, start_response: Callable) -> list[bytes]:
+    body = resources.files("zkafka.ui").joinpath("static", name).read_bytes()
+    start_response(
+        "200 OK", [("Content-Type", f"{STATIC[name]}; charset=utf-8"), ("Content-Length", str(len(body)))]
+    )
+    return [body]
+
+
+def _json(value: Any, start_response: Callable, status: str = "200 OK") -> list[bytes]:
+    body = json.dumps(value).encode()
+    start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+    return [body]
+
+
+def serve(view: ClusterView, port: int = 8080, host: str = "127.0.0.1") -> WSGIServer:
+    """Start serving ``view`` on ``host:port`` (0: a free port); returns the started server."""
+    server = WSGIServer((host, port), view, log=None, error_log=None)
+    server.start()
+    return server
