@@ -8,8 +8,12 @@ that failed: the server then closes that one connection, as 0.8.2 does.
 Served: Produce v0, Fetch v0, ListOffsets v0, Metadata v0, OffsetCommit v0 and OffsetFetch v0 (offsets kept
 in ZooKeeper at ``/consumers/<group>/offsets/<topic>/<partition>``); with a group coordinator (``group_apis``)
 also 0.9's Produce v1 and Fetch v1 (a ``throttle_time_ms`` of 0) and the coordinator's APIs
-(``zkafka.coordinator.group_apis``); and ApiVersions (0.10's key 18), listing exactly the versions served
-here, so clients that ask first need not be told the broker version.
+(``zkafka.coordinator.group_apis``); ApiVersions (0.10's key 18), listing exactly the versions served
+here, so clients that ask first need not be told the broker version; with ``replica_apis`` the controller's
+requests (LeaderAndIsr, StopReplica, UpdateMetadata) and ControlledShutdown (``zkafka.broker.replica_apis``).
+
+A produce with acks -1 (or N > 1) waits in the produce purgatory for its replicas (DelayedProduce); a fetch
+from a follower (replica id >= 0) first records the follower's log end offsets with the replica manager.
 """
 
 from __future__ import annotations
@@ -19,12 +23,11 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-import gevent
-from gevent.event import AsyncResult
-
 from zkafka.broker.delayed_fetch import DelayedFetch
+from zkafka.broker.delayed_produce import DelayedProduce, ProduceStatus
 from zkafka.broker.metadata_view import MetadataView
 from zkafka.broker.offsets_zk import ZkOffsetStore
+from zkafka.broker.purgatory import Purgatory
 from zkafka.broker.replica_manager import PartitionRead, ReplicaManager, error_code
 from zkafka.errors import (
     InvalidRequestError,
@@ -71,10 +74,13 @@ class KafkaApis:
         halt: Callable[[OSError], None] | None = None,
         group_apis: Any = None,
         on_sent: Callable[[str, int], None] | None = None,
+        produce_purgatory: Any = None,
+        replica_apis: Any = None,
     ) -> None:
         self.replica_manager = replica_manager
         self.metadata = metadata
         self.fetch_purgatory = fetch_purgatory
+        self.produce_purgatory = produce_purgatory if produce_purgatory is not None else Purgatory("produce")
         self.offset_store = offset_store
         self.offset_metadata_max_bytes = offset_metadata_max_bytes
         self.halt = halt
@@ -92,6 +98,8 @@ class KafkaApis:
             self._handlers[(PRODUCE, 1)] = self.handle_produce
             self._handlers[(FETCH, 1)] = self.handle_fetch
         self._handlers[(API_VERSIONS, 0)] = self.handle_api_versions
+        if replica_apis is not None:
+            self._handlers.update(replica_apis.handlers())
 
     def handle(self, request: v08.Request) -> Any:
         if request.api_key == API_VERSIONS:
@@ -118,48 +126,46 @@ class KafkaApis:
 
     def handle_produce(self, request: v08.Request) -> Any:
         body = request.body
-        topics = [
-            v08.ProduceResponseTopic(
-                data.topic, [self._append(data.topic, p.partition, p.message_set) for p in data.partitions]
-            )
+        statuses = [
+            self._append(data.topic, p.partition, p.message_set, body.acks)
             for data in body.topics
+            for p in data.partitions
         ]
         if body.acks == 0:
-            failed = [(t.topic, p.partition, p.error) for t in topics for p in t.partitions if p.error]
+            failed = [(s.topic, s.partition, s.error) for s in statuses if s.error]
             if failed:
                 raise ProduceFailedError(f"acks=0 produce failed for (topic, partition, error) {failed}")
             return None
-        if body.acks > 1:
-            # 0.8.2 waits for that many replicas; a partition has one, so the wait ends at the timeout (7).
-            return self._timed_out_produce(request, topics, body.timeout_ms)
-        return v08.encode_response(request.correlation_id, _produce_response(request.api_version, topics))
 
-    def _append(self, topic: str, partition: int, message_set: memoryview) -> Any:
+        def respond(statuses: list[ProduceStatus]) -> list:
+            topics: dict[str, list] = {}
+            for s in statuses:
+                offset = s.base_offset if s.error in (0, ErrorCode.REQUEST_TIMED_OUT) else -1
+                partition = v08.ProduceResponsePartition(s.partition, s.error, offset)
+                topics.setdefault(s.topic, []).append(partition)
+            answer = [v08.ProduceResponseTopic(topic, parts) for topic, parts in topics.items()]
+            return v08.encode_response(request.correlation_id, _produce_response(request.api_version, answer))
+
+        if body.acks == 1 or not any(s.pending for s in statuses):
+            return respond(statuses)
+        delayed = DelayedProduce(
+            body.timeout_ms, body.acks, statuses, self.replica_manager.check_produce, respond
+        )
+        self.produce_purgatory.try_complete_else_watch(delayed, delayed.watch_keys())
+        return delayed.result
+
+    def _append(self, topic: str, partition: int, message_set: memoryview, acks: int) -> ProduceStatus:
         try:
-            info = self.replica_manager.append(topic, partition, to_magic0(message_set))
-            return v08.ProduceResponsePartition(partition, 0, info.first_offset)
+            info = self.replica_manager.append(topic, partition, to_magic0(message_set), acks)
+            return ProduceStatus(topic, partition, 0, info.first_offset, info.next_offset, acks not in (0, 1))
         except KafkaError as exc:
             log.debug("produce to %s-%d: %s", topic, partition, exc)
-            return v08.ProduceResponsePartition(partition, error_code(exc), -1)
+            return ProduceStatus(topic, partition, error_code(exc), -1, -1, False)
         except OSError:
             raise  # the replica manager halted the broker
         except Exception:
             log.exception("produce to %s-%d failed", topic, partition)
-            return v08.ProduceResponsePartition(partition, ErrorCode.UNKNOWN, -1)
-
-    def _timed_out_produce(self, request: v08.Request, topics: list, timeout_ms: int) -> AsyncResult:
-        timed_out = [
-            t._replace(
-                partitions=[
-                    p if p.error else p._replace(error=ErrorCode.REQUEST_TIMED_OUT) for p in t.partitions
-                ]
-            )
-            for t in topics
-        ]
-        parts = v08.encode_response(request.correlation_id, _produce_response(request.api_version, timed_out))
-        pending = AsyncResult()
-        gevent.spawn_later(max(timeout_ms, 0) / 1000.0, pending.set, parts)
-        return pending
+            return ProduceStatus(topic, partition, ErrorCode.UNKNOWN, -1, -1, False)
 
     # -- Fetch --------------------------------------------------------------------------------------------
 
@@ -170,6 +176,8 @@ class KafkaApis:
             for data in body.topics
             for p in data.partitions
         ]
+        if body.replica_id >= 0:
+            self.replica_manager.record_follower_fetch(body.replica_id, fetches)
         reads = self.replica_manager.read_all(fetches, body.replica_id)
 
         def respond(reads: list[PartitionRead]) -> list:

@@ -1,4 +1,4 @@
-"""KafkaController: the 0.8 controller's election and its ZooKeeper side, for the one-replica line.
+"""KafkaController: the 0.8 controller: its election, the partition states it writes and the requests it sends.
 
 Brokers race to create the ephemeral ``/controller``; the losers watch it and race again when it goes.
 The winner raises ``/controller_epoch`` by one (a version-checked write; ``1`` when absent) and from then on
@@ -8,8 +8,12 @@ conditional on the version it read. With ``delete.topic.enable`` it also carries
 the ``on_delete_topic`` hook first (where brokers delete the logs), then the topic's znodes. A lost session
 ends its reign; the next session runs for election again.
 
-Telling brokers over the wire (LeaderAndIsr, UpdateMetadata) is not done here: state-change listeners get
-every write, and brokers can follow the state znodes through the MetadataCache.
+With a ControllerChannelManager (a broker's controller) it tells the brokers over the wire, as 0.8.2 does:
+after each pass, controller_requests.py plans the LeaderAndIsr, UpdateMetadata and StopReplica requests that
+bring every live broker up to date with the states read and written, and the channels send them. A broker's
+ControlledShutdown request (``shutdown_broker``) marks it shutting down: the next pass moves its leaderships
+to other ISR members and takes it out of the ISRs it is in, and the answer lists what it still leads.
+State-change listeners get every write.
 """
 
 from __future__ import annotations
@@ -17,16 +21,19 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
 from kazoo.protocol.states import WatchedEvent
 
+from zkafka.broker.controller_channel import ControllerChannelManager
+from zkafka.broker.controller_requests import ClusterView, RequestPlanner
 from zkafka.broker.leader_election import StateChange, partition_state_changes
 from zkafka.broker.metadata_cache import ClusterSnapshot, MetadataCache
 from zkafka.config import parse_bool
 from zkafka.config08 import BrokerConfig08
-from zkafka.errors import InvalidConfigError, KafkaError
+from zkafka.errors import BrokerNotAvailableError, InvalidConfigError, KafkaError
 from zkafka.utils import now_ms
 from zkafka.zk.client import delete_if_owned, get_data, session_id
 from zkafka.zk.paths08 import (
@@ -34,6 +41,7 @@ from zkafka.zk.paths08 import (
     CONTROLLER_PATH,
     DELETE_TOPICS_PATH,
     INITIAL_CONTROLLER_EPOCH,
+    PartitionState,
     ZkDataError,
     delete_topic_path,
     encode_controller,
@@ -51,6 +59,7 @@ from zkafka.zk.paths08 import (
 log = logging.getLogger(__name__)
 
 RETRY_AFTER_ERROR_S = 1.0
+TopicPartition = tuple[str, int]
 
 
 class ControllerMovedError(KafkaError):
@@ -67,6 +76,7 @@ class KafkaController:
         cache: MetadataCache,
         *,
         on_delete_topic: Callable[[str], None] | None = None,
+        channels: ControllerChannelManager | None = None,
     ) -> None:
         self.broker_id: int = config["broker.id"]
         self.unclean_default: bool = config["unclean.leader.election.enable"]
@@ -82,6 +92,11 @@ class KafkaController:
         self._listeners: list[Callable[[list[StateChange]], None]] = []
         self._retry_soon = False
         self._worker = None
+        self.channels = channels
+        self._planner: RequestPlanner | None = None
+        self._written: dict[TopicPartition, PartitionState] = {}
+        self.shutting_down: set[int] = set()
+        self._shutdown_waiters: list[tuple[int, object]] = []
 
     def startup(self) -> None:
         """Follow the session and the cache, and run for election."""
@@ -127,6 +142,9 @@ class KafkaController:
         except ControllerMovedError as exc:
             log.info("broker %d: %s", self.broker_id, exc)
             return
+        self._planner = RequestPlanner(self.broker_id, self.epoch)
+        self._written = {}
+        self.shutting_down = set()
         self.active = True
         log.info("broker %d is the controller (epoch %d)", self.broker_id, self.epoch)
         self._wake.set()
@@ -156,6 +174,10 @@ class KafkaController:
         if self.active:
             log.info("broker %d resigns as controller (epoch %d)", self.broker_id, self.epoch)
         self.active = False
+        self._planner = None
+        if self.channels is not None:
+            self.channels.shutdown()
+        self._answer_shutdowns(None)
 
     def _on_controller_change(self, event: WatchedEvent) -> None:
         if not self._closed:
@@ -211,24 +233,95 @@ class KafkaController:
                 self._wake.set()
 
     def act(self, snapshot: ClusterSnapshot) -> list[StateChange]:
-        """Carry out pending deletions, then write every partition state the snapshot calls for."""
+        """Carry out pending deletions, write every partition state the cluster calls for, then tell the brokers."""
+        self.shutting_down &= set(snapshot.brokers)
         deleting = self._delete_topics(snapshot) if self.delete_topic_enable else set()
+        states = self._current_states(snapshot)
         changes = partition_state_changes(
             snapshot.assignments(),
-            snapshot.states(),
+            states,
             snapshot.brokers,
             self.epoch,
             unclean=functools.cache(self._unclean_for),
             skip_topics=deleting,
+            shutting_down=self.shutting_down,
         )
         written = self._write(changes) if self.active else []
+        for change in written:
+            states[(change.topic, change.partition)] = self._written[(change.topic, change.partition)]
         if written:
             for listener in list(self._listeners):
                 try:
                     listener(written)
                 except Exception:
                     log.exception("state-change listener %r failed", listener)
+        view = ClusterView(
+            {tp: state for tp, state in states.items() if state is not None},
+            {(t, p): meta.replicas for t, parts in snapshot.topics.items() for p, meta in parts.items()},
+            snapshot.brokers,
+            frozenset(self.shutting_down),
+            frozenset(deleting),
+        )
+        self._send_requests(view)
+        self._answer_shutdowns(view)
         return written
+
+    def _current_states(self, snapshot: ClusterSnapshot) -> dict[TopicPartition, PartitionState | None]:
+        """The snapshot's states, with this controller's own writes where the snapshot has not seen them yet."""
+        states = snapshot.states()
+        for tp, mine in list(self._written.items()):
+            if tp not in states:
+                del self._written[tp]
+                continue
+            seen = states[tp]
+            if seen is not None and seen.zk_version >= mine.zk_version:
+                del self._written[tp]
+            else:
+                states[tp] = mine
+        return states
+
+    def _send_requests(self, view: ClusterView) -> None:
+        if self.channels is None or self._planner is None or not self.active:
+            return
+        self.channels.update_brokers(dict(view.brokers))
+        for broker_id, request in self._planner.plan(view):
+            self.channels.send(broker_id, request, functools.partial(_check_response, broker_id))
+
+    # -- controlled shutdown ---------------------------------------------------------------------------
+
+    def shutdown_broker(self, broker_id: int, timeout_s: float = 30.0) -> list[TopicPartition]:
+        """A broker's ControlledShutdown: move its leaderships away; the partitions (with more than one
+        replica) it still leads. ControllerMovedError when not the controller, BrokerNotAvailableError for a
+        broker that is not live."""
+        if not self.active:
+            raise ControllerMovedError(f"broker {self.broker_id} is not the controller")
+        if broker_id not in self.cache.snapshot().brokers:
+            raise BrokerNotAvailableError(f"broker {broker_id} is not a live broker")
+        log.info("controller %d: broker %d asks for a controlled shutdown", self.broker_id, broker_id)
+        self.shutting_down.add(broker_id)
+        result = self.client.handler.async_result()
+        self._shutdown_waiters.append((broker_id, result))
+        self._wake.set()
+        return result.get(timeout=timeout_s)
+
+    def _answer_shutdowns(self, view: ClusterView | None) -> None:
+        waiters, self._shutdown_waiters = self._shutdown_waiters, []
+        for broker_id, result in waiters:
+            if view is None:
+                result.set_exception(ControllerMovedError(f"broker {self.broker_id} resigned as controller"))
+                continue
+            remaining = sorted(
+                tp
+                for tp, state in view.states.items()
+                if state.leader == broker_id and len(view.assignments.get(tp, ())) > 1
+            )
+            log.info(
+                "controller %d: broker %d shutting down still leads %d partition(s)",
+                self.broker_id,
+                broker_id,
+                len(remaining),
+            )
+            result.set(remaining)
 
     def _write(self, changes: list[StateChange]) -> list[StateChange]:
         """Write the state znodes (pipelined), each conditional on what was read; return those written."""
@@ -244,10 +337,12 @@ class KafkaController:
         written = []
         for change, result in writes:
             try:
-                result.get()
+                stat = result.get()
             except (NodeExistsError, BadVersionError, NoNodeError):
                 log.info("%s-%d changed since it was read; deciding again", change.topic, change.partition)
                 continue
+            version = 0 if change.old is None else stat.version
+            self._written[(change.topic, change.partition)] = replace(change.new, zk_version=version)
             written.append(change)
             log.info(
                 "%s-%d: leader %d, ISR %s, leader epoch %d (was %s)",
@@ -316,5 +411,13 @@ class KafkaController:
         self.client.remove_listener(self._on_session)
         self._wake.set()
         if self.active:
-            self.active = False
+            self.resign()
             delete_if_owned(self.client, CONTROLLER_PATH)
+
+
+def _check_response(broker_id: int, response: object) -> None:
+    """Log what a broker refused (a stale epoch after a controller change is expected)."""
+    errors = [getattr(response, "error", 0)]
+    errors += [p.error for p in getattr(response, "partitions", ()) if p.error]
+    if any(errors):
+        log.info("controller: broker %d answered %s", broker_id, response)

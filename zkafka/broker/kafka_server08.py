@@ -1,11 +1,17 @@
 """KafkaServer08: starts and stops one 0.8-line broker.
 
 Startup follows 0.8.2's KafkaServer: open the logs (recovering them after an unclean stop) → start the socket
-server → connect to ZooKeeper, start the metadata cache (which partitions this broker leads) and the
-controller election → register ``/brokers/ids/<id>`` → start the log manager's periodic tasks (recovery-point
-checkpoint, retention, time-based flush). Requests wait until the registration is done. A clean shutdown
-(SIGTERM) stops accepting, finishes the requests in flight, answers the parked fetches, resigns, closes every
-log (flushing it and writing the recovery points and ``.kafka_cleanshutdown``) and ends the ZooKeeper session.
+server → connect to ZooKeeper, start the controller election (with the watch-based MetadataCache it decides
+from) → register ``/brokers/ids/<id>`` → start the periodic tasks (recovery-point and high-watermark
+checkpoints, ISR shrink, retention, time-based flush). Requests wait until the registration is done. What the
+broker leads and follows, and what it answers Metadata requests with, come only from the controller's
+LeaderAndIsr, StopReplica and UpdateMetadata requests (replica_apis.py).
+
+A clean shutdown (SIGTERM) first asks the controller to move its leaderships away (ControlledShutdown, up to
+``controlled.shutdown.max.retries`` attempts ``controlled.shutdown.retry.backoff.ms`` apart, when
+``controlled.shutdown.enable``), then stops accepting, finishes the requests in flight, answers the parked
+fetches and produces, resigns, stops the replica fetchers, checkpoints the high watermarks, closes every log
+(flushing it and writing the recovery points and ``.kafka_cleanshutdown``) and ends the ZooKeeper session.
 An I/O error on a log halts the process, as 0.8.2 does.
 """
 
@@ -22,7 +28,9 @@ import gevent.event
 
 from zkafka.admin.topics import TopicExistsError, auto_create_topic, create_topic, live_broker_ids
 from zkafka.broker.apis08 import KafkaApis
+from zkafka.broker.broker_metadata import BrokerMetadataCache
 from zkafka.broker.controller import KafkaController
+from zkafka.broker.controller_channel import ControllerChannelManager
 from zkafka.broker.log08 import LogConfig
 from zkafka.broker.log_cleaner import LogCleaner
 from zkafka.broker.log_manager08 import LogManager08
@@ -30,17 +38,30 @@ from zkafka.broker.metadata_cache import ClusterSnapshot, MetadataCache
 from zkafka.broker.metadata_view import MetadataView
 from zkafka.broker.offsets_zk import ZkOffsetStore
 from zkafka.broker.purgatory import Purgatory
-from zkafka.broker.registry08 import KafkaHealthcheck
-from zkafka.broker.replica_manager import ReplicaManager
+from zkafka.broker.registry08 import KafkaHealthcheck, advertised_address
+from zkafka.broker.replica_apis import ReplicaApis
+from zkafka.broker.replica_fetcher import FetcherSettings
+from zkafka.broker.replica_manager import ReplicaManager, zk_isr_writer
 from zkafka.broker.server_base import BrokerServer
-from zkafka.config08 import LINE_08, BrokerConfig08
+from zkafka.client08.channel import broker_channel
+from zkafka.config08 import LINE_08, BrokerConfig08, parse_topic_overrides
 from zkafka.coordinator.coordinator import CoordinatorConfig, GroupCoordinator
 from zkafka.coordinator.group_apis import GroupApis
 from zkafka.coordinator.offsets_log import OffsetsLog
 from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC
+from zkafka.errors import KafkaError
 from zkafka.network.server import SocketServer
 from zkafka.protocol import v08
-from zkafka.zk.client import gevent_handler, make_zk_client, start_zk_client
+from zkafka.protocol import v08_admin as admin
+from zkafka.zk.client import get_data, gevent_handler, make_zk_client, start_zk_client
+from zkafka.zk.paths08 import (
+    CONTROLLER_PATH,
+    BrokerRegistration,
+    broker_id_path,
+    parse_controller,
+    parse_topic_config,
+    topic_config_path,
+)
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +106,9 @@ class KafkaServer08(BrokerServer):
         self.healthcheck: KafkaHealthcheck | None = None
         self.replica_manager: ReplicaManager | None = None
         self.fetch_purgatory: Purgatory | None = None
+        self.produce_purgatory: Purgatory | None = None
+        self.broker_metadata = BrokerMetadataCache()
+        self._min_isr: dict[str, int] = {}
         self.apis: KafkaApis | None = None
         self.coordinator: GroupCoordinator | None = None
         self._snapshot = ClusterSnapshot()
@@ -108,11 +132,17 @@ class KafkaServer08(BrokerServer):
             self._stop_metrics()
             raise
         self.fetch_purgatory = Purgatory("fetch")
+        self.produce_purgatory = Purgatory("produce")
         self.replica_manager = ReplicaManager(
             self.broker_id,
             self.log_manager,
             on_append=self._appended,
+            on_produce_progress=lambda t, p: self.produce_purgatory.check_and_complete((t, p)),
             on_log_failure=self.halt,
+            fetcher_settings=FetcherSettings.from_config(config),
+            lag_time_ms=config["replica.lag.time.max.ms"],
+            lag_max_messages=config["replica.lag.max.messages"],
+            min_insync_replicas=self._min_insync_replicas,
         )
         offsets_log = OffsetsLog(self.replica_manager, config["offsets.load.buffer.size"])
         self.coordinator = GroupCoordinator(
@@ -149,10 +179,11 @@ class KafkaServer08(BrokerServer):
             handler=gevent_handler(),
         )
         start_zk_client(self.zk_client)
+        self.replica_manager.isr_writer = zk_isr_writer(self.zk_client)
+        self.replica_manager.add_leadership_listener(self._on_leadership)
+        self.broker_metadata.add_listener(self._on_metadata)
         self.metadata_cache = MetadataCache(self.zk_client)
-        self.metadata_cache.add_listener(self._on_metadata)
         self.metadata_cache.start()
-        self._on_metadata(self.metadata_cache.snapshot())
         self.apis = KafkaApis(
             self.replica_manager,
             MetadataView(
@@ -165,10 +196,14 @@ class KafkaServer08(BrokerServer):
             offset_metadata_max_bytes=config["offset.metadata.max.bytes"],
             group_apis=GroupApis(self.coordinator, lambda: self._snapshot, self._create_offsets_topic),
             on_sent=self.metrics.sent if self.metrics else None,
+            produce_purgatory=self.produce_purgatory,
+            replica_apis=ReplicaApis(self.replica_manager, self.broker_metadata, lambda: self.controller),
         )
-        self.controller = KafkaController(
-            config, self.zk_client, self.metadata_cache, on_delete_topic=self._delete_topic_logs
+        host, port = advertised_address(config, self.port)
+        channels = ControllerChannelManager(
+            f"id_{self.broker_id}-host_{host}-port_{port}", config["controller.socket.timeout.ms"]
         )
+        self.controller = KafkaController(config, self.zk_client, self.metadata_cache, channels=channels)
         self.controller.startup()
         self.healthcheck = KafkaHealthcheck.from_config(config, self.port, client=self.zk_client)
         self.healthcheck.startup()
@@ -180,13 +215,8 @@ class KafkaServer08(BrokerServer):
         this broker is the active controller."""
 
         def under_replicated():
-            led = [
-                meta
-                for parts in self._snapshot.topics.values()
-                for meta in parts.values()
-                if meta.leader == self.broker_id
-            ]
-            return [((), sum(1 for meta in led if len(meta.isr) < len(meta.replicas)))]
+            led = [p for p in self.replica_manager.partitions() if p.is_leader]
+            return [((), sum(1 for p in led if len(p.isr) < len(p.replicas)))]
 
         metrics.gauge(
             "kafka_server_under_replicated_partitions",
@@ -199,7 +229,9 @@ class KafkaServer08(BrokerServer):
             lambda: [((), 1 if self.controller is not None and self.controller.active else 0)],
         )
         metrics.watch_purgatories(
-            lambda: [p for p in (self.fetch_purgatory, self.coordinator.purgatory) if p]
+            lambda: [
+                p for p in (self.fetch_purgatory, self.produce_purgatory, self.coordinator.purgatory) if p
+            ]
         )
 
     def _schedule_log_tasks(self) -> None:
@@ -210,6 +242,10 @@ class KafkaServer08(BrokerServer):
         self.schedule(checkpoint_s, checkpoint_s, logs.checkpoint_recovery_points)
         self.schedule(retention_s, retention_s, logs.cleanup_logs)
         self.schedule(flush_s, flush_s, logs.flush_due)
+        hw_s = config["replica.high.watermark.checkpoint.interval.ms"] / MS
+        self.schedule(hw_s, hw_s, self.replica_manager.checkpoint_high_watermarks)
+        shrink_s = config["replica.lag.time.max.ms"] / MS / 2
+        self.schedule(shrink_s, shrink_s, self.replica_manager.shrink_isrs)
         offsets_s = config["offsets.retention.check.interval.ms"] / MS
         self.schedule(offsets_s, offsets_s, self.coordinator.expire_offsets)
         if config["log.cleaner.enable"]:
@@ -244,7 +280,7 @@ class KafkaServer08(BrokerServer):
         self.fetch_purgatory.check_and_complete((topic, partition))
 
     def _on_metadata(self, snapshot: ClusterSnapshot) -> None:
-        """A new picture of the cluster: open the logs of the partitions led here, then answer from it."""
+        """An UpdateMetadata: answer Metadata requests from it, and tell NOT_LEADER from UNKNOWN by it."""
         if self.metrics is not None:
             self.metrics.on_partition_states(
                 self.broker_id,
@@ -254,13 +290,27 @@ class KafkaServer08(BrokerServer):
                     for p, meta in parts.items()
                 ),
             )
-        self.replica_manager.update_leaders(
-            {(topic, p): meta.leader for topic, parts in snapshot.topics.items() for p, meta in parts.items()}
-        )
+        self.replica_manager.set_known(self.broker_metadata.leaders())
         self._snapshot = snapshot
-        self.coordinator.on_leadership(
-            p for topic, p in self.replica_manager.led_partitions() if topic == OFFSETS_TOPIC
-        )
+
+    def _on_leadership(self, led: list[tuple[str, int]]) -> None:
+        self._min_isr.clear()  # read again: the topic's overrides may have changed
+        self.coordinator.on_leadership(p for topic, p in led if topic == OFFSETS_TOPIC)
+
+    def _min_insync_replicas(self, topic: str) -> int:
+        """The topic's ``min.insync.replicas`` (its override in ``/config/topics/<t>``, else the broker's)."""
+        value = self._min_isr.get(topic)
+        if value is None:
+            value = self.config["min.insync.replicas"]
+            data = get_data(self.zk_client, topic_config_path(topic)) if self.zk_client is not None else None
+            if data is not None:
+                try:
+                    overrides = parse_topic_overrides(parse_topic_config(topic, data))
+                    value = overrides.get("min.insync.replicas") or value
+                except Exception as exc:
+                    log.warning("topic %s: %s; using the broker's min.insync.replicas", topic, exc)
+            self._min_isr[topic] = value
+        return value
 
     def _create_topic(self, topic: str) -> None:
         if topic == OFFSETS_TOPIC:
@@ -285,21 +335,70 @@ class KafkaServer08(BrokerServer):
         except TopicExistsError:
             pass
 
-    def _delete_topic_logs(self, topic: str) -> None:
-        """The controller deleted a topic (``delete.topic.enable``): remove its logs kept here."""
-        for partition_log in self.log_manager.all_logs():
-            if partition_log.topic == topic:
-                self.log_manager.delete_log(topic, partition_log.partition)
-
     # -- shutdown -----------------------------------------------------------------------------------------
+
+    def _prepare_shutdown(self) -> None:
+        if self.config["controlled.shutdown.enable"] and self.zk_client is not None:
+            self._controlled_shutdown()
+
+    def _controlled_shutdown(self) -> bool:
+        """Ask the controller to move this broker's leaderships away (0.8.2's ``controlledShutdown``)."""
+        config = self.config
+        attempts = max(config["controlled.shutdown.max.retries"], 1)
+        for attempt in range(1, attempts + 1):
+            try:
+                remaining = self._ask_controller_to_shut_down()
+                if remaining == []:
+                    log.info("broker %d: controlled shutdown succeeded", self.broker_id)
+                    return True
+                log.info(
+                    "broker %d: controlled shutdown attempt %d: still leads %s",
+                    self.broker_id,
+                    attempt,
+                    remaining,
+                )
+            except Exception as exc:
+                log.warning(
+                    "broker %d: controlled shutdown attempt %d failed: %s", self.broker_id, attempt, exc
+                )
+            if attempt < attempts:
+                gevent.sleep(config["controlled.shutdown.retry.backoff.ms"] / MS)
+        log.warning("broker %d: controlled shutdown failed; shutting down anyway", self.broker_id)
+        return False
+
+    def _ask_controller_to_shut_down(self) -> list | None:
+        data = get_data(self.zk_client, CONTROLLER_PATH)
+        if data is None:
+            raise KafkaError("there is no controller")
+        controller_id = parse_controller(data)
+        registration = get_data(self.zk_client, broker_id_path(controller_id))
+        if registration is None:
+            raise KafkaError(f"controller {controller_id} is not registered")
+        broker = BrokerRegistration.parse(controller_id, registration)
+        channel = broker_channel(
+            broker.host, broker.port, socket_timeout_ms=self.config["controller.socket.timeout.ms"]
+        )
+        try:
+            answer = channel.request(admin.ControlledShutdownRequestV0(self.broker_id), retries=0)
+        finally:
+            channel.close()
+        if answer.error:
+            raise KafkaError(f"controller {controller_id} answered error {answer.error}")
+        return [(p.topic, p.partition) for p in answer.partitions_remaining]
 
     def _drop_waiting_requests(self) -> None:
         if self.coordinator is not None:
             self.coordinator.shutdown()
-        if self.fetch_purgatory is not None:
-            self.fetch_purgatory.shutdown()  # their connections close, as 0.8.2's socket server shutdown does
+        for purgatory in (self.fetch_purgatory, self.produce_purgatory):
+            if purgatory is not None:
+                purgatory.shutdown()  # their connections close, as 0.8.2's socket server shutdown does
 
     def _shutdown(self) -> None:
+        if self.replica_manager is not None:
+            try:
+                self.replica_manager.shutdown()
+            except OSError as exc:
+                log.error("checkpointing the high watermarks failed: %s", exc)
         self._stop_zookeeper_parts()
         if self.log_manager is not None:
             self.log_manager.close()

@@ -9,6 +9,9 @@ They follow 0.8.2's partition state machine (§8.2, §8.3 of the facts sheet):
   assigned replica with ISR = [it]; with no live replica the partition goes offline: leader -1 and the dead
   replicas leave the ISR (never emptied when unclean election is off);
 - a live leader with dead ISR members: they leave the ISR;
+- a broker in controlled shutdown (§8.5) is alive but not electable: a partition it leads with another live
+  ISR member moves to the first such replica, and it leaves the ISR of the partitions it follows; a partition
+  with no other ISR member stays with it until it goes;
 - every change bumps the leader epoch; a state written by a newer controller is never touched.
 
 The ZooKeeper side (reading the state, version-checked writes) is controller.py's.
@@ -49,24 +52,32 @@ def next_partition_state(
     live: Iterable[int],
     unclean: bool,
     controller_epoch: int,
+    shutting_down: Iterable[int] = (),
 ) -> PartitionState | None:
-    """The state to write after brokers came or went, or None when ``current`` stands."""
+    """The state to write after brokers came or went (or began a controlled shutdown), or None when
+    ``current`` stands."""
     if current.controller_epoch > controller_epoch:
         return None
     live = set(live)
-    live_isr = tuple(r for r in current.isr if r in live)
+    electable = live - set(shutting_down)
+    isr = tuple(r for r in current.isr if r in electable)
     if current.leader != NO_LEADER and current.leader in live:
-        if live_isr == current.isr:
+        if current.leader not in electable:  # its broker is shutting down: hand over within the ISR
+            candidates = [r for r in replicas if r in isr]
+            if candidates:
+                return _bump(current, candidates[0], isr, controller_epoch)
+            isr = tuple(r for r in current.isr if r in live)
+        if isr == current.isr:
             return None
-        return _bump(current, current.leader, live_isr, controller_epoch)
-    candidates = [r for r in replicas if r in live and r in current.isr]
+        return _bump(current, current.leader, isr, controller_epoch)
+    candidates = [r for r in replicas if r in isr]
     if candidates:
-        return _bump(current, candidates[0], live_isr, controller_epoch)
-    live_replicas = [r for r in replicas if r in live]
+        return _bump(current, candidates[0], isr, controller_epoch)
+    live_replicas = [r for r in replicas if r in electable]
     if unclean and live_replicas:
         return _bump(current, live_replicas[0], (live_replicas[0],), controller_epoch)
     # offline: no leader; the dead leave the ISR, which is never emptied when unclean election is off
-    isr = live_isr if (live_isr or unclean) else current.isr
+    isr = isr if (isr or unclean) else current.isr
     if current.leader == NO_LEADER and isr == current.isr:
         return None
     return _bump(current, NO_LEADER, isr, controller_epoch)
@@ -85,13 +96,16 @@ def partition_state_changes(
     controller_epoch: int,
     unclean: Callable[[str], bool] = lambda topic: True,
     skip_topics: Iterable[str] = (),
+    shutting_down: Iterable[int] = (),
 ) -> list[StateChange]:
     """Every state znode the controller should write for this view of the cluster, in topic/partition order.
 
     ``unclean(topic)`` says whether unclean leader election is allowed for the topic; ``skip_topics`` are
-    left alone (being deleted).
+    left alone (being deleted); ``shutting_down`` are live brokers in controlled shutdown.
     """
     live = frozenset(live)
+    down = frozenset(shutting_down)
+    electable = live - down
     skip = set(skip_topics)
     changes = []
     for topic in sorted(assignments):
@@ -100,11 +114,11 @@ def partition_state_changes(
         for partition, replicas in sorted(assignments[topic].items()):
             current = states.get((topic, partition))
             if current is None:
-                new = new_partition_state(replicas, live, controller_epoch)
+                new = new_partition_state(replicas, electable, controller_epoch)
             else:
-                needs_unclean = current.leader not in live and not any(r in live for r in current.isr)
+                needs_unclean = current.leader not in live and not any(r in electable for r in current.isr)
                 allowed = unclean(topic) if needs_unclean else True
-                new = next_partition_state(replicas, current, live, allowed, controller_epoch)
+                new = next_partition_state(replicas, current, live, allowed, controller_epoch, down)
             if new is not None:
                 changes.append(StateChange(topic, partition, current, new))
     return changes

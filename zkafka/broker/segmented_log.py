@@ -161,6 +161,10 @@ class SegmentedLog:
         """The end of what readers see, as the log's visible-end policy says."""
         return self._visible_end(self)
 
+    def set_visible_end(self, policy: VisibleEnd) -> None:
+        """Replace the visible-end policy (a replicated 0.8 partition: its high watermark)."""
+        self._visible_end = policy
+
     @property
     def size(self) -> int:
         """Bytes written to all segments, flushed or not."""

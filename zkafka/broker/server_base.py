@@ -117,6 +117,10 @@ class BrokerServer:
         self._shutting_down = True
         log.info("shutting down broker %d", self.broker_id)
         try:
+            try:
+                self._prepare_shutdown()
+            except Exception:
+                log.exception("preparing the shutdown of broker %d failed", self.broker_id)
             self._drop_waiting_requests()
             if self.socket_server is not None:
                 self.socket_server.stop()
@@ -130,6 +134,9 @@ class BrokerServer:
             self._stop_metrics()
             self._stopped.set()
         log.info("broker %d shut down", self.broker_id)
+
+    def _prepare_shutdown(self) -> None:
+        """First, while the broker still serves requests (0.8: the controlled shutdown)."""
 
     def _drop_waiting_requests(self) -> None:
         """Before the socket server stops: end the requests that would wait (parked fetches)."""

@@ -84,3 +84,28 @@ def test_partition_state_changes_asks_the_topic_about_unclean_election(unclean, 
         {"t": {0: [1, 2]}}, {("t", 0): state(1, 0, [1])}, {2}, 1, lambda t: unclean
     )
     assert changes[0].new.leader == leader
+
+
+def test_controlled_shutdown_moves_leadership_to_the_first_other_isr_member():
+    new = next_partition_state([1, 2, 3], state(1, 4, [1, 3, 2]), {1, 2, 3}, True, 2, shutting_down={1})
+    assert new == PartitionState(2, 5, (3, 2), 2)
+
+
+def test_controlled_shutdown_takes_a_follower_out_of_the_isr():
+    new = next_partition_state([1, 2, 3], state(2, 4, [1, 2, 3]), {1, 2, 3}, True, 2, shutting_down={3})
+    assert new == PartitionState(2, 5, (1, 2), 2)
+
+
+def test_a_broker_shutting_down_keeps_what_no_other_isr_member_can_take():
+    # one replica, or no other live ISR member: it stays leader until it goes (never an unclean move)
+    assert next_partition_state([1], state(1, 4, [1]), {1}, True, 2, shutting_down={1}) is None
+    assert next_partition_state([1, 2], state(1, 4, [1]), {1, 2}, True, 2, shutting_down={1}) is None
+
+
+def test_a_broker_shutting_down_is_not_elected_for_an_offline_or_new_partition():
+    offline = state(3, 4, [3, 1])
+    assert next_partition_state([3, 1], offline, {1}, True, 2, shutting_down={1}) == PartitionState(
+        -1, 5, (), 2
+    )
+    changes = partition_state_changes({"n": {0: (1, 2)}}, {}, {1, 2}, 2, shutting_down={1})
+    assert [c.new for c in changes] == [PartitionState(2, 0, (2,), 2)]

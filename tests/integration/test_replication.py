@@ -1,0 +1,123 @@
+"""Replication on the 0.8 line with in-process brokers and a real ZooKeeper: the controller's requests over
+the wire, followers fetching, the ISR and high watermark, acks=-1 and min.insync.replicas, controlled shutdown."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from tests.support.replication import metadata, produce, read_all, zk_state
+from tests.support.server08 import Client08
+from zkafka.admin.topics import create_topic
+from zkafka.protocol import v08_admin as admin
+from zkafka.protocol.errors import ErrorCode
+from zkafka.utils import wait_until
+
+pytestmark = pytest.mark.integration
+
+FAST = {"replica_fetch_wait_max_ms": "100", "replica_lag_time_max_ms": "2000"}
+
+
+@pytest.fixture
+def cluster(start_broker08):
+    brokers = {b: start_broker08(b, **FAST) for b in (1, 2, 3)}
+    return brokers
+
+
+def leader_port(cluster, zk_client, topic, partition=0):
+    state = wait_until(
+        lambda: (s := zk_state(zk_client, topic, partition)) is not None and s.leader >= 0 and s,
+        20,
+        message=f"a leader for {topic}-{partition}",
+    )
+    return state, cluster[state.leader].port
+
+
+def test_an_rf3_topic_replicates_every_acknowledged_message_to_the_whole_isr(cluster, zk_client):
+    create_topic(zk_client, "r3", 1, 3, rng=random.Random(1))
+    state, port = leader_port(cluster, zk_client, "r3")
+    assert sorted(state.isr) == [1, 2, 3]
+    wait_until(
+        lambda: all(
+            m.partitions and m.partitions[0].leader == state.leader
+            for b in cluster.values()
+            for m in metadata(b.port, ["r3"])
+        ),
+        20,
+        message="every broker serves the leader from UpdateMetadata",
+    )
+    with Client08(port) as client:
+        for i in range(20):
+            assert produce(client, "r3", 0, [b"m%d-%d" % (i, j) for j in range(5)]) == (0, i * 5)
+    for broker_id, broker in cluster.items():
+        hosted = broker.server.replica_manager.partition("r3", 0)
+        assert hosted.log_end_offset == 100, f"broker {broker_id}"
+    high_watermark, messages = read_all(port, "r3", 0)
+    assert high_watermark == 100 and [v for _, v in messages][:2] == [b"m0-0", b"m0-1"]
+    assert len(messages) == 100
+    assert zk_state(zk_client, "r3", 0).isr == state.isr  # nobody left the ISR
+
+
+def test_a_killed_follower_leaves_the_isr_and_catches_up_when_it_returns(cluster, zk_client, start_broker08):
+    create_topic(zk_client, "r3", 1, 3, rng=random.Random(2))
+    state, port = leader_port(cluster, zk_client, "r3")
+    follower = next(b for b in state.isr if b != state.leader)
+    cluster[follower].stop()
+    wait_until(lambda: follower not in zk_state(zk_client, "r3", 0).isr, 20, message="the ISR shrinks")
+    with Client08(port) as client:
+        for i in range(10):
+            assert produce(client, "r3", 0, [b"x%d" % i] * 10)[0] == 0
+    back = start_broker08(follower, **FAST)
+    wait_until(
+        lambda: follower in zk_state(zk_client, "r3", 0).isr, 20, message="the follower back in the ISR"
+    )
+    wait_until(lambda: back.server.replica_manager.partition("r3", 0).log_end_offset == 100, 10)
+
+
+def test_acks_minus_1_with_an_isr_below_min_insync_replicas_is_refused(cluster, zk_client):
+    create_topic(zk_client, "strict", 1, 3, config={"min.insync.replicas": "3"}, rng=random.Random(3))
+    state, port = leader_port(cluster, zk_client, "strict")
+    with Client08(port) as client:
+        assert produce(client, "strict", 0, [b"a"]) == (0, 0)
+        follower = next(b for b in state.isr if b != state.leader)
+        cluster[follower].stop()
+        wait_until(lambda: len(zk_state(zk_client, "strict", 0).isr) == 2, 20, message="the ISR shrinks")
+        wait_until(
+            lambda: len(cluster[state.leader].server.replica_manager.partition("strict", 0).isr) == 2, 10
+        )
+        assert produce(client, "strict", 0, [b"b"])[0] == ErrorCode.NOT_ENOUGH_REPLICAS
+        assert produce(client, "strict", 0, [b"c"], acks=1)[0] == 0  # acks=1 does not care
+
+
+def test_a_produce_waiting_for_a_follower_that_never_comes_times_out(cluster, zk_client):
+    create_topic(zk_client, "slow", 1, 3, rng=random.Random(4))
+    state, port = leader_port(cluster, zk_client, "slow")
+    followers = [b for b in state.isr if b != state.leader]
+    for follower in followers:
+        cluster[follower].server.replica_manager.fetchers.shutdown()  # alive, registered, not fetching
+    with Client08(port) as client:
+        assert produce(client, "slow", 0, [b"a"], timeout_ms=300) == (ErrorCode.REQUEST_TIMED_OUT, 0)
+        # the ISR shrinks past replica.lag.time.max.ms, then acks=-1 needs only the leader
+        wait_until(lambda: zk_state(zk_client, "slow", 0).isr == (state.leader,), 20, message="ISR shrunk")
+        assert produce(client, "slow", 0, [b"b"]) == (0, 1)
+
+
+def test_controlled_shutdown_moves_leadership_before_the_broker_stops(cluster, zk_client):
+    create_topic(zk_client, "moving", 4, 3, rng=random.Random(5))
+    for p in range(4):
+        leader_port(cluster, zk_client, "moving", p)
+    controller_id = next(b for b in cluster if cluster[b].server.controller.active)
+    victim = next(b for b in cluster if b != controller_id)
+    # what a broker sends on SIGTERM: ControlledShutdown v0 (no client id) to the controller
+    with Client08(cluster[controller_id].port) as client:
+        answer = client.call(admin.ControlledShutdownRequestV0(victim))
+    assert (answer.error, answer.partitions_remaining) == (0, [])
+    for p in range(4):
+        s = zk_state(zk_client, "moving", p)
+        assert s.leader != victim and victim not in s.isr, f"moving-{p}: {s}"
+    replicas = cluster[victim].server.replica_manager
+    wait_until(lambda: replicas.led_partitions() == [], 10, message="the victim told it leads nothing")
+    wait_until(lambda: not replicas.fetchers.fetchers(), 10, message="the victim's fetchers stopped")
+    with Client08(cluster[controller_id].port) as client:
+        assert client.call(admin.ControlledShutdownRequestV0(99)).error == ErrorCode.BROKER_NOT_AVAILABLE

@@ -1,0 +1,114 @@
+"""ControllerChannelManager: the controller's connections to the brokers, one queue and sender greenlet each.
+
+As 0.8.2's ControllerChannelManager: requests to a broker go out one at a time, in the order queued, on a
+blocking channel with the controller's client id (``id_<id>-host_<host>-port_<port>``); a request that fails
+(the broker is unreachable, the connection dropped) is sent again on a new connection until it is answered or
+the broker is removed. Responses go to the caller's callback, if any.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import gevent
+from gevent.queue import Queue
+
+from zkafka.client08.channel import broker_channel
+from zkafka.zk.paths08 import BrokerRegistration
+
+log = logging.getLogger(__name__)
+
+RETRY_BACKOFF_S = 0.3  # 0.8.2's RequestSendThread waits 300 ms before sending again
+Callback = Callable[[Any], None]
+
+
+class _BrokerSender:
+    """The queue and the sender greenlet of one broker registration."""
+
+    def __init__(self, registration: BrokerRegistration, client_id: str, socket_timeout_ms: int) -> None:
+        self.registration = registration
+        self.queue: Queue = Queue()
+        self.channel = broker_channel(
+            registration.host, registration.port, client_id, socket_timeout_ms=socket_timeout_ms
+        )
+        self.stopped = False
+        self.greenlet = gevent.spawn(self._run)
+
+    def _run(self) -> None:
+        while not self.stopped:
+            request, callback = self.queue.get()
+            if request is None:
+                break
+            response = self._send(request)
+            if response is not None and callback is not None:
+                try:
+                    callback(response)
+                except Exception:
+                    log.exception("controller: callback for %s failed", type(request).__name__)
+
+    def _send(self, request: Any) -> Any:
+        broker = self.registration
+        while not self.stopped:
+            try:
+                return self.channel.request(request, retries=0)
+            except (OSError, EOFError) as exc:
+                self.channel.disconnect()
+                log.warning(
+                    "controller: %s to broker %d at %s:%d failed (%s); sending again",
+                    type(request).__name__,
+                    broker.id,
+                    broker.host,
+                    broker.port,
+                    exc,
+                )
+                gevent.sleep(RETRY_BACKOFF_S)
+            except Exception:
+                log.exception(
+                    "controller: %s to broker %d failed; dropped", type(request).__name__, broker.id
+                )
+                return None
+        return None
+
+    def stop(self) -> None:
+        self.stopped = True
+        self.queue.put((None, None))
+        self.channel.close()
+
+
+class ControllerChannelManager:
+    """Sender greenlets per live broker; ``send`` queues a request (in order per broker) and returns at once."""
+
+    def __init__(self, client_id: str, socket_timeout_ms: int = 30000) -> None:
+        self.client_id = client_id
+        self.socket_timeout_ms = socket_timeout_ms
+        self._senders: dict[int, _BrokerSender] = {}
+
+    def update_brokers(self, brokers: dict[int, BrokerRegistration]) -> None:
+        """Follow the live brokers: a sender for each new registration, the others stopped."""
+        for broker_id in list(self._senders):
+            sender = self._senders[broker_id]
+            if brokers.get(broker_id) != sender.registration:
+                sender.stop()
+                del self._senders[broker_id]
+        for broker_id, registration in brokers.items():
+            if broker_id not in self._senders:
+                self._senders[broker_id] = _BrokerSender(registration, self.client_id, self.socket_timeout_ms)
+
+    def send(self, broker_id: int, request: Any, callback: Callback | None = None) -> bool:
+        """Queue ``request`` for the broker; False if it is not a live broker."""
+        sender = self._senders.get(broker_id)
+        if sender is None:
+            return False
+        sender.queue.put((request, callback))
+        return True
+
+    def pending(self) -> int:
+        """Requests queued and not yet sent (the one being sent excluded)."""
+        return sum(sender.queue.qsize() for sender in self._senders.values())
+
+    def shutdown(self) -> None:
+        for sender in self._senders.values():
+            sender.stop()
+        self._senders.clear()
