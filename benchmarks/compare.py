@@ -1,0 +1,290 @@
+"""Side-by-side throughput in one run: both lines, the native and the pure codec, zkafka's clients next to
+third-party clients against the same zkafka broker.
+
+Starts a real ZooKeeper, then for each line (0.7, 0.8) and codec (native core, pure Python:
+``ZKAFKA_NO_EXTENSIONS=1`` for the broker and the clients alike) one broker as a child process on a fresh
+chroot and log directory; ``zkafka perf produce`` sends MESSAGES messages of SIZE bytes, BATCH a request
+(sync; acks=1 on 0.8), and ``zkafka perf consume`` reads them back through the high-level consumer with
+1 MiB fetches. On the 0.8 line kafka-python and confluent-kafka (librdkafka) produce and consume against
+a native-core broker too (``benchmarks/third_party_clients.py``). Every client runs in its own process, so
+client and broker each have a core of their own. Each figure comes with its ratio to the first row of its
+line. Writes the table as markdown (``--markdown``) and draws it (``--chart``, needs matplotlib: the
+``plot`` extra).
+
+    python benchmarks/compare.py --messages 2000000 --markdown compare.md --chart compare.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from benchmarks.broker_process import start_broker, start_broker08  # noqa: E402
+from zkafka.launch.zookeeper_server import ZooKeeperServer, free_port  # noqa: E402
+
+CLI = [sys.executable, "-m", "zkafka.cli"]
+THIRD_PARTY = [sys.executable, os.path.join(ROOT, "benchmarks", "third_party_clients.py")]
+FETCH_SIZE = 1024 * 1024
+SOCKET_BUFFER = str(1024 * 1024)  # every client's and the broker's socket buffers: 0.7's 100 KB default
+# holds four 25 KB produce requests, and producer and broker then wait on each other
+PRODUCER_BUFFER = {"0.7": f"buffer.size={SOCKET_BUFFER}", "0.8": f"send.buffer.bytes={SOCKET_BUFFER}"}
+
+
+@dataclass
+class Row:
+    line: str
+    client: str
+    codec: str
+    produce: float | None = None  # messages/s
+    consume: float | None = None
+    note: str = ""
+
+
+def codec_env(codec: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env.pop("ZKAFKA_NO_EXTENSIONS", None)
+    if codec == "pure":
+        env["ZKAFKA_NO_EXTENSIONS"] = "1"
+    return env
+
+
+def run_json(command: list[str], env: dict[str, str]) -> dict:
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900, cwd=ROOT)
+    if result.returncode:
+        raise RuntimeError(f"{' '.join(command[:6])}...: {result.stderr.strip()[-800:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def best(runs: int, measure) -> float:
+    return max(measure() for _ in range(runs))
+
+
+class Broker:
+    """One broker child of a line, with the codec of its row, on its own chroot and log directory."""
+
+    def __init__(self, work: str, zk: str, line: str, codec: str) -> None:
+        name = f"broker{line.replace('.', '')}-{codec}"
+        self.zk_connect = f"{zk}/{name}"
+        _create_chroot(zk, name)
+        saved = dict(os.environ)
+        os.environ.clear()
+        os.environ.update(codec_env(codec))  # the child inherits the codec choice
+        try:
+            if line == "0.7":
+                self.proc, self.port = start_broker(
+                    work, self.zk_connect, 1, name=name, socket_receive_buffer=SOCKET_BUFFER
+                )
+            else:
+                self.proc, self.port = start_broker08(
+                    work, self.zk_connect, 1, name=name, socket_receive_buffer_bytes=SOCKET_BUFFER
+                )
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _create_chroot(zk: str, path: str) -> None:
+    from zkafka.zk.client import make_zk_client, start_zk_client
+
+    client = start_zk_client(make_zk_client(f"{zk}/{path}"))
+    client.stop()
+    client.close()
+
+
+def zkafka_rows(work: str, zk: str, line: str, codec: str, opts) -> Row:
+    broker = Broker(work, zk, line, codec)
+    env = codec_env(codec)
+    try:
+        brokers = f"0:127.0.0.1:{broker.port}" if line == "0.7" else f"127.0.0.1:{broker.port}"
+        produced = 0
+
+        def produce() -> float:
+            nonlocal produced
+            result = run_json(
+                [*CLI, "perf", "produce", "--broker-list", brokers, "--topic", "perf"]
+                + ["--messages", str(opts.messages), "--message-size", str(opts.size)]
+                + ["--batch-size", str(opts.batch), "--producer-property", PRODUCER_BUFFER[line]]
+                + ["--json", "--no-progress"],
+                env,
+            )
+            produced += result["total_messages"]
+            return result["messages_per_sec"]
+
+        def consume() -> float:
+            result = run_json(
+                [*CLI, "perf", "consume", "--zookeeper", broker.zk_connect, "--topic", "perf"]
+                + ["--line", line, "--threads", "1", "--fetch-size", str(FETCH_SIZE)]
+                + ["--messages", str(produced), "--json", "--no-progress"],
+                env,
+            )
+            if result["total_messages"] != produced:
+                raise RuntimeError(f"consumed {result['total_messages']} of {produced}")
+            return result["messages_per_sec"]
+
+        row = Row(line, "zkafka", codec, best(opts.runs, produce))
+        row.consume = best(opts.runs, consume)
+        return row
+    finally:
+        broker.stop()
+
+
+def third_party_row(work: str, zk: str, client: str, opts) -> Row:
+    broker = Broker(work, zk, "0.8", f"native-{client}")
+    env = codec_env("native")
+    common = ["--port", str(broker.port), "--topic", "perf", "--messages", str(opts.third_party_messages)]
+    row = Row("0.8", client, "-")
+    module = {"kafka-python": "kafka", "confluent-kafka": "confluent_kafka"}[client]
+    if importlib.util.find_spec(module) is None:
+        broker.stop()
+        row.note = f"not installed (pip install {client})"
+        return row
+    try:
+        row.produce = best(
+            opts.runs,
+            lambda: run_json(
+                [*THIRD_PARTY, client, "produce", *common, "--message-size", str(opts.size)]
+                + ["--batch-size", str(opts.batch)],
+                env,
+            )["messages_per_sec"],
+        )
+        row.consume = best(
+            opts.runs, lambda: run_json([*THIRD_PARTY, client, "consume", *common], env)["messages_per_sec"]
+        )
+    except (RuntimeError, subprocess.TimeoutExpired) as err:
+        row.note = f"failed: {str(err).splitlines()[-1][:160]}"
+    finally:
+        broker.stop()
+    return row
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as handle:
+            cpu = next(line.split(":", 1)[1].strip() for line in handle if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return (
+        f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()}"
+    )
+
+
+def fmt_rate(rate: float | None, first: float | None) -> str:
+    if rate is None:
+        return "-"
+    ratio = f" ({rate / first:.2f}x)" if first else ""
+    return f"{rate / 1e6:.2f} M{ratio}"
+
+
+def markdown(rows: list[Row], opts) -> str:
+    lines = [
+        f"{opts.size}-byte messages, one broker, loopback; produce: batches of {opts.batch} (sync, acks=1 on "
+        f"0.8); consume: 1 MiB fetches. Messages per second, ratio to the first row of the line; best of "
+        f"{opts.runs} run(s); {opts.messages:,} messages a zkafka run, {opts.third_party_messages:,} a "
+        f"third-party one; 1 MiB socket buffers; broker logs in {opts.log_root or 'a temporary directory'}.",
+        f"Machine: {machine()}.",
+        "",
+        "| line | client | codec | produce msg/s | consume msg/s | note |",
+        "|---|---|---|---:|---:|---|",
+    ]
+    firsts: dict[str, Row] = {}
+    for row in rows:
+        first = firsts.setdefault(row.line, row)
+        lines.append(
+            f"| {row.line} | {row.client} | {row.codec} | {fmt_rate(row.produce, first.produce)} "
+            f"| {fmt_rate(row.consume, first.consume)} | {row.note} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def chart(rows: list[Row], path: str, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{r.line} {r.client}" + (f" ({r.codec})" if r.codec != "-" else "") for r in rows]
+    fig, ax = plt.subplots(figsize=(9, 0.55 * len(rows) + 1.6))
+    ys = range(len(rows))
+    height = 0.38
+    for shift, key, colour in ((-height / 2, "produce", "#4c72b0"), (height / 2, "consume", "#dd8452")):
+        values = [(getattr(r, key) or 0) / 1e6 for r in rows]
+        bars = ax.barh([y + shift for y in ys], values, height, label=key, color=colour)
+        ax.bar_label(bars, fmt="%.2f", padding=2, fontsize=8)
+    ax.set_yticks(list(ys), labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("million messages per second")
+    ax.set_title(title, fontsize=9)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--messages", type=int, default=2_000_000, help="zkafka rows")
+    parser.add_argument("--third-party-messages", type=int, default=400_000)
+    parser.add_argument("--size", type=int, default=100)
+    parser.add_argument("--batch", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=1, help="runs of each figure; the best is kept")
+    parser.add_argument("--lines", default="0.7,0.8")
+    parser.add_argument("--clients", default="kafka-python,confluent-kafka", help="third-party, 0.8 line")
+    parser.add_argument(
+        "--log-root",
+        default="/dev/shm" if os.path.isdir("/dev/shm") else None,
+        help="where the brokers' logs go (default /dev/shm: memory, so that no disk's fsync is measured)",
+    )
+    parser.add_argument("--markdown", help="write the table here")
+    parser.add_argument("--chart", help="draw the table into this PNG")
+    opts = parser.parse_args()
+
+    work = tempfile.mkdtemp(prefix="zkafka-compare-", dir=opts.log_root)
+    zookeeper = ZooKeeperServer(os.path.join(work, "zk"), port=free_port())
+    zookeeper.start()
+    rows: list[Row] = []
+    try:
+        zk = f"127.0.0.1:{zookeeper.port}"
+        for line in opts.lines.split(","):
+            for codec in ("native", "pure"):
+                rows.append(zkafka_rows(work, zk, line, codec, opts))
+                print(rows[-1], flush=True)
+            if line == "0.8":
+                for client in filter(None, opts.clients.split(",")):
+                    rows.append(third_party_row(work, zk, client, opts))
+                    print(rows[-1], flush=True)
+    finally:
+        zookeeper.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    table = markdown(rows, opts)
+    print(table)
+    if opts.markdown:
+        with open(opts.markdown, "w") as handle:
+            handle.write(table)
+    if opts.chart:
+        chart(rows, opts.chart, f"zkafka, {opts.size}-byte messages, one broker, loopback ({machine()})")
+
+
+if __name__ == "__main__":
+    main()
