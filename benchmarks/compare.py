@@ -21,6 +21,7 @@ import importlib.util
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -48,6 +49,8 @@ class Row:
     codec: str
     produce: float | None = None  # messages/s
     consume: float | None = None
+    produce_cpu: float | None = None  # CPU microseconds per message, client and broker together
+    consume_cpu: float | None = None
     note: str = ""
 
 
@@ -59,14 +62,35 @@ def codec_env(codec: str) -> dict[str, str]:
     return env
 
 
-def run_json(command: list[str], env: dict[str, str]) -> dict:
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time a process has used so far."""
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_json(
+    command: list[str], env: dict[str, str], broker: Broker, expect: int | None = None
+) -> tuple[float, float]:
+    """Run a client printing JSON; (its messages/s, the CPU microseconds client and broker spent per
+    message). ``expect``: the messages it must have read."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    broker_before = cpu_seconds(broker.proc.pid)
     result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900, cwd=ROOT)
+    broker_cpu = cpu_seconds(broker.proc.pid) - broker_before
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if result.returncode:
         raise RuntimeError(f"{' '.join(command[:6])}...: {result.stderr.strip()[-800:]}")
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    messages = out.get("total_messages", out.get("messages"))
+    if expect is not None and messages != expect:
+        raise RuntimeError(f"{' '.join(command[:6])}...: read {messages} of {expect} messages")
+    client_cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return out["messages_per_sec"], (client_cpu + broker_cpu) * 1e6 / messages
 
 
-def best(runs: int, measure) -> float:
+def best(runs: int, measure) -> tuple[float, float]:
+    """The fastest of ``runs`` measurements (messages/s, CPU microseconds per message)."""
     return max(measure() for _ in range(runs))
 
 
@@ -117,57 +141,54 @@ def zkafka_rows(work: str, zk: str, line: str, codec: str, opts) -> Row:
         brokers = f"0:127.0.0.1:{broker.port}" if line == "0.7" else f"127.0.0.1:{broker.port}"
         produced = 0
 
-        def produce() -> float:
+        def produce() -> tuple[float, float]:
             nonlocal produced
-            result = run_json(
+            measured = run_json(
                 [*CLI, "perf", "produce", "--broker-list", brokers, "--topic", "perf"]
                 + ["--messages", str(opts.messages), "--message-size", str(opts.size)]
                 + ["--batch-size", str(opts.batch), "--producer-property", PRODUCER_BUFFER[line]]
                 + ["--json", "--no-progress"],
                 env,
+                broker,
             )
-            produced += result["total_messages"]
-            return result["messages_per_sec"]
+            produced += opts.messages
+            return measured
 
-        def consume() -> float:
-            result = run_json(
+        def consume() -> tuple[float, float]:
+            # perf consume ends at --messages, or after 5 s without one: a short read shows in its rate
+            return run_json(
                 [*CLI, "perf", "consume", "--zookeeper", broker.zk_connect, "--topic", "perf"]
                 + ["--line", line, "--threads", "1", "--fetch-size", str(FETCH_SIZE)]
                 + ["--messages", str(produced), "--json", "--no-progress"],
                 env,
+                broker,
+                expect=produced,
             )
-            if result["total_messages"] != produced:
-                raise RuntimeError(f"consumed {result['total_messages']} of {produced}")
-            return result["messages_per_sec"]
 
-        row = Row(line, "zkafka", codec, best(opts.runs, produce))
-        row.consume = best(opts.runs, consume)
+        row = Row(line, "zkafka", codec)
+        row.produce, row.produce_cpu = best(opts.runs, produce)
+        row.consume, row.consume_cpu = best(opts.runs, consume)
         return row
     finally:
         broker.stop()
 
 
 def third_party_row(work: str, zk: str, client: str, opts) -> Row:
-    broker = Broker(work, zk, "0.8", f"native-{client}")
-    env = codec_env("native")
-    common = ["--port", str(broker.port), "--topic", "perf", "--messages", str(opts.third_party_messages)]
     row = Row("0.8", client, "-")
     module = {"kafka-python": "kafka", "confluent-kafka": "confluent_kafka"}[client]
     if importlib.util.find_spec(module) is None:
-        broker.stop()
         row.note = f"not installed (pip install {client})"
         return row
+    broker = Broker(work, zk, "0.8", f"native-{client}")
+    env = codec_env("native")
+    common = ["--port", str(broker.port), "--topic", "perf", "--messages", str(opts.third_party_messages)]
+    produce = [*THIRD_PARTY, client, "produce", *common, "--message-size", str(opts.size)]
     try:
-        row.produce = best(
-            opts.runs,
-            lambda: run_json(
-                [*THIRD_PARTY, client, "produce", *common, "--message-size", str(opts.size)]
-                + ["--batch-size", str(opts.batch)],
-                env,
-            )["messages_per_sec"],
+        row.produce, row.produce_cpu = best(
+            opts.runs, lambda: run_json([*produce, "--batch-size", str(opts.batch)], env, broker)
         )
-        row.consume = best(
-            opts.runs, lambda: run_json([*THIRD_PARTY, client, "consume", *common], env)["messages_per_sec"]
+        row.consume, row.consume_cpu = best(
+            opts.runs, lambda: run_json([*THIRD_PARTY, client, "consume", *common], env, broker)
         )
     except (RuntimeError, subprocess.TimeoutExpired) as err:
         row.note = f"failed: {str(err).splitlines()[-1][:160]}"
@@ -196,6 +217,10 @@ def fmt_rate(rate: float | None, first: float | None) -> str:
     return f"{rate / 1e6:.2f} M{ratio}"
 
 
+def fmt_cpu(micros: float | None) -> str:
+    return "-" if micros is None else f"{micros:.2f}"
+
+
 def markdown(rows: list[Row], opts) -> str:
     lines = [
         f"{opts.size}-byte messages, one broker, loopback; produce: batches of {opts.batch} (sync, acks=1 on "
@@ -204,15 +229,16 @@ def markdown(rows: list[Row], opts) -> str:
         f"third-party one; 1 MiB socket buffers; broker logs in {opts.log_root or 'a temporary directory'}.",
         f"Machine: {machine()}.",
         "",
-        "| line | client | codec | produce msg/s | consume msg/s | note |",
-        "|---|---|---|---:|---:|---|",
+        "| line | client | codec | produce msg/s | consume msg/s | produce CPU µs/msg | consume CPU µs/msg | note |",
+        "|---|---|---|---:|---:|---:|---:|---|",
     ]
     firsts: dict[str, Row] = {}
     for row in rows:
         first = firsts.setdefault(row.line, row)
         lines.append(
             f"| {row.line} | {row.client} | {row.codec} | {fmt_rate(row.produce, first.produce)} "
-            f"| {fmt_rate(row.consume, first.consume)} | {row.note} |"
+            f"| {fmt_rate(row.consume, first.consume)} | {fmt_cpu(row.produce_cpu)} | {fmt_cpu(row.consume_cpu)} "
+            f"| {row.note} |"
         )
     return "\n".join(lines) + "\n"
 
