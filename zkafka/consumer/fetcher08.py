@@ -232,7 +232,7 @@ class Fetcher08:
         start = count = 0
         while True:
             items, error, resume, next_offset = decode_chunk08(
-                data, fetch_offset, info.topic, info.partition, start
+                data, fetch_offset, info.topic, info.partition, start, self.fetch_size
             )
             if start == 0 and not items and next_offset == fetch_offset:
                 # not one whole entry: the message there is larger than a fetch may return

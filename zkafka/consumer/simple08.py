@@ -34,6 +34,7 @@ from zkafka.protocol.v08 import (
     OffsetFetchRequestTopic,
     OffsetFetchRequestV0,
 )
+from zkafka.records.compression import DEFAULT_MAX_INFLATED
 from zkafka.records.format08 import LOG_OVERHEAD, MessageAndOffset08, entries, iter_messages
 
 log = logging.getLogger(__name__)
@@ -117,17 +118,35 @@ class FetchedPartition:
 
     def _read(self) -> Iterator[MessageAndOffset08]:
         last = None
-        for message in iter_messages(self.data, self.fetch_offset):
-            last = message.offset
-            yield message
+        try:
+            for message in self._messages():
+                last = message.offset
+                yield message
+        except MessageSizeTooLargeError as err:
+            raise self._inflated_too_far(err) from None
         self._last_read = last
 
     def messages(self) -> list[MessageAndOffset08]:
         """All the messages at once (cheaper than iterating)."""
         self._check_readable()
-        found = list(iter_messages(self.data, self.fetch_offset))
+        try:
+            found = list(self._messages())
+        except MessageSizeTooLargeError as err:
+            raise self._inflated_too_far(err) from None
         self._last_read = found[-1].offset if found else None
         return found
+
+    def _messages(self) -> Iterator[MessageAndOffset08]:
+        # A wrapper may inflate to at most the fetch size: what a broker accepts under a message.max.bytes
+        # the fetch size fits; a bomb stops there.
+        return iter_messages(
+            self.data, self.fetch_offset, max_inflated=self.max_bytes or DEFAULT_MAX_INFLATED
+        )
+
+    def _inflated_too_far(self, err: MessageSizeTooLargeError) -> MessageSizeTooLargeError:
+        return MessageSizeTooLargeError(
+            f"{self.topic}-{self.partition} at offset {self.fetch_offset}: {err}; fetch with a larger max_bytes"
+        )
 
     @property
     def valid_bytes(self) -> int:

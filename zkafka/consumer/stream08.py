@@ -17,6 +17,7 @@ from typing import NamedTuple
 from zkafka.consumer.stream import _in_partition
 from zkafka.errors import KafkaError
 from zkafka.records import native
+from zkafka.records.compression import DEFAULT_MAX_INFLATED
 from zkafka.records.entries import entry_messages, walk
 from zkafka.records.format08 import CODEC_MASK, FORMAT08, MIN_MESSAGE_SIZE, key_value
 
@@ -51,27 +52,33 @@ _LAYOUT = native.layout(MessageAndMetadata08, ("key", "value", 0, 1, "offset")) 
 
 
 def decode_chunk08(
-    data: bytes, fetch_offset: int, topic: str, partition: int, start: int = 0
+    data: bytes,
+    fetch_offset: int,
+    topic: str,
+    partition: int,
+    start: int = 0,
+    max_inflated: int = DEFAULT_MAX_INFLATED,
 ) -> tuple[list[MessageAndMetadata08], KafkaError | None, int | None, int]:
     """Decode a fetched message set from byte ``start``: ``(items, error, resume, next_offset)``.
 
     ``items`` are the messages at or past ``fetch_offset`` before the first bad entry; ``error`` is that
     entry's error (None if there is none); ``resume`` the byte position after it to decode on from (None when
     nothing after it can be read); ``next_offset`` where the next fetch starts: past the bad entry when it can
-    be skipped, else past the last whole entry read (``fetch_offset`` if none).
+    be skipped, else past the last whole entry read (``fetch_offset`` if none). A wrapper that inflates to
+    more than ``max_inflated`` bytes is a bad entry (MessageSizeTooLargeError), found before it is all inflated.
     """
     collecting = gc.isenabled()
     if collecting:
         gc.disable()  # one object per message and no greenlet switch: skip the young-generation passes
     try:
-        return _decode(data, fetch_offset, topic, partition, start)
+        return _decode(data, fetch_offset, topic, partition, start, max_inflated)
     finally:
         if collecting:
             gc.enable()
 
 
 def _decode(
-    data: bytes, fetch_offset: int, topic: str, partition: int, start: int
+    data: bytes, fetch_offset: int, topic: str, partition: int, start: int, max_inflated: int
 ) -> tuple[list[MessageAndMetadata08], KafkaError | None, int | None, int]:
     new_item, cls = _new_item, MessageAndMetadata08
     head, unpack_int, crc32 = _unpack_head, _unpack_int, zlib.crc32
@@ -117,7 +124,9 @@ def _decode(
             (offset,) = _unpack_offset(data, pos)
             if attributes & CODEC_MASK:
                 try:
-                    inner = entry_messages(data, FORMAT08, pos, after, magic, attributes, crc, body)
+                    inner = entry_messages(
+                        data, FORMAT08, pos, after, magic, attributes, crc, body, 0, max_inflated
+                    )
                 except KafkaError as err:
                     return items, _in_partition(err, topic, partition), after, max(next_offset, offset + 1)
                 for inner_offset, message in inner:

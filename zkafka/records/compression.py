@@ -1,4 +1,10 @@
-"""Compression codecs of 0.7 wrapper messages: GZIP (JDK framing) and Snappy (xerial stream framing)."""
+"""Compression codecs of wrapper messages: GZIP (JDK framing) and Snappy (xerial stream framing).
+
+Decompression can be bounded: with ``limit`` it stops as soon as the output would pass that many bytes and
+raises MessageSizeTooLargeError, so a small payload that inflates to gigabytes (a "bomb") costs at most
+``limit`` bytes and never a full inflation. Snappy blocks declare their inflated length up front: it is checked
+before the block is inflated.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ import zlib
 
 import snappy
 
-from zkafka.errors import InvalidMessageError, UnknownCodecError
+from zkafka.errors import InvalidMessageError, MessageSizeTooLargeError, UnknownCodecError
 
 NO_COMPRESSION = 0
 GZIP = 1
@@ -31,6 +37,12 @@ SNAPPY_MIN_COMPATIBLE_VERSION = 1
 SNAPPY_BLOCK_SIZE = 32 * 1024
 _SNAPPY_HEADER = SNAPPY_MAGIC + struct.pack(">ii", SNAPPY_VERSION, SNAPPY_MIN_COMPATIBLE_VERSION)
 _INT32 = struct.Struct(">i")
+# Snappy's densest element is a 3-byte copy of 64 bytes: no block inflates more than ~21.3x its length.
+_SNAPPY_MAX_RATIO = 22
+_SNAPPY_MAX_HEADER = 5  # the varint of the inflated length
+
+# The cap for readers that know no better one (tools, the 0.7 line): far above any real wrapper.
+DEFAULT_MAX_INFLATED = 64 * 1024 * 1024
 
 
 def parse_codec(value: int | str) -> int:
@@ -49,17 +61,34 @@ def gzip_compress(data: bytes) -> bytes:
     return _GZIP_HEADER + body + _GZIP_TRAILER.pack(zlib.crc32(data), len(data) & 0xFFFFFFFF)
 
 
-def gzip_decompress(data: bytes) -> bytes:
-    """Decompress any valid gzip stream, including several concatenated members."""
+def gzip_decompress(data: bytes, limit: int | None = None) -> bytes:
+    """Decompress any valid gzip stream, including several concatenated members; with ``limit``, no more than
+    that many bytes of output (MessageSizeTooLargeError once it would pass them)."""
     out = []
+    total = 0
     rest = bytes(data)
     while rest:
         inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        out.append(inflater.decompress(rest))
+        if limit is None:
+            out.append(inflater.decompress(rest))
+        else:
+            pending = rest
+            while pending:
+                # One output byte more than the room left tells "over the limit" from "exactly at it".
+                piece = inflater.decompress(pending, limit - total + 1)
+                total += len(piece)
+                if total > limit:
+                    raise _inflated_too_far("gzip", limit)
+                out.append(piece)
+                pending = inflater.unconsumed_tail
         if not inflater.eof:
             raise InvalidMessageError("truncated gzip payload")
         rest = inflater.unused_data.lstrip(b"\x00")
     return b"".join(out)
+
+
+def _inflated_too_far(codec: str, limit: int) -> MessageSizeTooLargeError:
+    return MessageSizeTooLargeError(f"{codec} payload inflates past the limit of {limit} bytes")
 
 
 def snappy_compress(data: bytes) -> bytes:
@@ -73,15 +102,20 @@ def snappy_compress(data: bytes) -> bytes:
     return b"".join(parts)
 
 
-def snappy_decompress(data: bytes) -> bytes:
-    """Read xerial framing; like ``SnappyInputStream``, fall back to one raw snappy block without the magic."""
+def snappy_decompress(data: bytes, limit: int | None = None) -> bytes:
+    """Read xerial framing; like ``SnappyInputStream``, fall back to one raw snappy block without the magic.
+
+    Each block's declared inflated length is checked (against what its size allows and, with ``limit``,
+    against the room left) before the block is inflated.
+    """
     data = bytes(data)
     if not data.startswith(SNAPPY_MAGIC) or len(data) < len(_SNAPPY_HEADER):
-        return _snappy_block(data)
+        return _snappy_block(data, limit)
     (version,) = _INT32.unpack_from(data, len(SNAPPY_MAGIC))
     if version < SNAPPY_MIN_COMPATIBLE_VERSION:
         raise InvalidMessageError(f"unsupported xerial snappy stream version {version}")
     out = []
+    total = 0
     pos = len(_SNAPPY_HEADER)
     while pos < len(data):
         if len(data) - pos < 4:
@@ -90,12 +124,36 @@ def snappy_decompress(data: bytes) -> bytes:
         pos += 4
         if size < 0 or pos + size > len(data):
             raise InvalidMessageError("truncated snappy block")
-        out.append(_snappy_block(data[pos : pos + size]))
+        block = _snappy_block(data[pos : pos + size], limit, total)
+        total += len(block)
+        out.append(block)
         pos += size
     return b"".join(out)
 
 
-def _snappy_block(block: bytes) -> bytes:
+def snappy_inflated_length(block: bytes) -> int:
+    """The inflated length a raw snappy block declares (its varint prefix)."""
+    length = shift = 0
+    for i, byte in enumerate(block[:_SNAPPY_MAX_HEADER]):
+        length |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            if length > 0xFFFFFFFF:
+                break
+            if length > _SNAPPY_MAX_RATIO * (len(block) - i - 1):
+                raise InvalidMessageError(
+                    f"corrupt snappy payload: a block of {len(block)} bytes declares {length} inflated"
+                )
+            return length
+        shift += 7
+    raise InvalidMessageError("corrupt snappy payload: bad length header")
+
+
+def _snappy_block(block: bytes, limit: int | None = None, before: int = 0) -> bytes:
+    """One raw block inflated, refused first if it would take the output (``before`` bytes so far) past
+    ``limit``."""
+    declared = snappy_inflated_length(block)
+    if limit is not None and before + declared > limit:
+        raise _inflated_too_far("snappy", limit)
     try:
         return snappy.uncompress(block)
     except Exception as exc:  # the snappy binding raises its own error types
@@ -113,15 +171,18 @@ def compress(codec: int, data: bytes) -> bytes:
     raise UnknownCodecError(f"unknown compression codec {codec}")
 
 
-def decompress(codec: int, data: bytes) -> bytes:
-    """Decompress a wrapper message payload."""
+def decompress(codec: int, data: bytes, limit: int | None = None) -> bytes:
+    """Decompress a wrapper message payload; with ``limit``, refuse (MessageSizeTooLargeError) to produce more
+    than that many bytes, stopping before the rest is inflated."""
     if codec == GZIP:
         try:
-            return gzip_decompress(data)
+            return gzip_decompress(data, limit)
         except zlib.error as exc:
             raise InvalidMessageError(f"corrupt gzip payload: {exc}") from exc
     if codec == SNAPPY:
-        return snappy_decompress(data)
+        return snappy_decompress(data, limit)
     if codec == NO_COMPRESSION:
+        if limit is not None and len(data) > limit:
+            raise _inflated_too_far("uncompressed", limit)
         return bytes(data)
     raise UnknownCodecError(f"unknown compression codec {codec}")

@@ -7,6 +7,10 @@ the functions here do the walking for both lines: the spans of whole entries, th
 limit, and deep iteration with the line's rule for offsets inside a compressed wrapper. Pure: bytes in,
 values out.
 
+Wrappers are inflated with a cap (``max_inflated``): everything inflated for one top-level entry (for one
+message set on the produce path) may take at most that many bytes, nested wrappers included, and a wrapper
+that would take more raises MessageSizeTooLargeError before the rest of it is inflated.
+
 Errors raised for a bad entry carry ``position`` (where the entry starts in the buffer) and ``resume``
 (where reading can go on after it, or None when the entry's extent cannot be trusted).
 """
@@ -18,9 +22,9 @@ import zlib
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from zkafka.errors import InvalidMessageError, InvalidMessageSizeError, KafkaError
+from zkafka.errors import InvalidMessageError, InvalidMessageSizeError, KafkaError, MessageSizeTooLargeError
 from zkafka.records import native
-from zkafka.records.compression import decompress
+from zkafka.records.compression import DEFAULT_MAX_INFLATED, decompress
 
 INT32 = struct.Struct(">i")
 UINT32 = struct.Struct(">I")
@@ -100,6 +104,10 @@ class EntryFormat:
     def too_large(self, entry_size: int, magic: int, max_message_size: int) -> KafkaError:
         raise NotImplementedError
 
+    def inflate_limit(self, max_message_size: int) -> int:
+        """The most bytes the produce path inflates from one message set under the size limit."""
+        raise NotImplementedError
+
     sizes_first = False  # True: every size is checked before any CRC (0.7); else entry by entry (0.8)
 
     # -- the interface the log and the tools use -------------------------------------------------------
@@ -112,9 +120,11 @@ class EntryFormat:
         """Bytes of the longest prefix of whole, CRC-valid entries: where log recovery truncates."""
         return valid_prefix(buf, self)
 
-    def validate(self, buf: Any, max_message_size: int | None = None) -> ValidatedSet:
+    def validate(
+        self, buf: Any, max_message_size: int | None = None, max_inflated: int | None = None
+    ) -> ValidatedSet:
         """The produce-path check of a message set; see ``validate``."""
-        return validate(buf, self, max_message_size)
+        return validate(buf, self, max_message_size, max_inflated)
 
     def __repr__(self) -> str:
         return f"EntryFormat({self.name})"
@@ -295,10 +305,12 @@ def decoded_messages(
     layout: Any,
     convert: Any,
     min_offset: int = NO_MIN_OFFSET,
+    max_inflated: int = DEFAULT_MAX_INFLATED,
 ) -> Iterator[Any]:
     """Every message of a set as the line's reader object: plain entries decoded by ``layout`` on the native
     path, the rest (and everything on the pure path) as ``convert(offset, message)`` of ``messages``; on the
-    0.8 line only those at or past ``min_offset``. A bad entry raises after the messages before it."""
+    0.8 line only those at or past ``min_offset``; each wrapper inflating to at most ``max_inflated`` bytes.
+    A bad entry raises after the messages before it."""
     out: list = []
     entries = decoding_walk(data, fmt, 0, base, layout, (), out, min_offset)
     mask, entry_offset, make_message = fmt.codec_mask, fmt.entry_offset, fmt.make_message
@@ -315,7 +327,7 @@ def decoded_messages(
             yield from out
             out.clear()
         if deep and attributes & mask:
-            found = entry_messages(data, fmt, pos, end, magic, attributes, crc, body, base)
+            found = entry_messages(data, fmt, pos, end, magic, attributes, crc, body, base, max_inflated)
         else:
             found = [
                 (
@@ -347,18 +359,26 @@ def valid_prefix(buf: Any, fmt: EntryFormat) -> int:
     return valid if lib is None else max(valid, entries.end)
 
 
-def validate(buf: Any, fmt: EntryFormat, max_message_size: int | None = None) -> ValidatedSet:
+def validate(
+    buf: Any, fmt: EntryFormat, max_message_size: int | None = None, max_inflated: int | None = None
+) -> ValidatedSet:
     """The produce-path check: every CRC (wrappers decompressed and checked too), the size limit, a count.
 
     Returns the bytes of whole top-level entries (a partial trailing entry is left out) and the number of
     messages after decompression. Raises the line's errors for malformed entries, InvalidMessageError for a
     CRC mismatch and MessageSizeTooLargeError for a top-level entry over the limit (0.7 checks every size
-    before any CRC, 0.8 entry by entry). No object is built per message.
+    before any CRC, 0.8 entry by entry) or for wrappers inflating to more than ``max_inflated`` bytes in all
+    (by default the line's ``inflate_limit`` of the size limit; without one, DEFAULT_MAX_INFLATED): inflating
+    stops there. No object is built per message.
     """
     # struct and slicing are about twice as fast on bytes as on a memoryview: one copy of the set pays off.
     data = buf if type(buf) is bytes else bytes(buf)
+    if max_inflated is None:
+        max_inflated = (
+            DEFAULT_MAX_INFLATED if max_message_size is None else fmt.inflate_limit(max_message_size)
+        )
     try:
-        return _validate(data, fmt, max_message_size)
+        return _validate(data, fmt, max_message_size, _Budget(max_inflated))
     except (InvalidMessageError, InvalidMessageSizeError) as err:
         if max_message_size is not None:
             upto = None if fmt.sizes_first else getattr(err, "position", None)
@@ -366,7 +386,7 @@ def validate(buf: Any, fmt: EntryFormat, max_message_size: int | None = None) ->
         raise
 
 
-def _validate(data: bytes, fmt: EntryFormat, max_message_size: int | None) -> ValidatedSet:
+def _validate(data: bytes, fmt: EntryFormat, max_message_size: int | None, budget: _Budget) -> ValidatedSet:
     limits = fmt.entry_limits(max_message_size) if max_message_size is not None else None
     mask = fmt.codec_mask
     valid = count = 0
@@ -380,7 +400,8 @@ def _validate(data: bytes, fmt: EntryFormat, max_message_size: int | None) -> Va
         if limits is not None and valid - pos > limits[magic]:
             raise fmt.too_large(valid - pos, magic, max_message_size)
         if attributes & mask:
-            count += _validate(_inflate(data, fmt, pos, valid, attributes, body), fmt, None).count
+            inflated = _inflate(data, fmt, pos, valid, attributes, body, budget)
+            count += _validate(inflated, fmt, None, budget).count
         else:
             count += 1
     if lib is not None:
@@ -404,8 +425,31 @@ def check_sizes(buf: Any, fmt: EntryFormat, max_message_size: int, upto: int | N
             raise fmt.too_large(size, magic, max_message_size)
 
 
-def _inflate(data: Any, fmt: EntryFormat, pos: int, end: int, attributes: int, body: Any) -> bytes:
-    return decompress(attributes & fmt.codec_mask, fmt.wrapper_payload(data, pos, end, body))
+class _Budget:
+    """The bytes inflating may still produce under one cap (shared by nested wrappers)."""
+
+    __slots__ = ("limit", "left")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = self.left = limit
+
+
+def _inflate(
+    data: Any, fmt: EntryFormat, pos: int, end: int, attributes: int, body: Any, budget: _Budget
+) -> bytes:
+    """A wrapper's inner set, refused (MessageSizeTooLargeError) before the budget's cap is passed."""
+    payload = fmt.wrapper_payload(data, pos, end, body)
+    try:
+        inflated = decompress(attributes & fmt.codec_mask, payload, budget.left)
+    except MessageSizeTooLargeError:
+        raise entry_error(
+            MessageSizeTooLargeError,
+            f"compressed message at position {pos} inflates past the limit of {budget.limit} bytes",
+            pos,
+            end,
+        ) from None
+    budget.left -= len(inflated)
+    return inflated
 
 
 def entry_messages(
@@ -418,28 +462,38 @@ def entry_messages(
     crc: int,
     body: Any,
     base: int = 0,
+    max_inflated: int | _Budget = DEFAULT_MAX_INFLATED,
 ) -> list[tuple[int, Any]]:
     """``(offset, message)`` of what one checked top-level entry holds: itself, or a wrapper's messages.
 
     A wrapper is decompressed and its inner set read deep (nested wrappers too) before anything is
-    returned, so a bad inner message yields none of them; the line's rule gives the offsets.
+    returned, so a bad inner message yields none of them; the line's rule gives the offsets. Inflating it
+    (nested wrappers included) past ``max_inflated`` bytes raises MessageSizeTooLargeError.
     """
     if not attributes & fmt.codec_mask:
         message = fmt.make_message(data, pos, end, magic, attributes, crc, body)
         return [(fmt.entry_offset(data, pos, end, base), message)]
-    inner = list(messages(_inflate(data, fmt, pos, end, attributes, body), fmt, 0, True))
+    budget = max_inflated if type(max_inflated) is _Budget else _Budget(max_inflated)
+    inflated = _inflate(data, fmt, pos, end, attributes, body, budget)
+    inner = list(messages(inflated, fmt, 0, True, max_inflated=budget))
     offsets = fmt.wrapper_offsets(pos, end, base, [offset for offset, _ in inner])
     return [(offset, message) for offset, (_, message) in zip(offsets, inner, strict=True)]
 
 
 def messages(
-    data: Any, fmt: EntryFormat, base: int = 0, deep: bool = True, start: int = 0
+    data: Any,
+    fmt: EntryFormat,
+    base: int = 0,
+    deep: bool = True,
+    start: int = 0,
+    max_inflated: int | _Budget = DEFAULT_MAX_INFLATED,
 ) -> Iterator[tuple[int, Any]]:
-    """``(offset, message)`` of every message of a set, wrappers expanded when ``deep``."""
+    """``(offset, message)`` of every message of a set, wrappers expanded when ``deep`` (each top-level one
+    inflating to at most ``max_inflated`` bytes)."""
     entry_offset, make_message, mask = fmt.entry_offset, fmt.make_message, fmt.codec_mask
     for pos, end, magic, attributes, crc, body in walk(data, fmt, start, base):
         if deep and attributes & mask:
-            yield from entry_messages(data, fmt, pos, end, magic, attributes, crc, body, base)
+            yield from entry_messages(data, fmt, pos, end, magic, attributes, crc, body, base, max_inflated)
         else:
             yield (
                 entry_offset(data, pos, end, base),

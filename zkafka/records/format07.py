@@ -19,7 +19,7 @@ from zkafka.errors import (
     error_for_code,
 )
 from zkafka.records import entries, native
-from zkafka.records.compression import NO_COMPRESSION
+from zkafka.records.compression import DEFAULT_MAX_INFLATED, NO_COMPRESSION
 from zkafka.records.entries import UINT32, EntryFormat, entry_error
 from zkafka.records.message import (
     CODEC_MASK,
@@ -119,6 +119,10 @@ class Format07(EntryFormat):
         return MessageSizeTooLargeError(
             f"message payload of {payload} bytes exceeds max.message.size {max_message_size}"
         )
+
+    def inflate_limit(self, max_message_size: int) -> int:
+        # 0.7 bounds only top-level payloads: valid sets keep being accepted up to the readers' sane cap.
+        return max(max_message_size, DEFAULT_MAX_INFLATED)
 
 
 FORMAT07 = Format07()

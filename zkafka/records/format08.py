@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from zkafka.errors import InvalidMessageError, KafkaError, MessageSizeTooLargeError, UnknownMagicByteError
 from zkafka.records import native
-from zkafka.records.compression import NO_COMPRESSION, compress
+from zkafka.records.compression import DEFAULT_MAX_INFLATED, NO_COMPRESSION, compress
 from zkafka.records.entries import (
     INT32,
     UINT32,
@@ -147,6 +147,11 @@ class Format08(EntryFormat):
             f"message of {entry_size} bytes (with its offset and size) exceeds message.max.bytes {max_message_size}"
         )
 
+    def inflate_limit(self, max_message_size: int) -> int:
+        # The leader stores what a set holds as one wrapper: its inflated messages count against the limit
+        # like a message does, so any consumer whose fetch size fits the largest message can read them.
+        return max_message_size
+
 
 FORMAT08 = Format08()
 
@@ -239,15 +244,18 @@ def find_offset(buf: Any, target: int, start: int = 0, end: int | None = None) -
     return None
 
 
-def iter_messages(buf: Any, start_offset: int = 0, deep: bool = True) -> Iterator[MessageAndOffset08]:
+def iter_messages(
+    buf: Any, start_offset: int = 0, deep: bool = True, max_inflated: int = DEFAULT_MAX_INFLATED
+) -> Iterator[MessageAndOffset08]:
     """The messages of a set with the 0.8 rules, skipping those before ``start_offset`` (a fetch that lands
-    inside a wrapper gets the wrapper's earlier messages too)."""
+    inside a wrapper gets the wrapper's earlier messages too); a wrapper inflating to more than
+    ``max_inflated`` bytes raises MessageSizeTooLargeError."""
     data = buf if type(buf) is bytes else bytes(buf)
     if native.lib is not None:
-        return decoded_messages(data, FORMAT08, 0, deep, _LAYOUT, _with_offset, start_offset)
+        return decoded_messages(data, FORMAT08, 0, deep, _LAYOUT, _with_offset, start_offset, max_inflated)
     return (
         MessageAndOffset08(offset, message.key, message.value, message.codec, message.crc)
-        for offset, message in messages(data, FORMAT08, 0, deep)
+        for offset, message in messages(data, FORMAT08, 0, deep, max_inflated=max_inflated)
         if offset >= start_offset
     )
 
@@ -278,11 +286,18 @@ def assign_offsets(buf: Any, next_offset: int, max_message_size: int | None = No
             codec = out[pos + 17] & CODEC_MASK or codec
     if codec == NO_COMPRESSION:
         return AssignedSet(bytes(out), next_offset, offset - 1, offset - next_offset)
-    inner = [encode_message(m.key, m.value, m.attributes) for _, m in messages(data[:valid], FORMAT08)]
+    limit = FORMAT08.inflate_limit(max_message_size) if max_message_size is not None else DEFAULT_MAX_INFLATED
+    found = messages(data[:valid], FORMAT08, max_inflated=limit)
+    inner = [encode_message(m.key, m.value, m.attributes) for _, m in found]
     if not inner:
         return AssignedSet(b"", next_offset, next_offset - 1, 0)
     last = next_offset + len(inner) - 1
-    wrapper = _wrap(b"".join(encode_entry(next_offset + i, m) for i, m in enumerate(inner)), codec, last)
+    inner_set = b"".join(encode_entry(next_offset + i, m) for i, m in enumerate(inner))
+    if len(inner_set) > limit:
+        raise MessageSizeTooLargeError(
+            f"the {len(inner)} messages of the set take {len(inner_set)} bytes inflated, over the limit of {limit}"
+        )
+    wrapper = _wrap(inner_set, codec, last)
     if max_message_size is not None and len(wrapper) > max_message_size:
         raise FORMAT08.too_large(len(wrapper), MAGIC, max_message_size)
     return AssignedSet(wrapper, next_offset, last, len(inner))
