@@ -1,0 +1,251 @@
+"""Hostile 0.8 request frames, generated deterministically from a seed: pure, no sockets.
+
+``base_frames`` builds one well-formed request of every (api_key, version) in ``v08.SCHEMAS`` from a sample
+value per field name (produces carry message sets the broker must refuse: a CRC that cannot be repaired by a
+few bit flips, gzip and snappy bombs). ``fuzz_frames`` mutates them: truncations at every field boundary,
+array counts set huge or negative, length fields negative or past the end, integer fields set to extremes,
+random bit flips, size prefixes that lie; plus unknown keys and versions and random bytes. Each frame says
+what the broker must do with it: ``CLOSE`` (the frame cannot be a request), ``ANSWER`` (with these error
+codes per partition), or ``ANY`` (a mutation that may still be a request: answered, closed or parked).
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+from tests.support.bombs import bomb_set08
+from zkafka.protocol import v08
+from zkafka.protocol.types import Array, Fixed, Schema, _Bytes, _MessageSet, _String
+from zkafka.records import format08
+from zkafka.records.compression import GZIP, SNAPPY
+
+CLOSE, ANSWER, ANY = "close", "answer", "any"
+VICTIM = "victim"  # the topic every produce frame aims at: nothing may ever be appended to it
+
+# Sample values by field name; broker ids name a broker that does not exist, epochs are stale.
+_INTS = {
+    "acks": 1,
+    "timeout_ms": 1000,
+    "replica_id": -1,
+    "max_wait_ms": 0,
+    "min_bytes": 0,
+    "max_bytes": 4096,
+    "time": -1,
+    "max_num_offsets": 2,
+    "offset": 1,
+    "generation_id": 5,
+    "session_timeout": 6000,
+    "timestamp": -1,
+    "retention_time_ms": -1,
+    "controller_id": 77,
+    "broker_id": 77,
+    "leader": 77,
+    "node_id": 77,
+    "isr": 77,
+    "replicas": 77,
+    "port": 1,
+}
+_STRINGS = {
+    "topic": VICTIM,
+    "topics": VICTIM,
+    "group_id": "fuzz-group",
+    "group_ids": "fuzz-group",
+    "member_id": "fuzz-member",  # unknown to the coordinator: no join ever waits for a rebalance
+    "host": "127.0.0.1",
+    "protocol_type": "consumer",
+    "protocol_name": "range",
+}
+
+
+class Frame(NamedTuple):
+    """One frame to send on its own connection: bytes, what must happen, and how it was made."""
+
+    data: bytes
+    expect: str
+    name: str
+    errors: frozenset = frozenset()  # ANSWER: the produce error codes every partition must carry
+    half_close: bool = False  # shut the write side after sending (a frame shorter than its size prefix)
+
+
+class Field(NamedTuple):
+    pos: int  # in the frame, size prefix included
+    size: int
+    kind: str  # "int", "count", "string", "bytes", "set"
+
+
+def corrupt_set() -> bytes:
+    """A set whose one message has every CRC bit inverted: no few bit flips make it valid."""
+    data = bytearray(format08.build_message_set([(b"k", b"hostile")]))
+    struct.pack_into(">I", data, 12, struct.unpack_from(">I", data, 12)[0] ^ 0xFFFFFFFF)
+    return bytes(data)
+
+
+def sample(schema: Schema, message_set: bytes) -> Any:
+    """A value of ``schema`` with every array holding one item and fields set from the sample tables."""
+    values = []
+    for field, kind in schema.fields:
+        values.append(_sample_field(field, kind, message_set))
+    return schema.record._make(values)
+
+
+def _sample_field(field: str, kind: Any, message_set: bytes) -> Any:
+    if isinstance(kind, Array):
+        return [_sample_field(field, kind.item, message_set)]
+    if isinstance(kind, Schema):
+        return sample(kind, message_set)
+    if isinstance(kind, _MessageSet):
+        return message_set
+    if isinstance(kind, _String):
+        return _STRINGS.get(field, "fuzz")
+    if isinstance(kind, _Bytes):
+        return b"fuzz"
+    if isinstance(kind, Fixed):
+        return _INTS.get(field, 0)
+    raise TypeError(f"no sample for {field}: {kind!r}")
+
+
+def layout(frame: bytes, api_key: int, api_version: int, body: Any) -> list[Field]:
+    """Where each primitive field of ``frame`` (built by ``v08.encode_request``) sits."""
+    fields = [Field(4, 2, "int"), Field(6, 2, "int"), Field(8, 4, "int")]
+    pos = 12
+    if v08.has_client_id(api_key, api_version):
+        fields.append(Field(pos, 2, "string"))
+        pos += 2 + struct.unpack_from(">h", frame, pos)[0]
+    _walk(body.SCHEMA, body, pos, fields)
+    return fields
+
+
+def _walk(kind: Any, value: Any, pos: int, out: list[Field]) -> int:
+    if isinstance(kind, Schema):
+        for field_type, item in zip(kind.types, value, strict=True):
+            pos = _walk(field_type, item, pos, out)
+        return pos
+    if isinstance(kind, Array):
+        out.append(Field(pos, kind.count.fmt.size, "count"))
+        pos += kind.count.fmt.size
+        for item in value:
+            pos = _walk(kind.item, item, pos, out)
+        return pos
+    if isinstance(kind, Fixed):
+        out.append(Field(pos, kind.fmt.size, "int"))
+    elif isinstance(kind, _String):
+        out.append(Field(pos, 2, "string"))
+    elif isinstance(kind, _Bytes):
+        out.append(Field(pos, 4, "bytes"))
+    elif isinstance(kind, _MessageSet):
+        out.append(Field(pos, 4, "set"))
+    return pos + kind.size(value)
+
+
+def base_frames(message_max_bytes: int) -> list[tuple[str, bytes, int, int, Any, str, frozenset]]:
+    """``(name, frame, api_key, api_version, body, expect, errors)``: one request of every registered API and
+    version; produces once with a corrupt set and (v0) with a gzip and a snappy bomb."""
+    out = []
+    bad = corrupt_set()
+    bombs = {
+        "gzip bomb": bomb_set08(100 * message_max_bytes, GZIP),  # 100x message.max.bytes inflated
+        "snappy bomb": bomb_set08(message_max_bytes * 9 // 10 * 20, SNAPPY),  # snappy's best is ~21x
+    }
+    for (api_key, api_version), (request_class, _) in sorted(v08.SCHEMAS.items()):
+        variants = [("", bad, ANY, frozenset())]
+        if request_class.__name__.startswith("Produce"):
+            variants = [("corrupt crc", bad, ANSWER, frozenset({2}))]
+            if api_version == 0:
+                variants += [(name, bomb, ANSWER, frozenset({10})) for name, bomb in bombs.items()]
+        for label, message_set, expect, errors in variants:
+            body = sample(request_class.SCHEMA, message_set)
+            frame = v08.encode_request(body, 7, "fuzz")
+            name = f"{request_class.__name__}{' ' + label if label else ''}"
+            out.append((name, frame, api_key, api_version, body, expect, errors))
+    return out
+
+
+def _with_size(body: bytes) -> bytes:
+    return struct.pack(">i", len(body)) + body
+
+
+def _put(frame: bytes, field: Field, value: int) -> bytes:
+    data = bytearray(frame)
+    fmt = {1: ">b", 2: ">h", 4: ">i", 8: ">q"}[field.size]
+    struct.pack_into(fmt, data, field.pos, value)
+    return bytes(data)
+
+
+def _extremes(size: int) -> tuple[int, ...]:
+    bits = 8 * size - 1
+    return (-1, -(1 << bits), (1 << bits) - 1)
+
+
+def mutations(name: str, frame: bytes, fields: list[Field], rng: random.Random) -> Iterator[Frame]:
+    """Every systematic mutation of one well-formed frame."""
+    body = frame[4:]
+    boundaries = sorted({f.pos for f in fields} | {f.pos + f.size for f in fields})
+    for cut in boundaries:
+        if 4 < cut < len(frame):
+            yield Frame(_with_size(frame[4:cut]), CLOSE, f"{name} truncated at byte {cut}")
+    for cut in rng.sample(boundaries, min(3, len(boundaries))):
+        if 4 <= cut < len(frame):
+            yield Frame(frame[:cut], CLOSE, f"{name} cut at byte {cut}, then EOF", half_close=True)
+    for index, field in enumerate(fields):
+        where = f"{name} field {index} ({field.kind} at byte {field.pos})"
+        if field.kind == "count":
+            yield Frame(_put(frame, field, 0x7FFFFFFF), CLOSE, f"{where} = 2^31-1")
+            yield Frame(_put(frame, field, 1 << 30), CLOSE, f"{where} = 2^30")
+            yield Frame(_put(frame, field, -2), CLOSE, f"{where} = -2")
+            yield Frame(_put(frame, field, -(1 << 31)), CLOSE, f"{where} = -2^31")
+            yield Frame(_put(frame, field, -1), ANY, f"{where} = -1")
+        elif field.kind == "string":
+            past = field.pos + 2 + 0x7FFF > len(frame)
+            yield Frame(_put(frame, field, 0x7FFF), CLOSE if past else ANY, f"{where} = 32767")
+            yield Frame(_put(frame, field, -2), ANY, f"{where} = -2")
+            yield Frame(_put(frame, field, -1), ANY, f"{where} = -1 (null)")
+        elif field.kind in ("bytes", "set"):
+            yield Frame(_put(frame, field, 0x7FFFFFFF), CLOSE, f"{where} = 2^31-1")
+            yield Frame(_put(frame, field, -2), CLOSE if field.kind == "set" else ANY, f"{where} = -2")
+            yield Frame(
+                _put(frame, field, -(1 << 31)), CLOSE if field.kind == "set" else ANY, f"{where} = -2^31"
+            )
+        elif index >= 3:  # the body's integers (the header's key and version come below)
+            for value in _extremes(field.size):
+                yield Frame(_put(frame, field, value), ANY, f"{where} = {value}")
+    yield Frame(struct.pack(">i", len(body) + 1) + body, CLOSE, f"{name} one byte short", half_close=True)
+    yield Frame(struct.pack(">i", len(body) - 1) + body, ANY, f"{name} size prefix one short")
+    for bad in (0, -1, -(1 << 31), 0x7FFFFFFF, 100 * 1024 * 1024 + 1):
+        yield Frame(struct.pack(">i", bad) + body, CLOSE, f"{name} size prefix {bad}")
+    for version in (-1, 3, 99):
+        if (struct.unpack_from(">h", frame, 4)[0], version) not in v08.SCHEMAS:
+            yield Frame(_put(frame, fields[1], version), CLOSE, f"{name} version {version}")
+
+
+def bit_flips(name: str, frame: bytes, rng: random.Random) -> Frame:
+    """The frame with one to four random bits flipped (its size prefix kept)."""
+    data = bytearray(frame)
+    for _ in range(rng.randint(1, 4)):
+        bit = rng.randrange(32, 8 * len(data))
+        data[bit // 8] ^= 1 << (bit % 8)
+    return Frame(bytes(data), ANY, f"{name} bit flips")
+
+
+def fuzz_frames(count: int, seed: int, message_max_bytes: int) -> list[Frame]:
+    """At least ``count`` frames: the systematic mutations of every base frame, unknown APIs, random bytes,
+    and bit-flipped variants spread over the bases until ``count`` is reached."""
+    rng = random.Random(seed)
+    frames: list[Frame] = []
+    bases = base_frames(message_max_bytes)
+    for name, frame, api_key, api_version, body, expect, errors in bases:
+        frames.append(Frame(frame, expect, name, errors))
+        frames.extend(mutations(name, frame, layout(frame, api_key, api_version, body), rng))
+    for api_key in (17, 19, 20, 42, 99, 1000, -1, 0x7FFF):
+        frames.append(Frame(_with_size(struct.pack(">hhih", api_key, 0, 1, -1)), CLOSE, f"API key {api_key}"))
+    for i in range(max(50, count // 20)):
+        junk = rng.randbytes(rng.randint(1, 300))
+        frames.append(Frame(_with_size(junk), CLOSE, f"random bytes {i}"))
+    small = [b for b in bases if len(b[1]) < 4096]  # bit flips of the bombs would mostly resend megabytes
+    while len(frames) < count:
+        name, frame = rng.choice(small)[:2]
+        frames.append(bit_flips(name, frame, rng))
+    rng.shuffle(frames)
+    return frames
