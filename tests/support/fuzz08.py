@@ -18,12 +18,15 @@ from typing import Any, NamedTuple
 
 from tests.support.bombs import bomb_set08
 from zkafka.protocol import v08
+from zkafka.protocol.api_keys import API_VERSIONS
 from zkafka.protocol.types import Array, Fixed, Schema, _Bytes, _MessageSet, _String
 from zkafka.records import format08
 from zkafka.records.compression import GZIP, SNAPPY
 
 CLOSE, ANSWER, ANY = "close", "answer", "any"
 VICTIM = "victim"  # the topic every produce frame aims at: nothing may ever be appended to it
+ABSENT = "fuzz-absent"  # the topic of controller requests: a forged epoch may make the broker obey them
+CONTROLLER_APIS = (4, 5, 6, 7)  # LeaderAndIsr, StopReplica, UpdateMetadata, ControlledShutdown
 
 # Sample values by field name; broker ids name a broker that does not exist, epochs are stale.
 _INTS = {
@@ -49,8 +52,6 @@ _INTS = {
     "port": 1,
 }
 _STRINGS = {
-    "topic": VICTIM,
-    "topics": VICTIM,
     "group_id": "fuzz-group",
     "group_ids": "fuzz-group",
     "member_id": "fuzz-member",  # unknown to the coordinator: no join ever waits for a rebalance
@@ -83,23 +84,23 @@ def corrupt_set() -> bytes:
     return bytes(data)
 
 
-def sample(schema: Schema, message_set: bytes) -> Any:
+def sample(schema: Schema, message_set: bytes, topic: str = VICTIM) -> Any:
     """A value of ``schema`` with every array holding one item and fields set from the sample tables."""
     values = []
     for field, kind in schema.fields:
-        values.append(_sample_field(field, kind, message_set))
+        values.append(_sample_field(field, kind, message_set, topic))
     return schema.record._make(values)
 
 
-def _sample_field(field: str, kind: Any, message_set: bytes) -> Any:
+def _sample_field(field: str, kind: Any, message_set: bytes, topic: str) -> Any:
     if isinstance(kind, Array):
-        return [_sample_field(field, kind.item, message_set)]
+        return [_sample_field(field, kind.item, message_set, topic)]
     if isinstance(kind, Schema):
-        return sample(kind, message_set)
+        return sample(kind, message_set, topic)
     if isinstance(kind, _MessageSet):
         return message_set
     if isinstance(kind, _String):
-        return _STRINGS.get(field, "fuzz")
+        return topic if field in ("topic", "topics") else _STRINGS.get(field, "fuzz")
     if isinstance(kind, _Bytes):
         return b"fuzz"
     if isinstance(kind, Fixed):
@@ -156,7 +157,8 @@ def base_frames(message_max_bytes: int) -> list[tuple[str, bytes, int, int, Any,
             if api_version == 0:
                 variants += [(name, bomb, ANSWER, frozenset({10})) for name, bomb in bombs.items()]
         for label, message_set, expect, errors in variants:
-            body = sample(request_class.SCHEMA, message_set)
+            topic = ABSENT if api_key in CONTROLLER_APIS else VICTIM
+            body = sample(request_class.SCHEMA, message_set, topic)
             frame = v08.encode_request(body, 7, "fuzz")
             name = f"{request_class.__name__}{' ' + label if label else ''}"
             out.append((name, frame, api_key, api_version, body, expect, errors))
@@ -215,9 +217,12 @@ def mutations(name: str, frame: bytes, fields: list[Field], rng: random.Random) 
     yield Frame(struct.pack(">i", len(body) - 1) + body, ANY, f"{name} size prefix one short")
     for bad in (0, -1, -(1 << 31), 0x7FFFFFFF, 100 * 1024 * 1024 + 1):
         yield Frame(struct.pack(">i", bad) + body, CLOSE, f"{name} size prefix {bad}")
+    api_key = struct.unpack_from(">h", frame, 4)[0]
     for version in (-1, 3, 99):
-        if (struct.unpack_from(">h", frame, 4)[0], version) not in v08.SCHEMAS:
-            yield Frame(_put(frame, fields[1], version), CLOSE, f"{name} version {version}")
+        if (api_key, version) not in v08.SCHEMAS:
+            # an ApiVersions of any version is answered (v0-shaped, UNSUPPORTED_VERSION) so clients step down
+            expect = ANY if api_key == API_VERSIONS else CLOSE
+            yield Frame(_put(frame, fields[1], version), expect, f"{name} version {version}")
 
 
 def bit_flips(name: str, frame: bytes, rng: random.Random) -> Frame:
