@@ -22,9 +22,13 @@ except ImportError:
 NEED_SPARK = [
     "test_data_loss.py",
     "test_loader.py",
+    "test_loader08.py",
     "test_planner.py",
+    "test_reader08.py",
     "test_source_batch.py",
     "test_source_streaming.py",
+    "test_source08.py",
+    "test_streaming08.py",
 ]
 collect_ignore = [] if HAVE_SPARK else NEED_SPARK
 

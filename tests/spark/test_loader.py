@@ -3,33 +3,21 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from tests.support.spark import TEST_SPARK_CONF, RawProducer, loaded_rows
+from tests.support.spark import RawProducer, loaded_rows, visible_files
+from tests.support.spark import run_loader_cli as loader_cli
 from tests.support.zookeeper import wait_topic_registered
 from zkafka.cli import main
-from zkafka.spark.loader import EXIT_HOOK_ENV, EXIT_HOOK_STATUS, load
+from zkafka.spark.loader import EXIT_HOOK_STATUS, load
 from zkafka.spark.offsets import TopicPartition
 from zkafka.spark.store import OffsetStore
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def visible_files(out: Path) -> list[Path]:
-    """Data files a reader of ``out`` sees (Spark skips names starting with _ or .)."""
-    return [
-        p
-        for p in out.rglob("*")
-        if p.is_file() and not any(part.startswith(("_", ".")) for part in p.relative_to(out).parts)
-    ]
 
 
 class Produced:
@@ -83,25 +71,7 @@ def test_loader_run_twice_loads_only_the_new_data(spark, start_broker, zk_connec
 
 
 def run_loader_cli(zk_connect: str, out: Path, exit_at: str | None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != EXIT_HOOK_ENV}
-    if exit_at:
-        env[EXIT_HOOK_ENV] = exit_at
-    args = [
-        sys.executable,
-        "-m",
-        "zkafka.cli",
-        "spark",
-        "load",
-        "-z",
-        zk_connect,
-        "-t",
-        "k-a,k-b",
-        "-o",
-        str(out),
-    ]
-    for key, value in TEST_SPARK_CONF.items():
-        args += ["--conf", f"{key}={value}"]
-    return subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=150)
+    return loader_cli(["-z", zk_connect], "k-a,k-b", out, exit_at)
 
 
 @pytest.mark.timeout(300)

@@ -9,13 +9,16 @@ from zkafka.spark.offsets import (
     EARLIEST,
     LATEST,
     OffsetRange,
+    OffsetRange08,
     TopicPartition,
+    TopicPartition08,
     cap_targets,
     cut_range,
     cut_targets,
     first_entry_size,
     offsets_from_json,
     offsets_to_json,
+    partitions_from_json,
     resolve_range,
     split_counts,
     walk_entries,
@@ -119,3 +122,28 @@ def test_resolve_range_reports_each_kind_of_loss_and_clamps():
 
     rng, problems = resolve_range(A0, 950, LATEST, 0, 900)
     assert rng.size == 0 and "start offset 950 is past the end offset 900" in problems[0]
+
+
+def test_0_8_offsets_use_spark_kafka_source_json_and_logical_ranges():
+    t0, t1 = TopicPartition08("t", 0), TopicPartition08("t", 1)
+    text = offsets_to_json({t1: 5, t0: 123456789012})
+    assert text == '{"t":{"0":123456789012,"1":5}}'
+    assert offsets_from_json(text, kind=TopicPartition08) == {t0: 123456789012, t1: 5}
+    assert str(t1) == "t-1" and t1.name == "1"
+    with pytest.raises(ValueError, match="is not -2 \\(earliest\\), -1 \\(latest\\) or an? offset"):
+        offsets_from_json('{"t": {"0": -3}}', kind=TopicPartition08)
+    with pytest.raises(ValueError, match="<partition>: offset"):
+        offsets_from_json('{"t": 3}', kind=TopicPartition08)
+    assert partitions_from_json('{"t": [1, 0, 1]}', TopicPartition08) == [t0, t1]
+
+    rng = OffsetRange08("t", 0, 10, 20)
+    assert [(p.start, p.end) for p in cut_range(rng, cut_targets(10, 20, 3))] == [
+        (10, 13),
+        (13, 17),
+        (17, 20),
+    ]
+    assert all(isinstance(p, OffsetRange08) and p.key == t0 for p in cut_range(rng, [15]))
+    resolved, problems = resolve_range(t0, EARLIEST, 30, 5, 25)
+    assert resolved == OffsetRange08("t", 0, 5, 25) and problems == [
+        "t-0: the log ends at offset 25, before the wanted end 30 (the broker lost data, or its log was replaced)"
+    ]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from zkafka.spark.offsets import EARLIEST, TopicPartition
+from zkafka.config08 import LINE_07, LINE_08
+from zkafka.spark.offsets import EARLIEST, TopicPartition, TopicPartition08
 from zkafka.spark.options import DEFAULT_FETCH_SIZE, parse_options
 
 pytestmark = pytest.mark.spark
@@ -73,3 +74,71 @@ def test_json_offsets_and_numbers():
 def test_bad_options_say_what_is_wrong(options, streaming, error):
     with pytest.raises(ValueError, match=error):
         parse_options(options, streaming=streaming)
+
+
+# -- the 0.8 line ------------------------------------------------------------------------------------------
+
+BOOTSTRAP = {"kafka.bootstrap.servers": "b1:9092, b2:9093"}
+
+
+def test_bootstrap_servers_mean_the_0_8_line_with_spark_kafka_source_offsets():
+    opts = parse_options(
+        {
+            **BOOTSTRAP,
+            "assign": '{"t": [1, 0], "u": [3]}',
+            "startingOffsets": '{"t": {"0": 23, "1": -2}}',
+            "endingOffsets": '{"t": {"0": 50}}',
+            "kafka.default.api.timeout.ms": "5000",
+        },
+        streaming=False,
+    )
+    assert opts.line == LINE_08 and opts.key_kind is TopicPartition08
+    assert opts.bootstrap_servers == (("b1", 9092), ("b2", 9093)) and opts.zookeeper_connect is None
+    assert opts.assign == (TopicPartition08("t", 0), TopicPartition08("t", 1), TopicPartition08("u", 3))
+    assert opts.starting == {TopicPartition08("t", 0): 23, TopicPartition08("t", 1): EARLIEST}
+    assert opts.ending == {TopicPartition08("t", 0): 50} and opts.api_timeout_ms == 5000
+    assert opts.subscribes_to("u") and not opts.subscribes_to("v")
+    assert opts.describe() == "partitions t-0,t-1,u-3"
+
+    streaming = parse_options(
+        {**ZK, "subscribe": "t", "maxOffsetsPerTrigger": "100"}, streaming=True, line=LINE_08
+    )
+    assert (streaming.line, streaming.max_offsets_per_trigger) == (LINE_08, 100)
+    assert parse_options({**ZK, "subscribe": "t"}, streaming=True).line == LINE_07
+
+
+@pytest.mark.parametrize(
+    "options, line, error",
+    [
+        ({**BOOTSTRAP, **ZK, "subscribe": "a"}, None, "only one of"),
+        ({**BOOTSTRAP, "subscribe": "a"}, LINE_07, "is for the 0.8 line"),
+        (
+            {"kafka.bootstrap.servers": "nohost", "subscribe": "a"},
+            None,
+            "'kafka.bootstrap.servers': .*not host:port",
+        ),
+        ({**BOOTSTRAP, "subscribe": "a", "assign": '{"a": [0]}'}, None, "exactly one of"),
+        (
+            {**BOOTSTRAP, "assign": '{"a": 0}'},
+            None,
+            "option 'assign': partitions of topic 'a' must be a list",
+        ),
+        ({**BOOTSTRAP, "assign": "{}"}, None, "option 'assign': must be a JSON object"),
+        ({**BOOTSTRAP, "assign": '{"a": ["0-1"]}'}, None, "'0-1' of topic 'a' is not a partition number"),
+        (
+            {**BOOTSTRAP, "assign": '{"a": [0]}', "startingOffsets": '{"a": {"1": 5}}'},
+            None,
+            "a-1, which is not assigned",
+        ),
+        (
+            {**BOOTSTRAP, "subscribe": "a", "startingOffsets": '{"a": {"0-0": 1}}'},
+            None,
+            "not a partition number",
+        ),
+        ({**BOOTSTRAP, "subscribe": "a", "maxBytesPerTrigger": "100"}, None, "use 'maxOffsetsPerTrigger'"),
+        ({**ZK, "subscribe": "a", "maxOffsetsPerTrigger": "100"}, None, "0.7 offsets are bytes"),
+    ],
+)
+def test_bad_0_8_options_say_what_is_wrong(options, line, error):
+    with pytest.raises(ValueError, match=error):
+        parse_options(options, streaming=True, line=line)

@@ -14,8 +14,9 @@ def spark() -> None:
 
 @spark.command("load")
 @click.option(
-    "--zookeeper", "-z", required=True, help="ZooKeeper connect string host:port[,host:port][/chroot]."
+    "--zookeeper", "-z", help="ZooKeeper connect string host:port[,host:port][/chroot] (either line)."
 )
+@click.option("--bootstrap-servers", "-b", help="host:port,... of 0.8 brokers (instead of --zookeeper).")
 @click.option("--topics", "-t", required=True, help="Comma list of topics to load.")
 @click.option("--output", "-o", required=True, type=click.Path(file_okay=False), help="Output directory.")
 @click.option(
@@ -34,7 +35,8 @@ def spark() -> None:
 )
 @click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE", help="A Spark configuration property.")
 def spark_load(
-    zookeeper: str,
+    zookeeper: str | None,
+    bootstrap_servers: str | None,
     topics: str,
     output: str,
     fmt: str,
@@ -46,8 +48,11 @@ def spark_load(
 ) -> None:
     """Load what is new in TOPICS into OUTPUT/topic=<t>/, storing the next offsets in OUTPUT/_offsets/.
 
-    Prints progress on stderr and one summary line on stdout.
+    Prints progress on stderr and one summary line on stdout. The offsets are byte positions per
+    broker-partition on a 0.7 cluster, message numbers per partition on a 0.8 cluster.
     """
+    if bool(zookeeper) == bool(bootstrap_servers):
+        raise click.UsageError("give one of --zookeeper and --bootstrap-servers")
     from zkafka.spark.loader import load
     from zkafka.spark.session import spark_session
 
@@ -68,6 +73,7 @@ def spark_load(
             zookeeper,
             topic_list,
             output,
+            bootstrap_servers=bootstrap_servers,
             fmt=fmt,
             fail_on_data_loss=fail_on_data_loss,
             fetch_size=fetch_size,

@@ -7,7 +7,8 @@
           .option("subscribe", "events")
           .load())
 
-Needs the ``spark`` extra (pyspark 4, pyarrow). The pure modules (``offsets``, ``options``, ``rows``) import
+On a 0.8 cluster, ``.option("kafka.bootstrap.servers", "host:9092")`` (or ``zookeeper.connect``) gives the
+rows and options of Spark's Kafka source. Needs the ``spark`` extra (pyspark 4, pyarrow). The pure modules (``offsets``, ``options``, ``rows``) import
 neither; the names below are imported on first use.
 """
 
@@ -20,8 +21,10 @@ _EXPORTS = {
     "DataLossError": "errors",
     "LoadResult": "loader",
     "OffsetRange": "offsets",
+    "OffsetRange08": "offsets",
     "SOURCE_NAME": "source",
     "TopicPartition": "offsets",
+    "TopicPartition08": "offsets",
     "ZKafkaDataSource": "source",
     "load": "loader",
     "package_zip": "session",

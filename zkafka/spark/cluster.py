@@ -89,9 +89,16 @@ class Cluster:
                 result.extend(TopicPartition(topic, int(child), p) for p in range(int(value)))
         return sorted(result)
 
-    def address(self, broker_id: int) -> tuple[str, int] | None:
-        broker = self.brokers().get(broker_id)
+    def address(self, tp: TopicPartition) -> tuple[str, int] | None:
+        """Where the broker-partition is read: its broker, if registered."""
+        broker = self.brokers().get(tp.broker)
         return (broker.host, broker.port) if broker else None
+
+    def unavailable(self, tp: TopicPartition) -> str:
+        return f"broker {tp.broker} is not registered in ZooKeeper"
+
+    # Read tasks go to the broker of their broker-partition only: no other broker to ask.
+    bootstrap: tuple[tuple[str, int], ...] = ()
 
     # -- brokers --------------------------------------------------------------------------------------------
 

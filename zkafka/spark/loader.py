@@ -1,10 +1,13 @@
 """The batch loader (the 0.7 Hadoop consumer's job on Spark): topics into Parquet, offsets stored with the data.
 
-Each run reads every broker-partition of the topics from the offsets the last committed run stored (new
-ones from their earliest offset) up to the brokers' current ends, one Spark task per range, writes the rows
+Each run reads every partition of the topics from the offsets the last committed run stored (new ones from
+their earliest offset) up to the brokers' current ends, one Spark task per range, writes the rows
 partitioned by topic into a staging directory, and commits by publishing its offsets file; only then are its
 files moved into the table (see ``zkafka.spark.store``). A run that dies before the commit is as if it never
-ran; the next one reads the same ranges again, so nothing is lost or loaded twice.
+ran; the next one reads the same ranges again, so nothing is lost or loaded twice. On the 0.7 line the
+offsets are per broker-partition byte positions; on the 0.8 line per partition message numbers, read up to
+the high watermark from each partition's leader (the cluster named by ``bootstrap_servers`` or found in
+ZooKeeper).
 """
 
 from __future__ import annotations
@@ -18,9 +21,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from zkafka.spark.cluster import Cluster
+from zkafka.config08 import LINE_07, LINE_08
+from zkafka.spark.connect import open_cluster, source_line
 from zkafka.spark.errors import BrokerGoneError
 from zkafka.spark.offsets import Offsets, offsets_to_json
+from zkafka.spark.options import SourceOptions, parse_options
 from zkafka.spark.source import SOURCE_NAME
 from zkafka.spark.store import OffsetStore, RunRecord
 
@@ -45,11 +50,18 @@ class LoadResult:
     ranges: int = 0
     seconds: float = 0.0
     offsets: Offsets = field(default_factory=dict)
+    line: str = LINE_07
 
     def summary(self) -> str:
         secs = max(self.seconds, 1e-9)
         mb = self.log_bytes / 1e6
         head = f"run {self.run}" if self.run is not None else "nothing new"
+        if self.line == LINE_08:  # logical offsets: no log bytes to count
+            return (
+                f"{head}: {self.rows} rows ({self.payload_bytes / 1e6:.1f} MB payload) from {self.ranges} "
+                f"partition(s) in {self.seconds:.1f}s: {self.rows / secs:.0f} rows/s, "
+                f"{self.payload_bytes / 1e6 / secs:.1f} MB/s"
+            )
         return (
             f"{head}: {self.rows} rows, {mb:.1f} MB of log ({self.payload_bytes / 1e6:.1f} MB payload) from "
             f"{self.ranges} broker-partition(s) in {self.seconds:.1f}s: {self.rows / secs:.0f} rows/s, "
@@ -59,10 +71,11 @@ class LoadResult:
 
 def load(
     spark: SparkSession,
-    zookeeper: str,
+    zookeeper: str | None,
     topics: Iterable[str],
     output: str | os.PathLike,
     *,
+    bootstrap_servers: str | None = None,
     fmt: str = "parquet",
     fail_on_data_loss: bool = True,
     fetch_size: int | None = None,
@@ -70,29 +83,47 @@ def load(
     progress: Callable[[str], None] | None = None,
     progress_interval: float = 5.0,
 ) -> LoadResult:
-    """Load what is new in ``topics`` since the last committed run into ``output``; see the module doc."""
+    """Load what is new in ``topics`` since the last committed run into ``output``; see the module doc.
+
+    The cluster is ``zookeeper`` (either line) or ``bootstrap_servers`` (``host:port,...`` of 0.8 brokers).
+    """
     say = progress or log.info
     began = time.monotonic()
     topics = list(dict.fromkeys(topics))
+    connection = (
+        {"kafka.bootstrap.servers": bootstrap_servers}
+        if bootstrap_servers
+        else {"zookeeper.connect": zookeeper}
+    )
+    line = source_line(connection)
+    options = parse_options({**connection, "subscribe": ",".join(topics)}, streaming=False, line=line)
     store = OffsetStore(output)
     with store.lock():
         for done in store.recover():
             say(done)
         previous = store.current()
+        if previous is not None and previous.line != line:
+            raise ValueError(
+                f"{output} holds offsets of the {previous.line} line; the topics are on the {line} line"
+            )
         stored = previous.offsets if previous else {}
         run = (previous.run if previous else 0) + 1
-        starts, ends, log_bytes = _plan(zookeeper, topics, stored, say)
+        starts, ends, backlog = _plan(options, topics, stored, say)
         if not ends:
             say(f"nothing new in {','.join(topics)} since run {run - 1}")
-            return LoadResult(None, seconds=time.monotonic() - began, offsets=stored)
-        say(f"run {run}: reading {len(ends)} broker-partition(s), {log_bytes / 1e6:.1f} MB of log")
+            return LoadResult(None, seconds=time.monotonic() - began, offsets=stored, line=line)
+        if line == LINE_08:
+            say(f"run {run}: reading {len(ends)} partition(s), {backlog} offsets")
+        else:
+            say(f"run {run}: reading {len(ends)} broker-partition(s), {backlog / 1e6:.1f} MB of log")
+        log_bytes = 0 if line == LINE_08 else backlog
 
         from pyspark.sql import Observation
         from pyspark.sql import functions as F
 
         reader = (
             spark.read.format(SOURCE_NAME)
-            .option("zookeeper.connect", zookeeper)
+            .options(**connection)
             .option("subscribe", ",".join(topics))
             .option("startingOffsets", offsets_to_json(starts))
             .option("endingOffsets", offsets_to_json(ends))
@@ -113,49 +144,47 @@ def load(
         rows, payload = int(metrics.get("rows") or 0), int(metrics.get("bytes") or 0)
 
         _exit_hook("before-publish")
-        record = RunRecord(
-            run,
-            {**stored, **ends},
-            {
-                "topics": topics,
-                "format": fmt,
-                "rows": rows,
-                "payload_bytes": payload,
-                "log_bytes": log_bytes,
-                "committed_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            },
-        )
+        stats = {
+            "topics": topics,
+            "format": fmt,
+            "rows": rows,
+            "payload_bytes": payload,
+            "log_bytes": log_bytes,
+            "committed_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        record = RunRecord(run, {**stored, **ends}, stats, line)
         path = store.publish(record)
         _exit_hook("after-publish")
         moved = store.finish(run)
         say(f"run {run}: committed {path.name}, {moved} file(s) moved into {store.root}")
-    result = LoadResult(run, rows, payload, log_bytes, len(ends), time.monotonic() - began, record.offsets)
+    result = LoadResult(
+        run, rows, payload, log_bytes, len(ends), time.monotonic() - began, record.offsets, line
+    )
     say(result.summary())
     return result
 
 
 def _plan(
-    zookeeper: str, topics: list[str], stored: Offsets, say: Callable[[str], None]
+    options: SourceOptions, topics: list[str], stored: Offsets, say: Callable[[str], None]
 ) -> tuple[Offsets, Offsets, int]:
-    """(start, end) offsets of the broker-partitions with new data, and the log bytes between them."""
-    starts, ends, log_bytes = {}, {}, 0
-    with Cluster(zookeeper) as cluster:
+    """(start, end) offsets of the partitions with new data, and the offsets between them (bytes on 0.7)."""
+    starts, ends, backlog = {}, {}, 0
+    with open_cluster(options) as cluster:
         partitions = cluster.partitions(topics)
         for tp in sorted(set(stored) - set(partitions)):
             if tp.topic in topics:
-                say(
-                    f"{tp}: its broker is not registered; it resumes from offset {stored[tp]} when it is back"
-                )
+                say(f"{tp}: not in the cluster now; it resumes from offset {stored[tp]} when it is back")
         for tp in partitions:
             try:
                 earliest, latest = cluster.earliest(tp), cluster.latest(tp)
             except BrokerGoneError:
+                say(f"{tp}: {cluster.unavailable(tp)}; it is left for a later run")
                 continue
             start = stored.get(tp, earliest)
             if start != latest:
                 starts[tp], ends[tp] = start, latest
-                log_bytes += max(0, latest - max(start, earliest))
-    return starts, ends, log_bytes
+                backlog += max(0, latest - max(start, earliest))
+    return starts, ends, backlog
 
 
 def _exit_hook(point: str) -> None:

@@ -1,9 +1,11 @@
-"""Offsets of the zkafka source and the pure planning of offset ranges.
+"""Offsets of the zkafka source and the pure planning of offset ranges, for both lines.
 
-An offset is a byte position in one broker-partition's log (0.7 has no message numbers). The JSON form,
-used by the ``startingOffsets``/``endingOffsets`` options, by Spark's streaming checkpoint and by the
-loader's offsets files, is ``{"topic": {"<brokerId>-<partId>": offset}}`` (the ZooKeeper partition name).
-In option values -2 means earliest and -1 latest. Nothing here does I/O.
+On the 0.7 line an offset is a byte position in one broker-partition's log (``TopicPartition``, JSON name
+``"<brokerId>-<partId>"``, the ZooKeeper partition name); on the 0.8 line it is a message number in one
+partition (``TopicPartition08``, JSON name ``"<partition>"`` as in Spark's Kafka source). The JSON form, used
+by the ``startingOffsets``/``endingOffsets`` options, by Spark's streaming checkpoint and by the loader's
+offsets files, is ``{"topic": {"<name>": offset}}``; in option values -2 means earliest and -1 latest.
+Everything else here serves both lines: the planner only compares, subtracts and cuts offsets. No I/O.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from zkafka.errors import KafkaError
@@ -39,8 +41,45 @@ class TopicPartition(NamedTuple):
     def __str__(self) -> str:
         return f"{self.topic}:{self.name}"
 
+    # What the JSON forms call a partition and an offset of this line.
+    NAME_FORM = "<brokerId>-<partId>"
+    OFFSET_KIND = "byte offset"
 
-Offsets = dict[TopicPartition, int]
+    @classmethod
+    def from_name(cls, topic: str, name: str) -> TopicPartition:
+        return cls(topic, *parse_partition_name(name))
+
+    def range(self, start: int, end: int) -> OffsetRange:
+        return OffsetRange(self.topic, self.broker, self.partition, start, end)
+
+
+class TopicPartition08(NamedTuple):
+    """One partition of a topic on the 0.8 line (read from its leader): what a logical offset belongs to."""
+
+    topic: str
+    partition: int
+
+    @property
+    def name(self) -> str:
+        return str(self.partition)
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+    NAME_FORM = "<partition>"
+    OFFSET_KIND = "offset"
+
+    @classmethod
+    def from_name(cls, topic: str, name: str) -> TopicPartition08:
+        if not name.isdigit():
+            raise ValueError(f"partition {name!r} of topic {topic!r} is not a partition number")
+        return cls(topic, int(name))
+
+    def range(self, start: int, end: int) -> OffsetRange08:
+        return OffsetRange08(self.topic, self.partition, start, end)
+
+
+Offsets = dict[Any, int]  # TopicPartition or TopicPartition08 -> offset
 
 
 def parse_partition_name(name: str) -> tuple[int, int]:
@@ -51,25 +90,44 @@ def parse_partition_name(name: str) -> tuple[int, int]:
     return int(parts[0]), int(parts[1])
 
 
-def offsets_from_json(value: str | Mapping[str, Any], *, allow_special: bool = True) -> Offsets:
-    """Parse ``{"topic": {"b-p": offset}}`` (a JSON string or an already parsed mapping)."""
+def offsets_from_json(
+    value: str | Mapping[str, Any], *, allow_special: bool = True, kind: type = TopicPartition
+) -> Offsets:
+    """Parse ``{"topic": {"<name>": offset}}`` (a JSON string or an already parsed mapping) into offsets
+    keyed by ``kind`` (``TopicPartition`` for the 0.7 line, ``TopicPartition08`` for the 0.8 line)."""
     obj = json.loads(value) if isinstance(value, str) else value
     if not isinstance(obj, Mapping):
         raise ValueError(f"offsets must be a JSON object of topics, got {type(obj).__name__}")
     offsets: Offsets = {}
     for topic, partitions in obj.items():
         if not isinstance(partitions, Mapping):
-            raise ValueError(f"offsets of topic {topic!r} must be an object of <brokerId>-<partId>: offset")
+            raise ValueError(f"offsets of topic {topic!r} must be an object of {kind.NAME_FORM}: offset")
         for name, offset in partitions.items():
-            broker, partition = parse_partition_name(name)
+            tp = kind.from_name(topic, name)
             if isinstance(offset, bool) or not isinstance(offset, int):
                 raise ValueError(f"offset of {topic}:{name} must be an integer, got {offset!r}")
-            lowest = EARLIEST if allow_special else 0
-            if offset < lowest:
-                allowed = "-2 (earliest), -1 (latest) or a byte offset" if allow_special else "a byte offset"
+            if offset < (EARLIEST if allow_special else 0):
+                allowed = f"a {kind.OFFSET_KIND}"
+                if allow_special:
+                    allowed = "-2 (earliest), -1 (latest) or " + allowed
                 raise ValueError(f"offset {offset} of {topic}:{name} is not {allowed}")
-            offsets[TopicPartition(topic, broker, partition)] = offset
+            offsets[tp] = offset
     return offsets
+
+
+def partitions_from_json(value: str, kind: type = TopicPartition) -> list:
+    """Parse the ``assign`` option, ``{"topic": [<name>, ...]}`` (Spark's form: ``{"t": [0, 1]}``)."""
+    obj = json.loads(value)
+    if not isinstance(obj, Mapping) or not obj:
+        raise ValueError(f"must be a JSON object of topics to lists of {kind.NAME_FORM}")
+    keys = []
+    for topic, names in obj.items():
+        if not isinstance(names, list) or not all(
+            isinstance(n, int | str) and not isinstance(n, bool) for n in names
+        ):
+            raise ValueError(f"partitions of topic {topic!r} must be a list of {kind.NAME_FORM}")
+        keys += [kind.from_name(topic, str(name)) for name in names]
+    return sorted(set(keys))
 
 
 def offsets_to_json_obj(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:
@@ -106,6 +164,27 @@ class OffsetRange:
         return f"{self.key}[{self.start}, {self.end})"
 
 
+@dataclass(frozen=True, order=True)
+class OffsetRange08:
+    """The messages of one 0.8 partition whose offset lies in ``[start, end)`` (any offset is a boundary)."""
+
+    topic: str
+    partition: int
+    start: int
+    end: int
+
+    @property
+    def key(self) -> TopicPartition08:
+        return TopicPartition08(self.topic, self.partition)
+
+    @property
+    def size(self) -> int:
+        return max(0, self.end - self.start)
+
+    def __str__(self) -> str:
+        return f"{self.key}[{self.start}, {self.end})"
+
+
 def split_counts(sizes: list[int], min_partitions: int | None) -> list[int]:
     """How many pieces each range is cut into so that there are at least ``min_partitions`` in all.
 
@@ -130,20 +209,16 @@ def cut_targets(start: int, end: int, pieces: int) -> list[int]:
     return [t for t in targets if start < t < end]
 
 
-def cut_range(rng: OffsetRange, boundaries: Iterable[int]) -> list[OffsetRange]:
-    """Cut a range at message boundaries (offsets outside the range or repeated are ignored)."""
+def cut_range(rng: Any, boundaries: Iterable[int]) -> list:
+    """Cut a range (either line's) at message boundaries (offsets outside the range or repeated are ignored)."""
     cuts = sorted({b for b in boundaries if rng.start < b < rng.end})
     edges = [rng.start, *cuts, rng.end]
-    return [
-        OffsetRange(rng.topic, rng.broker, rng.partition, lo, hi)
-        for lo, hi in zip(edges, edges[1:], strict=False)
-    ]
+    return [replace(rng, start=lo, end=hi) for lo, hi in zip(edges, edges[1:], strict=False)]
 
 
-def cap_targets(
-    backlogs: Mapping[TopicPartition, tuple[int, int]], max_bytes: int
-) -> dict[TopicPartition, int]:
-    """Share a byte budget among partitions in proportion to their backlogs.
+def cap_targets(backlogs: Mapping[Any, tuple[int, int]], max_bytes: int) -> dict[Any, int]:
+    """Share a budget (bytes on the 0.7 line, messages on the 0.8 line) among partitions in proportion to
+    their backlogs, as Spark's Kafka source shares ``maxOffsetsPerTrigger``.
 
     ``backlogs`` maps a partition to ``(start, latest)``. Returns the target end offset of each partition
     (to be snapped down to a message boundary): the latest offset when everything fits in the budget,
@@ -183,9 +258,7 @@ def first_entry_size(buf: bytes | memoryview) -> int | None:
     return entry_size(buf, FORMAT07)
 
 
-def resolve_range(
-    tp: TopicPartition, start: int, end: int, earliest: int, latest: int
-) -> tuple[OffsetRange, list[str]]:
+def resolve_range(tp: Any, start: int, end: int, earliest: int, latest: int) -> tuple[Any, list[str]]:
     """The readable part of a wanted ``[start, end)`` (either may be EARLIEST/LATEST) and the losses found.
 
     ``earliest`` and ``latest`` are the broker's answers now. Returns the range clamped to them (what
@@ -212,4 +285,4 @@ def resolve_range(
                 f"{tp}: start offset {s} is past the end offset {e} (the log was truncated or replaced)"
             )
         s = e
-    return OffsetRange(tp.topic, tp.broker, tp.partition, s, e), problems
+    return tp.range(s, e), problems

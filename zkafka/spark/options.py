@@ -1,30 +1,49 @@
 """The options of the ``zkafka`` Spark source, parsed and checked once (pure).
 
-Option names are case-insensitive, as everywhere in Spark.
+Option names are case-insensitive, as everywhere in Spark. They are named as in Spark's Kafka source where
+the concept exists. The line decides what offsets are: ``kafka.bootstrap.servers`` means the 0.8 line;
+with ``zookeeper.connect`` the caller tells the line it found in ZooKeeper (``zkafka.spark.connect``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from zkafka.spark.offsets import EARLIEST, LATEST, Offsets, offsets_from_json
+from zkafka.client08.metadata import parse_broker_list
+from zkafka.config08 import LINE_07, LINE_08
+from zkafka.spark.offsets import (
+    EARLIEST,
+    LATEST,
+    Offsets,
+    TopicPartition,
+    TopicPartition08,
+    offsets_from_json,
+    partitions_from_json,
+)
 from zkafka.topic_count import Whitelist
 
 DEFAULT_FETCH_SIZE = 1024 * 1024
 
+DEFAULT_API_TIMEOUT_MS = 60000
+
 OPTION_NAMES = (
+    "kafka.bootstrap.servers",
     "zookeeper.connect",
     "subscribe",
     "subscribePattern",
+    "assign",
     "startingOffsets",
     "endingOffsets",
+    "maxOffsetsPerTrigger",
     "maxBytesPerTrigger",
     "minPartitions",
     "fetchSize",
     "failOnDataLoss",
     "zookeeper.session.timeout.ms",
     "socket.timeout.ms",
+    "kafka.default.api.timeout.ms",
 )
 
 
@@ -34,10 +53,12 @@ class SourceOptions:
 
     ``starting`` and ``ending`` are ``"earliest"``, ``"latest"`` or explicit offsets (values may be -2/-1).
     With explicit starting offsets, subscribed partitions not listed start at earliest; with explicit ending
-    offsets, only the partitions listed are read.
+    offsets, only the partitions listed are read. Offsets are keyed by ``key_kind``: ``TopicPartition``
+    (broker-partitions, byte offsets) on the 0.7 line, ``TopicPartition08`` (logical offsets) on the 0.8 line.
+    ``api_timeout_ms`` bounds how long a read waits for a partition's leader (0.8 line).
     """
 
-    zookeeper_connect: str
+    zookeeper_connect: str | None
     subscribe: tuple[str, ...] = ()
     subscribe_pattern: Whitelist | None = None
     starting: str | Offsets = "earliest"
@@ -48,46 +69,94 @@ class SourceOptions:
     fail_on_data_loss: bool = True
     zk_session_timeout_ms: int = 6000
     socket_timeout_ms: int = 30000
+    line: str = LINE_07
+    bootstrap_servers: tuple[tuple[str, int], ...] = ()
+    assign: tuple[Any, ...] = ()
+    max_offsets_per_trigger: int | None = None
+    api_timeout_ms: int = DEFAULT_API_TIMEOUT_MS
+
+    @property
+    def key_kind(self) -> type:
+        return TopicPartition08 if self.line == LINE_08 else TopicPartition
 
     def subscribes_to(self, topic: str) -> bool:
         if self.subscribe_pattern is not None:
             return self.subscribe_pattern.is_topic_allowed(topic)
+        if self.assign:
+            return any(tp.topic == topic for tp in self.assign)
         return topic in self.subscribe
 
     def describe(self) -> str:
         if self.subscribe_pattern is not None:
             return f"topics matching {self.subscribe_pattern.regex!r}"
+        if self.assign:
+            return "partitions " + ",".join(map(str, self.assign))
         return "topics " + ",".join(self.subscribe)
 
 
-def parse_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptions:
-    """Check the options of a batch (``streaming=False``) or streaming read; ValueError says what is wrong."""
+def option_getter(options: Mapping[str, str]):
+    """``get(name)``: an option's stripped value (None when unset), names compared case-insensitively."""
     opts = {str(k).lower(): str(v) for k, v in options.items()}
 
     def get(name: str) -> str | None:
         value = opts.get(name.lower())
         return value.strip() if value is not None else None
 
-    zk = get("zookeeper.connect")
-    if not zk:
-        raise ValueError("option 'zookeeper.connect' is required (host:port[,host:port][/chroot])")
-    subscribe, pattern = get("subscribe"), get("subscribePattern")
-    if (subscribe is None) == (pattern is None):
-        raise ValueError("set exactly one of the options 'subscribe' (a comma list) and 'subscribePattern'")
+    return get
+
+
+def parse_options(options: Mapping[str, str], *, streaming: bool, line: str | None = None) -> SourceOptions:
+    """Check the options of a batch (``streaming=False``) or streaming read; ValueError says what is wrong.
+
+    ``line`` is the line of the cluster behind ``zookeeper.connect`` (default 0.7);
+    ``kafka.bootstrap.servers`` always means the 0.8 line.
+    """
+    get = option_getter(options)
+    zk, bootstrap = get("zookeeper.connect"), get("kafka.bootstrap.servers")
+    if zk and bootstrap:
+        raise ValueError("set only one of the options 'kafka.bootstrap.servers' and 'zookeeper.connect'")
+    if not zk and not bootstrap:
+        raise ValueError(
+            "option 'zookeeper.connect' is required (host:port[,host:port][/chroot]), or "
+            "'kafka.bootstrap.servers' (host:port,... of 0.8 brokers)"
+        )
+    servers: tuple[tuple[str, int], ...] = ()
+    if bootstrap:
+        if line == LINE_07:
+            raise ValueError("option 'kafka.bootstrap.servers' is for the 0.8 line; use 'zookeeper.connect'")
+        line = LINE_08
+        try:
+            servers = tuple(parse_broker_list(bootstrap))
+        except ValueError as exc:
+            raise ValueError(f"option 'kafka.bootstrap.servers': {exc}") from None
+    line = line or LINE_07
+    kind = TopicPartition08 if line == LINE_08 else TopicPartition
+
+    subscribe, pattern, assign_json = get("subscribe"), get("subscribePattern"), get("assign")
+    if [subscribe, pattern, assign_json].count(None) != 2:
+        raise ValueError(
+            "set exactly one of the options 'subscribe' (a comma list), 'subscribePattern' and 'assign' (JSON)"
+        )
     topics: tuple[str, ...] = ()
     whitelist = None
+    assigned: tuple[Any, ...] = ()
     if subscribe is not None:
         topics = tuple(dict.fromkeys(t.strip() for t in subscribe.split(",") if t.strip()))
         if not topics:
             raise ValueError("option 'subscribe' names no topic")
-    else:
+    elif pattern is not None:
         try:
             whitelist = Whitelist(pattern)
         except ValueError as exc:
             raise ValueError(f"option 'subscribePattern': {exc}") from None
+    else:
+        try:
+            assigned = tuple(partitions_from_json(assign_json, kind))
+        except ValueError as exc:
+            raise ValueError(f"option 'assign': {exc}") from None
 
-    starting = _offsets_option("startingOffsets", get("startingOffsets") or "earliest")
-    ending = _offsets_option("endingOffsets", get("endingOffsets") or "latest")
+    starting = _offsets_option("startingOffsets", get("startingOffsets") or "earliest", kind)
+    ending = _offsets_option("endingOffsets", get("endingOffsets") or "latest", kind)
     if streaming:
         if get("endingOffsets") is not None:
             raise ValueError("option 'endingOffsets' is for batch reads only")
@@ -99,10 +168,25 @@ def parse_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptio
     for offsets in (starting, ending):
         if isinstance(offsets, dict):
             for tp in offsets:
-                if (topics and tp.topic not in topics) or (
-                    whitelist and not whitelist.is_topic_allowed(tp.topic)
+                if (
+                    (topics and tp.topic not in topics)
+                    or (whitelist and not whitelist.is_topic_allowed(tp.topic))
+                    or (assigned and tp not in assigned)
                 ):
-                    raise ValueError(f"offsets are given for topic {tp.topic!r}, which is not subscribed")
+                    what = (
+                        f"partition {tp}, which is not assigned"
+                        if assigned
+                        else f"topic {tp.topic!r}, which is not subscribed"
+                    )
+                    raise ValueError(f"offsets are given for {what}")
+    max_bytes = _positive_int("maxBytesPerTrigger", get("maxBytesPerTrigger"))
+    max_offsets = _positive_int("maxOffsetsPerTrigger", get("maxOffsetsPerTrigger"))
+    if line == LINE_08 and max_bytes:
+        raise ValueError("option 'maxBytesPerTrigger' is for the 0.7 line; on 0.8 use 'maxOffsetsPerTrigger'")
+    if line == LINE_07 and max_offsets:
+        raise ValueError(
+            "option 'maxOffsetsPerTrigger' is for the 0.8 line (0.7 offsets are bytes: use 'maxBytesPerTrigger')"
+        )
 
     return SourceOptions(
         zookeeper_connect=zk,
@@ -110,7 +194,7 @@ def parse_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptio
         subscribe_pattern=whitelist,
         starting=starting,
         ending=ending,
-        max_bytes_per_trigger=_positive_int("maxBytesPerTrigger", get("maxBytesPerTrigger")),
+        max_bytes_per_trigger=max_bytes,
         min_partitions=_positive_int("minPartitions", get("minPartitions")),
         fetch_size=_positive_int("fetchSize", get("fetchSize")) or DEFAULT_FETCH_SIZE,
         fail_on_data_loss=_bool("failOnDataLoss", get("failOnDataLoss"), True),
@@ -119,14 +203,20 @@ def parse_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptio
         )
         or 6000,
         socket_timeout_ms=_positive_int("socket.timeout.ms", get("socket.timeout.ms")) or 30000,
+        line=line,
+        bootstrap_servers=servers,
+        assign=assigned,
+        max_offsets_per_trigger=max_offsets,
+        api_timeout_ms=_positive_int("kafka.default.api.timeout.ms", get("kafka.default.api.timeout.ms"))
+        or DEFAULT_API_TIMEOUT_MS,
     )
 
 
-def _offsets_option(name: str, value: str) -> str | Offsets:
+def _offsets_option(name: str, value: str, kind: type) -> str | Offsets:
     if value.lower() in ("earliest", "latest"):
         return value.lower()
     try:
-        return offsets_from_json(value)
+        return offsets_from_json(value, kind=kind)
     except ValueError as exc:  # json.JSONDecodeError is a ValueError too
         raise ValueError(f"option {name!r} must be 'earliest', 'latest' or JSON offsets: {exc}") from None
 

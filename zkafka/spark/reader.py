@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 
@@ -38,11 +39,13 @@ ARROW_SCHEMA = pa.schema(
 
 @dataclass(frozen=True)
 class ReadTask:
-    """One Spark input partition: an offset range and the broker that holds it."""
+    """One Spark input partition: an offset range and the broker that holds it (0.7) or led it when the read
+    was planned (0.8: ``bootstrap`` lists the brokers to ask for its leader should that change)."""
 
-    range: OffsetRange
+    range: Any  # OffsetRange or OffsetRange08
     host: str
     port: int
+    bootstrap: tuple[tuple[str, int], ...] = ()
 
     def __str__(self) -> str:
         return f"{self.range} on {self.host}:{self.port}"
@@ -103,9 +106,14 @@ def to_record_batch(topic: str, broker: int, partition: int, cols: Columns) -> p
 
 
 def _after_out_of_range(consumer: SimpleConsumer, rng: OffsetRange, pos: int, fail: bool) -> int:
-    """Where to go on after the broker said ``pos`` is out of range (``rng.end`` to stop)."""
     earliest = _first(consumer.get_offsets_before(rng.topic, rng.partition, EARLIEST_TIME, 1))
     latest = _first(consumer.get_offsets_before(rng.topic, rng.partition, LATEST_TIME, 1))
+    return after_out_of_range(rng, pos, earliest, latest, fail)
+
+
+def after_out_of_range(rng: Any, pos: int, earliest: int, latest: int, fail: bool) -> int:
+    """Where to go on after the broker said ``pos`` is out of range (``rng.end`` to stop), given the log's
+    earliest and latest offsets now; the loss is reported (raised with ``fail``)."""
     if pos < earliest:
         report_data_loss(
             f"{rng.key}: offsets {pos} to {min(earliest, rng.end)} were deleted by retention while being read "

@@ -23,7 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zkafka.spark.offsets import Offsets, offsets_from_json, offsets_to_json_obj
+from zkafka.config08 import LINE_07, LINE_08
+from zkafka.spark.offsets import (
+    Offsets,
+    TopicPartition,
+    TopicPartition08,
+    offsets_from_json,
+    offsets_to_json_obj,
+)
 
 OFFSETS_DIR = "_offsets"
 STAGING_DIR = "_staging"
@@ -35,22 +42,27 @@ class LoadInProgressError(RuntimeError):
 
 @dataclass
 class RunRecord:
-    """What one committed run stored: the next offsets of every broker-partition loaded so far, and stats."""
+    """What one committed run stored: the next offsets of every partition loaded so far, and stats.
+
+    ``line`` says what the offsets are: 0.7 broker-partitions' byte offsets, or 0.8 partitions' logical
+    offsets (files without it are 0.7's).
+    """
 
     run: int
     offsets: Offsets
     stats: dict[str, Any] = field(default_factory=dict)
+    line: str = LINE_07
 
     def to_json(self) -> str:
-        return json.dumps(
-            {"run": self.run, "offsets": offsets_to_json_obj(self.offsets), **self.stats}, indent=1
-        )
+        head = {"run": self.run, "line": self.line, "offsets": offsets_to_json_obj(self.offsets)}
+        return json.dumps({**head, **self.stats}, indent=1)
 
     @classmethod
     def from_json(cls, text: str) -> RunRecord:
         obj = json.loads(text)
-        run, offsets = obj.pop("run"), obj.pop("offsets")
-        return cls(int(run), offsets_from_json(offsets, allow_special=False), obj)
+        run, offsets, line = obj.pop("run"), obj.pop("offsets"), obj.pop("line", LINE_07)
+        kind = TopicPartition08 if line == LINE_08 else TopicPartition
+        return cls(int(run), offsets_from_json(offsets, allow_special=False, kind=kind), obj, line)
 
 
 class OffsetStore:

@@ -1,0 +1,87 @@
+"""The zkafka source on the 0.8 line (batch), with a real ZooKeeper, real 0.8 brokers and a local Spark: the
+rows and options of Spark's Kafka source, logical offsets, reads that stop at the high watermark."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.support.consumers08 import start_cluster08
+from tests.support.spark import COLUMNS08, collect_rows, produce08
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+
+def kafka_read(spark, brokers, **options):
+    """A batch read written as for Spark's Kafka source, but for the format name."""
+    reader = spark.read.format("zkafka").option(
+        "kafka.bootstrap.servers", ",".join(f"127.0.0.1:{b.port}" for b in brokers)
+    )
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return reader.load()
+
+
+def fill(brokers, topics: dict[str, int]) -> list[tuple]:
+    """Keyed and keyless messages in plain and compressed sets (gzip, snappy) of 7, in every partition."""
+    rows = []
+    for topic, count in topics.items():
+        for p in range(count):
+            for codec in (0, 1, 2, 0):
+                pairs = [
+                    (f"k{i}".encode() if i % 2 else None, f"{topic}/{p}/{codec}/{i}".encode())
+                    for i in range(7)
+                ]
+                rows += produce08(brokers, topic, p, pairs, codec)
+    return rows
+
+
+@pytest.mark.timeout(240)
+def test_batch_reads_0_8_topics_as_spark_kafka_source_rows(spark, start_broker08, zk_client, zk_connect):
+    brokers = start_cluster08(start_broker08, zk_client, 2, {"alpha": 3, "beta": 2})
+    expected = fill(brokers, {"alpha": 3, "beta": 2})
+
+    df = kafka_read(spark, brokers, subscribe="alpha,beta")
+    assert [f.name for f in df.schema.fields] == [
+        "key",
+        "value",
+        "topic",
+        "partition",
+        "offset",
+        "timestamp",
+        "timestampType",
+    ]
+    assert collect_rows(df, COLUMNS08) == sorted(expected)
+    assert df.rdd.getNumPartitions() == 5
+    assert {(r.timestamp, r.timestampType) for r in df.select("timestamp", "timestampType").collect()} == {
+        (None, -1)
+    }
+
+    # zookeeper.connect finds the line in ZooKeeper and reads the same rows
+    by_zk = (
+        spark.read.format("zkafka").option("zookeeper.connect", zk_connect).option("subscribePattern", "al.*")
+    )
+    assert collect_rows(by_zk.load(), COLUMNS08) == sorted(r for r in expected if r[0] == "alpha")
+
+    # assign, and JSON offsets as Spark's: inside a compressed set, -2 for earliest, -1 for latest
+    start, end = 9, 23  # set 2 (gzip) holds offsets 7..13, set 3 (snappy) 14..20
+    rows = collect_rows(
+        kafka_read(
+            spark,
+            brokers,
+            assign=json.dumps({"alpha": [1], "beta": [0, 1]}),
+            startingOffsets=json.dumps({"alpha": {"1": start}, "beta": {"0": -2, "1": 20}}),
+            endingOffsets=json.dumps({"alpha": {"1": end}, "beta": {"0": 3, "1": -1}}),
+        ),
+        COLUMNS08,
+    )
+    want = [r for r in expected if r[:2] == ("alpha", 1) and start <= r[2] < end]
+    want += [r for r in expected if r[:2] == ("beta", 0) and r[2] < 3]
+    want += [r for r in expected if r[:2] == ("beta", 1) and r[2] >= 20]
+    assert rows == sorted(want)
+
+    # minPartitions cuts ranges at any offset: more tasks, the same rows
+    split = kafka_read(spark, brokers, subscribe="alpha", minPartitions="12")
+    assert split.rdd.getNumPartitions() >= 12
+    assert collect_rows(split, COLUMNS08) == sorted(r for r in expected if r[0] == "alpha")

@@ -1,0 +1,103 @@
+"""Structured Streaming on the 0.8 line: a query written for Spark's Kafka source runs with only the format
+name and the connection option changed, exactly once into a file sink across a restart of the query and a
+restart of a broker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.consumers08 import start_cluster08
+from tests.support.server08 import Client08, wait_for_leaders
+from tests.support.spark import COLUMNS08, collect_rows, produce08
+from zkafka.admin.topics import create_topic
+from zkafka.utils import wait_until
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+
+def kafka_query(spark, fmt: str, connection: dict[str, str], out: str, checkpoint: str):
+    """A query as a user of Spark's Kafka source writes it; ``fmt`` and ``connection`` are all that vary."""
+    rows = (
+        spark.readStream.format(fmt)
+        .options(**connection)
+        .option("subscribePattern", "s-.*")
+        .option("startingOffsets", "earliest")
+        .option("maxOffsetsPerTrigger", "40")
+        .option("failOnDataLoss", "true")
+        .load()
+        .selectExpr("topic", "partition", "offset", "key", "value", "timestamp", "timestampType")
+    )
+    return (
+        rows.writeStream.format("parquet")
+        .option("path", out)
+        .option("checkpointLocation", checkpoint)
+        .trigger(processingTime="200 milliseconds")
+        .start()
+    )
+
+
+def sink_rows(spark, out: str) -> list[tuple]:
+    """The rows of the batches the file sink has committed (none before its first commit)."""
+    meta = Path(out) / "_spark_metadata"
+    if not meta.is_dir() or not any(p.name.isdigit() for p in meta.iterdir()):
+        return []
+    return collect_rows(spark.read.parquet(out), COLUMNS08)
+
+
+def produce(brokers, topic: str, partitions: int, tag: str) -> list[tuple]:
+    rows = []
+    for p in range(partitions):
+        for codec in (0, 1, 0, 2):
+            pairs = [(f"{p}-{i}".encode(), f"{topic}/{p}/{tag}/{codec}/{i}".encode()) for i in range(5)]
+            rows += produce08(brokers, topic, p, pairs, codec)
+    return rows
+
+
+@pytest.mark.timeout(420)
+def test_a_kafka_source_query_is_exactly_once_across_query_and_broker_restarts(
+    spark, start_broker08, zk_client, zk_connect, tmp_path
+):
+    out, checkpoint = str(tmp_path / "sink"), str(tmp_path / "checkpoint")
+    brokers = start_cluster08(start_broker08, zk_client, 2, {"s-a": 4})
+    expected = produce(brokers, "s-a", 4, "one")  # 80 rows
+    bootstrap = ",".join(f"127.0.0.1:{b.port}" for b in brokers)
+
+    query = kafka_query(spark, "zkafka", {"kafka.bootstrap.servers": bootstrap}, out, checkpoint)
+    try:
+        wait_until(lambda: len(sink_rows(spark, out)) >= 80, 120, interval=0.3, message="the first rows")
+        sizes = [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
+        assert max(sizes) <= 40 and len(sizes) >= 2, sizes  # maxOffsetsPerTrigger, shared over partitions
+
+        # broker 1 stops and comes back at another port: its partitions are read from it again there
+        brokers[1].stop()
+        brokers[1] = start_broker08(1)
+        with Client08(brokers[0].port) as client:
+            wait_for_leaders(client, ["s-a"])
+        expected += produce(brokers, "s-a", 4, "two")
+        wait_until(
+            lambda: len(sink_rows(spark, out)) >= 160, 120, interval=0.3, message="rows after the restart"
+        )
+    finally:
+        query.stop()
+
+    # while the query is down: more data, and a new topic matching the pattern
+    expected += produce(brokers, "s-a", 4, "three")
+    create_topic(zk_client, "s-b", 2, 1)
+    with Client08(brokers[0].port) as client:
+        wait_for_leaders(client, ["s-b"])
+    expected += produce(brokers, "s-b", 2, "four")
+
+    # the same query resumes from its checkpoint, this time connected through ZooKeeper
+    query = kafka_query(spark, "zkafka", {"zookeeper.connect": zk_connect}, out, checkpoint)
+    try:
+        wait_until(
+            lambda: len(sink_rows(spark, out)) >= len(expected), 120, interval=0.3, message="every row"
+        )
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    assert sink_rows(spark, out) == sorted(expected)  # each row once
+    timestamps = spark.read.parquet(out).select("timestamp", "timestampType").distinct().collect()
+    assert [(r.timestamp, r.timestampType) for r in timestamps] == [(None, -1)]

@@ -1,0 +1,121 @@
+"""Reading one 0.8 offset range on a Spark executor: fetches from the partition's leader turned into Arrow
+record batches with the columns of Spark's Kafka source.
+
+One fetch becomes one record batch. Offsets are logical: a fetch at an offset inside a compressed wrapper
+gets the wrapper's earlier messages too (skipped), and messages at or past the range end are left for the
+next range. The read never goes past the high watermark (the broker serves consumers nothing above it). A
+leader that moves or goes away is looked up again through the brokers of the task (``Cluster08``); a log
+that stays shorter than the range for ``kafka.default.api.timeout.ms`` is data loss.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from functools import partial
+from typing import Any
+
+import pyarrow as pa
+
+from zkafka.consumer.simple08 import SimpleConsumer08
+from zkafka.consumer.stream08 import MessageAndMetadata08, decode_chunk08
+from zkafka.errors import OffsetOutOfRangeError
+from zkafka.records.entries import entry_size
+from zkafka.records.format08 import FORMAT08
+from zkafka.spark.cluster08 import Cluster08
+from zkafka.spark.errors import report_data_loss
+from zkafka.spark.offsets import TopicPartition08
+from zkafka.spark.reader import ReadTask, after_out_of_range
+
+log = logging.getLogger(__name__)
+
+# Spark's Kafka source schema; 0.8 messages have no timestamp (null) and Kafka's NO_TIMESTAMP_TYPE.
+SCHEMA_DDL08 = "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, timestampType int"
+NO_TIMESTAMP_TYPE = -1
+TIMESTAMP = pa.timestamp("us", tz="UTC")
+
+ARROW_SCHEMA08 = pa.schema(
+    [
+        pa.field("key", pa.binary()),
+        pa.field("value", pa.binary()),
+        pa.field("topic", pa.string()),
+        pa.field("partition", pa.int32()),
+        pa.field("offset", pa.int64()),
+        pa.field("timestamp", TIMESTAMP),
+        pa.field("timestampType", pa.int32()),
+    ]
+)
+
+# How long a fetch waits at the high watermark for it to reach the range end (a new leader's lags a moment).
+WAIT_AT_HIGH_WATERMARK_MS = 500
+
+
+def read_range08(
+    task: ReadTask,
+    fetch_size: int,
+    fail_on_data_loss: bool = True,
+    socket_timeout_ms: int = 30000,
+    api_timeout_ms: int = 60000,
+) -> Iterator[pa.RecordBatch]:
+    """Fetch and decode ``task.range`` (an ``OffsetRange08``) from its leader, one record batch per fetch."""
+    rng = task.range
+    tp, pos, end, size = rng.key, rng.start, rng.end, fetch_size
+    wait_ms = min(WAIT_AT_HIGH_WATERMARK_MS, socket_timeout_ms // 2)
+    short_since: float | None = None  # when the log was first seen ending before the range end
+    with Cluster08(
+        task.bootstrap, socket_timeout_ms=socket_timeout_ms, api_timeout_ms=api_timeout_ms
+    ) as cluster:
+        cluster.assume_leader(tp, task.host, task.port)
+        while pos < end:
+            fetch = partial(_fetch, tp, pos, size, wait_ms if short_since is not None else 0)
+            try:
+                fetched = cluster.with_leader(tp, fetch)
+            except OffsetOutOfRangeError:
+                earliest, latest = cluster.earliest(tp), cluster.latest(tp)
+                pos = after_out_of_range(rng, pos, earliest, latest, fail_on_data_loss)
+                continue
+            items, error, _, next_offset = decode_chunk08(fetched.data, pos, tp.topic, tp.partition)
+            if items and items[-1].offset >= end:
+                items = [m for m in items if m.offset < end]
+            if items:
+                yield to_record_batch08(tp.topic, tp.partition, items)
+            if error is not None:
+                raise error
+            if next_offset > pos:
+                pos, size, short_since = next_offset, fetch_size, None
+                continue
+            if fetched.data:  # a message bigger than the fetch size
+                needed = entry_size(fetched.data, FORMAT08) or 2 * size
+                log.warning("%s: a %d-byte message at offset %d is bigger than fetchSize", tp, needed, pos)
+                size = max(needed, size + 1)
+                continue
+            now = time.monotonic()
+            short_since = short_since or now
+            if now - short_since >= api_timeout_ms / 1000.0:
+                report_data_loss(
+                    f"{tp}: the log ends at offset {fetched.high_watermark}, before the range end {end} (a "
+                    "leader lost messages, or the log was replaced)",
+                    fail_on_data_loss,
+                )
+                return
+
+
+def _fetch(tp: TopicPartition08, offset: int, size: int, wait_ms: int, consumer: SimpleConsumer08) -> Any:
+    return consumer.fetch(tp.topic, tp.partition, offset, size, max_wait_ms=wait_ms, min_bytes=1)
+
+
+def to_record_batch08(topic: str, partition: int, items: list[MessageAndMetadata08]) -> pa.RecordBatch:
+    n = len(items)
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.array([m.key for m in items], pa.binary()),
+            pa.array([m.message for m in items], pa.binary()),
+            pa.repeat(pa.scalar(topic, pa.string()), n),
+            pa.repeat(pa.scalar(partition, pa.int32()), n),
+            pa.array([m.offset for m in items], pa.int64()),
+            pa.nulls(n, TIMESTAMP),
+            pa.repeat(pa.scalar(NO_TIMESTAMP_TYPE, pa.int32()), n),
+        ],
+        schema=ARROW_SCHEMA08,
+    )
