@@ -23,7 +23,42 @@ log = logging.getLogger(__name__)
 MAX_SEGMENT_STARTS = 100_000
 
 
-class Cluster:
+class ClusterView:
+    """What the planner asks of a cluster, whichever the line: topics, partitions, where to read them, their
+    offsets and message boundaries. A context manager: ``close`` ends its connections."""
+
+    # Brokers a read task may ask for its partition's leader (0.8); 0.7 tasks read their broker only.
+    bootstrap: tuple[tuple[str, int], ...] = ()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def topics(self) -> list[str]:
+        raise NotImplementedError
+
+    def subscribed_topics(self, options: SourceOptions) -> list[str]:
+        if options.subscribe_pattern is None:
+            return list(options.subscribe)
+        return [t for t in self.topics() if options.subscribes_to(t)]
+
+    def offset(self, tp, time: int) -> int:
+        """The earliest (-2) or latest (-1) offset of a partition."""
+        raise NotImplementedError
+
+    def earliest(self, tp) -> int:
+        return self.offset(tp, EARLIEST_TIME)
+
+    def latest(self, tp) -> int:
+        return self.offset(tp, LATEST_TIME)
+
+
+class Cluster(ClusterView):
     """Brokers, topics and broker-partitions from ZooKeeper, and offsets asked of the brokers."""
 
     def __init__(
@@ -46,9 +81,6 @@ class Cluster:
             self._zk.close()
             raise
         return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def close(self) -> None:
         for consumer in self._consumers.values():
@@ -73,11 +105,6 @@ class Cluster:
     def topics(self) -> list[str]:
         return sorted(get_children(self._zk, BROKER_TOPICS_PATH))
 
-    def subscribed_topics(self, options: SourceOptions) -> list[str]:
-        if options.subscribe_pattern is None:
-            return list(options.subscribe)
-        return [t for t in self.topics() if options.subscribes_to(t)]
-
     def partitions(self, topics: Iterable[str]) -> list[TopicPartition]:
         """Every broker-partition of the topics: ``/brokers/topics/<t>/<brokerId>`` holds the count."""
         result = []
@@ -97,9 +124,6 @@ class Cluster:
     def unavailable(self, tp: TopicPartition) -> str:
         return f"broker {tp.broker} is not registered in ZooKeeper"
 
-    # Read tasks go to the broker of their broker-partition only: no other broker to ask.
-    bootstrap: tuple[tuple[str, int], ...] = ()
-
     # -- brokers --------------------------------------------------------------------------------------------
 
     def consumer(self, broker_id: int) -> SimpleConsumer:
@@ -116,12 +140,6 @@ class Cluster:
         """The earliest (-2) or latest (-1) offset of a broker-partition (0 for a log that does not exist)."""
         answer = self.consumer(tp.broker).get_offsets_before(tp.topic, tp.partition, time, 1)
         return answer[0] if answer else 0
-
-    def earliest(self, tp: TopicPartition) -> int:
-        return self.offset(tp, EARLIEST_TIME)
-
-    def latest(self, tp: TopicPartition) -> int:
-        return self.offset(tp, LATEST_TIME)
 
     def segment_starts(self, tp: TopicPartition) -> list[int]:
         """Start offsets of the partition's segments and its end, ascending: all known message boundaries."""

@@ -24,7 +24,7 @@ from zkafka.errors import (
     LeaderNotAvailableError,
     NotLeaderForPartitionError,
 )
-from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
+from zkafka.spark.cluster import ClusterView
 from zkafka.spark.errors import BrokerGoneError
 from zkafka.spark.offsets import TopicPartition08
 from zkafka.spark.options import SourceOptions
@@ -64,7 +64,7 @@ def registered_brokers(zookeeper_connect: str, session_timeout_ms: int = 6000) -
         zk.close()
 
 
-class Cluster08:
+class Cluster08(ClusterView):
     """Partitions, leaders and offsets of a 0.8 cluster, asked of its brokers; one connection per broker."""
 
     def __init__(
@@ -95,12 +95,6 @@ class Cluster08:
             api_timeout_ms=options.api_timeout_ms,
         )
 
-    def __enter__(self) -> Cluster08:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     def close(self) -> None:
         for consumer in self._consumers.values():
             consumer.close()
@@ -127,18 +121,13 @@ class Cluster08:
         self._metadata = cache
 
     @property
-    def bootstrap(self) -> tuple[tuple[str, int], ...]:
+    def bootstrap(self) -> tuple[tuple[str, int], ...]:  # type: ignore[override]
         """Where to ask for metadata: the given brokers and those the last answer named (for read tasks)."""
         known = self._metadata.brokers.values() if self._metadata is not None else ()
         return tuple(dict.fromkeys([*self._bootstrap, *sorted((b.host, b.port) for b in known)]))
 
     def topics(self) -> list[str]:
         return sorted(self.metadata.topics)
-
-    def subscribed_topics(self, options: SourceOptions) -> list[str]:
-        if options.subscribe_pattern is None:
-            return list(options.subscribe)
-        return [t for t in self.topics() if options.subscribes_to(t)]
 
     def partitions(self, topics: Iterable[str]) -> list[TopicPartition08]:
         """Every partition of the topics the cluster knows (a topic it does not know has none)."""
@@ -215,12 +204,6 @@ class Cluster08:
         """The earliest (-2) or latest (-1: the high watermark) offset of a partition, from its leader."""
         answer = self.with_leader(tp, lambda c: c.get_offsets_before(tp.topic, tp.partition, time_ms, 1))
         return answer[0] if answer else 0
-
-    def earliest(self, tp: TopicPartition08) -> int:
-        return self.offset(tp, EARLIEST_TIME)
-
-    def latest(self, tp: TopicPartition08) -> int:
-        return self.offset(tp, LATEST_TIME)
 
     # Every logical offset is a message boundary: what the 0.7 line finds by walking the log is given here.
 

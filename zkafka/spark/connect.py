@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from zkafka.config08 import LINE_07, LINE_08
-from zkafka.spark.cluster import Cluster
+from zkafka.spark.cluster import Cluster, ClusterView
 from zkafka.spark.cluster08 import Cluster08
 from zkafka.spark.options import SourceOptions, option_getter
 from zkafka.zk.client import make_zk_client, start_zk_client
@@ -33,7 +33,7 @@ def source_line(options: Mapping[str, str]) -> str:
         client.close()
 
 
-def open_cluster(options: SourceOptions) -> Cluster | Cluster08:
+def open_cluster(options: SourceOptions) -> ClusterView:
     """The cluster of the read's line, to be used as a context manager."""
     if options.line == LINE_08:
         return Cluster08.for_options(options)

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from zkafka.config08 import LINE_08
+from zkafka.spark.cluster import ClusterView
 from zkafka.spark.errors import BrokerGoneError, report_data_loss
 from zkafka.spark.offsets import (
     EARLIEST,
@@ -32,17 +33,14 @@ from zkafka.spark.reader import ReadTask
 log = logging.getLogger(__name__)
 
 
-AnyCluster = Any  # zkafka.spark.cluster.Cluster or zkafka.spark.cluster08.Cluster08
-
-
-def partitions(cluster: AnyCluster, options: SourceOptions) -> list:
+def partitions(cluster: ClusterView, options: SourceOptions) -> list:
     """The partitions a read covers now: those assigned, or those of the subscribed topics."""
     if options.assign:
         return list(options.assign)
     return cluster.partitions(cluster.subscribed_topics(options))
 
 
-def plan_batch(cluster: AnyCluster, options: SourceOptions) -> list[ReadTask]:
+def plan_batch(cluster: ClusterView, options: SourceOptions) -> list[ReadTask]:
     """The read tasks of a batch query."""
     if isinstance(options.ending, dict):
         keys: Iterable = sorted(options.ending)
@@ -54,7 +52,7 @@ def plan_batch(cluster: AnyCluster, options: SourceOptions) -> list[ReadTask]:
     return plan_ranges(cluster, options, wanted)
 
 
-def initial_offsets(cluster: AnyCluster, options: SourceOptions) -> Offsets:
+def initial_offsets(cluster: ClusterView, options: SourceOptions) -> Offsets:
     """Where a new streaming query starts, for every partition there now."""
     offsets = {}
     if isinstance(options.starting, dict):  # given offsets count even for a broker that is away now
@@ -69,7 +67,7 @@ def initial_offsets(cluster: AnyCluster, options: SourceOptions) -> Offsets:
 
 
 def latest_offsets(
-    cluster: AnyCluster,
+    cluster: ClusterView,
     options: SourceOptions,
     start: Offsets | None,
     max_bytes: int | None = None,
@@ -107,7 +105,7 @@ def latest_offsets(
 
 
 def plan_micro_batch(
-    cluster: AnyCluster, options: SourceOptions, start: Offsets, end: Offsets
+    cluster: ClusterView, options: SourceOptions, start: Offsets, end: Offsets
 ) -> list[ReadTask]:
     """The read tasks between two offset maps; partitions new in ``end`` start at their earliest offset."""
     wanted = [
@@ -117,7 +115,7 @@ def plan_micro_batch(
 
 
 def plan_ranges(
-    cluster: AnyCluster, options: SourceOptions, wanted: list[tuple[Any, int, int]]
+    cluster: ClusterView, options: SourceOptions, wanted: list[tuple[Any, int, int]]
 ) -> list[ReadTask]:
     """Resolve, check for data loss, split for ``minPartitions``, and attach each range's broker address."""
     ranges, addresses = [], {}
@@ -147,7 +145,7 @@ def plan_ranges(
     return tasks
 
 
-def split_ranges(cluster: AnyCluster, ranges: list, options: SourceOptions) -> list:
+def split_ranges(cluster: ClusterView, ranges: list, options: SourceOptions) -> list:
     """Cut ranges at message boundaries when there are fewer than ``minPartitions`` of them."""
     counts = split_counts([r.size for r in ranges], options.min_partitions)
     result = []
