@@ -116,14 +116,20 @@ def test_two_consumers_split_the_partitions_and_read_everything_once_then_a_rest
 
 
 class Member:
-    """A kafka-python group member in a child process (tests/support/kafka_python_member.py)."""
+    """A group member in a child process: kafka-python (tests/support/kafka_python_member.py) or another
+    ``module`` printing the same lines (tests/support/zkafka_member.py)."""
 
-    def __init__(self, bootstrap: str, session_timeout_ms: int = 2000) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        session_timeout_ms: int = 2000,
+        module: str = "tests.support.kafka_python_member",
+    ) -> None:
         self.proc = subprocess.Popen(
             [
                 sys.executable,
                 "-m",
-                "tests.support.kafka_python_member",
+                module,
                 bootstrap,
                 GROUP,
                 TOPIC,
@@ -168,8 +174,8 @@ def members(start_broker08):
     broker = start_with_topic(start_broker08, **{"group.min.session.timeout.ms": "1000"})
     started: list[Member] = []
 
-    def start(count: int) -> list[Member]:
-        new = [Member(f"127.0.0.1:{broker.port}") for _ in range(count)]
+    def start(count: int, module: str = "tests.support.kafka_python_member") -> list[Member]:
+        new = [Member(f"127.0.0.1:{broker.port}", module=module) for _ in range(count)]
         started.extend(new)
         return new
 
@@ -180,8 +186,15 @@ def members(start_broker08):
 
 
 @pytest.mark.slow
-def test_a_member_killed_9_loses_its_partitions_after_the_session_timeout_and_no_message_is_lost(members):
-    a, b = members(2)
+@pytest.mark.parametrize(
+    "module",
+    ["tests.support.kafka_python_member", "tests.support.zkafka_member"],
+    ids=["kafka-python", "zkafka"],
+)
+def test_a_member_killed_9_loses_its_partitions_after_the_session_timeout_and_no_message_is_lost(
+    members, module
+):
+    a, b = members(2, module)
     wait_until(lambda: len(a.partitions()) == 2 and len(b.partitions()) == 2, 60, message="a balanced group")
     assert not a.partitions() & b.partitions()
     first = produce(members.bootstrap, 100)
@@ -198,3 +211,17 @@ def test_a_member_killed_9_loses_its_partitions_after_the_session_timeout_and_no
     assert set(values) == first | second  # nothing lost
     assert len(values) - len(set(values)) <= uncommitted_tail  # duplicates only from a's uncommitted tail
     assert 1.5 < moved_after < 15  # the session timeout (2 s) passed first
+
+
+@pytest.mark.slow
+def test_a_mixed_group_of_kafka_python_and_zkafka_members_splits_the_topic_and_reads_everything_once(members):
+    (a,) = members(1)
+    (b,) = members(1, "tests.support.zkafka_member")
+    wait_until(lambda: len(a.partitions()) == 2 and len(b.partitions()) == 2, 60, message="a balanced group")
+    assert a.partitions() | b.partitions() == {0, 1, 2, 3}
+    sent = produce(members.bootstrap, 200)
+    wait_until(lambda: len(a.records) + len(b.records) >= 200, 30, message="everything read")
+    values = [v for _, _, v in a.records + b.records]
+    assert sorted(values) == sorted(sent)  # each once
+    assert {p for p, _, _ in a.records} <= a.partitions() and {p for p, _, _ in b.records} <= b.partitions()
+    print(f"mixed group: kafka-python read {len(a.records)}, zkafka read {len(b.records)} of {len(sent)}")

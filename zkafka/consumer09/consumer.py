@@ -195,7 +195,9 @@ class GroupConsumer:
             listener.on_partitions_assigned(set(assigned))
 
     def _update_metadata(self) -> None:
-        if not self.cluster.maybe_refresh() or not self.subscriptions.auto_assigned:
+        """Refresh the metadata when due; a subscription whose topics or partition counts changed rejoins."""
+        self.cluster.maybe_refresh()
+        if not self.subscriptions.auto_assigned or self._join is not None:
             return
         if self.subscriptions.pattern is not None:
             topics = self.subscriptions.matching(self.cluster.all_topics)
@@ -204,7 +206,7 @@ class GroupConsumer:
                 self.coordinator.request_rejoin(f"the pattern now matches {sorted(topics)}")
                 return
         counts = self.cluster.partition_counts(self.subscriptions.topics)
-        if self._partition_counts and counts != self._partition_counts:
+        if self._partition_counts and counts != self._partition_counts and not self.coordinator.rejoin_needed:
             self.coordinator.request_rejoin(f"partition counts changed to {counts}")
 
     def _start_join(self) -> None:
@@ -222,9 +224,7 @@ class GroupConsumer:
         owned = self.subscriptions.assigned()
         if self.config["enable.auto.commit"] and owned and self.coordinator.generation >= 0:
             try:
-                self.coordinator.commit(
-                    self._offsets(None), time.monotonic() + self.request_timeout_s
-                )
+                self.coordinator.commit(self._offsets(None), time.monotonic() + self.request_timeout_s)
             except KafkaError as exc:
                 log.warning("group %s: commit before rejoining failed: %s", self.group_id, exc)
         listener = self.subscriptions.listener
@@ -234,6 +234,7 @@ class GroupConsumer:
         self.fetcher.clear()
 
     def _update_positions(self) -> None:
+        self.cluster.maybe_refresh()
         missing = self.subscriptions.missing_positions()
         if missing:
             committed = (
@@ -269,7 +270,9 @@ class GroupConsumer:
 
     # -- offsets -------------------------------------------------------------------------------------------
 
-    def _offsets(self, offsets: Mapping[TopicPartition, Any] | None) -> dict[TopicPartition, OffsetAndMetadata]:
+    def _offsets(
+        self, offsets: Mapping[TopicPartition, Any] | None
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
         if offsets is None:
             return {tp: OffsetAndMetadata(p) for tp, p in self.subscriptions.positions().items()}
         return {

@@ -336,7 +336,9 @@ class ConsumerCoordinator:
                         if p.error:
                             errors.add(p.error)
                         elif p.offset >= 0:
-                            out[TopicPartition(t.topic, p.partition)] = OffsetAndMetadata(p.offset, p.metadata or "")
+                            out[TopicPartition(t.topic, p.partition)] = OffsetAndMetadata(
+                                p.offset, p.metadata or ""
+                            )
                 if not errors:
                     return {tp: out.get(tp) for tp in partitions}
                 error = min(errors)

@@ -117,7 +117,9 @@ class Fetcher:
     def _fetch(self, channel, fetches: dict[TopicPartition, int]) -> bool:
         by_topic: dict[str, list] = {}
         for tp, offset in fetches.items():
-            by_topic.setdefault(tp.topic, []).append(FetchRequestPartition(tp.partition, offset, self.max_bytes))
+            by_topic.setdefault(tp.topic, []).append(
+                FetchRequestPartition(tp.partition, offset, self.max_bytes)
+            )
         request = FetchRequestV1(
             CONSUMER_REPLICA_ID,
             self.max_wait_ms,

@@ -4,8 +4,8 @@
 A consumer either subscribes (a topic list or a pattern; the group coordinator assigns) or is assigned
 partitions by hand. Each assigned partition has a position (the offset of the next record ``poll`` hands out,
 None until known), the offset last committed, and a pending reset policy. ``epoch`` counts assignment changes
-and seeks: a fetch answer carrying an older epoch is dropped, so a record of a partition given up (or sought
-away from) is never handed out.
+and seeks. The fetcher keeps a fetch answer only for a partition still assigned at the position it fetched
+from, so a record of a partition given up (or sought away from) is never handed out.
 """
 
 from __future__ import annotations
@@ -156,7 +156,9 @@ class SubscriptionState:
         try:
             return self.assignment[tp]
         except KeyError:
-            raise IllegalSubscriptionError(f"{tp.topic}-{tp.partition} is not assigned to this consumer") from None
+            raise IllegalSubscriptionError(
+                f"{tp.topic}-{tp.partition} is not assigned to this consumer"
+            ) from None
 
     # -- positions -----------------------------------------------------------------------------------------
 

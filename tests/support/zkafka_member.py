@@ -1,0 +1,49 @@
+"""A zkafka GroupConsumer member as a child process, for tests that kill consumers with SIGKILL; it prints
+what tests/support/kafka_python_member.py prints (``assigned``, ``record``, ``committed`` lines).
+
+    python -m tests.support.zkafka_member BOOTSTRAP GROUP TOPIC [SESSION_TIMEOUT_MS]
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from zkafka.consumer09 import GroupConsumer
+
+
+class Report:
+    def on_partitions_revoked(self, revoked) -> None:
+        pass
+
+    def on_partitions_assigned(self, assigned) -> None:
+        print("assigned", ",".join(str(tp.partition) for tp in sorted(assigned)), flush=True)
+
+
+def main(bootstrap: str, group: str, topic: str, session_timeout_ms: int = 2000) -> None:
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+    consumer = GroupConsumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": "false",
+            "session.timeout.ms": str(session_timeout_ms),
+            "heartbeat.interval.ms": str(max(session_timeout_ms // 6, 100)),
+            "request.timeout.ms": str(session_timeout_ms + 10000),
+            "fetch.max.wait.ms": "100",
+        }
+    )
+    consumer.subscribe([topic], listener=Report())
+    while True:
+        batches = consumer.poll(200)
+        for records in batches.values():
+            for r in records:
+                print("record", r.partition, r.offset, r.value.decode(), flush=True)
+        if batches:
+            consumer.commit()
+            print("committed", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], sys.argv[3], *(int(a) for a in sys.argv[4:5]))
