@@ -36,13 +36,18 @@ def main(bootstrap: str, group: str, topic: str, session_timeout_ms: int = 2000)
             print("assigned", ",".join(str(tp.partition) for tp in sorted(assigned)), flush=True)
 
     consumer.subscribe([topic], listener=Report())
+    report_forever(lambda: consumer.poll(timeout_ms=200), consumer.commit)
+
+
+def report_forever(poll, commit) -> None:
+    """Print every record ``poll()`` returns, then ``commit()`` and say so (any client with the 0.9 shape)."""
     while True:
-        batches = consumer.poll(timeout_ms=200)
+        batches = poll()
         for records in batches.values():
             for r in records:
                 print("record", r.partition, r.offset, r.value.decode(), flush=True)
         if batches:
-            consumer.commit()
+            commit()
             print("committed", flush=True)
 
 

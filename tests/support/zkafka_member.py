@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import sys
 
+from tests.support.kafka_python_member import report_forever
 from zkafka.consumer09 import GroupConsumer
 
 
@@ -35,14 +36,7 @@ def main(bootstrap: str, group: str, topic: str, session_timeout_ms: int = 2000)
         }
     )
     consumer.subscribe([topic], listener=Report())
-    while True:
-        batches = consumer.poll(200)
-        for records in batches.values():
-            for r in records:
-                print("record", r.partition, r.offset, r.value.decode(), flush=True)
-        if batches:
-            consumer.commit()
-            print("committed", flush=True)
+    report_forever(lambda: consumer.poll(200), consumer.commit)
 
 
 if __name__ == "__main__":

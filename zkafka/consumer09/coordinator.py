@@ -188,13 +188,7 @@ class ConsumerCoordinator:
             protocols,
         )
         joined = self._request(request)
-        if joined.error:
-            self._lost(joined.error)
-            if joined.error == ErrorCode.UNKNOWN_MEMBER_ID:
-                self.member_id = ""
-            if joined.error in RETRIABLE | REJOIN:
-                raise _Retry(f"JoinGroup: {error_name(joined.error)}")
-            check_error(joined.error, f"group {self.group_id!r}: JoinGroup")
+        self._check_join_step(joined.error, "JoinGroup")
         self.generation, self.member_id = joined.generation_id, joined.member_id
         self.leader_id, self.protocol = joined.leader_id, joined.group_protocol
         group_assignment = []
@@ -203,13 +197,7 @@ class ConsumerCoordinator:
         synced = self._request(
             v09_group.SyncGroupRequestV0(self.group_id, self.generation, self.member_id, group_assignment)
         )
-        if synced.error:
-            self._lost(synced.error)
-            if synced.error == ErrorCode.UNKNOWN_MEMBER_ID:
-                self.member_id = ""
-            if synced.error in RETRIABLE | REJOIN:
-                raise _Retry(f"SyncGroup: {error_name(synced.error)}")
-            check_error(synced.error, f"group {self.group_id!r}: SyncGroup")
+        self._check_join_step(synced.error, "SyncGroup")
         assignment = decode_assignment(synced.member_assignment)
         log.info(
             "group %s generation %d: member %s%s assigned %s",
@@ -220,6 +208,17 @@ class ConsumerCoordinator:
             assignment,
         )
         return assignment
+
+    def _check_join_step(self, error: int, step: str) -> None:
+        """An error answer to a join step: _Retry when joining again helps, else its exception."""
+        if not error:
+            return
+        self._lost(error)
+        if error == ErrorCode.UNKNOWN_MEMBER_ID:
+            self.member_id = ""
+        if error in RETRIABLE | REJOIN:
+            raise _Retry(f"{step}: {error_name(error)}")
+        check_error(error, f"group {self.group_id!r}: {step}")
 
     def _assign(self, protocol: str, members: list) -> list:
         """The leader's step: every member's subscription, the partitions of all their topics, the assignor."""
