@@ -283,14 +283,18 @@ class Log08(SegmentedLog):
 
     # -- appending --------------------------------------------------------------------------------------------
 
-    def append(self, message_set: bytes | memoryview, assign_offsets: bool = True) -> LogAppendInfo:
+    def append(
+        self, message_set: bytes | memoryview, assign_offsets: bool = True, flush_due: bool = True
+    ) -> LogAppendInfo:
         """Append a message set; returns its first offset, the new log end offset, bytes and messages.
 
         ``assign_offsets`` (the leader): validate, then number the messages from the log end offset.
         Otherwise (a follower): validate and keep the offsets, which must increase from the log end
         offset. Validation errors leave the log untouched; a partial trailing entry is dropped. A set larger
         than a segment raises MessageSetSizeTooLargeError. OSError propagates: the broker halts on it.
-        With ``flush.messages`` unflushed messages the append flushes, after releasing the lock.
+        With ``flush.messages`` unflushed messages the append flushes, after releasing the lock; a caller
+        with work to do first (the leader raising its high watermark) passes ``flush_due=False`` and calls
+        ``flush_if_due`` after it.
         """
         config = self.config
         with self._lock:
@@ -311,13 +315,18 @@ class Log08(SegmentedLog):
             segment = self._maybe_roll(len(data), last)
             segment.append_entries(first, last + 1, data)
             self._next_offset = last + 1
-            flush_due = self._next_offset - self.recovery_point >= config.flush_interval_messages
         if flush_due:
-            self.flush()
+            self.flush_if_due()
         info = LogAppendInfo(first, last + 1, len(data), count)
         if self._listeners:
             self._notify(info)
         return info
+
+    def flush_if_due(self) -> bool:
+        """Flush when ``flush.messages`` messages are unflushed; True when it flushed."""
+        if self._next_offset - self.recovery_point < self.config.flush_interval_messages:
+            return False
+        return self.flush()
 
     def _maybe_roll(self, size: int, last_offset: int) -> IndexedSegment:
         segment = self._segments[-1]

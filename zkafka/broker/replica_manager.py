@@ -290,14 +290,16 @@ class ReplicaManager:
                     f" fewer than min.insync.replicas {needed}"
                 )
         try:
-            info = partition_log.append(message_set)
+            info = partition_log.append(message_set, flush_due=False)
+            if info.count:
+                # Readers and waiting requests see the new high watermark before a due fsync runs.
+                moved = hosted.maybe_increment_high_watermark()
+                self._wake((topic, partition), produce=moved)
+                partition_log.flush_if_due()
         except OSError as exc:
             if self.on_log_failure is not None:
                 self.on_log_failure(exc)
             raise
-        if info.count:
-            moved = hosted.maybe_increment_high_watermark()
-            self._wake((topic, partition), produce=moved)
         return info
 
     def check_produce(self, topic: str, partition: int, required_offset: int, acks: int) -> tuple[bool, int]:
