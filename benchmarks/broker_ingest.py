@@ -18,8 +18,8 @@ import socket
 import tempfile
 import time
 
-from zkafka.broker.kafka_server import BrokerThread
 from zkafka.broker.log import Log
+from zkafka.broker.start import BrokerThread
 from zkafka.config import BrokerConfig
 from zkafka.consumer.simple import SimpleConsumer
 from zkafka.protocol.v07 import LATEST_TIME, ProducerRequest, encode_request

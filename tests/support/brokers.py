@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from zkafka.broker.kafka_server import BrokerThread
+from zkafka.broker.start import BrokerThread
 from zkafka.config import BrokerConfig
 from zkafka.launch.zookeeper_server import free_port
 

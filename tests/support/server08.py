@@ -17,7 +17,7 @@ import pytest
 from tests.support.brokers import broker_processes
 from tests.support.wire import recv_exact
 from zkafka.broker.metadata_cache import ClusterSnapshot, PartitionMetadata
-from zkafka.broker.server_base import BrokerThread
+from zkafka.broker.start import BrokerThread
 from zkafka.config08 import BrokerConfig08
 from zkafka.protocol import v08
 from zkafka.utils import wait_until

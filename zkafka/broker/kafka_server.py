@@ -19,13 +19,13 @@ import gevent.event
 from zkafka.broker.handlers import KafkaRequestHandlers
 from zkafka.broker.log_manager import LogManager
 from zkafka.broker.registry import KafkaZooKeeper
-from zkafka.broker.server_base import BrokerServer, BrokerThread
+from zkafka.broker.server_base import BrokerServer
 from zkafka.config import BrokerConfig
 from zkafka.config08 import LINE_07
 from zkafka.network.server import SocketServer
 from zkafka.protocol import v07
 
-__all__ = ["BrokerThread", "KafkaServer"]
+__all__ = ["KafkaServer"]
 
 log = logging.getLogger(__name__)
 

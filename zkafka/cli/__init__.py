@@ -1,110 +1,40 @@
-"""The ``zkafka`` command: one click group, one module per family of subcommands."""
+"""The ``zkafka`` command: the click group (cli/command.py) and one module per family of subcommands."""
 
-from __future__ import annotations
+from zkafka.cli import broker as _broker  # noqa: F401  (registers the subcommands)
+from zkafka.cli import consumer as _consumer  # noqa: F401
+from zkafka.cli import demo as _demo  # noqa: F401
+from zkafka.cli import explain as _explain  # noqa: F401
+from zkafka.cli import mirror as _mirror  # noqa: F401
+from zkafka.cli import perf as _perf  # noqa: F401
+from zkafka.cli import producer as _producer  # noqa: F401
+from zkafka.cli import spark as _spark  # noqa: F401
+from zkafka.cli import tools as _tools  # noqa: F401
+from zkafka.cli import topics as _topics  # noqa: F401
+from zkafka.cli import ui as _ui  # noqa: F401
+from zkafka.cli.command import (  # re-exported for callers of the public API
+    Context,
+    ToolFailure,
+    ZkafkaGroup,
+    checked_topic,
+    checked_topic_lists,
+    configure_logging,
+    describe,
+    friendly_errors,
+    main,
+    not_delivered,
+    report_error,
+)
 
-import logging
-import sys
-import traceback
-
-import click
-
-
-class Context:
-    verbose = False
-
-
-def configure_logging(verbose: bool, level: int = logging.INFO) -> None:
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else level,
-        format="[%(asctime)s] %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    logging.getLogger("kazoo").setLevel(logging.DEBUG if verbose else logging.ERROR)
-
-
-class ToolFailure(Exception):
-    """An outcome a command states in its own words (``zkafka: error: <message>``, exit status 1)."""
-
-
-def not_delivered(undelivered: int, read: int, cause: BaseException | None = None) -> ToolFailure:
-    """The failure of a tool that could not deliver everything it read."""
-    detail = f": {describe(cause)}" if cause is not None else ""
-    return ToolFailure(f"{undelivered} of {read} messages were not delivered{detail}")
-
-
-# Not errors: click's own (usage, aborts, --help), and the ways a command ends on purpose.
-_PASS_THROUGH = (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt, SystemExit)
-
-
-def describe(exc: BaseException) -> str:
-    """One line for an error: ``<Type>: <message>`` (the class's docstring when the message is empty)."""
-    if isinstance(exc, ToolFailure):
-        return str(exc)
-    text = " ".join(str(exc).split())
-    if not text:
-        doc = (type(exc).__doc__ or "").strip() if type(exc).__module__ != "builtins" else ""
-        text = " ".join(doc.split("\n\n")[0].split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def report_error(exc: BaseException) -> int:
-    """Print ``exc`` as one line on stderr (the traceback first under --verbose); the exit status."""
-    if Context.verbose:
-        traceback.print_exception(exc)
-    click.echo(f"zkafka: error: {describe(exc)}", err=True)
-    return 1
-
-
-def checked_topic(ctx: click.Context, param: click.Parameter, value):
-    """Option callback for ``--topic``: refuse (one line, exit status 1) a name no broker of either line could
-    hold (0.7's rule, which allows every 0.8 name; a 0.8 client checks 0.8's before sending)."""
-    from zkafka.topic import validate_topic
-
-    for name in value if isinstance(value, tuple) else () if value is None else (value,):
-        validate_topic(name)
-    return value
-
-
-def checked_topic_lists(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]):
-    """``checked_topic`` for a repeatable option of comma-separated topics (blanks around names ignored)."""
-    checked_topic(ctx, param, tuple(n.strip() for item in value for n in item.split(",") if n.strip()))
-    return value
-
-
-class ZkafkaGroup(click.Group):
-    """The ``zkafka`` group: an error escaping any subcommand is reported by ``report_error`` (one line and
-    exit status 1; the traceback only with --verbose), so commands need no error handling of their own."""
-
-    def invoke(self, ctx: click.Context):
-        try:
-            return super().invoke(ctx)
-        except _PASS_THROUGH:
-            raise
-        except BaseException as exc:  # a kazoo/gevent timeout is a BaseException
-            sys.exit(report_error(exc))
-
-
-def friendly_errors(func):
-    """No longer needed (``ZkafkaGroup`` reports errors); kept so that existing decorations still import."""
-    return func
-
-
-@click.group(cls=ZkafkaGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--verbose", "-v", is_flag=True, help="Debug logging, and full tracebacks on errors.")
-@click.version_option(package_name="zkafka")
-def main(verbose: bool) -> None:
-    """zkafka: the ZooKeeper-era Apache Kafka 0.7 cluster in Python."""
-    Context.verbose = verbose
-
-
-from zkafka.cli import broker as _broker  # noqa: E402,F401  (registers the subcommands)
-from zkafka.cli import consumer as _consumer  # noqa: E402,F401
-from zkafka.cli import demo as _demo  # noqa: E402,F401
-from zkafka.cli import explain as _explain  # noqa: E402,F401
-from zkafka.cli import mirror as _mirror  # noqa: E402,F401
-from zkafka.cli import perf as _perf  # noqa: E402,F401
-from zkafka.cli import producer as _producer  # noqa: E402,F401
-from zkafka.cli import spark as _spark  # noqa: E402,F401
-from zkafka.cli import tools as _tools  # noqa: E402,F401
-from zkafka.cli import topics as _topics  # noqa: E402,F401
-from zkafka.cli import ui as _ui  # noqa: E402,F401
+__all__ = [
+    "Context",
+    "ToolFailure",
+    "ZkafkaGroup",
+    "checked_topic",
+    "checked_topic_lists",
+    "configure_logging",
+    "describe",
+    "friendly_errors",
+    "main",
+    "not_delivered",
+    "report_error",
+]

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from zkafka.cli import Context, configure_logging, main
+from zkafka.cli.command import Context, configure_logging, main
 
 
 @main.group()

@@ -10,7 +10,7 @@ import time
 
 import click
 
-from zkafka.cli import Context, configure_logging, main
+from zkafka.cli.command import Context, configure_logging, main
 
 KEYS = (
     "keys: [a] add consumer  [c] stop a consumer  [k] stop a broker  [r] start a broker  "

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from zkafka.cli import main
+from zkafka.cli.command import main
 from zkafka.cli.tools import zk_session
 
 

@@ -6,7 +6,7 @@ import signal
 
 import click
 
-from zkafka.cli import Context, configure_logging, main
+from zkafka.cli.command import Context, configure_logging, main
 
 
 def config_options(consumer_help: str, producer_help: str, multiple_sources: bool):

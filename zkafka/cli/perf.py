@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from zkafka.cli import Context, checked_topic, configure_logging, main
+from zkafka.cli.command import Context, checked_topic, configure_logging, main
 from zkafka.cli.producer import acks_option, check_source, producer_source_options
 
 

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from zkafka.cli import Context, checked_topic, configure_logging, main, not_delivered
+from zkafka.cli.command import Context, checked_topic, configure_logging, main, not_delivered
 
 
 def producer_source_options(func):

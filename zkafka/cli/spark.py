@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from zkafka.cli import Context, configure_logging, main
+from zkafka.cli.command import Context, configure_logging, main
 
 
 @main.group()

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from zkafka.cli import Context, checked_topic, checked_topic_lists, configure_logging, main
+from zkafka.cli.command import Context, checked_topic, checked_topic_lists, configure_logging, main
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient

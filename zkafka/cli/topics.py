@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from zkafka.cli import main
+from zkafka.cli.command import main
 from zkafka.cli.tools import zk_session, zookeeper_options
 from zkafka.errors import KafkaError
 

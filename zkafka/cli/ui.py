@@ -7,7 +7,7 @@ import signal
 
 import click
 
-from zkafka.cli import Context, configure_logging, main
+from zkafka.cli.command import Context, configure_logging, main
 
 
 @main.command("ui")

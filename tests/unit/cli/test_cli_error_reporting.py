@@ -8,8 +8,8 @@ import gevent
 import pytest
 from click.testing import CliRunner
 
-from zkafka.cli import ZkafkaGroup, checked_topic, checked_topic_lists, describe, not_delivered
 from zkafka.cli import main as zkafka_main
+from zkafka.cli.command import ZkafkaGroup, checked_topic, checked_topic_lists, describe, not_delivered
 from zkafka.errors import ZooKeeperUnreachableError
 
 
@@ -30,7 +30,7 @@ def make_group() -> click.Group:
     @click.group(cls=ZkafkaGroup)
     @click.option("--verbose", is_flag=True)
     def cli(verbose: bool) -> None:
-        from zkafka.cli import Context
+        from zkafka.cli.command import Context
 
         Context.verbose = verbose
 
@@ -60,7 +60,7 @@ def make_group() -> click.Group:
 
 
 def invoke(*args: str):
-    from zkafka.cli import Context
+    from zkafka.cli.command import Context
 
     try:
         return CliRunner().invoke(make_group(), list(args))
