@@ -8,4 +8,5 @@ pytest_plugins = [
     "tests.support.brokers",
     "tests.support.server08",
     "tests.support.frame_recorder",
+    "tests.support.drills",
 ]

@@ -1,0 +1,284 @@
+"""Replication drill support: acks=-1 load from real clients (Producer08, kafka-python) recording what was
+acknowledged, a consumer recording what it was given, a ZooKeeper pass-through that learns each broker's
+session (id and password) so a drill can expire it, the settle and no-loss checks, and the drills' figures
+printed at the end of the run (a plugin: tests/conftest.py lists it).
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable
+
+from kazoo.client import KazooClient
+
+from tests.support.replication import read_all, zk_state
+from zkafka.consumer.simple08 import SimpleConsumer08
+from zkafka.producer.errors import FailedToSendMessageError
+from zkafka.producer.producer08 import KeyedMessage, Producer08
+from zkafka.utils import wait_until
+from zkafka.zk.paths08 import PartitionState
+
+FIGURES: list[tuple[str, dict]] = []  # (drill, figures), printed in the terminal summary
+
+Ports = Callable[[], list[int]]
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    if not FIGURES:
+        return
+    terminalreporter.section("replication drill figures")
+    for drill, figures in FIGURES:
+        terminalreporter.write_line(f"{drill}: " + ", ".join(f"{k}={v}" for k, v in figures.items()))
+
+
+# -- who leads ------------------------------------------------------------------------------------------------
+
+
+def leaders_seen(port: int, topic: str) -> dict[int, tuple[int, int | None]]:
+    """partition -> (leader id, leader's port) in the metadata of the broker at ``port``."""
+    with SimpleConsumer08("127.0.0.1", port, socket_timeout_ms=5000) as c:
+        answer = c.topic_metadata([topic])
+    ports = {b.node_id: b.port for b in answer.brokers}
+    return {p.partition: (p.leader, ports.get(p.leader)) for t in answer.topics for p in t.partitions}
+
+
+def leader_port(ports: Ports, topic: str, partition: int = 0) -> int | None:
+    """The port of ``topic-partition``'s leader as the first live broker that answers names it."""
+    for port in ports():
+        try:
+            leader, leader_at = leaders_seen(port, topic).get(partition, (-1, None))
+        except OSError:
+            continue
+        if leader >= 0 and leader_at is not None:
+            return leader_at
+    return None
+
+
+def settle(zk: KazooClient, ports: Ports, topic: str, partitions: int = 1, replicas: int = 3):
+    """Wait until every partition has one leader in a full ISR, named by the state znode and by every live
+    broker's metadata alike; the partitions' states."""
+
+    def agreed() -> list[PartitionState] | None:
+        states = [zk_state(zk, topic, p) for p in range(partitions)]
+        if any(s is None or s.leader < 0 or len(s.isr) != replicas for s in states):
+            return None
+        for port in ports():
+            try:
+                seen = leaders_seen(port, topic)
+            except OSError:
+                return None
+            if [seen.get(p, (-1,))[0] for p in range(partitions)] != [s.leader for s in states]:
+                return None
+        return states
+
+    return wait_until(agreed, 45, interval=0.1, message=f"{topic}: one leader per partition, agreed by all")
+
+
+# -- load -----------------------------------------------------------------------------------------------------
+
+
+class Load(threading.Thread):
+    """A client producing numbered values with acks=-1 until stopped; ``acked`` holds the values acknowledged
+    (with their offsets when the client reports them), ``failures`` the sends the client gave up on."""
+
+    def __init__(self, ports: Ports, topic: str) -> None:
+        super().__init__(daemon=True)
+        self.ports, self.topic = ports, topic
+        self.acked: dict[bytes, int | None] = {}
+        self.failures: list[str] = []
+        self._stopping = threading.Event()
+        self.exception: BaseException | None = None
+
+    def bootstrap(self) -> list[str]:
+        return [f"127.0.0.1:{p}" for p in self.ports()]
+
+    def values(self, n: int, count: int) -> list[bytes]:
+        return [b"%s-%07d" % (self.topic.encode(), i) for i in range(n, n + count)]
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.join(90)
+        if self.exception is not None:
+            raise self.exception
+
+    def run(self) -> None:
+        try:
+            self.produce()
+        except BaseException as exc:  # noqa: BLE001 - reported by stop()
+            self.exception = exc
+
+    def produce(self) -> None:
+        raise NotImplementedError
+
+
+class Producer08Load(Load):
+    """zkafka's Producer08, sync, acks=-1, batches of 10, retrying as configured."""
+
+    def produce(self) -> None:
+        config = {
+            "metadata.broker.list": ",".join(self.bootstrap()),
+            "request.required.acks": "-1",
+            "request.timeout.ms": "5000",
+            "message.send.max.retries": "20",
+            "retry.backoff.ms": "250",
+        }
+        n = 0
+        with Producer08(config) as producer:
+            while not self._stopping.is_set():
+                values = self.values(n, 10)
+                try:
+                    producer.send(*(KeyedMessage(self.topic, None, v) for v in values))
+                except FailedToSendMessageError as exc:
+                    self.failures.append(str(exc))
+                else:
+                    self.acked.update(dict.fromkeys(values))
+                n += len(values)
+
+
+class KafkaPythonLoad(Load):
+    """kafka-python's KafkaProducer (api_version 0.8.2), acks=all, one message at a time, offsets reported."""
+
+    def produce(self) -> None:
+        from kafka import KafkaProducer
+        from kafka.errors import KafkaError
+
+        producer = KafkaProducer(
+            bootstrap_servers=self.bootstrap(),
+            api_version=(0, 8, 2),
+            acks="all",
+            retries=20,
+            retry_backoff_ms=250,
+            request_timeout_ms=5000,
+            max_in_flight_requests_per_connection=1,
+        )
+        n = 0
+        try:
+            while not self._stopping.is_set():
+                (value,) = self.values(n, 1)
+                try:
+                    self.acked[value] = producer.send(self.topic, value).get(timeout=30).offset
+                except KafkaError as exc:
+                    self.failures.append(repr(exc))
+                n += 1
+        finally:
+            producer.close(5)
+
+
+class Watcher(threading.Thread):
+    """A SimpleConsumer08 following the partition's leader, recording every (offset, value) it was given."""
+
+    def __init__(self, ports: Ports, topic: str, partition: int = 0) -> None:
+        super().__init__(daemon=True)
+        self.ports, self.topic, self.partition = ports, topic, partition
+        self.seen: dict[int, bytes] = {}
+        self._stopping = threading.Event()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.join(30)
+
+    def run(self) -> None:
+        offset, consumer = 0, None
+        while not self._stopping.is_set():
+            try:
+                if consumer is None:
+                    port = leader_port(self.ports, self.topic, self.partition)
+                    if port is None:
+                        time.sleep(0.05)
+                        continue
+                    consumer = SimpleConsumer08("127.0.0.1", port, socket_timeout_ms=3000)
+                fetched = consumer.fetch(self.topic, self.partition, offset, max_wait_ms=100, min_bytes=1)
+                fetched.check_error()
+                for m in fetched.messages():
+                    self.seen[m.offset] = m.value
+                offset = fetched.next_offset
+            except Exception:  # noqa: BLE001 - any failure: find the leader again
+                if consumer is not None:
+                    consumer.close()
+                consumer = None
+                time.sleep(0.05)
+        if consumer is not None:
+            consumer.close()
+
+
+def check_no_loss(zk: KazooClient, ports: Ports, load: Load, watcher: Watcher) -> tuple[PartitionState, int]:
+    """After the dust settles: every acknowledged value is in the leader's log (at its offset when the client
+    said), and every message the consumer was given is still there; (the state, the log's length)."""
+    state = settle(zk, ports, load.topic)[0]
+    port = leader_port(ports, load.topic)
+    high_watermark, messages = read_all(port, load.topic, 0)
+    log = dict(messages)
+    where = {v: o for o, v in messages}
+    lost = [v for v, o in load.acked.items() if v not in where or (o is not None and where[v] != o)]
+    assert not lost, f"{len(lost)} acknowledged messages lost or moved, e.g. {lost[:3]}"
+    truncated = [o for o, v in watcher.seen.items() if log.get(o) != v]
+    assert not truncated, f"the consumer read {len(truncated)} messages later truncated, at {truncated[:5]}"
+    assert len(messages) == high_watermark
+    return state, high_watermark
+
+
+# -- a ZooKeeper pass-through that learns sessions -----------------------------------------------------------
+
+
+class SessionSnoop:
+    """Forwards TCP connections on a local port to ZooKeeper and reads the session id and password from each
+    ConnectResponse, so a test can expire a child process's session with ``expire_session``."""
+
+    def __init__(self, zk_host: str, zk_port: int) -> None:
+        self.target = (zk_host, zk_port)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.sessions: list[tuple[int, bytes]] = []
+        self._closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def connect_string(self, chroot: str) -> str:
+        return f"127.0.0.1:{self.port}{chroot}"
+
+    def session(self) -> tuple[int, bytes]:
+        """The latest session ZooKeeper granted through this pass-through."""
+        return wait_until(lambda: self.sessions and self.sessions[-1], 10, message="a session through snoop")
+
+    def close(self) -> None:
+        self._closed = True
+        self.listener.close()
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                client, _ = self.listener.accept()
+                server = socket.create_connection(self.target, timeout=5)
+            except OSError:
+                continue
+            server.settimeout(None)
+            threading.Thread(target=self._pipe, args=(client, server, False), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(server, client, True), daemon=True).start()
+
+    def _pipe(self, source: socket.socket, sink: socket.socket, from_server: bool) -> None:
+        first = b""
+        try:
+            while data := source.recv(65536):
+                if from_server and first is not None:
+                    first += data
+                    if len(first) >= 4 and len(first) >= 4 + struct.unpack(">i", first[:4])[0]:
+                        self._learn(first)
+                        first = None
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (source, sink):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                s.close()
+
+    def _learn(self, frame: bytes) -> None:
+        # ConnectResponse: length, protocolVersion, timeOut, sessionId, passwd (length-prefixed bytes)
+        _, _, _, session_id, length = struct.unpack(">iiiqi", frame[:24])
+        if session_id:
+            self.sessions.append((session_id, frame[24 : 24 + length]))
