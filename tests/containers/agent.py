@@ -1,4 +1,5 @@
-"""Load agent of the fault drills, run inside the zkafka image: a producer or one consumer-group member.
+"""Load agent of the fault drills, run inside the zkafka image: a producer or one consumer-group member (0.7),
+an acks=-1 producer or a watcher of a partition (0.8).
 
 Writes one JSON object per line to stdout, for the drill to read back with ``docker logs``:
 
@@ -10,8 +11,13 @@ Writes one JSON object per line to stdout, for the drill to read back with ``doc
   (with the creation times of the member's owner znodes, as ZooKeeper stamped them),
   ``{"e": "stray", ...}`` for a message of a partition the member did not own when it got it, and
   ``{"e": "done"}`` after a clean shutdown.
+- ``produce08``: Producer08, sync, acks=-1, batches of values ``<run>-<seq>`` to ``--brokers``;
+  ``{"e": "acked", "t", "v": [values]}`` per acknowledged batch, ``{"e": "error", "t", "err", "n"}`` per batch
+  given up after the producer's retries.
+- ``watch08``: SimpleConsumer08 following partition 0's leader (found by Metadata);
+  ``{"e": "seen", "t", "m": [[offset, value], ...]}`` per fetch that returned messages.
 
-Both stop on SIGTERM (or after ``--max-seconds``).
+All stop on SIGTERM (or after ``--max-seconds``).
 """
 
 from __future__ import annotations
@@ -139,10 +145,86 @@ def consume(args: argparse.Namespace) -> None:
     emit(e="done", t=time.time())
 
 
+# -- the 0.8 line: acks=-1 and a watcher of the partition leader's log ----------------------------------
+
+
+def produce08(args: argparse.Namespace) -> None:
+    from zkafka.producer.errors import FailedToSendMessageError
+    from zkafka.producer.producer08 import KeyedMessage, Producer08
+
+    stop = stop_event(args.max_seconds)
+    config = {
+        "metadata.broker.list": args.brokers,
+        "request.required.acks": "-1",
+        "request.timeout.ms": "5000",
+        "message.send.max.retries": "40",
+        "retry.backoff.ms": "250",
+    }
+    seq = 0
+    with Producer08(config) as producer:
+        emit(e="ready", t=time.time())
+        while not stop.is_set():
+            values = [f"{args.run}-{seq + i}" for i in range(args.batch)]
+            try:
+                producer.send(*(KeyedMessage(args.topic, None, v.encode()) for v in values))
+                emit(e="acked", t=time.time(), v=values)
+            except FailedToSendMessageError as exc:
+                emit(e="error", t=time.time(), n=len(values), err=str(exc))
+            seq += len(values)
+            stop.wait(args.pause)
+    emit(e="done", t=time.time())
+
+
+def leader_of(brokers: list[tuple[str, int]], topic: str) -> tuple[str, int] | None:
+    from zkafka.consumer.simple08 import SimpleConsumer08
+
+    for host, port in brokers:
+        try:
+            with SimpleConsumer08(host, port, socket_timeout_ms=3000) as c:
+                answer = c.topic_metadata([topic])
+        except Exception:  # noqa: BLE001 - that broker is down: ask the next
+            continue
+        where = {b.node_id: (b.host, b.port) for b in answer.brokers}
+        for t in answer.topics:
+            for p in t.partitions:
+                if p.partition == 0 and p.leader in where:
+                    return where[p.leader]
+    return None
+
+
+def watch08(args: argparse.Namespace) -> None:
+    from zkafka.consumer.simple08 import SimpleConsumer08
+
+    stop = stop_event(args.max_seconds)
+    brokers = [(h, int(p)) for h, p in (b.rsplit(":", 1) for b in args.brokers.split(","))]
+    offset, consumer = 0, None
+    while not stop.is_set():
+        try:
+            if consumer is None:
+                leader = leader_of(brokers, args.topic)
+                if leader is None:
+                    stop.wait(0.1)
+                    continue
+                consumer = SimpleConsumer08(*leader, socket_timeout_ms=3000)
+            fetched = consumer.fetch(args.topic, 0, offset, max_wait_ms=200, min_bytes=1)
+            fetched.check_error()
+            seen = [[m.offset, m.value.decode()] for m in fetched.messages()]
+            if seen:
+                emit(e="seen", t=time.time(), m=seen)
+            offset = fetched.next_offset
+        except Exception:  # noqa: BLE001 - the leader moved or died: find it again
+            if consumer is not None:
+                consumer.close()
+            consumer = None
+            stop.wait(0.1)
+    emit(e="done", t=time.time())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("mode", choices=["produce", "consume"])
-    parser.add_argument("--zk", required=True)
+    parser.add_argument("mode", choices=["produce", "consume", "produce08", "watch08"])
+    parser.add_argument("--zk", help="0.7: ZooKeeper")
+    parser.add_argument("--brokers", help="0.8: host:port,... to bootstrap from")
     parser.add_argument("--topic", required=True)
     parser.add_argument("--session-ms", type=int, default=4000)
     parser.add_argument("--max-seconds", type=float, default=300)
@@ -150,6 +232,7 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=100000, help="produce: messages at most")
     parser.add_argument("--rate", type=float, default=200, help="produce: messages a second")
     parser.add_argument("--batch", type=int, default=10, help="produce: messages a send")
+    parser.add_argument("--pause", type=float, default=0.02, help="produce08: seconds between sends")
     parser.add_argument("--size", type=int, default=100, help="produce: bytes a message")
     parser.add_argument("--group", help="consume: the group")
     parser.add_argument("--id", help="consume: the consumerid")
@@ -159,10 +242,7 @@ def main() -> None:
         level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     logging.getLogger("kazoo").setLevel(logging.INFO)
-    if args.mode == "produce":
-        produce(args)
-    else:
-        consume(args)
+    {"produce": produce, "consume": consume, "produce08": produce08, "watch08": watch08}[args.mode](args)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from zkafka.utils import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = REPO / "compose" / "docker-compose.yml"
+COMPOSE_FILE_08 = REPO / "compose" / "docker-compose-08.yml"  # the 0.8 line, replication factor 3
 AGENT = Path(__file__).with_name("agent.py")
 LABEL = "org.zkafka.drill"
 BROKERS = (1, 2, 3)
@@ -48,9 +49,10 @@ def compose_command() -> list[str] | None:
 class Cluster:
     """One ZooKeeper and three brokers from the compose file; ports published on free 127.0.0.1 ports."""
 
-    def __init__(self, broker_session_ms: int = 3000) -> None:
+    def __init__(self, broker_session_ms: int = 3000, compose_file: Path = COMPOSE_FILE) -> None:
         import docker
 
+        self.compose_file = compose_file
         self.project = f"zkdrill{uuid.uuid4().hex[:10]}"
         self.command = compose_command()
         if self.command is None:
@@ -75,7 +77,7 @@ class Cluster:
     # -- compose -------------------------------------------------------------------------------------------
 
     def compose(self, *args: str, timeout: float = 180) -> str:
-        cmd = [*self.command, "-f", str(COMPOSE_FILE), "-p", self.project, *args]
+        cmd = [*self.command, "-f", str(self.compose_file), "-p", self.project, *args]
         done = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=timeout)
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")

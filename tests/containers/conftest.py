@@ -13,10 +13,9 @@ from collections.abc import Iterator
 import pytest
 from kazoo.client import KazooClient
 
+from tests.support.drills import FIGURES  # noqa: F401 - the drills' figures, printed in the terminal summary
 from tests.support.zk_container import ZooKeeperContainer, docker_problem
 from tests.support.zookeeper import TEST_TICK_TIME_MS, started_client
-
-FIGURES: list[tuple[str, dict]] = []  # (drill, figures), printed in the terminal summary
 
 
 def require_docker(image: str | None = None) -> None:
@@ -31,6 +30,17 @@ def require(problem: str | None) -> None:
     if os.environ.get("ZKAFKA_REQUIRE_DOCKER") == "1":
         pytest.fail(f"Docker is required (ZKAFKA_REQUIRE_DOCKER=1): {problem}", pytrace=False)
     pytest.skip(problem)
+
+
+@pytest.fixture(scope="session")
+def drill_images() -> None:
+    """The fault drills' images and a compose command, or a skip (a failure under ZKAFKA_REQUIRE_DOCKER=1)."""
+    from tests.containers.cluster import compose_command, zkafka_image
+    from tests.support.zk_container import IMAGE as ZOOKEEPER_IMAGE
+
+    require_docker(ZOOKEEPER_IMAGE)
+    require_docker(zkafka_image())
+    require(None if compose_command() else "no compose command: run scripts/docker-setup.sh")
 
 
 @pytest.fixture(scope="session")
@@ -59,11 +69,3 @@ def pytest_runtest_makereport(item, call):
     report = yield
     setattr(item, f"report_{report.when}", report)
     return report
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
-    if not FIGURES:
-        return
-    terminalreporter.section("fault drill figures")
-    for drill, figures in FIGURES:
-        terminalreporter.write_line(f"{drill}: " + ", ".join(f"{k}={v}" for k, v in figures.items()))

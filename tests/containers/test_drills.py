@@ -18,7 +18,7 @@ from collections import Counter
 import pytest
 
 from tests.containers.cluster import BROKERS, Cluster
-from tests.containers.conftest import FIGURES, require, require_docker
+from tests.containers.conftest import FIGURES
 from tests.containers.observe import (
     Ledger,
     ZkWatcher,
@@ -28,7 +28,6 @@ from tests.containers.observe import (
     settled,
     with_claims,
 )
-from tests.support.zk_container import IMAGE as ZOOKEEPER_IMAGE
 from zkafka.utils import wait_until
 
 pytestmark = [pytest.mark.drill, pytest.mark.container, pytest.mark.timeout(300)]
@@ -195,15 +194,6 @@ class Drill:
         assert not regressions, regressions[:10]
         assert final_settled, self.watcher.latest()
         return ledger, stored_parts
-
-
-@pytest.fixture(scope="session")
-def drill_images() -> None:
-    from tests.containers.cluster import compose_command, zkafka_image
-
-    require_docker(ZOOKEEPER_IMAGE)
-    require_docker(zkafka_image())
-    require(None if compose_command() else "no compose command: run scripts/docker-setup.sh")
 
 
 @pytest.fixture

@@ -108,7 +108,7 @@ def acks_after(load: Load, count: int, timeout: float = 45) -> float:
 def finish(cluster: Cluster, load: Load, watcher: Watcher, drill: str, **figures) -> None:
     load.stop()
     watcher.stop()
-    state, high_watermark = check_no_loss(cluster.zk, cluster.ports, load, watcher)
+    state, high_watermark = check_no_loss(cluster.zk, cluster.ports, TOPIC, load.acked, watcher.seen)
     figures = {
         "acked": len(load.acked),
         "failed_sends": len(load.failures),

@@ -29,7 +29,7 @@ Ports = Callable[[], list[int]]
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     if not FIGURES:
         return
-    terminalreporter.section("replication drill figures")
+    terminalreporter.section("drill figures")
     for drill, figures in FIGURES:
         terminalreporter.write_line(f"{drill}: " + ", ".join(f"{k}={v}" for k, v in figures.items()))
 
@@ -204,18 +204,26 @@ class Watcher(threading.Thread):
             consumer.close()
 
 
-def check_no_loss(zk: KazooClient, ports: Ports, load: Load, watcher: Watcher) -> tuple[PartitionState, int]:
+def check_no_loss(
+    zk: KazooClient,
+    ports: Ports,
+    topic: str,
+    acked: dict[bytes, int | None],
+    seen: dict[int, bytes],
+    port_of: Callable[[int], int] | None = None,
+) -> tuple[PartitionState, int]:
     """After the dust settles: every acknowledged value is in the leader's log (at its offset when the client
-    said), and every message the consumer was given is still there; (the state, the log's length)."""
-    state = settle(zk, ports, load.topic)[0]
-    port = leader_port(ports, load.topic)
-    high_watermark, messages = read_all(port, load.topic, 0)
+    said), and every message a consumer was given is still there; (the state, the log's length).
+    ``port_of(broker id)``: where the test reaches a broker, when not where its metadata says."""
+    state = settle(zk, ports, topic)[0]
+    port = port_of(state.leader) if port_of else leader_port(ports, topic)
+    high_watermark, messages = read_all(port, topic, 0)
     log = dict(messages)
     where = {v: o for o, v in messages}
-    lost = [v for v, o in load.acked.items() if v not in where or (o is not None and where[v] != o)]
+    lost = [v for v, o in acked.items() if v not in where or (o is not None and where[v] != o)]
     assert not lost, f"{len(lost)} acknowledged messages lost or moved, e.g. {lost[:3]}"
-    truncated = [o for o, v in watcher.seen.items() if log.get(o) != v]
-    assert not truncated, f"the consumer read {len(truncated)} messages later truncated, at {truncated[:5]}"
+    truncated = [o for o, v in seen.items() if log.get(o) != v]
+    assert not truncated, f"a consumer read {len(truncated)} messages later truncated, at {truncated[:5]}"
     assert len(messages) == high_watermark
     return state, high_watermark
 
