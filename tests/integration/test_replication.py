@@ -6,13 +6,17 @@ from __future__ import annotations
 import random
 
 import pytest
+from click.testing import CliRunner
 
 from tests.support.replication import metadata, produce, read_all, zk_state
 from tests.support.server08 import Client08
 from zkafka.admin.topics import create_topic
+from zkafka.cli import main
+from zkafka.protocol import v08
 from zkafka.protocol import v08_admin as admin
 from zkafka.protocol.errors import ErrorCode
 from zkafka.utils import wait_until
+from zkafka.zk.paths08 import parse_topic_assignment
 
 pytestmark = pytest.mark.integration
 
@@ -121,3 +125,69 @@ def test_controlled_shutdown_moves_leadership_before_the_broker_stops(cluster, z
     wait_until(lambda: not replicas.fetchers.fetchers(), 10, message="the victim's fetchers stopped")
     with Client08(cluster[controller_id].port) as client:
         assert client.call(admin.ControlledShutdownRequestV0(99)).error == ErrorCode.BROKER_NOT_AVAILABLE
+
+
+def test_topics_describe_shows_the_leader_replicas_and_isr_the_brokers_serve(cluster, zk_client, zk_connect):
+    create_topic(zk_client, "shown", 3, 3, rng=random.Random(6))
+    for p in range(3):
+        leader_port(cluster, zk_client, "shown", p)
+    victim = zk_state(zk_client, "shown", 0).leader
+    cluster[victim].stop()  # leaders move and the ISRs shrink
+    wait_until(lambda: all(victim not in zk_state(zk_client, "shown", p).isr for p in range(3)), 20)
+
+    def served():
+        answers = [metadata(b.port, ["shown"])[0] for i, b in cluster.items() if i != victim]
+        first = sorted(
+            (p.partition, p.leader, tuple(p.replicas), tuple(p.isr)) for p in answers[0].partitions
+        )
+        same = all(
+            sorted((p.partition, p.leader, tuple(p.replicas), tuple(p.isr)) for p in a.partitions) == first
+            for a in answers
+        )
+        return same and first
+
+    partitions = wait_until(served, 20, message="the live brokers agree")
+    result = CliRunner().invoke(main, ["topics", "--zookeeper", zk_connect, "--describe", "--topic", "shown"])
+    assert result.exit_code == 0, result.output
+    lines = [line.split("\t") for line in result.output.splitlines() if "Partition: " in line]
+    described = sorted(
+        (
+            int(fields[2].split(": ")[1]),
+            int(fields[3].split(": ")[1]),
+            tuple(int(r) for r in fields[4].split(": ")[1].split(",")),
+            tuple(int(r) for r in fields[5].split(": ")[1].split(",")),
+        )
+        for fields in lines
+    )
+    # Metadata leaves the dead broker out of the replica list (error 9); the ISRs and leaders are the same
+    assert [(p, leader, isr) for p, leader, _, isr in described] == [
+        (p, leader, isr) for p, leader, _, isr in partitions
+    ]
+    assert all(
+        set(replicas) - {victim} == set(served_replicas)
+        for (_, _, replicas, _), (_, _, served_replicas, _) in zip(described, partitions, strict=True)
+    )
+
+
+def test_auto_creation_uses_default_replication_factor_and_refuses_too_few_brokers(
+    cluster, start_broker08, zk_client
+):
+    broker = start_broker08(4, default_replication_factor="3", num_partitions="2", **FAST)
+    with Client08(broker.port) as client:
+        wait_until(
+            lambda: all(
+                t.error == 0 and all(p.leader >= 0 for p in t.partitions)
+                for t in client.call(v08.MetadataRequestV0(["auto3"])).topics
+            ),
+            20,
+            message="auto3 created with leaders",
+        )
+    assignment = parse_topic_assignment("auto3", zk_client.get("/brokers/topics/auto3")[0])
+    assert len(assignment) == 2 and all(len(set(replicas)) == 3 for replicas in assignment.values())
+
+    too_many = start_broker08(5, default_replication_factor="6", **FAST)
+    with Client08(too_many.port) as client:
+        answer = client.call(v08.MetadataRequestV0(["auto6"]))
+    assert [(t.topic, t.error, t.partitions) for t in answer.topics] == [("auto6", ErrorCode.UNKNOWN, [])]
+    assert answer.brokers == []  # 0.8.2: a failed auto-creation answers no brokers
+    assert zk_client.exists("/brokers/topics/auto6") is None

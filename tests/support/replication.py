@@ -3,6 +3,10 @@ metadata, acks=-1 produce and fetch-everything over the raw 0.8 wire client (no 
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
+
 from kazoo.client import KazooClient
 
 from tests.support.server08 import Client08, fetch_request, produce_request
@@ -53,3 +57,128 @@ def read_all(
             for m in messages:
                 out.append((m.offset, m.value))
             offset = messages[-1].offset + 1
+
+
+# -- load through failures: a producer that records what was acknowledged, a consumer that records what it read
+
+
+class AckedProducer(threading.Thread):
+    """Produces numbered messages with acks=-1 to one partition, finding its leader through Metadata requests
+    to the live brokers, retrying a message until acknowledged; ``acked`` maps offset -> value."""
+
+    def __init__(
+        self, ports: Callable[[], list[int]], topic: str, partition: int = 0, batch: int = 5
+    ) -> None:
+        super().__init__(daemon=True)
+        self.ports, self.topic, self.partition, self.batch = ports, topic, partition, batch
+        self.acked: dict[int, bytes] = {}
+        self.errors: list[int] = []  # error codes seen (each answered by a retry)
+        self.failed_sends = 0  # connections lost or refused (retried)
+        self.sent = 0
+        self._stopping = threading.Event()
+        self.exception: BaseException | None = None
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.join(60)
+        if self.exception is not None:
+            raise self.exception
+
+    def leader_port(self) -> int | None:
+        for port in self.ports():
+            try:
+                topics = metadata(port, [self.topic])
+            except OSError:
+                continue
+            parts = [p for p in topics[0].partitions if p.partition == self.partition]
+            if parts and parts[0].leader >= 0:
+                for broker_port in self._broker_ports(port, parts[0].leader):
+                    return broker_port
+        return None
+
+    @staticmethod
+    def _broker_ports(port: int, broker_id: int) -> list[int]:
+        with Client08(port) as client:
+            answer = client.call(v08.MetadataRequestV0([]))
+        return [b.port for b in answer.brokers if b.node_id == broker_id]
+
+    def run(self) -> None:
+        try:
+            self._run()
+        except BaseException as exc:  # noqa: BLE001 - reported by stop()
+            self.exception = exc
+
+    def _run(self) -> None:
+        client = None
+        n = 0
+        while not self._stopping.is_set():
+            values = [b"%s-%d" % (self.topic.encode(), n + i) for i in range(self.batch)]
+            try:
+                if client is None:
+                    port = self.leader_port()
+                    if port is None:
+                        time.sleep(0.05)
+                        continue
+                    client = Client08(port)
+                error, offset = produce(client, self.topic, self.partition, values)
+            except OSError:
+                self.failed_sends += 1
+                if client is not None:
+                    client.close()
+                client = None
+                time.sleep(0.05)
+                continue
+            self.sent += 1
+            if error:
+                self.errors.append(error)
+                client.close()
+                client = None
+                time.sleep(0.05)
+                continue
+            for i, value in enumerate(values):
+                self.acked[offset + i] = value
+            n += self.batch
+        if client is not None:
+            client.close()
+
+
+class WatchingConsumer(threading.Thread):
+    """Reads the partition from its leader (as found by ``leader_port()``) as an ordinary consumer, recording
+    every (offset, value) it was given."""
+
+    def __init__(self, leader_port: Callable[[], int | None], topic: str, partition: int = 0) -> None:
+        super().__init__(daemon=True)
+        self.leader_port, self.topic, self.partition = leader_port, topic, partition
+        self.seen: dict[int, bytes] = {}
+        self._stopping = threading.Event()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.join(60)
+
+    def run(self) -> None:
+        offset, client = 0, None
+        while not self._stopping.is_set():
+            try:
+                if client is None:
+                    port = self.leader_port()
+                    if port is None:
+                        time.sleep(0.05)
+                        continue
+                    client = Client08(port)
+                request = fetch_request(self.topic, self.partition, offset, max_wait_ms=100, min_bytes=1)
+                data = client.call(request).topics[0].partitions[0]
+            except OSError:
+                client = None
+                time.sleep(0.05)
+                continue
+            if data.error:
+                client.close()
+                client = None
+                time.sleep(0.05)
+                continue
+            for m in format08.iter_messages(bytes(data.message_set), offset):
+                self.seen[m.offset] = m.value
+                offset = m.offset + 1
+        if client is not None:
+            client.close()
