@@ -1,5 +1,4 @@
-"""Replication drill support: acks=-1 load from real clients (Producer08, kafka-python) recording what was
-acknowledged, a consumer recording what it was given, a ZooKeeper pass-through that learns each broker's
+"""Replication drill support: acks=-1 load from zkafka's Producer08 recording what was acknowledged, a ZooKeeper pass-through that learns each broker's
 session (id and password) so a drill can expire it, the settle and no-loss checks, and the drills' figures
 printed at the end of the run (a plugin: tests/conftest.py lists it).
 """
@@ -9,13 +8,11 @@ from __future__ import annotations
 import socket
 import struct
 import threading
-import time
 from collections.abc import Callable
 
 from kazoo.client import KazooClient
 
-from tests.support.replication import read_all, zk_state
-from zkafka.consumer.simple08 import SimpleConsumer08
+from tests.support.replication import leader_port, leaders_seen, read_all, zk_state
 from zkafka.producer.errors import FailedToSendMessageError
 from zkafka.producer.producer08 import KeyedMessage, Producer08
 from zkafka.utils import wait_until
@@ -35,26 +32,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
 
 
 # -- who leads ------------------------------------------------------------------------------------------------
-
-
-def leaders_seen(port: int, topic: str) -> dict[int, tuple[int, int | None]]:
-    """partition -> (leader id, leader's port) in the metadata of the broker at ``port``."""
-    with SimpleConsumer08("127.0.0.1", port, socket_timeout_ms=5000) as c:
-        answer = c.topic_metadata([topic])
-    ports = {b.node_id: b.port for b in answer.brokers}
-    return {p.partition: (p.leader, ports.get(p.leader)) for t in answer.topics for p in t.partitions}
-
-
-def leader_port(ports: Ports, topic: str, partition: int = 0) -> int | None:
-    """The port of ``topic-partition``'s leader as the first live broker that answers names it."""
-    for port in ports():
-        try:
-            leader, leader_at = leaders_seen(port, topic).get(partition, (-1, None))
-        except OSError:
-            continue
-        if leader >= 0 and leader_at is not None:
-            return leader_at
-    return None
 
 
 def settle(zk: KazooClient, ports: Ports, topic: str, partitions: int = 1, replicas: int = 3):
@@ -80,9 +57,10 @@ def settle(zk: KazooClient, ports: Ports, topic: str, partitions: int = 1, repli
 # -- load -----------------------------------------------------------------------------------------------------
 
 
-class Load(threading.Thread):
-    """A client producing numbered values with acks=-1 until stopped; ``acked`` holds the values acknowledged
-    (with their offsets when the client reports them), ``failures`` the sends the client gave up on."""
+class Producer08Load(threading.Thread):
+    """zkafka's Producer08, sync, acks=-1, batches of 10 numbered values, until stopped; ``acked`` holds the
+    values acknowledged (value -> None: the producer does not say the offset), ``failures`` the sends it gave
+    up on after its retries."""
 
     def __init__(self, ports: Ports, topic: str) -> None:
         super().__init__(daemon=True)
@@ -91,12 +69,6 @@ class Load(threading.Thread):
         self.failures: list[str] = []
         self._stopping = threading.Event()
         self.exception: BaseException | None = None
-
-    def bootstrap(self) -> list[str]:
-        return [f"127.0.0.1:{p}" for p in self.ports()]
-
-    def values(self, n: int, count: int) -> list[bytes]:
-        return [b"%s-%07d" % (self.topic.encode(), i) for i in range(n, n + count)]
 
     def stop(self) -> None:
         self._stopping.set()
@@ -111,15 +83,8 @@ class Load(threading.Thread):
             self.exception = exc
 
     def produce(self) -> None:
-        raise NotImplementedError
-
-
-class Producer08Load(Load):
-    """zkafka's Producer08, sync, acks=-1, batches of 10, retrying as configured."""
-
-    def produce(self) -> None:
         config = {
-            "metadata.broker.list": ",".join(self.bootstrap()),
+            "metadata.broker.list": ",".join(f"127.0.0.1:{p}" for p in self.ports()),
             "request.required.acks": "-1",
             "request.timeout.ms": "5000",
             "message.send.max.retries": "20",
@@ -128,7 +93,7 @@ class Producer08Load(Load):
         n = 0
         with Producer08(config) as producer:
             while not self._stopping.is_set():
-                values = self.values(n, 10)
+                values = [b"%s-%07d" % (self.topic.encode(), i) for i in range(n, n + 10)]
                 try:
                     producer.send(*(KeyedMessage(self.topic, None, v) for v in values))
                 except FailedToSendMessageError as exc:
@@ -138,72 +103,6 @@ class Producer08Load(Load):
                 n += len(values)
 
 
-class KafkaPythonLoad(Load):
-    """kafka-python's KafkaProducer (api_version 0.8.2), acks=all, one message at a time, offsets reported."""
-
-    def produce(self) -> None:
-        from kafka import KafkaProducer
-        from kafka.errors import KafkaError
-
-        producer = KafkaProducer(
-            bootstrap_servers=self.bootstrap(),
-            api_version=(0, 8, 2),
-            acks="all",
-            retries=20,
-            retry_backoff_ms=250,
-            request_timeout_ms=5000,
-            max_in_flight_requests_per_connection=1,
-        )
-        n = 0
-        try:
-            while not self._stopping.is_set():
-                (value,) = self.values(n, 1)
-                try:
-                    self.acked[value] = producer.send(self.topic, value).get(timeout=30).offset
-                except KafkaError as exc:
-                    self.failures.append(repr(exc))
-                n += 1
-        finally:
-            producer.close(5)
-
-
-class Watcher(threading.Thread):
-    """A SimpleConsumer08 following the partition's leader, recording every (offset, value) it was given."""
-
-    def __init__(self, ports: Ports, topic: str, partition: int = 0) -> None:
-        super().__init__(daemon=True)
-        self.ports, self.topic, self.partition = ports, topic, partition
-        self.seen: dict[int, bytes] = {}
-        self._stopping = threading.Event()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self.join(30)
-
-    def run(self) -> None:
-        offset, consumer = 0, None
-        while not self._stopping.is_set():
-            try:
-                if consumer is None:
-                    port = leader_port(self.ports, self.topic, self.partition)
-                    if port is None:
-                        time.sleep(0.05)
-                        continue
-                    consumer = SimpleConsumer08("127.0.0.1", port, socket_timeout_ms=3000)
-                fetched = consumer.fetch(self.topic, self.partition, offset, max_wait_ms=100, min_bytes=1)
-                fetched.check_error()
-                for m in fetched.messages():
-                    self.seen[m.offset] = m.value
-                offset = fetched.next_offset
-            except Exception:  # noqa: BLE001 - any failure: find the leader again
-                if consumer is not None:
-                    consumer.close()
-                consumer = None
-                time.sleep(0.05)
-        if consumer is not None:
-            consumer.close()
-
-
 def check_no_loss(
     zk: KazooClient,
     ports: Ports,
@@ -211,11 +110,14 @@ def check_no_loss(
     acked: dict[bytes, int | None],
     seen: dict[int, bytes],
     port_of: Callable[[int], int] | None = None,
+    partitions: int = 1,
+    replicas: int = 3,
 ) -> tuple[PartitionState, int]:
-    """After the dust settles: every acknowledged value is in the leader's log (at its offset when the client
-    said), and every message a consumer was given is still there; (the state, the log's length).
-    ``port_of(broker id)``: where the test reaches a broker, when not where its metadata says."""
-    state = settle(zk, ports, topic)[0]
+    """After the dust settles (``settle``): every value acknowledged to partition 0 is in its leader's log (at
+    its offset when the client said), and every message a consumer was given is still there; (partition 0's
+    state, its log's length). ``port_of(broker id)``: where the test reaches a broker, when not where its
+    metadata says."""
+    state = settle(zk, ports, topic, partitions, replicas)[0]
     port = port_of(state.leader) if port_of else leader_port(ports, topic)
     high_watermark, messages = read_all(port, topic, 0)
     log = dict(messages)

@@ -38,6 +38,26 @@ def produce(
     return part.error, part.offset
 
 
+def leaders_seen(port: int, topic: str) -> dict[int, tuple[int, int | None]]:
+    """partition -> (leader id, leader's port) in the metadata of the broker at ``port``."""
+    with Client08(port) as client:
+        answer = client.call(v08.MetadataRequestV0([topic]))
+    ports = {b.node_id: b.port for b in answer.brokers}
+    return {p.partition: (p.leader, ports.get(p.leader)) for t in answer.topics for p in t.partitions}
+
+
+def leader_port(ports: Callable[[], list[int]], topic: str, partition: int = 0) -> int | None:
+    """The port of ``topic-partition``'s leader as the first of ``ports()`` that answers names it."""
+    for port in ports():
+        try:
+            leader, leader_at = leaders_seen(port, topic).get(partition, (-1, None))
+        except OSError:
+            continue
+        if leader >= 0 and leader_at is not None:
+            return leader_at
+    return None
+
+
 def read_all(
     port: int, topic: str, partition: int, replica_id: int = -1
 ) -> tuple[int, list[tuple[int, bytes]]]:
@@ -85,22 +105,7 @@ class AckedProducer(threading.Thread):
             raise self.exception
 
     def leader_port(self) -> int | None:
-        for port in self.ports():
-            try:
-                topics = metadata(port, [self.topic])
-            except OSError:
-                continue
-            parts = [p for p in topics[0].partitions if p.partition == self.partition]
-            if parts and parts[0].leader >= 0:
-                for broker_port in self._broker_ports(port, parts[0].leader):
-                    return broker_port
-        return None
-
-    @staticmethod
-    def _broker_ports(port: int, broker_id: int) -> list[int]:
-        with Client08(port) as client:
-            answer = client.call(v08.MetadataRequestV0([]))
-        return [b.port for b in answer.brokers if b.node_id == broker_id]
+        return leader_port(self.ports, self.topic, self.partition)
 
     def run(self) -> None:
         try:
