@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import shutil
@@ -31,13 +30,14 @@ sys.path.insert(0, ROOT)
 from kazoo.client import KazooClient  # noqa: E402
 
 from benchmarks.broker_process import start_broker08  # noqa: E402
+from benchmarks.clients08_perf import perf  # noqa: E402
+from tests.support.replication import zk_state  # noqa: E402
 from zkafka.admin.topics import create_topic  # noqa: E402
 from zkafka.launch.zookeeper_server import ZooKeeperServer  # noqa: E402
 from zkafka.producer.producer08 import KeyedMessage, Producer08  # noqa: E402
 from zkafka.utils import wait_until  # noqa: E402
-from zkafka.zk.paths08 import PartitionState, partition_state_path  # noqa: E402
+from zkafka.zk.paths08 import PartitionState  # noqa: E402
 
-CLI = [sys.executable, "-m", "zkafka.cli"]
 BROKERS = (1, 2, 3)
 SESSION_MS = 6000  # 0.8's default zookeeper.session.timeout.ms
 
@@ -67,10 +67,7 @@ class Cluster:
         return ",".join(f"127.0.0.1:{p}" for p in self.ports.values())
 
     def state(self, topic: str) -> PartitionState | None:
-        if self.zk.exists(partition_state_path(topic, 0)) is None:
-            return None
-        data, stat = self.zk.get(partition_state_path(topic, 0))
-        return PartitionState.parse(topic, 0, data, zk_version=stat.version)
+        return zk_state(self.zk, topic, 0)
 
     def topic(self, name: str, replication_factor: int) -> PartitionState:
         create_topic(self.zk, name, 1, replication_factor, rng=random.Random(name))
@@ -90,13 +87,6 @@ class Cluster:
                 os.killpg(proc.pid, signal.SIGTERM)
                 proc.wait(60)
         self.zk.stop()
-
-
-def perf(*args: str) -> dict:
-    done = subprocess.run([*CLI, "perf", *args, "--json", "--no-progress"], capture_output=True, text=True)
-    if done.returncode:
-        raise RuntimeError(f"zkafka perf {' '.join(args)} failed: {done.stderr}")
-    return json.loads(done.stdout)
 
 
 def throughput(cluster: Cluster, messages: int) -> list[tuple[int, str, dict]]:
