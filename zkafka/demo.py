@@ -19,6 +19,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import gevent
 
@@ -76,23 +77,30 @@ class Snapshot:
         return None if any(lag is None for lag in lags) else sum(lags)
 
 
+def settings07(broker_id: int, port: int, log_dir: str, zk_connect: str, partitions: int) -> dict:
+    """A 0.7 demo broker's server.properties."""
+    return {
+        "brokerid": broker_id,
+        "hostname": "127.0.0.1",
+        "port": port,
+        "log.dir": log_dir,
+        "zk.connect": zk_connect,
+        "num.partitions": partitions,
+        "log.flush.interval": 20,
+        "log.default.flush.interval.ms": 200,
+        "log.default.flush.scheduler.interval.ms": 200,
+    }
+
+
 class _BrokerProcess:
-    def __init__(self, broker_id: int, root: str, zk_connect: str, partitions: int) -> None:
+    """A broker child process; ``settings(broker_id, port, log_dir)`` gives its server.properties."""
+
+    def __init__(self, broker_id: int, root: str, settings: Callable[[int, int, str], dict]) -> None:
         self.id = broker_id
         self.port = free_port()
         self.props = os.path.join(root, f"server-{broker_id}.properties")
         self.log_path = os.path.join(root, f"broker-{broker_id}.log")
-        settings = {
-            "brokerid": broker_id,
-            "hostname": "127.0.0.1",
-            "port": self.port,
-            "log.dir": os.path.join(root, f"kafka-logs-{broker_id}"),
-            "zk.connect": zk_connect,
-            "num.partitions": partitions,
-            "log.flush.interval": 20,
-            "log.default.flush.interval.ms": 200,
-            "log.default.flush.scheduler.interval.ms": 200,
-        }
+        settings = settings(broker_id, self.port, os.path.join(root, f"kafka-logs-{broker_id}"))
         with open(self.props, "w") as handle:
             handle.writelines(f"{k}={v}\n" for k, v in settings.items())
         self.proc: subprocess.Popen | None = None
@@ -110,10 +118,10 @@ class _BrokerProcess:
                 start_new_session=True,
             )
 
-    def stop(self, timeout: float = 20.0) -> None:
+    def stop(self, timeout: float = 20.0, signum: int = signal.SIGTERM) -> None:
         if not self.running:
             return
-        self.proc.send_signal(signal.SIGTERM)
+        self.proc.send_signal(signum)
         deadline = time.monotonic() + timeout
         while self.proc.poll() is None and time.monotonic() < deadline:
             gevent.sleep(0.05)
@@ -122,20 +130,26 @@ class _BrokerProcess:
             self.proc.wait()
 
 
+def connector07(name: str, zk_connect: str, group: str) -> ZookeeperConsumerConnector:
+    config = ConsumerConfig(
+        {
+            "zk.connect": zk_connect,
+            "groupid": group,
+            "consumerid": name,
+            "autocommit.interval.ms": "1000",
+            "rebalance.backoff.ms": "1000",
+            "fetcher.backoff.ms": "100",
+            "consumer.timeout.ms": "200",
+        }
+    )
+    return ZookeeperConsumerConnector(config)
+
+
 class _Consumer:
-    def __init__(self, name: str, zk_connect: str, group: str, topic: str) -> None:
-        config = ConsumerConfig(
-            {
-                "zk.connect": zk_connect,
-                "groupid": group,
-                "consumerid": name,
-                "autocommit.interval.ms": "1000",
-                "rebalance.backoff.ms": "1000",
-                "fetcher.backoff.ms": "100",
-                "consumer.timeout.ms": "200",
-            }
-        )
-        self.connector = ZookeeperConsumerConnector(config)
+    """A ZooKeeper group member (``connector``, of either line) reading one stream of ``topic``."""
+
+    def __init__(self, connector, topic: str) -> None:
+        self.connector = connector
         self.id = self.connector.consumer_id
         self.consumed = 0
         self.stream = self.connector.create_message_streams({topic: 1})[topic][0]
@@ -199,7 +213,8 @@ class DemoCluster:
         self._zk = start_zk_client(make_zk_client(connect, handler=gevent_handler()))
         for broker_id in range(self._broker_count):
             progress(f"starting broker {broker_id}")
-            self.brokers[broker_id] = _BrokerProcess(broker_id, self.root, connect, self.partitions)
+            settings = partial(settings07, zk_connect=connect, partitions=self.partitions)
+            self.brokers[broker_id] = _BrokerProcess(broker_id, self.root, settings)
             self.brokers[broker_id].start()
         self._wait(
             lambda: len(get_children(self._zk, BROKER_IDS_PATH)) == self._broker_count, "brokers registered"
@@ -237,11 +252,14 @@ class DemoCluster:
                 continue
             user = f"user-{random.randrange(16)}"
             try:
-                self._producer.send(self.topic, [f"event {self.produced} of {user}"], key=user)
+                self._send(user)
                 self.produced += 1
             except Exception as exc:  # a broker just stopped: the producer's cache catches up
                 log.info("demo producer: %s", exc)
             gevent.sleep(interval)
+
+    def _send(self, user: str) -> None:
+        self._producer.send(self.topic, [f"event {self.produced} of {user}"], key=user)
 
     def close(self, keep: bool = False) -> None:
         """Stop everything this demo started; remove its directory unless ``keep``."""
@@ -284,9 +302,8 @@ class DemoCluster:
             self._record("producer resumed")
 
     def add_consumer(self) -> None:
-        consumer = _Consumer(
-            f"consumer-{self._next_consumer}", self.zookeeper.connect_string, self.group, self.topic
-        )
+        name = f"consumer-{self._next_consumer}"
+        consumer = _Consumer(connector07(name, self.zookeeper.connect_string, self.group), self.topic)
         self._next_consumer += 1
         self.consumers.append(consumer)
         self._record(f"consumer {consumer.id} joined")
@@ -311,8 +328,10 @@ class DemoCluster:
             stopped[0].start()
             self._record(f"broker {stopped[0].id} started")
 
-    def _record(self, what: str) -> None:
-        self._last_action = what
+    def _record(self, what: str, action: bool = True) -> None:
+        """Note an event; an ``action`` becomes the trigger named by what is observed next."""
+        if action:
+            self._last_action = what
         self.events.append(f"{time.monotonic() - self.started:6.1f}s  {what}")
 
     # -- what the view shows ------------------------------------------------------------------------------

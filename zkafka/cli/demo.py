@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import time
+from functools import partial
 
 import click
 
@@ -17,6 +18,8 @@ KEYS = (
     "[p] pause/resume producer  [q] quit"
 )
 KEY_ACTIONS = {"a": "add-consumer", "c": "stop-consumer", "k": "stop-broker", "r": "start-broker"}
+KEYS08 = KEYS.replace("stop a broker", "kill a leader")
+KEY_ACTIONS08 = {**KEY_ACTIONS, "k": "kill-leader"}
 
 
 def parse_action(value: str) -> tuple[float, str]:
@@ -28,16 +31,28 @@ def parse_action(value: str) -> tuple[float, str]:
     if not sep or seconds < 0:
         raise click.BadParameter(f"{value!r} is not SECONDS:ACTION")
     from zkafka.demo import ACTIONS
+    from zkafka.demo08 import ACTIONS08
 
-    if action not in ACTIONS:
-        raise click.BadParameter(f"unknown action {action!r} (one of {', '.join(ACTIONS)})")
+    if action not in ACTIONS + ACTIONS08:
+        known = ", ".join(dict.fromkeys(ACTIONS + ACTIONS08))
+        raise click.BadParameter(f"unknown action {action!r} (one of {known})")
     return seconds, action
 
 
 @main.command("demo")
-@click.option("--brokers", default=2, show_default=True, type=click.IntRange(1, 9))
 @click.option(
-    "--partitions", default=2, show_default=True, type=click.IntRange(1, 64), help="Per topic per broker."
+    "--line",
+    type=click.Choice(["0.7", "0.8"]),
+    default="0.7",
+    show_default=True,
+    help="0.8: 3 replicating brokers, a topic with RF 3, a coordinator group beside a ZooKeeper group.",
+)
+@click.option("--brokers", default=None, type=click.IntRange(1, 9), help="[default: 2; 3 on 0.8]")
+@click.option(
+    "--partitions",
+    default=None,
+    type=click.IntRange(1, 64),
+    help="Per topic per broker on 0.7 [default: 2]; of the topic on 0.8 [default: 4].",
 )
 @click.option(
     "--consumers", default=2, show_default=True, type=click.IntRange(0, 32), help="Members of the group."
@@ -53,7 +68,7 @@ def parse_action(value: str) -> tuple[float, str]:
     multiple=True,
     metavar="SECONDS:ACTION",
     help="Scripted action, e.g. 10:stop-consumer (add-consumer, stop-consumer, stop-broker, start-broker, "
-    "pause-producer, resume-producer).",
+    "pause-producer, resume-producer; kill-leader on 0.8, which has no stop-broker).",
 )
 @click.option(
     "--actions-from-stdin",
@@ -65,6 +80,7 @@ def parse_action(value: str) -> tuple[float, str]:
     "--web-port", default=8080, show_default=True, type=click.IntRange(0, 65535), help="0: any free port."
 )
 def demo(
+    line,
     brokers,
     partitions,
     consumers,
@@ -82,11 +98,26 @@ def demo(
     import gevent
 
     from zkafka.demo import ACTIONS, DemoCluster, render
+    from zkafka.demo08 import ACTIONS08, DemoCluster08, render08
 
     configure_logging(Context.verbose, level=logging.ERROR)
     script = sorted(parse_action(a) for a in actions)
     ui = not no_ui and sys.stdout.isatty()
-    cluster = DemoCluster(brokers=brokers, partitions=partitions, consumers=consumers, rate=rate)
+    on08 = line == "0.8"
+    known, key_actions, keys_help = (
+        (ACTIONS08, KEY_ACTIONS08, KEYS08) if on08 else (ACTIONS, KEY_ACTIONS, KEYS)
+    )
+    unknown = [action for _, action in script if action not in known]
+    if unknown:
+        raise click.BadParameter(f"{unknown[0]} is not an action of the {line} demo", param_hint="--action")
+    sizes = {"brokers": brokers or (3 if on08 else 2), "partitions": partitions or (4 if on08 else 2)}
+    cluster = (DemoCluster08 if on08 else DemoCluster)(**sizes, consumers=consumers, rate=rate)
+
+    def view() -> list[str]:
+        if on08:
+            return render08(cluster.snapshot08(), cluster.topic, cluster.group, cluster.coordinator_group)
+        return render(cluster.snapshot(), cluster.group)
+
     stopping = []
     for signum in (signal.SIGTERM, signal.SIGINT):
         gevent.signal_handler(signum, stopping.append, signum)
@@ -95,15 +126,15 @@ def demo(
     try:
         cluster.start(progress=lambda line: click.echo(line, err=True))
         if web:
-            web_view, web_server = _serve_web(cluster, web_port)
+            web_view, web_server = _serve_web(cluster, web_port, known)
         began = time.monotonic()
         while not stopping:
             elapsed = time.monotonic() - began
             while script and script[0][0] <= elapsed:
                 cluster.act(script.pop(0)[1])
-            lines = render(cluster.snapshot(), cluster.group)
+            lines = view()
             if ui:
-                click.echo("\x1b[H\x1b[2J" + "\n".join(lines) + f"\n\n{KEYS}", nl=True)
+                click.echo("\x1b[H\x1b[2J" + "\n".join(lines) + f"\n\n{keys_help}", nl=True)
             else:
                 click.echo("\n".join(lines) + "\n")
             if duration is not None and elapsed >= duration:
@@ -113,9 +144,9 @@ def demo(
                 break
             if key == "p":
                 cluster.act("resume-producer" if cluster.paused else "pause-producer")
-            elif key in KEY_ACTIONS:
-                cluster.act(KEY_ACTIONS[key])
-            elif key in ACTIONS:
+            elif key in key_actions:
+                cluster.act(key_actions[key])
+            elif key in known:
                 cluster.act(key)
             elif key:
                 click.echo(f"demo: unknown action {key!r}", err=True)
@@ -132,20 +163,28 @@ def demo(
         click.echo(f"demo finished: produced {cluster.produced}, consumed {consumed}{where}", err=True)
 
 
-def _serve_web(cluster, port: int):
+def _serve_web(cluster, port: int, actions: tuple[str, ...]):
     """The web view of the demo cluster, its buttons wired to the demo's actions; opened in a browser when
-    there is a display."""
+    there is a display. On the 0.8 line the view also asks a running broker about coordinator groups."""
     import webbrowser
-    from functools import partial
 
-    from zkafka.demo import ACTIONS
+    from zkafka.ui.coordinator_groups import CoordinatorGroups
     from zkafka.ui.server import ClusterView, serve
+
+    bootstrap = getattr(cluster, "bootstrap", None)
+
+    def act(name: str) -> None:
+        cluster.act(name)
+        if bootstrap is not None:  # a killed broker may have been the view's bootstrap server
+            view.coordinator = CoordinatorGroups(bootstrap().split(",")[0])
 
     view = ClusterView(
         cluster.zookeeper.connect_string,
-        actions={name: partial(cluster.act, name) for name in ACTIONS},
+        bootstrap=bootstrap().split(",")[0] if bootstrap is not None else None,
+        actions={name: partial(act, name) for name in actions},
         extra=lambda: {"produced": cluster.produced, "paused": cluster.paused},
-    ).start()
+    )
+    view.start()
     server = serve(view, port)
     url = f"http://127.0.0.1:{server.server_port}/"
     click.echo(f"web view: {url}", err=True)
