@@ -172,6 +172,8 @@ class _Consumer:
 class DemoCluster:
     """A ZooKeeper, ``brokers`` brokers with ``partitions`` partitions each, a producer and a consumer group."""
 
+    actions = ACTIONS
+
     def __init__(
         self,
         brokers: int = 2,
@@ -282,14 +284,10 @@ class DemoCluster:
     # -- actions ----------------------------------------------------------------------------------------------
 
     def act(self, action: str) -> None:
-        {
-            "add-consumer": self.add_consumer,
-            "stop-consumer": self.stop_consumer,
-            "stop-broker": self.stop_broker,
-            "start-broker": self.start_broker,
-            "pause-producer": self.pause_producer,
-            "resume-producer": self.resume_producer,
-        }[action]()
+        """Run one of ``self.actions`` by name: ``stop-consumer`` calls ``stop_consumer()``."""
+        if action not in self.actions:
+            raise ValueError(f"demo: unknown action {action!r}")
+        getattr(self, action.replace("-", "_"))()
 
     def pause_producer(self) -> None:
         if not self.paused:

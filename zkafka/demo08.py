@@ -39,8 +39,10 @@ ACTIONS08 = (
 )
 
 
-def settings08(broker_id: int, port: int, log_dir: str, zk_connect: str, partitions: int) -> dict:
-    """A 0.8 demo broker's server.properties: RF 3 by default, a small offsets topic, short sessions."""
+def settings08(
+    broker_id: int, port: int, log_dir: str, zk_connect: str, partitions: int, replication: int = 3
+) -> dict:
+    """A 0.8 demo broker's server.properties: ``replication`` copies, a small offsets topic, short sessions."""
     return {
         "broker.id": broker_id,
         "host.name": "127.0.0.1",
@@ -50,9 +52,9 @@ def settings08(broker_id: int, port: int, log_dir: str, zk_connect: str, partiti
         "zookeeper.connect": zk_connect,
         "zookeeper.session.timeout.ms": 4000,
         "num.partitions": partitions,
-        "default.replication.factor": 3,
+        "default.replication.factor": replication,
         "offsets.topic.num.partitions": 4,
-        "offsets.topic.replication.factor": 3,
+        "offsets.topic.replication.factor": replication,
         "controlled.shutdown.max.retries": 1,
         "controlled.shutdown.retry.backoff.ms": 200,
         "log.flush.offset.checkpoint.interval.ms": 1000,
@@ -113,7 +115,10 @@ class DemoCluster08(DemoCluster):
         self.zookeeper.start()
         connect = self.zookeeper.connect_string
         self._zk = start_zk_client(make_zk_client(connect, handler=gevent_handler()))
-        settings = partial(settings08, zk_connect=connect, partitions=self.partitions)
+        replication = min(3, self._broker_count)
+        settings = partial(
+            settings08, zk_connect=connect, partitions=self.partitions, replication=replication
+        )
         for broker_id in range(self._broker_count):
             progress(f"starting broker {broker_id} (0.8 line)")
             self.brokers[broker_id] = _BrokerProcess(broker_id, self.root, settings)
@@ -122,7 +127,6 @@ class DemoCluster08(DemoCluster):
             lambda: len(get_children(self._zk, "/brokers/ids")) == self._broker_count, "brokers registered"
         )
         self._wait(lambda: read_controller(self._zk) is not None, "a controller elected")
-        replication = min(3, self._broker_count)
         create_topic(self._zk, self.topic, self.partitions, replication)
         self._wait(lambda: len(self.leaders()) == self.partitions, "a leader for every partition")
         self._producer = Producer08(
@@ -161,16 +165,6 @@ class DemoCluster08(DemoCluster):
         super().close(keep)
 
     # -- actions ----------------------------------------------------------------------------------------------
-
-    def act(self, action: str) -> None:
-        {
-            "add-consumer": self.add_consumer,
-            "stop-consumer": self.stop_consumer,
-            "kill-leader": self.kill_leader,
-            "start-broker": self.start_broker,
-            "pause-producer": self.pause_producer,
-            "resume-producer": self.resume_producer,
-        }[action]()
 
     def add_consumer(self) -> None:
         """One more member in each group."""

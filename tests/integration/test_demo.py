@@ -3,12 +3,11 @@
 The test acts when the demo's output shows the state it waits for (actions on stdin), not on a schedule.
 """
 
-import os
 import re
 
 import pytest
 
-from tests.support.demo_process import DemoProcess, processes_mentioning, snapshots
+from tests.support.demo_process import DemoProcess, assert_cleaned_up, snapshots
 from zkafka.utils import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -40,10 +39,7 @@ def test_demo_settles_rebalances_on_a_stopped_consumer_and_exits_cleanly():
         assert demo.proc.wait(40) == 0, "".join(demo.stderr)
     finally:
         demo.stop()
-    stderr = "".join(demo.stderr)
-    root = re.search(r"starting ZooKeeper in (\S+)", stderr).group(1)
-    assert not os.path.exists(root)
-    assert processes_mentioning(root) == []  # no stray ZooKeeper or broker
+    stderr = assert_cleaned_up(demo)
 
     blocks = snapshots("".join(demo.stdout))
     assert len(blocks) >= 10

@@ -2,13 +2,12 @@
 group beside a ZooKeeper group, and a clean exit. The test acts on what the demo prints, not on a schedule."""
 
 import json
-import os
 import re
 import urllib.request
 
 import pytest
 
-from tests.support.demo_process import DemoProcess, processes_mentioning
+from tests.support.demo_process import DemoProcess, assert_cleaned_up
 from zkafka.utils import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -100,8 +99,5 @@ def test_demo08_leader_kill_from_the_page_restart_and_both_groups_rebalance():
         assert demo.proc.wait(60) == 0, "".join(demo.stderr)
     finally:
         demo.stop()
-    stderr = "".join(demo.stderr)
-    root = re.search(r"starting ZooKeeper in (\S+)", stderr).group(1)
-    assert not os.path.exists(root)
-    assert processes_mentioning(root) == []  # no stray ZooKeeper or broker
+    stderr = assert_cleaned_up(demo)
     assert int(re.search(r"produced (\d+)", stderr).group(1)) > 0

@@ -1,6 +1,7 @@
 """``zkafka demo --no-ui --actions-from-stdin`` as a child process, for the demo's integration tests."""
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -75,3 +76,12 @@ class DemoProcess:
             self.proc.wait(10)
         for reader in self.readers:
             reader.join(10)
+
+
+def assert_cleaned_up(demo: DemoProcess) -> str:
+    """The demo removed its directory and left no ZooKeeper or broker running; its stderr."""
+    stderr = "".join(demo.stderr)
+    root = re.search(r"starting ZooKeeper in (\S+)", stderr).group(1)
+    assert not os.path.exists(root)
+    assert processes_mentioning(root) == []  # no stray ZooKeeper or broker
+    return stderr
