@@ -113,6 +113,7 @@ def start_line(line: str, work: str, zk_root: str, args) -> tuple:
     root.stop()
     root.close()
     zk_connect = f"{zk_root}/{line}"
+    os.makedirs(work, exist_ok=True)
     began = time.monotonic()
     if line == "0.7":
         proc, port = start_broker(work, zk_connect, args.partitions)
