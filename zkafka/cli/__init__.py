@@ -4,6 +4,7 @@ from zkafka.cli import broker as _broker  # noqa: F401  (registers the subcomman
 from zkafka.cli import consumer as _consumer  # noqa: F401
 from zkafka.cli import demo as _demo  # noqa: F401
 from zkafka.cli import explain as _explain  # noqa: F401
+from zkafka.cli import groups as _groups  # noqa: F401
 from zkafka.cli import mirror as _mirror  # noqa: F401
 from zkafka.cli import perf as _perf  # noqa: F401
 from zkafka.cli import producer as _producer  # noqa: F401

@@ -8,7 +8,12 @@ from zkafka.cli.command import Context, checked_topic, configure_logging, main
 
 
 @main.command("console-consumer")
-@click.option("--zookeeper", required=True, metavar="HOST:PORT[/CHROOT]", help="ZooKeeper of the cluster.")
+@click.option("--zookeeper", metavar="HOST:PORT[/CHROOT]", help="ZooKeeper of the cluster.")
+@click.option(
+    "--bootstrap-server",
+    metavar="HOST:PORT[,...]",
+    help="Instead of --zookeeper: brokers of a cluster with a group coordinator (a 0.9 group consumer).",
+)
 @click.option(
     "--topic", callback=checked_topic, help="Topic to consume (used as a whitelist regex, as in 0.7)."
 )
@@ -64,7 +69,8 @@ from zkafka.cli.command import Context, checked_topic, configure_logging, main
     help="The cluster's line (default: told from its brokers' and consumers' znodes).",
 )
 def console_consumer(
-    zookeeper: str,
+    zookeeper: str | None,
+    bootstrap_server: str | None,
     topic: str | None,
     whitelist: str | None,
     blacklist: str | None,
@@ -89,9 +95,11 @@ def console_consumer(
 
     if sum(x is not None for x in (topic, whitelist, blacklist)) != 1:
         raise click.UsageError("give exactly one of --topic, --whitelist and --blacklist")
+    if (zookeeper is None) == (bootstrap_server is None):
+        raise click.UsageError("give exactly one of --zookeeper and --bootstrap-server")
     configure_logging(Context.verbose, level=30)
     options = ConsoleOptions(
-        zookeeper=zookeeper,
+        zookeeper=zookeeper or "",
         topic=topic,
         whitelist=whitelist,
         blacklist=blacklist,
@@ -112,4 +120,9 @@ def console_consumer(
         formatter_properties=parse_overrides(formatter_properties),
         delete_consumer_offsets=delete_consumer_offsets,
     )
-    run(options)
+    if bootstrap_server is not None:
+        from zkafka.consumer09.console import run_group
+
+        run_group(options, bootstrap_server)
+    else:
+        run(options)

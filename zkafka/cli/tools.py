@@ -16,8 +16,10 @@ if TYPE_CHECKING:
     from kazoo.client import KazooClient
 
 
-def zookeeper_options(func):
+def zookeeper_options(func=None, *, required: bool = True):
     """``--zookeeper`` (0.7's ``--zkconnect`` too) and ``--connection-timeout-ms``."""
+    if func is None:
+        return lambda f: zookeeper_options(f, required=required)
     func = click.option(
         "--connection-timeout-ms",
         type=click.IntRange(1),
@@ -29,7 +31,7 @@ def zookeeper_options(func):
         "--zookeeper",
         "--zkconnect",
         "zookeeper",
-        required=True,
+        required=required,
         metavar="HOST:PORT[/CHROOT]",
         help="ZooKeeper of the cluster.",
     )(func)
@@ -80,7 +82,12 @@ def line_option(func):
 
 
 @main.command("offset-checker", short_help="Offsets, log sizes and lag of a group.")
-@zookeeper_options
+@zookeeper_options(required=False)
+@click.option(
+    "--bootstrap-server",
+    metavar="HOST:PORT",
+    help="Instead of --zookeeper: a broker; the group's offsets come from its coordinator (0.8.2's columns).",
+)
 @click.option("--group", required=True, help="Consumer group.")
 @click.option(
     "--topic",
@@ -95,8 +102,9 @@ def line_option(func):
 @line_option
 @socket_timeout_option
 def offset_checker(
-    zookeeper: str,
+    zookeeper: str | None,
     connection_timeout_ms: int,
+    bootstrap_server: str | None,
     group: str,
     topics: tuple[str, ...],
     as_json: bool,
@@ -108,10 +116,25 @@ def offset_checker(
 
     0.7 groups: by broker partition, byte offsets, totals per topic and the brokers. 0.8 groups: 0.8.2's
     ``Group Topic Pid Offset logSize Lag Owner`` lines, log sizes from each partition's leader. A partition
-    whose broker is down or unreachable shows its log size and lag as unknown.
+    whose broker is down or unreachable shows its log size and lag as unknown. With --bootstrap-server, a
+    coordinator-managed group in 0.8.2's columns (the owner is the member holding the partition).
     """
     from zkafka.tools.offset_checker import check_offsets, format_json, format_report, split_topics
     from zkafka.zk.line import cluster_line
+
+    if (zookeeper is None) == (bootstrap_server is None):
+        raise click.UsageError("give exactly one of --zookeeper and --bootstrap-server")
+    if bootstrap_server is not None:
+        from zkafka.tools.consumer_groups import describe_group
+        from zkafka.tools.offset_checker08 import format_json08, format_report08
+
+        configure_logging(Context.verbose, level=logging.WARNING)
+        report = describe_group(
+            bootstrap_server, group, split_topics(topics) or None, socket_timeout_ms
+        ).offsets
+        for text in [format_json08(report)] if as_json else format_report08(report, broker_info):
+            click.echo(text)
+        return
 
     with zk_session(zookeeper, connection_timeout_ms) as client:
         if (line or cluster_line(client, group)) == "0.8":

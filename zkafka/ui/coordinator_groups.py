@@ -46,36 +46,48 @@ def parse_server(text: str) -> tuple[str, int]:
 class CoordinatorGroups:
     """Reads the coordinator groups of the cluster that ``bootstrap`` (``host:port``) belongs to."""
 
-    def __init__(self, bootstrap: str, timeout_ms: int = 1500) -> None:
+    def __init__(self, bootstrap: str, timeout_ms: int = 1500, client_id: str = CLIENT_ID) -> None:
         self.bootstrap = parse_server(bootstrap)
         self.timeout_ms = timeout_ms
+        self.client_id = client_id
         self._positions: dict[int, int] = {}  # offsets partition -> next offset read
         self._records: dict[str, Any] = {}  # group -> its latest GroupValueV0 (None after a tombstone)
 
-    def _call(self, host: str, port: int, request: Any) -> Any:
-        channel = broker_channel(host, port, CLIENT_ID, socket_timeout_ms=self.timeout_ms)
+    def call(self, host: str, port: int, request: Any) -> Any:
+        channel = broker_channel(host, port, self.client_id, socket_timeout_ms=self.timeout_ms)
         try:
             return channel.request(request)
         finally:
             channel.close()
 
-    def read(self) -> list[dict[str, Any]] | None:
-        """Every coordinator group, or None when the brokers do not serve the group APIs."""
-        try:
-            metadata = self._call(*self.bootstrap, v08.MetadataRequestV0([]))
-        except (OSError, KafkaError) as exc:
-            log.debug("metadata from %s: %s", self.bootstrap, exc)
-            return None
+    def cluster(self) -> tuple[dict[int, tuple[str, int]], dict[str, int], dict[tuple[str, int], int]]:
+        """Metadata of every topic from the bootstrap broker: broker id -> (host, port), topic -> partition
+        count (topics without error), (topic, partition) -> leader id."""
+        metadata = self.call(*self.bootstrap, v08.MetadataRequestV0([]))
         brokers = {b.node_id: (b.host, b.port) for b in metadata.brokers}
         counts = {t.topic: len(t.partitions) for t in metadata.topics if t.error == 0}
         leaders = {(t.topic, p.partition): p.leader for t in metadata.topics for p in t.partitions}
+        return brokers, counts, leaders
+
+    def group_names(self, brokers: dict[int, tuple[str, int]]) -> set[str]:
+        """The consumer groups every broker lists (ListGroups); OSError/KafkaError when one cannot answer."""
         names: set[str] = set()
         for host, port in brokers.values():
-            try:
-                listed = self._call(host, port, ListGroupsRequestV0())
-            except (OSError, KafkaError):
-                return None  # no group APIs (the broker closes the connection)
+            listed = self.call(host, port, ListGroupsRequestV0())
             names.update(g.group_id for g in listed.groups if g.protocol_type == "consumer")
+        return names
+
+    def read(self) -> list[dict[str, Any]] | None:
+        """Every coordinator group, or None when the brokers do not serve the group APIs."""
+        try:
+            brokers, counts, leaders = self.cluster()
+        except (OSError, KafkaError) as exc:
+            log.debug("metadata from %s: %s", self.bootstrap, exc)
+            return None
+        try:
+            names = self.group_names(brokers)
+        except (OSError, KafkaError):
+            return None  # no group APIs (the broker closes the connection)
         groups = []
         partitions = counts.get(OFFSETS_TOPIC)
         for name in sorted(names):
@@ -85,14 +97,26 @@ class CoordinatorGroups:
                 groups.append(group)
         return groups
 
+    def coordinator(self, name: str, brokers: dict, leaders: dict, counts: dict) -> int | None:
+        """The id of the group's coordinator: the leader of its ``__consumer_offsets`` partition."""
+        partitions = counts.get(OFFSETS_TOPIC)
+        return leaders.get((OFFSETS_TOPIC, partition_for(name, partitions))) if partitions else None
+
+    def describe(self, name: str, brokers: dict, leaders: dict, counts: dict) -> dict[str, Any] | None:
+        """One group as ``read`` lists it (without partition counts), or None when its coordinator is
+        unknown or does not know it."""
+        return self._describe(name, brokers, leaders, counts.get(OFFSETS_TOPIC))
+
     def _describe(
         self, name: str, brokers: dict, leaders: dict, partitions: int | None
     ) -> dict[str, Any] | None:
-        coordinator = leaders.get((OFFSETS_TOPIC, partition_for(name, partitions))) if partitions else None
+        coordinator = self.coordinator(
+            name, brokers, leaders, {OFFSETS_TOPIC: partitions} if partitions else {}
+        )
         if coordinator not in brokers:
             return None
         try:
-            (described,) = self._call(*brokers[coordinator], DescribeGroupsRequestV0([name])).groups
+            (described,) = self.call(*brokers[coordinator], DescribeGroupsRequestV0([name])).groups
         except (OSError, KafkaError, ValueError) as exc:
             log.debug("describe %s: %s", name, exc)
             return None
@@ -132,7 +156,7 @@ class CoordinatorGroups:
     def _latest_record(self, name: str, address: tuple[str, int], partition: int) -> Any:
         """The group's newest metadata record, reading the offsets partition from where the last read ended."""
         try:
-            with SimpleConsumer08(*address, self.timeout_ms, client_id=CLIENT_ID) as consumer:
+            with SimpleConsumer08(*address, self.timeout_ms, client_id=self.client_id) as consumer:
                 offset = self._positions.get(partition, 0)
                 while True:
                     fetched = consumer.fetch(OFFSETS_TOPIC, partition, offset, 1 << 20)
