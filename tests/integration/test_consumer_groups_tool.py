@@ -134,3 +134,13 @@ def test_console_consumer_with_bootstrap_server_reads_everything_and_commits(boo
     rows = [r for r in described["partitions"] if r["topic"] == TOPIC]
     assert len(rows) == 4 and sum(r["log_end"] for r in rows) == len(sent)
     assert all(r["offset"] == r["log_end"] and r["lag"] == 0 for r in rows)
+
+
+def test_perf_consume_with_bootstrap_server_counts_every_message(bootstrap):
+    sent = produce(bootstrap, 150)
+    output = cli(
+        "perf", "consume", "--bootstrap-server", bootstrap, "--topic", TOPIC, "--messages", "150", "--json"
+    )
+    result = json.loads(output.strip().splitlines()[-1])
+    assert result["total_messages"] == len(sent) and result["threads"] == 1
+    assert result["total_bytes"] == sum(len(v) for v in sent)

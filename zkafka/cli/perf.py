@@ -117,6 +117,11 @@ def perf_produce(
     metavar="HOST:PORT,...",
     help="0.8 line: read every partition with SimpleConsumer08 from its leader (no group).",
 )
+@click.option(
+    "--bootstrap-server",
+    metavar="HOST:PORT,...",
+    help="One member of a coordinator-managed group (a 0.9 GroupConsumer) instead of a ZooKeeper group.",
+)
 @click.option("--topic", required=True, callback=checked_topic, help="Topic to consume.")
 @click.option("--group", help="Consumer group (default: a fresh perf-consumer-<n>, deleted afterwards).")
 @click.option("--fetch-size", type=click.IntRange(1), default=1024 * 1024, show_default=True)
@@ -151,6 +156,7 @@ def perf_produce(
 def perf_consume(
     zookeeper: str | None,
     broker_list: str | None,
+    bootstrap_server: str | None,
     topic: str,
     group: str | None,
     fetch_size: int,
@@ -170,15 +176,33 @@ def perf_consume(
     """Consume TOPIC with a ZooKeeper consumer group (the 0.7 or 0.8 high-level consumer, as the cluster is)
     as fast as possible and print the rate, as Kafka's ConsumerPerformance does (start, end, fetch size, MB,
     MB/s, messages, messages/s). With --broker-list HOST:PORT,... (0.8 line) every partition is read from its
-    leader with SimpleConsumer08 instead."""
+    leader with SimpleConsumer08 instead; with --bootstrap-server, by one member of a coordinator group."""
     from zkafka.config import parse_overrides
     from zkafka.tools.consumer_performance import CSV_HEADER, DETAIL_HEADER, ConsumerPerfOptions, run
 
     configure_logging(Context.verbose, level=30)
-    if bool(zookeeper) == bool(broker_list):
-        raise click.UsageError("give exactly one of --zookeeper and --broker-list")
+    if sum(bool(x) for x in (zookeeper, broker_list, bootstrap_server)) != 1:
+        raise click.UsageError("give exactly one of --zookeeper, --broker-list and --bootstrap-server")
     detail = None
-    if broker_list:
+    if bootstrap_server:
+        from zkafka.tools.group_consumer_performance import run_group_perf
+
+        show_detailed_stats = False
+
+        def run_it(report):
+            return run_group_perf(
+                bootstrap_server,
+                topic,
+                group,
+                fetch_size,
+                messages,
+                from_latest,
+                consumer_timeout_ms,
+                parse_overrides(properties),
+                report,
+            )
+
+    elif broker_list:
         from zkafka.tools.simple_consumer_performance import SimplePerfOptions
         from zkafka.tools.simple_consumer_performance import run as run_simple
 
