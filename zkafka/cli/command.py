@@ -71,6 +71,13 @@ def checked_topic_lists(ctx: click.Context, param: click.Parameter, value: tuple
     return value
 
 
+def topic_lists_option(help: str):
+    """``--topic T[,T...]`` (repeatable, checked by ``checked_topic_lists``) into the ``topics`` parameter."""
+    return click.option(
+        "--topic", "topics", multiple=True, callback=checked_topic_lists, metavar="T[,T...]", help=help
+    )
+
+
 class ZkafkaGroup(click.Group):
     """The ``zkafka`` group: an error escaping any subcommand is reported by ``report_error`` (one line and
     exit status 1; the traceback only with --verbose), so commands need no error handling of their own."""

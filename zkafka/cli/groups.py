@@ -6,7 +6,7 @@ import logging
 
 import click
 
-from zkafka.cli.command import Context, ToolFailure, checked_topic_lists, configure_logging, main
+from zkafka.cli.command import Context, ToolFailure, configure_logging, main, topic_lists_option
 
 
 @main.command("consumer-groups", short_help="List or describe coordinator-managed groups.")
@@ -14,14 +14,7 @@ from zkafka.cli.command import Context, ToolFailure, checked_topic_lists, config
 @click.option("--list", "list_", is_flag=True, help="List every consumer group.")
 @click.option("--describe", is_flag=True, help="Describe the --group: members, assignment, offsets and lag.")
 @click.option("--group", help="The group to describe.")
-@click.option(
-    "--topic",
-    "topics",
-    multiple=True,
-    callback=checked_topic_lists,
-    metavar="T[,T...]",
-    help="With --describe: also these topics' partitions (an empty group has no subscriptions).",
-)
+@topic_lists_option("With --describe: also these topics' partitions (an empty group has no subscriptions).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--timeout-ms", type=click.IntRange(1), default=10000, show_default=True, help="Per request.")
 def consumer_groups(

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from zkafka.cli.command import Context, checked_topic, checked_topic_lists, configure_logging, main
+from zkafka.cli.command import Context, checked_topic, configure_logging, main, topic_lists_option
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -89,14 +89,7 @@ def line_option(func):
     help="Instead of --zookeeper: a broker; the group's offsets come from its coordinator (0.8.2's columns).",
 )
 @click.option("--group", required=True, help="Consumer group.")
-@click.option(
-    "--topic",
-    "topics",
-    multiple=True,
-    callback=checked_topic_lists,
-    metavar="T[,T...]",
-    help="Topics to check (repeatable; default: those the group has offsets or owners for).",
-)
+@topic_lists_option("Topics to check (repeatable; default: those the group has offsets or owners for).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
 @click.option("--broker-info", is_flag=True, help="0.8: print the brokers after the table (0.7 always does).")
 @line_option
