@@ -34,6 +34,8 @@ from zkafka.broker.metadata_cache import ClusterSnapshot, MetadataCache
 from zkafka.config import parse_bool
 from zkafka.config08 import BrokerConfig08
 from zkafka.errors import BrokerNotAvailableError, InvalidConfigError, KafkaError
+from zkafka.protocol.v08_admin import StopReplicaRequestV0
+from zkafka.protocol.v08_admin import TopicPartition as admin_partition
 from zkafka.utils import now_ms
 from zkafka.zk.client import delete_if_owned, get_data, session_id
 from zkafka.zk.paths08 import (
@@ -298,11 +300,38 @@ class KafkaController:
         if broker_id not in self.cache.snapshot().brokers:
             raise BrokerNotAvailableError(f"broker {broker_id} is not a live broker")
         log.info("controller %d: broker %d asks for a controlled shutdown", self.broker_id, broker_id)
+        if broker_id not in self.shutting_down:
+            self._stop_following(broker_id, timeout_s)
         self.shutting_down.add(broker_id)
         result = self.client.handler.async_result()
         self._shutdown_waiters.append((broker_id, result))
         self._wake.set()
         return result.get(timeout=timeout_s)
+
+    def _stop_following(self, broker_id: int, timeout_s: float) -> None:
+        """Before its ISRs shrink, the broker stops fetching what it follows (StopReplica, answered), so that no
+        fetch of its own brings it back into an ISR it was just taken out of."""
+        if self.channels is None or self._planner is None:
+            return
+        snapshot = self.cache.snapshot()
+        states = self._current_states(snapshot)
+        followed = sorted(
+            (t, p)
+            for t, parts in snapshot.topics.items()
+            for p, meta in parts.items()
+            if broker_id in meta.replicas
+            and (state := states.get((t, p))) is not None
+            and state.leader != broker_id
+        )
+        if not followed:
+            return
+        request = StopReplicaRequestV0(
+            self.broker_id, self.epoch, 0, [admin_partition(t, p) for t, p in followed]
+        )
+        done = self.client.handler.event_object()
+        if self.channels.send(broker_id, request, lambda response: done.set()):
+            self._planner.stopped(broker_id, followed)
+            done.wait(timeout_s)
 
     def _answer_shutdowns(self, view: ClusterView | None) -> None:
         waiters, self._shutdown_waiters = self._shutdown_waiters, []

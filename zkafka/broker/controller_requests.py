@@ -82,6 +82,12 @@ class RequestPlanner:
         self.controller_epoch = controller_epoch
         self.told: dict[int, BrokerTold] = {}
 
+    def stopped(self, broker_id: int, partitions: Iterable[TopicPartition]) -> None:
+        """Record a StopReplica(delete=0) sent to the broker outside a plan (a controlled shutdown's first step)."""
+        told = self.told.get(broker_id)
+        if told is not None:
+            told.stopped.update(partitions)
+
     def plan(self, view: ClusterView) -> list[tuple[int, Any]]:
         """The requests to send, as ``(broker id, request body)`` in sending order; records them as told."""
         for gone in [b for b in self.told if b not in view.brokers]:
