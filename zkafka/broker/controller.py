@@ -1,12 +1,12 @@
-"""KafkaController: the 0.8 controller: its election, the partition states it writes and the requests it sends.
+"""KafkaController: the 0.8 controller: the partition states it writes and the requests it sends.
 
-Brokers race to create the ephemeral ``/controller``; the losers watch it and race again when it goes.
-The winner raises ``/controller_epoch`` by one (a version-checked write; ``1`` when absent) and from then on
-acts on every change the MetadataCache sees (brokers coming and going, new topics and partitions): it asks
-leader_election.py what each partition's state should be and writes the state znodes, each write
-conditional on the version it read. With ``delete.topic.enable`` it also carries out ``/admin/delete_topics``:
-the ``on_delete_topic`` hook first (where brokers delete the logs), then the topic's znodes. A lost session
-ends its reign; the next session runs for election again.
+Elected as controller_election.py says, it acts on every change the MetadataCache sees (brokers coming and
+going, new topics and partitions): it asks leader_election.py what each partition's state should be and
+writes the state znodes, each write conditional on the version it read. With ``delete.topic.enable`` it also
+carries out ``/admin/delete_topics``: the ``on_delete_topic`` hook first, StopReplica(delete=1) to the
+replicas, then the topic's znodes. ``/admin/preferred_replica_election`` (and, with
+``auto.leader.rebalance.enable``, a check every ``leader.imbalance.check.interval.seconds``) hands partitions
+back to their preferred replicas.
 
 With a ControllerChannelManager (a broker's controller) it tells the brokers over the wire, as 0.8.2 does:
 after each pass, controller_requests.py plans the LeaderAndIsr, UpdateMetadata and StopReplica requests that
@@ -23,33 +23,27 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 
-from kazoo.client import KazooClient, KazooState
+from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
 from kazoo.protocol.states import WatchedEvent
 
 from zkafka.broker.controller_channel import ControllerChannelManager
+from zkafka.broker.controller_election import ControllerElection, ControllerMovedError
 from zkafka.broker.controller_requests import ClusterView, RequestPlanner
 from zkafka.broker.leader_election import StateChange, partition_state_changes
 from zkafka.broker.metadata_cache import ClusterSnapshot, MetadataCache
 from zkafka.config import parse_bool
 from zkafka.config08 import BrokerConfig08
-from zkafka.errors import BrokerNotAvailableError, InvalidConfigError, KafkaError
+from zkafka.errors import BrokerNotAvailableError, InvalidConfigError
 from zkafka.protocol.v08_admin import StopReplicaRequestV0
 from zkafka.protocol.v08_admin import TopicPartition as admin_partition
-from zkafka.utils import now_ms
-from zkafka.zk.client import delete_if_owned, get_data, session_id
+from zkafka.zk.client import delete_if_owned, get_data
 from zkafka.zk.paths08 import (
-    CONTROLLER_EPOCH_PATH,
     CONTROLLER_PATH,
     DELETE_TOPICS_PATH,
-    INITIAL_CONTROLLER_EPOCH,
     PartitionState,
     ZkDataError,
     delete_topic_path,
-    encode_controller,
-    encode_controller_epoch,
-    parse_controller,
-    parse_controller_epoch,
     parse_topic_config,
     partition_path,
     partition_state_path,
@@ -64,11 +58,7 @@ RETRY_AFTER_ERROR_S = 1.0
 TopicPartition = tuple[str, int]
 
 
-class ControllerMovedError(KafkaError):
-    """Another broker became controller while this one was taking office."""
-
-
-class KafkaController:
+class KafkaController(ControllerElection):
     """Runs for controller on a shared session; while elected, keeps every partition's leader and ISR written."""
 
     def __init__(
@@ -80,16 +70,11 @@ class KafkaController:
         on_delete_topic: Callable[[str], None] | None = None,
         channels: ControllerChannelManager | None = None,
     ) -> None:
-        self.broker_id: int = config["broker.id"]
+        super().__init__(config["broker.id"], client)
         self.unclean_default: bool = config["unclean.leader.election.enable"]
         self.delete_topic_enable: bool = config["delete.topic.enable"]
-        self.client = client
         self.cache = cache
         self.on_delete_topic = on_delete_topic
-        self.epoch = 0
-        self.active = False
-        self._closed = False
-        self._session_lost = False
         self._wake = client.handler.event_object()
         self._listeners: list[Callable[[list[StateChange]], None]] = []
         self._retry_soon = False
@@ -112,94 +97,17 @@ class KafkaController:
         """Call ``listener(changes)`` on the controller's worker after it wrote partition states."""
         self._listeners.append(listener)
 
-    def controller_id(self) -> int | None:
-        """The broker id in ``/controller`` now (None when there is no controller)."""
-        data = get_data(self.client, CONTROLLER_PATH)
-        return None if data is None else parse_controller(data)
-
-    # -- election --------------------------------------------------------------------------------------
-
-    def elect(self) -> None:
-        """Try to become controller; otherwise watch ``/controller`` to try again when it goes."""
-        while not (self.active or self._closed):
-            value = encode_controller(self.broker_id, str(now_ms())).encode()
-            try:
-                self.client.create(CONTROLLER_PATH, value, ephemeral=True)
-            except NodeExistsError:
-                try:
-                    data, stat = self.client.get(CONTROLLER_PATH, watch=self._on_controller_change)
-                except NoNodeError:
-                    continue  # it just went: race again
-                if stat.ephemeralOwner != session_id(self.client):
-                    log.info(
-                        "broker %d: the controller is %s", self.broker_id, data.decode("utf-8", "replace")
-                    )
-                    return
-            self._take_office()
-            return
-
-    def _take_office(self) -> None:
-        try:
-            self.epoch = self._increment_epoch()
-        except ControllerMovedError as exc:
-            log.info("broker %d: %s", self.broker_id, exc)
-            return
+    def on_elected(self) -> None:
         self._planner = RequestPlanner(self.broker_id, self.epoch)
         self._written = {}
         self.shutting_down = set()
-        self.active = True
-        log.info("broker %d is the controller (epoch %d)", self.broker_id, self.epoch)
         self._wake.set()
 
-    def _increment_epoch(self) -> int:
-        while True:
-            try:
-                data, stat = self.client.get(CONTROLLER_EPOCH_PATH)
-            except NoNodeError:
-                try:
-                    self.client.create(
-                        CONTROLLER_EPOCH_PATH, encode_controller_epoch(INITIAL_CONTROLLER_EPOCH).encode()
-                    )
-                    return INITIAL_CONTROLLER_EPOCH
-                except NodeExistsError:
-                    continue
-            epoch = parse_controller_epoch(data) + 1
-            try:
-                self.client.set(
-                    CONTROLLER_EPOCH_PATH, encode_controller_epoch(epoch).encode(), version=stat.version
-                )
-                return epoch
-            except BadVersionError:
-                raise ControllerMovedError("the controller epoch moved while taking office") from None
-
-    def resign(self) -> None:
-        if self.active:
-            log.info("broker %d resigns as controller (epoch %d)", self.broker_id, self.epoch)
-        self.active = False
+    def on_resigned(self) -> None:
         self._planner = None
         if self.channels is not None:
             self.channels.shutdown()
         self._answer_shutdowns(None)
-
-    def _on_controller_change(self, event: WatchedEvent) -> None:
-        if not self._closed:
-            self.client.handler.spawn(self._elect_in_background)
-
-    def _elect_in_background(self) -> None:
-        try:
-            if self.client.exists(CONTROLLER_PATH, watch=self._on_controller_change) is None:
-                self.elect()
-        except KazooException as exc:
-            # a lost connection: the session listener runs the election again once connected
-            log.info("broker %d: controller election interrupted: %r", self.broker_id, exc)
-
-    def _on_session(self, state: str) -> None:
-        if state == KazooState.LOST:
-            self._session_lost = True
-            self.resign()
-        elif state == KazooState.CONNECTED and self._session_lost:
-            self._session_lost = False
-            self.client.handler.spawn(self._elect_in_background)
 
     # -- while in office -------------------------------------------------------------------------------
 

@@ -122,3 +122,65 @@ def partition_state_changes(
             if new is not None:
                 changes.append(StateChange(topic, partition, current, new))
     return changes
+
+
+# -- preferred replicas (§8.6) ------------------------------------------------------------------------------
+
+
+def preferred_replica_state(
+    replicas: Sequence[int], current: PartitionState, live: Iterable[int], controller_epoch: int
+) -> PartitionState | None:
+    """Hand the partition back to its preferred (first assigned) replica if that one is alive, in the ISR
+    and not leading already: same ISR, leader epoch + 1. None otherwise."""
+    if not replicas or current.controller_epoch > controller_epoch:
+        return None
+    preferred = replicas[0]
+    if current.leader == preferred or preferred not in set(live) or preferred not in current.isr:
+        return None
+    return _bump(current, preferred, current.isr, controller_epoch)
+
+
+def preferred_replica_changes(
+    assignments: Mapping[str, Mapping[int, Sequence[int]]],
+    states: Mapping[tuple[str, int], PartitionState | None],
+    partitions: Iterable[tuple[str, int]],
+    live: Iterable[int],
+    controller_epoch: int,
+) -> list[StateChange]:
+    """The state znodes a preferred replica election of ``partitions`` writes (those it can move)."""
+    live = frozenset(live)
+    changes = []
+    for topic, partition in sorted(set(partitions)):
+        replicas = assignments.get(topic, {}).get(partition)
+        current = states.get((topic, partition))
+        if replicas is None or current is None:
+            continue
+        new = preferred_replica_state(replicas, current, live, controller_epoch)
+        if new is not None:
+            changes.append(StateChange(topic, partition, current, new))
+    return changes
+
+
+def imbalanced_partitions(
+    assignments: Mapping[str, Mapping[int, Sequence[int]]],
+    states: Mapping[tuple[str, int], PartitionState | None],
+    live: Iterable[int],
+    imbalance_percentage: int,
+) -> set[tuple[str, int]]:
+    """The partitions an automatic leader rebalance hands back: for each live broker whose share of the
+    partitions preferring it but led elsewhere is above ``leader.imbalance.per.broker.percentage``, those
+    partitions."""
+    live = frozenset(live)
+    preferring: dict[int, list[tuple[str, int]]] = {}
+    for topic, parts in assignments.items():
+        for partition, replicas in parts.items():
+            if replicas:
+                preferring.setdefault(replicas[0], []).append((topic, partition))
+    out: set[tuple[str, int]] = set()
+    for broker, partitions in preferring.items():
+        if broker not in live:
+            continue
+        elsewhere = [tp for tp in partitions if (s := states.get(tp)) is not None and s.leader != broker]
+        if len(elsewhere) * 100 > imbalance_percentage * len(partitions):
+            out.update(elsewhere)
+    return out

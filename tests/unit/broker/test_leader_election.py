@@ -4,9 +4,12 @@ import pytest
 
 from zkafka.broker.leader_election import (
     StateChange,
+    imbalanced_partitions,
     new_partition_state,
     next_partition_state,
     partition_state_changes,
+    preferred_replica_changes,
+    preferred_replica_state,
 )
 from zkafka.zk.paths08 import PartitionState
 
@@ -109,3 +112,32 @@ def test_a_broker_shutting_down_is_not_elected_for_an_offline_or_new_partition()
     )
     changes = partition_state_changes({"n": {0: (1, 2)}}, {}, {1, 2}, 2, shutting_down={1})
     assert [c.new for c in changes] == [PartitionState(2, 0, (2,), 2)]
+
+
+def test_a_preferred_replica_election_moves_leadership_to_the_live_in_sync_first_replica():
+    assert preferred_replica_state([1, 2, 3], state(2, 4, [2, 1, 3]), {1, 2, 3}, 2) == PartitionState(
+        1, 5, (2, 1, 3), 2
+    )
+    assert preferred_replica_state([1, 2, 3], state(1, 4, [1, 2]), {1, 2, 3}, 2) is None  # leads already
+    assert preferred_replica_state([1, 2, 3], state(2, 4, [2, 3]), {1, 2, 3}, 2) is None  # not in the ISR
+    assert preferred_replica_state([1, 2, 3], state(2, 4, [2, 1]), {2, 3}, 2) is None  # dead
+    changes = preferred_replica_changes(
+        {"t": {0: (1, 2), 1: (2, 1)}},
+        {("t", 0): state(2, 1, [1, 2]), ("t", 1): state(2, 1, [1, 2])},
+        [("t", 0), ("t", 1), ("gone", 0)],
+        {1, 2},
+        3,
+    )
+    assert [(c.partition, c.new.leader) for c in changes] == [(0, 1)]
+
+
+def test_auto_rebalance_hands_back_partitions_of_brokers_over_the_imbalance_percentage():
+    assignments = {
+        "t": {p: (1 + p % 2, 2 - p % 2) for p in range(10)}
+    }  # 1 prefers 0,2,4,..; 2 prefers 1,3,..
+    states = {("t", p): state(1, 1, [1, 2]) for p in range(10)}  # 1 leads all
+    assert imbalanced_partitions(assignments, states, {1, 2}, 10) == {("t", p) for p in range(1, 10, 2)}
+    assert imbalanced_partitions(assignments, states, {1}, 10) == set()  # 2 is dead: nothing to hand back
+    states |= {("t", p): state(2, 1, [2, 1]) for p in (1, 3, 5, 7)}  # 1 of 5 elsewhere: 20 %
+    assert imbalanced_partitions(assignments, states, {1, 2}, 20) == set()
+    assert imbalanced_partitions(assignments, states, {1, 2}, 19) == {("t", 9)}
