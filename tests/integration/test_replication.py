@@ -29,6 +29,11 @@ def cluster(start_broker08):
     return brokers
 
 
+def leaders(zk_client, topic, partitions):
+    """The leader of each partition in its state znode (None for a partition without one yet)."""
+    return [getattr(zk_state(zk_client, topic, p), "leader", None) for p in range(partitions)]
+
+
 def leader_port(cluster, zk_client, topic, partition=0):
     state = wait_until(
         lambda: (s := zk_state(zk_client, topic, partition)) is not None and s.leader >= 0 and s,
@@ -191,3 +196,47 @@ def test_auto_creation_uses_default_replication_factor_and_refuses_too_few_broke
     assert [(t.topic, t.error, t.partitions) for t in answer.topics] == [("auto6", ErrorCode.UNKNOWN, [])]
     assert answer.brokers == []  # 0.8.2: a failed auto-creation answers no brokers
     assert zk_client.exists("/brokers/topics/auto6") is None
+
+
+def test_preferred_replica_election_hands_leadership_back(cluster, zk_client, zk_connect, start_broker08):
+    zk_client.create(
+        "/brokers/topics/pref", b'{"version":1,"partitions":{"0":[1,2,3],"1":[2,3,1]}}', makepath=True
+    )
+    wait_until(lambda: leaders(zk_client, "pref", 2) == [1, 2], 20, message="preferred")
+    cluster[1].stop()
+    wait_until(lambda: zk_state(zk_client, "pref", 0).leader in (2, 3), 20, message="1's partition moved")
+    start_broker08(1, auto_leader_rebalance_enable="false", **FAST)
+    wait_until(lambda: 1 in zk_state(zk_client, "pref", 0).isr, 20, message="1 back in the ISR")
+    assert (
+        zk_state(zk_client, "pref", 0).leader != 1
+    )  # nothing moves it back by itself (auto rebalance: 300 s)
+    result = CliRunner().invoke(main, ["preferred-replica-election", "--zookeeper", zk_connect])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[1].startswith(
+        "Successfully started preferred replica election for partitions"
+    )
+    assert "[pref,0], [pref,1]" in result.output
+    wait_until(lambda: zk_state(zk_client, "pref", 0).leader == 1, 20, message="1 leads again")
+    wait_until(
+        lambda: not zk_client.exists("/admin/preferred_replica_election"), 10, message="the znode deleted"
+    )
+    assert zk_state(zk_client, "pref", 1).leader == 2
+    # a JSON file names the partitions; one still running refuses another
+    zk_client.create("/admin/preferred_replica_election", b'{"version":1,"partitions":[]}')
+    refused = CliRunner().invoke(main, ["preferred-replica-election", "--zookeeper", zk_connect])
+    assert refused.exit_code == 1 and "currently in progress" in refused.output
+
+
+def test_auto_leader_rebalance_hands_leadership_back_by_itself(start_broker08, zk_client):
+    rebalance = {"auto_leader_rebalance_enable": "true", "leader_imbalance_check_interval_seconds": "1"}
+    brokers = {b: start_broker08(b, **FAST, **rebalance) for b in (1, 2)}
+    zk_client.create(
+        "/brokers/topics/auto", b'{"version":1,"partitions":{"0":[1,2],"1":[2,1]}}', makepath=True
+    )
+    wait_until(lambda: leaders(zk_client, "auto", 2) == [1, 2], 20, message="preferred")
+    brokers[1].stop()
+    wait_until(lambda: zk_state(zk_client, "auto", 0).leader == 2, 20, message="2 leads both")
+    start_broker08(1, **FAST, **rebalance)
+    wait_until(
+        lambda: zk_state(zk_client, "auto", 0).leader == 1, 30, message="the imbalance check moved it back"
+    )

@@ -30,7 +30,12 @@ from kazoo.protocol.states import WatchedEvent
 from zkafka.broker.controller_channel import ControllerChannelManager
 from zkafka.broker.controller_election import ControllerElection, ControllerMovedError
 from zkafka.broker.controller_requests import ClusterView, RequestPlanner
-from zkafka.broker.leader_election import StateChange, partition_state_changes
+from zkafka.broker.leader_election import (
+    StateChange,
+    imbalanced_partitions,
+    partition_state_changes,
+    preferred_replica_changes,
+)
 from zkafka.broker.metadata_cache import ClusterSnapshot, MetadataCache
 from zkafka.config import parse_bool
 from zkafka.config08 import BrokerConfig08
@@ -41,9 +46,11 @@ from zkafka.zk.client import delete_if_owned, get_data
 from zkafka.zk.paths08 import (
     CONTROLLER_PATH,
     DELETE_TOPICS_PATH,
+    PREFERRED_REPLICA_ELECTION_PATH,
     PartitionState,
     ZkDataError,
     delete_topic_path,
+    parse_partition_list,
     parse_topic_config,
     partition_path,
     partition_state_path,
@@ -73,6 +80,10 @@ class KafkaController(ControllerElection):
         super().__init__(config["broker.id"], client)
         self.unclean_default: bool = config["unclean.leader.election.enable"]
         self.delete_topic_enable: bool = config["delete.topic.enable"]
+        self.auto_rebalance: bool = config["auto.leader.rebalance.enable"]
+        self.imbalance_percentage: int = config["leader.imbalance.per.broker.percentage"]
+        self.imbalance_check_s: float = config["leader.imbalance.check.interval.seconds"]
+        self._preferred: set[TopicPartition] = set()  # partitions to hand back to their preferred replica
         self.cache = cache
         self.on_delete_topic = on_delete_topic
         self._wake = client.handler.event_object()
@@ -101,6 +112,9 @@ class KafkaController(ControllerElection):
         self._planner = RequestPlanner(self.broker_id, self.epoch)
         self._written = {}
         self.shutting_down = set()
+        self._preferred = set()
+        if self.auto_rebalance:
+            self.client.handler.spawn(self._check_imbalance, self.epoch)
         self._wake.set()
 
     def on_resigned(self) -> None:
@@ -112,10 +126,6 @@ class KafkaController(ControllerElection):
     # -- while in office -------------------------------------------------------------------------------
 
     def _on_metadata(self, snapshot: ClusterSnapshot) -> None:
-        if self.active:
-            self._wake.set()
-
-    def _on_delete_topics(self, event: WatchedEvent) -> None:
         if self.active:
             self._wake.set()
 
@@ -156,9 +166,23 @@ class KafkaController(ControllerElection):
             skip_topics=deleting,
             shutting_down=self.shutting_down,
         )
+        election_asked = self._read_preferred_election()
         written = self._write(changes) if self.active else []
         for change in written:
             states[(change.topic, change.partition)] = self._written[(change.topic, change.partition)]
+        if self._preferred and self.active:
+            changed = {(c.topic, c.partition) for c in written}
+            now = {tp for tp in self._preferred if tp not in changed and tp[0] not in deleting}
+            electable = set(snapshot.brokers) - self.shutting_down
+            moved = self._write(
+                preferred_replica_changes(snapshot.assignments(), states, now, electable, self.epoch)
+            )
+            for change in moved:
+                states[(change.topic, change.partition)] = self._written[(change.topic, change.partition)]
+            written += moved
+            self._preferred -= now
+        if election_asked and not self._preferred:
+            self._delete_if_present(PREFERRED_REPLICA_ELECTION_PATH)
         if written:
             for listener in list(self._listeners):
                 try:
@@ -175,6 +199,58 @@ class KafkaController(ControllerElection):
         self._send_requests(view)
         self._answer_shutdowns(view)
         return written
+
+    # -- preferred replicas (§8.6) ----------------------------------------------------------------------
+
+    def _read_preferred_election(self) -> bool:
+        """Take the partitions listed in ``/admin/preferred_replica_election`` (watched); True if it exists."""
+        try:
+            data, _ = self.client.get(PREFERRED_REPLICA_ELECTION_PATH, watch=self._on_admin)
+        except NoNodeError:
+            self.client.exists(PREFERRED_REPLICA_ELECTION_PATH, watch=self._on_admin)
+            return False
+        try:
+            self._preferred |= parse_partition_list(PREFERRED_REPLICA_ELECTION_PATH, data)
+        except ZkDataError as exc:
+            log.warning("controller %d: ignoring %s", self.broker_id, exc)
+        return True
+
+    def _check_imbalance(self, epoch: int) -> None:
+        """``auto.leader.rebalance.enable``: every ``leader.imbalance.check.interval.seconds`` (the first
+        after 5 s), hand back the partitions of brokers leading too few of those preferring them."""
+        delay = min(5.0, self.imbalance_check_s)
+        while True:
+            self.client.handler.sleep_func(delay)
+            delay = self.imbalance_check_s
+            if self._closed or not self.active or self.epoch != epoch:
+                return
+            snapshot = self.cache.snapshot()
+            if self._preferred or self.shutting_down:
+                continue
+            imbalanced = imbalanced_partitions(
+                snapshot.assignments(),
+                self._current_states(snapshot),
+                snapshot.brokers,
+                self.imbalance_percentage,
+            )
+            if imbalanced:
+                log.info(
+                    "controller %d: leader imbalance: electing preferred replicas of %d partition(s)",
+                    self.broker_id,
+                    len(imbalanced),
+                )
+                self._preferred |= imbalanced
+                self._wake.set()
+
+    def _on_admin(self, event: WatchedEvent) -> None:
+        if self.active:
+            self._wake.set()
+
+    def _delete_if_present(self, path: str) -> None:
+        try:
+            self.client.delete(path)
+        except NoNodeError:
+            pass
 
     def _current_states(self, snapshot: ClusterSnapshot) -> dict[TopicPartition, PartitionState | None]:
         """The snapshot's states, with this controller's own writes where the snapshot has not seen them yet."""
@@ -323,7 +399,7 @@ class KafkaController(ControllerElection):
 
     def _delete_topics(self, snapshot: ClusterSnapshot) -> set[str]:
         """Delete every topic marked under ``/admin/delete_topics``; return those still being deleted."""
-        marked = set(self.client.get_children(DELETE_TOPICS_PATH, watch=self._on_delete_topics))
+        marked = set(self.client.get_children(DELETE_TOPICS_PATH, watch=self._on_admin))
         for topic in sorted(marked):
             try:
                 if topic in snapshot.topics and self.on_delete_topic is not None:

@@ -8,6 +8,7 @@ from zkafka.cli import groups as _groups  # noqa: F401
 from zkafka.cli import mirror as _mirror  # noqa: F401
 from zkafka.cli import perf as _perf  # noqa: F401
 from zkafka.cli import producer as _producer  # noqa: F401
+from zkafka.cli import replicas as _replicas  # noqa: F401
 from zkafka.cli import spark as _spark  # noqa: F401
 from zkafka.cli import tools as _tools  # noqa: F401
 from zkafka.cli import topics as _topics  # noqa: F401
