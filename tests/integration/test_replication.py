@@ -16,7 +16,7 @@ from zkafka.protocol import v08
 from zkafka.protocol import v08_admin as admin
 from zkafka.protocol.errors import ErrorCode
 from zkafka.utils import wait_until
-from zkafka.zk.paths08 import parse_topic_assignment
+from zkafka.zk.paths08 import parse_partition_list, parse_topic_assignment
 
 pytestmark = pytest.mark.integration
 
@@ -221,10 +221,26 @@ def test_preferred_replica_election_hands_leadership_back(cluster, zk_client, zk
         lambda: not zk_client.exists("/admin/preferred_replica_election"), 10, message="the znode deleted"
     )
     assert zk_state(zk_client, "pref", 1).leader == 2
-    # a JSON file names the partitions; one still running refuses another
-    zk_client.create("/admin/preferred_replica_election", b'{"version":1,"partitions":[]}')
-    refused = CliRunner().invoke(main, ["preferred-replica-election", "--zookeeper", zk_connect])
-    assert refused.exit_code == 1 and "currently in progress" in refused.output
+
+
+def test_an_election_file_names_partitions_and_one_in_progress_refuses_another(
+    zk_client, zk_connect, tmp_path
+):
+    # no broker runs here: the election znode stays until a controller acts on it
+    path = tmp_path / "election.json"
+    path.write_text('{"partitions":[{"topic":"t","partition":1},{"topic":"u","partition":0}]}')
+    args = ["preferred-replica-election", "--zookeeper", zk_connect, "--path-to-json-file", str(path)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert parse_partition_list("e", zk_client.get("/admin/preferred_replica_election")[0]) == {
+        ("t", 1),
+        ("u", 0),
+    }
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 1 and "currently in progress for [t,1], [u,0]" in refused.output
+    path.write_text('{"partitions":[{"topic":"t","partition":1},{"topic":"t","partition":1}]}')
+    duplicate = CliRunner().invoke(main, args)
+    assert duplicate.exit_code == 1 and "duplicate partitions" in duplicate.output
 
 
 def test_auto_leader_rebalance_hands_leadership_back_by_itself(start_broker08, zk_client):
