@@ -221,13 +221,23 @@ def fmt_cpu(micros: float | None) -> str:
     return "-" if micros is None else f"{micros:.2f}"
 
 
-def markdown(rows: list[Row], opts) -> str:
+def load_average() -> str:
+    try:
+        with open("/proc/loadavg") as handle:
+            return handle.read().split()[0]
+    except OSError:
+        return "?"
+
+
+def markdown(rows: list[Row], opts, loads: tuple[str, str]) -> str:
     lines = [
         f"{opts.size}-byte messages, one broker, loopback; produce: batches of {opts.batch} (sync, acks=1 on "
         f"0.8); consume: 1 MiB fetches. Messages per second, ratio to the first row of the line; best of "
         f"{opts.runs} run(s); {opts.messages:,} messages a zkafka run, {opts.third_party_messages:,} a "
         f"third-party one; 1 MiB socket buffers; broker logs in {opts.log_root or 'a temporary directory'}.",
-        f"Machine: {machine()}.",
+        f"Machine: {machine()}; 1-minute load average {loads[0]} when the run began, {loads[1]} when it "
+        "ended (CPU µs/msg: client and broker CPU time per message, process starts included, which "
+        "other work on the machine does not inflate).",
         "",
         "| line | client | codec | produce msg/s | consume msg/s | produce CPU µs/msg | consume CPU µs/msg | note |",
         "|---|---|---|---:|---:|---:|---:|---|",
@@ -290,6 +300,7 @@ def main() -> None:
     zookeeper = ZooKeeperServer(os.path.join(work, "zk"), port=free_port())
     zookeeper.start()
     rows: list[Row] = []
+    began_load = load_average()
     try:
         zk = f"127.0.0.1:{zookeeper.port}"
         for line in opts.lines.split(","):
@@ -303,7 +314,7 @@ def main() -> None:
     finally:
         zookeeper.stop()
         shutil.rmtree(work, ignore_errors=True)
-    table = markdown(rows, opts)
+    table = markdown(rows, opts, (began_load, load_average()))
     print(table)
     if opts.markdown:
         with open(opts.markdown, "w") as handle:
