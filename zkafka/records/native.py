@@ -23,7 +23,9 @@ def _load() -> ModuleType | None:
     try:
         from zkafka.records import _native
     except ImportError as err:
-        log.warning("zkafka: the native codec core is not built (%s); using the pure-Python codec", err)
+        # The install already said so once (setup.py); here only a debug line, so that a tool's output stays
+        # its own (one-line errors) on a machine that could not build the extension.
+        log.debug("the native codec core is not built (%s); using the pure-Python codec", err)
         return None
     return _native
 
