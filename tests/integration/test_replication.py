@@ -16,7 +16,7 @@ from zkafka.protocol import v08
 from zkafka.protocol import v08_admin as admin
 from zkafka.protocol.errors import ErrorCode
 from zkafka.utils import wait_until
-from zkafka.zk.paths08 import parse_partition_list, parse_topic_assignment
+from zkafka.zk.paths08 import parse_partition_list, parse_reassignment, parse_topic_assignment
 
 pytestmark = pytest.mark.integration
 
@@ -40,7 +40,14 @@ def leader_port(cluster, zk_client, topic, partition=0):
         20,
         message=f"a leader for {topic}-{partition}",
     )
-    return state, cluster[state.leader].port
+    port = cluster[state.leader].port
+
+    def told():  # UpdateMetadata follows LeaderAndIsr on the controller's queue to the broker
+        parts = [p for t in metadata(port, [topic]) for p in t.partitions if p.partition == partition]
+        return parts and parts[0].leader == state.leader
+
+    wait_until(told, 20, message=f"broker {state.leader} told it leads {topic}-{partition}")
+    return state, port
 
 
 def test_an_rf3_topic_replicates_every_acknowledged_message_to_the_whole_isr(cluster, zk_client):
@@ -256,3 +263,61 @@ def test_auto_leader_rebalance_hands_leadership_back_by_itself(start_broker08, z
     wait_until(
         lambda: zk_state(zk_client, "auto", 0).leader == 1, 30, message="the imbalance check moved it back"
     )
+
+
+def test_reassign_partitions_moves_replicas_and_their_data(
+    cluster, start_broker08, zk_client, zk_connect, tmp_path
+):
+    cluster[4] = start_broker08(4, **FAST)
+    zk_client.create("/brokers/topics/mv", b'{"version":1,"partitions":{"0":[1,2],"1":[2,1]}}', makepath=True)
+    _, port = leader_port(cluster, zk_client, "mv", 0)
+    with Client08(port) as client:
+        for i in range(10):
+            assert produce(client, "mv", 0, [b"v%d" % i] * 10)[0] == 0
+    topics = tmp_path / "topics.json"
+    topics.write_text('{"topics":[{"topic":"mv"}],"version":1}')
+    proposed = CliRunner().invoke(
+        main,
+        [
+            "reassign-partitions",
+            "--zookeeper",
+            zk_connect,
+            "--generate",
+            "--topics-to-move-json-file",
+            str(topics),
+            "--broker-list",
+            "3,4",
+        ],
+    )
+    assert proposed.exit_code == 0, proposed.output
+    lines = proposed.output.splitlines()
+    assert lines[0] == "Current partition replica assignment"
+    assert (
+        lines[2]
+        == '{"version":1,"partitions":[{"topic":"mv","partition":0,"replicas":[1,2]},{"topic":"mv","partition":1,"replicas":[2,1]}]}'
+    )
+    assert {tuple(sorted(r)) for r in parse_reassignment(lines[5]).values()} == {(3, 4)}
+
+    moves = tmp_path / "moves.json"
+    moves.write_text('{"version":1,"partitions":[{"topic":"mv","partition":0,"replicas":[3,4]}]}')
+    args = ["reassign-partitions", "--zookeeper", zk_connect, "--reassignment-json-file", str(moves)]
+    started = CliRunner().invoke(main, [*args, "--execute"])
+    assert started.exit_code == 0, started.output
+    assert "Save this to use as the --reassignment-json-file option during rollback" in started.output
+
+    def verified():
+        result = CliRunner().invoke(main, [*args, "--verify"])
+        return "Reassignment of partition [mv,0] completed successfully" in result.output
+
+    wait_until(verified, 30, message="the move completed")
+    state = zk_state(zk_client, "mv", 0)
+    assert state.leader in (3, 4) and sorted(state.isr) == [3, 4]
+    assert parse_topic_assignment("mv", zk_client.get("/brokers/topics/mv")[0]) == {0: [3, 4], 1: [2, 1]}
+    assert not zk_client.exists("/admin/reassign_partitions")
+    _, port = leader_port(cluster, zk_client, "mv", 0)
+    high_watermark, messages = read_all(port, "mv", 0)
+    assert high_watermark == 100 and [v for _, v in messages][::10] == [b"v%d" % i for i in range(10)]
+    for old in (1, 2):  # StopReplica with delete: the old replicas' logs are gone
+        wait_until(
+            lambda old=old: cluster[old].server.log_manager.get_log("mv", 0) is None, 10, message=f"{old}"
+        )

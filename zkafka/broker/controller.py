@@ -25,16 +25,14 @@ from dataclasses import replace
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
-from kazoo.protocol.states import WatchedEvent
 
+from zkafka.broker.controller_admin import AdminTasks
 from zkafka.broker.controller_channel import ControllerChannelManager
 from zkafka.broker.controller_election import ControllerElection, ControllerMovedError
 from zkafka.broker.controller_requests import ClusterView, RequestPlanner
 from zkafka.broker.leader_election import (
     StateChange,
-    imbalanced_partitions,
     partition_state_changes,
-    preferred_replica_changes,
 )
 from zkafka.broker.metadata_cache import ClusterSnapshot, MetadataCache
 from zkafka.config import parse_bool
@@ -46,17 +44,13 @@ from zkafka.zk.client import delete_if_owned, get_data
 from zkafka.zk.paths08 import (
     CONTROLLER_PATH,
     DELETE_TOPICS_PATH,
-    PREFERRED_REPLICA_ELECTION_PATH,
     PartitionState,
     ZkDataError,
-    delete_topic_path,
-    parse_partition_list,
     parse_topic_config,
     partition_path,
     partition_state_path,
     topic_config_path,
     topic_partitions_path,
-    topic_path,
 )
 
 log = logging.getLogger(__name__)
@@ -65,7 +59,7 @@ RETRY_AFTER_ERROR_S = 1.0
 TopicPartition = tuple[str, int]
 
 
-class KafkaController(ControllerElection):
+class KafkaController(AdminTasks, ControllerElection):
     """Runs for controller on a shared session; while elected, keeps every partition's leader and ISR written."""
 
     def __init__(
@@ -93,6 +87,7 @@ class KafkaController(ControllerElection):
         self.channels = channels
         self._planner: RequestPlanner | None = None
         self._written: dict[TopicPartition, PartitionState] = {}
+        self._written_replicas: dict[TopicPartition, tuple[int, ...]] = {}
         self.shutting_down: set[int] = set()
         self._shutdown_waiters: list[tuple[int, object]] = []
 
@@ -111,6 +106,7 @@ class KafkaController(ControllerElection):
     def on_elected(self) -> None:
         self._planner = RequestPlanner(self.broker_id, self.epoch)
         self._written = {}
+        self._written_replicas = {}
         self.shutting_down = set()
         self._preferred = set()
         if self.auto_rebalance:
@@ -153,12 +149,14 @@ class KafkaController(ControllerElection):
                 self._wake.set()
 
     def act(self, snapshot: ClusterSnapshot) -> list[StateChange]:
-        """Carry out pending deletions, write every partition state the cluster calls for, then tell the brokers."""
+        """Carry out pending deletions, write every partition state the cluster calls for (then preferred
+        replica elections and reassignments), then tell the brokers."""
         self.shutting_down &= set(snapshot.brokers)
         deleting = self._delete_topics(snapshot) if self.delete_topic_enable else set()
+        assignments = self._current_assignments(snapshot)
         states = self._current_states(snapshot)
         changes = partition_state_changes(
-            snapshot.assignments(),
+            assignments,
             states,
             snapshot.brokers,
             self.epoch,
@@ -166,23 +164,12 @@ class KafkaController(ControllerElection):
             skip_topics=deleting,
             shutting_down=self.shutting_down,
         )
-        election_asked = self._read_preferred_election()
-        written = self._write(changes) if self.active else []
-        for change in written:
-            states[(change.topic, change.partition)] = self._written[(change.topic, change.partition)]
-        if self._preferred and self.active:
-            changed = {(c.topic, c.partition) for c in written}
-            now = {tp for tp in self._preferred if tp not in changed and tp[0] not in deleting}
-            electable = set(snapshot.brokers) - self.shutting_down
-            moved = self._write(
-                preferred_replica_changes(snapshot.assignments(), states, now, electable, self.epoch)
-            )
-            for change in moved:
-                states[(change.topic, change.partition)] = self._written[(change.topic, change.partition)]
-            written += moved
-            self._preferred -= now
-        if election_asked and not self._preferred:
-            self._delete_if_present(PREFERRED_REPLICA_ELECTION_PATH)
+        written = self._apply(changes, states)
+        electable = set(snapshot.brokers) - self.shutting_down
+        busy = {(c.topic, c.partition) for c in written}
+        written += self._elect_preferred(assignments, states, electable, busy, deleting)
+        busy |= {(c.topic, c.partition) for c in written}
+        written += self._reassign(assignments, states, electable, busy)
         if written:
             for listener in list(self._listeners):
                 try:
@@ -191,7 +178,7 @@ class KafkaController(ControllerElection):
                     log.exception("state-change listener %r failed", listener)
         view = ClusterView(
             {tp: state for tp, state in states.items() if state is not None},
-            {(t, p): meta.replicas for t, parts in snapshot.topics.items() for p, meta in parts.items()},
+            {(t, p): replicas for t, parts in assignments.items() for p, replicas in parts.items()},
             snapshot.brokers,
             frozenset(self.shutting_down),
             frozenset(deleting),
@@ -200,57 +187,12 @@ class KafkaController(ControllerElection):
         self._answer_shutdowns(view)
         return written
 
-    # -- preferred replicas (§8.6) ----------------------------------------------------------------------
-
-    def _read_preferred_election(self) -> bool:
-        """Take the partitions listed in ``/admin/preferred_replica_election`` (watched); True if it exists."""
-        try:
-            data, _ = self.client.get(PREFERRED_REPLICA_ELECTION_PATH, watch=self._on_admin)
-        except NoNodeError:
-            self.client.exists(PREFERRED_REPLICA_ELECTION_PATH, watch=self._on_admin)
-            return False
-        try:
-            self._preferred |= parse_partition_list(PREFERRED_REPLICA_ELECTION_PATH, data)
-        except ZkDataError as exc:
-            log.warning("controller %d: ignoring %s", self.broker_id, exc)
-        return True
-
-    def _check_imbalance(self, epoch: int) -> None:
-        """``auto.leader.rebalance.enable``: every ``leader.imbalance.check.interval.seconds`` (the first
-        after 5 s), hand back the partitions of brokers leading too few of those preferring them."""
-        delay = min(5.0, self.imbalance_check_s)
-        while True:
-            self.client.handler.sleep_func(delay)
-            delay = self.imbalance_check_s
-            if self._closed or not self.active or self.epoch != epoch:
-                return
-            snapshot = self.cache.snapshot()
-            if self._preferred or self.shutting_down:
-                continue
-            imbalanced = imbalanced_partitions(
-                snapshot.assignments(),
-                self._current_states(snapshot),
-                snapshot.brokers,
-                self.imbalance_percentage,
-            )
-            if imbalanced:
-                log.info(
-                    "controller %d: leader imbalance: electing preferred replicas of %d partition(s)",
-                    self.broker_id,
-                    len(imbalanced),
-                )
-                self._preferred |= imbalanced
-                self._wake.set()
-
-    def _on_admin(self, event: WatchedEvent) -> None:
-        if self.active:
-            self._wake.set()
-
-    def _delete_if_present(self, path: str) -> None:
-        try:
-            self.client.delete(path)
-        except NoNodeError:
-            pass
+    def _apply(self, changes: list[StateChange], states: dict) -> list[StateChange]:
+        """Write ``changes`` (if still in office) and put what was written into ``states``."""
+        written = self._write(changes) if self.active and changes else []
+        for change in written:
+            states[(change.topic, change.partition)] = self._written[(change.topic, change.partition)]
+        return written
 
     def _current_states(self, snapshot: ClusterSnapshot) -> dict[TopicPartition, PartitionState | None]:
         """The snapshot's states, with this controller's own writes where the snapshot has not seen them yet."""
@@ -396,27 +338,6 @@ class KafkaController(ControllerElection):
         except (ZkDataError, InvalidConfigError) as exc:
             log.warning("topic %s: %s; using the broker's unclean.leader.election.enable", topic, exc)
             return self.unclean_default
-
-    def _delete_topics(self, snapshot: ClusterSnapshot) -> set[str]:
-        """Delete every topic marked under ``/admin/delete_topics``; return those still being deleted."""
-        marked = set(self.client.get_children(DELETE_TOPICS_PATH, watch=self._on_admin))
-        for topic in sorted(marked):
-            try:
-                if topic in snapshot.topics and self.on_delete_topic is not None:
-                    self.on_delete_topic(topic)
-                self._delete_znodes(topic)
-                log.info("controller %d deleted topic %s", self.broker_id, topic)
-            except Exception:
-                log.exception("deleting topic %s failed; will retry", topic)
-                self._retry_soon = True
-        return marked
-
-    def _delete_znodes(self, topic: str) -> None:
-        for path in (topic_path(topic), topic_config_path(topic), delete_topic_path(topic)):
-            try:
-                self.client.delete(path, recursive=True)
-            except NoNodeError:
-                pass
 
     def shutdown(self) -> None:
         """Stop acting and give up ``/controller`` at once so another broker takes over."""

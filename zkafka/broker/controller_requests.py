@@ -12,7 +12,8 @@ LeaderAndIsr, UpdateMetadata, StopReplica):
   changes included, as 0.9's ISR change notifications do) and the live brokers, whenever either changed; a
   partition gone from the view is sent with leader -2 (deleted);
 - StopReplica(delete=0) to a broker in controlled shutdown for each partition it no longer leads (§8.5), and
-  StopReplica(delete=1) to the replicas of a topic being deleted (§8.8).
+  StopReplica(delete=1) to the replicas of a topic being deleted (§8.8) and to a replica reassigned away from
+  a broker that was told it hosts the partition (§8.7).
 
 A state older than one already told (a view read before the controller's own write) is never sent again.
 """
@@ -150,6 +151,11 @@ class RequestPlanner:
 
     def _stop_replicas(self, broker_id: int, told: BrokerTold, view: ClusterView) -> list[Any]:
         keep, delete = [], []
+        for tp in sorted(
+            tp for tp in told.leader_epochs if broker_id not in view.assignments.get(tp, (broker_id,))
+        ):
+            del told.leader_epochs[tp]  # reassigned away: its replica goes
+            delete.append(tp)
         for tp in sorted(view.assignments):
             if broker_id not in view.assignments[tp] or tp in told.stopped:
                 continue

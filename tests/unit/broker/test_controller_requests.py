@@ -135,3 +135,18 @@ def test_a_deleted_topic_gets_stop_replica_with_delete_then_leader_minus_2():
     requests = planner.plan(view({}, {}, brokers(1, 2)))
     assert names(requests) == [(1, "UpdateMetadataRequestV0"), (2, "UpdateMetadataRequestV0")]
     assert {e.state.leader for e in requests[0][1].partition_states} == {-2}
+
+
+def test_a_replica_reassigned_away_is_told_to_delete_its_log():
+    planner = RequestPlanner(CONTROLLER, EPOCH)
+    planner.plan(view(states(), ASSIGN, brokers(1, 2, 3, 4)))
+    moved = dict(ASSIGN) | {("t", 0): (2, 4)}
+    after = states(epoch0=1, version0=1, isr0=(2, 4)) | {("t", 0): PartitionState(2, 1, (2, 4), EPOCH, 1)}
+    requests = planner.plan(view(after, moved, brokers(1, 2, 3, 4)))
+    stops = [(b, r) for b, r in requests if isinstance(r, admin.StopReplicaRequestV0)]
+    assert [(b, r.delete_partitions, r.partitions) for b, r in stops] == [
+        (1, 1, [admin.TopicPartition("t", 0)]),
+        (3, 1, [admin.TopicPartition("t", 0)]),
+    ]
+    assert (4, "LeaderAndIsrRequestV0") in names(requests)
+    assert not [r for b, r in planner.plan(view(after, moved, brokers(1, 2, 3, 4)))]  # told once
