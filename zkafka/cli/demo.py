@@ -193,6 +193,18 @@ def _serve_web(cluster, port: int, actions: tuple[str, ...]):
     return view, server
 
 
+def _readable(fd: int, timeout: float) -> bool:
+    """Wait up to ``timeout`` for ``fd`` to be readable, on the gevent hub (an I/O watcher: unlike select(),
+    any descriptor number works, however many files the process has open)."""
+    from gevent.socket import wait_read
+
+    try:
+        wait_read(fd, timeout=timeout)
+    except TimeoutError:
+        return False
+    return True
+
+
 class _Keys:
     """Single key presses from the terminal, read without blocking the gevent hub."""
 
@@ -205,9 +217,7 @@ class _Keys:
         tty.setcbreak(self.fd)
 
     def read(self, timeout: float) -> str | None:
-        from gevent import select
-
-        ready, _, _ = select.select([self.fd], [], [], timeout)
+        ready = _readable(self.fd, timeout)
         return os.read(self.fd, 16).decode(errors="ignore")[:1].lower() if ready else None
 
     def restore(self) -> None:
@@ -227,11 +237,10 @@ class _Lines:
 
     def read(self, timeout: float) -> str | None:
         import gevent
-        from gevent import select
 
         if not self.pending and self.closed:
             gevent.sleep(timeout)
-        elif not self.pending and select.select([self.fd], [], [], timeout)[0]:
+        elif not self.pending and _readable(self.fd, timeout):
             data = os.read(self.fd, 4096)
             self.closed = not data
             *lines, self.partial = (self.partial + data).split(b"\n")
