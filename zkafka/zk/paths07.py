@@ -50,10 +50,10 @@ class ZKGroupDirs:
     def offsets_dir(self, topic: str) -> str:
         return f"{self.consumer_dir}/offsets/{topic}"
 
-    def owner_path(self, topic: str, partition: str) -> str:
+    def owner_path(self, topic: str, partition: str | int) -> str:
         return f"{self.owners_dir(topic)}/{partition}"
 
-    def offset_path(self, topic: str, partition: str) -> str:
+    def offset_path(self, topic: str, partition: str | int) -> str:
         return f"{self.offsets_dir(topic)}/{partition}"
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zkafka.errors import KafkaError
+from zkafka.zk.paths07 import ZKGroupDirs
 
 BROKER_IDS_PATH = "/brokers/ids"
 BROKER_TOPICS_PATH = "/brokers/topics"
@@ -94,34 +95,8 @@ def topic_config_path(topic: str) -> str:
     return f"{TOPIC_CONFIG_PATH}/{topic}"
 
 
-@dataclass(frozen=True)
-class ZKGroupDirs08:
-    """The znode directories of one consumer group; partitions are named by their id alone."""
-
-    group: str
-
-    @property
-    def consumer_dir(self) -> str:
-        return f"{CONSUMERS_PATH}/{self.group}"
-
-    @property
-    def consumer_registry_dir(self) -> str:
-        return f"{self.consumer_dir}/ids"
-
-    def consumer_path(self, consumer_id: str) -> str:
-        return f"{self.consumer_registry_dir}/{consumer_id}"
-
-    def owners_dir(self, topic: str) -> str:
-        return f"{self.consumer_dir}/owners/{topic}"
-
-    def offsets_dir(self, topic: str) -> str:
-        return f"{self.consumer_dir}/offsets/{topic}"
-
-    def owner_path(self, topic: str, partition: int) -> str:
-        return f"{self.owners_dir(topic)}/{partition}"
-
-    def offset_path(self, topic: str, partition: int) -> str:
-        return f"{self.offsets_dir(topic)}/{partition}"
+# The consumer group directories are the 0.7 ones; 0.8 names a partition by its id alone ("3", not "0-3").
+ZKGroupDirs08 = ZKGroupDirs
 
 
 # -- JSON helpers ----------------------------------------------------------------------------------------
