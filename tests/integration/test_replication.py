@@ -321,3 +321,29 @@ def test_reassign_partitions_moves_replicas_and_their_data(
         wait_until(
             lambda old=old: cluster[old].server.log_manager.get_log("mv", 0) is None, 10, message=f"{old}"
         )
+
+
+def test_deleting_a_replicated_topic_removes_every_replica_and_its_metadata(
+    start_broker08, zk_client, zk_connect
+):
+    brokers = {b: start_broker08(b, delete_topic_enable="true", **FAST) for b in (1, 2, 3)}
+    create_topic(zk_client, "doomed", 2, 3, rng=random.Random(13))
+    _, port = leader_port(brokers, zk_client, "doomed", 0)
+    with Client08(port) as client:
+        assert produce(client, "doomed", 0, [b"x"] * 5)[0] == 0
+    result = CliRunner().invoke(main, ["topics", "--zookeeper", zk_connect, "--delete", "--topic", "doomed"])
+    assert result.exit_code == 0, result.output
+    for broker_id, broker in brokers.items():
+        wait_until(
+            lambda broker=broker: (
+                not any(log.topic == "doomed" for log in broker.server.log_manager.all_logs())
+            ),
+            20,
+            message=f"broker {broker_id} deleted its replicas",
+        )
+        wait_until(
+            lambda broker=broker: "doomed" not in broker.server.broker_metadata.snapshot().topics,
+            20,
+            message=f"broker {broker_id} forgot the topic (UpdateMetadata with leader -2)",
+        )
+    assert not zk_client.exists("/brokers/topics/doomed")
