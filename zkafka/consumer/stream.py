@@ -26,9 +26,10 @@ from gevent.queue import Empty, Queue
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
 from zkafka.errors import KafkaError
 from zkafka.records import native
-from zkafka.records.entries import decoding_walk, entry_messages, walked_to
+from zkafka.records.entries import entry_messages
 from zkafka.records.format07 import FORMAT07
 from zkafka.records.message import CODEC_MASK, Message
+from zkafka.records.native_runs import decoding_walk, walked_to
 from zkafka.zk.paths07 import BrokerPartition
 
 log = logging.getLogger(__name__)

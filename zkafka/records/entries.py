@@ -5,7 +5,8 @@ A message set is a bare concatenation of entries ``[int64 offset] | int32 N | me
 the functions here do the walking for both lines: the spans of whole entries, the checked shallow walk
 (with its fast path for plain messages), the recovery scan, the produce-path validation with its size
 limit, and deep iteration with the line's rule for offsets inside a compressed wrapper. Pure: bytes in,
-values out.
+values out. With the native core built, recovery, validation and decoding hand runs of plain entries to it
+through ``native_runs``.
 
 Wrappers are inflated with a cap (``max_inflated``): everything inflated for one top-level entry (for one
 message set on the produce path) may take at most that many bytes, nested wrappers included, and a wrapper
@@ -25,6 +26,7 @@ from typing import Any, NamedTuple
 from zkafka.errors import InvalidMessageError, InvalidMessageSizeError, KafkaError, MessageSizeTooLargeError
 from zkafka.records import native
 from zkafka.records.compression import DEFAULT_MAX_INFLATED, decompress
+from zkafka.records.native_runs import NO_MIN_OFFSET, NativeWalk, decoding_walk, scan_run
 
 INT32 = struct.Struct(">i")
 UINT32 = struct.Struct(">I")
@@ -115,6 +117,10 @@ class EntryFormat:
     def spans(self, buf: Any, start: int = 0) -> Iterator[tuple[int, int]]:
         """(position, entry size with overhead) of each whole entry; see ``spans``."""
         return spans(buf, self, start)
+
+    def walk(self, data: Any, start: int = 0, base: int = 0) -> Iterator[tuple[int, int, int, int, int, Any]]:
+        """The checked shallow walk; see ``walk``."""
+        return walk(data, self, start, base)
 
     def valid_prefix(self, buf: Any) -> int:
         """Bytes of the longest prefix of whole, CRC-valid entries: where log recovery truncates."""
@@ -217,86 +223,6 @@ def walk(
         pos = after
 
 
-class NativeWalk:
-    """``walk`` with the runs of plain entries taken by the native core instead of yielded.
-
-    ``run(pos) -> (stop, count)`` handles the plain entries from ``pos`` on (checking, counting, decoding
-    them, whatever it is for) and returns where it stopped; the entry there is read by ``walk`` with all
-    its rules (so errors are the pure path's) and yielded, then the next run starts after it. ``end`` is
-    the position after the last entry read either way, ``count`` the sum of the runs' counts and
-    ``last_offset`` the highest offset a run read (-1: none).
-    """
-
-    __slots__ = ("data", "fmt", "base", "run", "pos", "end", "count", "last_offset")
-
-    def __init__(self, data: Any, fmt: EntryFormat, start: int, base: int, run: Any) -> None:
-        self.data, self.fmt, self.base, self.run = data, fmt, base, run
-        self.pos = self.end = start
-        self.count = 0
-        self.last_offset = -1
-
-    def __iter__(self) -> NativeWalk:
-        return self
-
-    def __next__(self) -> tuple[int, int, int, int, int, Any]:
-        stop, count, last = self.run(self.pos)
-        self.count += count
-        if last > self.last_offset:
-            self.last_offset = last
-        if stop > self.end:
-            self.end = stop
-        entry = next(walk(self.data, self.fmt, stop, self.base), None)
-        if entry is None:
-            self.pos = stop
-            raise StopIteration
-        self.pos = self.end = entry[1]
-        return entry
-
-
-def _scan(lib: Any, data: Any, fmt: EntryFormat, limit: int) -> Any:
-    """A NativeWalk run that checks (CRC, entry size at most ``limit``) and counts plain entries."""
-    line = fmt.native_line
-
-    def run(pos: int) -> tuple[int, int, int]:
-        stop, count = lib.scan(data, line, pos, limit)
-        return stop, count, -1
-
-    return run
-
-
-NO_MIN_OFFSET = -(2**63)
-
-
-def decoding_walk(
-    data: Any,
-    fmt: EntryFormat,
-    start: int,
-    base: int,
-    layout: Any,
-    constants: tuple,
-    out: list,
-    min_offset: int = NO_MIN_OFFSET,
-) -> Iterator[tuple[int, int, int, int, int, Any]]:
-    """``walk``; on the native path a NativeWalk that appends an object per plain entry to ``out`` instead
-    of yielding the entry (built by ``layout``, a ``native.layout``, with ``constants``; on the 0.8 line
-    only the entries at or past ``min_offset``). The caller handles what is yielded as on the pure path."""
-    lib = native.lib
-    if lib is None:
-        return walk(data, fmt, start, base)
-    line = fmt.native_line
-
-    def run(pos: int) -> tuple[int, int, int]:
-        stop, last = lib.decode(data, line, pos, base, min_offset, layout, constants, out)
-        return stop, 0, last
-
-    return NativeWalk(data, fmt, start, base, run)
-
-
-def walked_to(entries: Iterator, after: int) -> int:
-    """Where a finished ``decoding_walk`` stopped, given the end of the last entry it yielded."""
-    return max(after, entries.end) if type(entries) is NativeWalk else after
-
-
 def decoded_messages(
     data: Any,
     fmt: EntryFormat,
@@ -350,7 +276,7 @@ def valid_prefix(buf: Any, fmt: EntryFormat) -> int:
     """Bytes of the longest prefix of whole, CRC-valid entries (recovery truncates a segment there)."""
     valid = 0
     lib = native.lib
-    entries = walk(buf, fmt) if lib is None else NativeWalk(buf, fmt, 0, 0, _scan(lib, buf, fmt, -1))
+    entries = walk(buf, fmt) if lib is None else NativeWalk(buf, fmt, 0, 0, scan_run(lib, buf, fmt, -1))
     try:
         for _, valid, _, _, _, _ in entries:  # noqa: B007 - the last end is the answer
             pass
@@ -393,7 +319,7 @@ def _validate(data: bytes, fmt: EntryFormat, max_message_size: int | None, budge
     lib = native.lib
     if lib is not None:
         limit = -1 if limits is None else limits[fmt.fast_magic]
-        entries = NativeWalk(data, fmt, 0, 0, _scan(lib, data, fmt, limit))
+        entries = NativeWalk(data, fmt, 0, 0, scan_run(lib, data, fmt, limit))
     else:
         entries = walk(data, fmt)
     for pos, valid, magic, attributes, _, body in entries:
