@@ -144,7 +144,13 @@ class KafkaServer08(BrokerServer):
             lag_max_messages=config["replica.lag.max.messages"],
             min_insync_replicas=self._min_insync_replicas,
         )
-        offsets_log = OffsetsLog(self.replica_manager, config["offsets.load.buffer.size"])
+        offsets_log = OffsetsLog(
+            self.replica_manager,
+            config["offsets.load.buffer.size"],
+            purgatory=self.produce_purgatory,
+            required_acks=config["offsets.commit.required.acks"],
+            timeout_ms=config["offsets.commit.timeout.ms"],
+        )
         self.coordinator = GroupCoordinator(
             CoordinatorConfig.from_broker_config(config),
             append=offsets_log.append,

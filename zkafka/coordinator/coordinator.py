@@ -83,6 +83,27 @@ class CoordinatorConfig:
         )
 
 
+class _Reply:
+    """An answer given at once when ready before the request handler returns, else through a PendingResponse."""
+
+    def __init__(self) -> None:
+        self.pending: PendingResponse | None = None
+        self.ready = False
+        self.value: Any = None
+
+    def set(self, value: Any) -> None:
+        if self.pending is not None:
+            self.pending.set(value)
+        else:
+            self.ready, self.value = True, value
+
+    def answer(self) -> Any:
+        if self.ready:
+            return self.value
+        self.pending = PendingResponse()
+        return self.pending
+
+
 class DelayedJoin(DelayedOperation):
     """A group's rebalance waiting for every member to rejoin, or for its timeout."""
 
@@ -105,7 +126,7 @@ class GroupCoordinator:
         self,
         config: CoordinatorConfig,
         *,
-        append: Callable[[int, list[Record]], int],
+        append: Callable[[int, list[Record], Callable[[int], Any] | None], None],
         read_partition: Callable[[int], Iterable[Record]],
         time_ms: Callable[[], int] = current_millis,
     ) -> None:
@@ -241,9 +262,15 @@ class GroupCoordinator:
     # -- offsets --------------------------------------------------------------------------------------------
 
     def commit_offsets(
-        self, group_id: str, generation: int, member_id: str, offsets: dict[TopicPartition, OffsetAndMetadata]
-    ) -> dict[TopicPartition, int]:
-        """Store a commit; an error code per partition. A group this coordinator does not manage accepts
+        self,
+        group_id: str,
+        generation: int,
+        member_id: str,
+        offsets: dict[TopicPartition, OffsetAndMetadata],
+        respond: Callable[[dict[TopicPartition, int]], Any] = lambda errors: errors,
+    ) -> Any:
+        """Store a commit: ``respond({partition: error code})`` now, or a PendingResponse set to it once the
+        replicas hold the commit (or the wait failed). A group this coordinator does not manage accepts
         commits with generation < 0 only (a consumer assigning its own partitions)."""
         error = self._check(group_id)
         group = self.groups.get(group_id)
@@ -253,7 +280,7 @@ class GroupCoordinator:
             error, effects = group.commit_error(member_id, generation, self.now_ms())
             self._execute(group, effects)
         if error != ErrorCode.NONE:
-            return dict.fromkeys(offsets, error)
+            return respond(dict.fromkeys(offsets, error))
         results = {}
         valid = {}
         for tp, value in offsets.items():
@@ -261,13 +288,20 @@ class GroupCoordinator:
                 results[tp] = ErrorCode.OFFSET_METADATA_TOO_LARGE
             else:
                 valid[tp] = value
-        if valid:
-            code = self._append(self.partition_for(group_id), self.cache.commit_records(group_id, valid))
+        if not valid:
+            return respond(results)
+        reply = _Reply()
+        partition = self.partition_for(group_id)
+
+        def stored(code: int) -> None:
             code = _COMMIT_ERRORS.get(code, code)
-            if code == ErrorCode.NONE:
+            if code == ErrorCode.NONE and partition in self.owned:
                 self.cache.put_offsets(group_id, valid)
             results.update(dict.fromkeys(valid, code))
-        return {tp: results[tp] for tp in offsets}
+            reply.set(respond({tp: results[tp] for tp in offsets}))
+
+        self._append(partition, self.cache.commit_records(group_id, valid), stored)
+        return reply.answer()
 
     def fetch_offsets(
         self, group_id: str, partitions: list[TopicPartition] | None
@@ -283,7 +317,7 @@ class GroupCoordinator:
         tombstones = self.cache.expire(self.now_ms())
         for partition, records in tombstones.items():
             if partition in self.owned:
-                self._append(partition, records)
+                self._append(partition, records, None)
         return sum(map(len, tombstones.values()))
 
     # -- DescribeGroups / ListGroups --------------------------------------------------------------------------
@@ -424,17 +458,24 @@ class GroupCoordinator:
         self._execute(group, effects)
 
     def _store_group(self, group: GroupMetadata, effect: StoreGroup) -> None:
-        record = self.cache.group_record(group.group_id, effect.value)
-        code = self._append(self.partition_for(group.group_id), [record])
-        if code == ErrorCode.NONE:
-            self.cache.put_group(group.group_id, effect.value)
-        self._execute(group, group.stored(effect.generation, _STORE_ERRORS.get(code, code), self.now_ms()))
+        """Append the group record; once replicated (or failed) cache it and let the group answer its syncs."""
+        partition = self.partition_for(group.group_id)
+
+        def stored(code: int) -> None:
+            if code == ErrorCode.NONE and partition in self.owned:
+                self.cache.put_group(group.group_id, effect.value)
+            if self.groups.get(group.group_id) is group:
+                self._execute(
+                    group, group.stored(effect.generation, _STORE_ERRORS.get(code, code), self.now_ms())
+                )
+
+        self._append(partition, [self.cache.group_record(group.group_id, effect.value)], stored)
 
     def _remove_group(self, group: GroupMetadata) -> None:
         if self.groups.get(group.group_id) is group:
             del self.groups[group.group_id]
         partition = self.partition_for(group.group_id)
         if partition in self.owned and self.cache.group(group.group_id) is not None:
-            self._append(partition, [self.cache.group_tombstone(group.group_id)])
+            self._append(partition, [self.cache.group_tombstone(group.group_id)], None)
         self.cache.remove_group(group.group_id)
         log.info("group %s generation %d is dead and removed", group.group_id, group.generation)

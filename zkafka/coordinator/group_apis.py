@@ -4,7 +4,7 @@ GroupCoordinator v0 (finding the coordinator, creating ``__consumer_offsets`` on
 SyncGroup, Heartbeat, LeaveGroup, DescribeGroups and ListGroups v0, OffsetCommit v1/v2 and OffsetFetch v1
 (offsets in ``__consumer_offsets``). ``handlers()`` gives KafkaApis the (API key, version) → handler entries;
 a handler decodes nothing itself (the protocol did) and returns response parts, or a pending response for a
-JoinGroup or SyncGroup that waits for the group.
+JoinGroup or SyncGroup that waits for the group, or an OffsetCommit that waits for its replicas.
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ class GroupApis:
 
     # -- offsets --------------------------------------------------------------------------------------------
 
-    def handle_offset_commit(self, request: v08.Request) -> list:
+    def handle_offset_commit(self, request: v08.Request) -> Any:
         body = request.body
         now = self.coordinator.now_ms()
         retention = self.coordinator.config.retention_ms
@@ -165,24 +165,28 @@ class GroupApis:
                 timestamp = getattr(p, "timestamp", DEFAULT_TIMESTAMP)
                 expire = (now if timestamp == DEFAULT_TIMESTAMP else timestamp) + retention
                 offsets[tp] = OffsetAndMetadata(p.offset, p.metadata or "", now, expire)
-        if offsets:
-            errors.update(
-                self.coordinator.commit_offsets(
-                    body.group_id, body.generation_id, body.member_id or "", offsets
-                )
-            )
-        topics = [
-            v08.OffsetCommitResponseTopic(
-                data.topic,
-                [
-                    v08.OffsetCommitResponsePartition(p.partition, errors[(data.topic, p.partition)])
-                    for p in data.partitions
-                ],
-            )
-            for data in body.topics
-        ]
         response_class = v08.SCHEMAS[(OFFSET_COMMIT, request.api_version)][1]
-        return v08.encode_response(request.correlation_id, response_class(topics))
+
+        def respond(stored: dict[tuple[str, int], int]) -> list:
+            answers = errors | stored
+            topics = [
+                v08.OffsetCommitResponseTopic(
+                    data.topic,
+                    [
+                        v08.OffsetCommitResponsePartition(p.partition, answers[(data.topic, p.partition)])
+                        for p in data.partitions
+                    ],
+                )
+                for data in body.topics
+            ]
+            return v08.encode_response(request.correlation_id, response_class(topics))
+
+        if not offsets:
+            return respond({})
+        # answered once the commit is replicated (offsets.commit.required.acks), maybe later
+        return self.coordinator.commit_offsets(
+            body.group_id, body.generation_id, body.member_id or "", offsets, respond
+        )
 
     def handle_offset_fetch(self, request: v08.Request) -> list:
         body = request.body
