@@ -91,11 +91,6 @@ class ZkafkaGroup(click.Group):
             sys.exit(report_error(exc))
 
 
-def friendly_errors(func):
-    """No longer needed (``ZkafkaGroup`` reports errors); kept so that existing decorations still import."""
-    return func
-
-
 @click.group(cls=ZkafkaGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--verbose", "-v", is_flag=True, help="Debug logging, and full tracebacks on errors.")
 @click.version_option(package_name="zkafka")
