@@ -1,6 +1,7 @@
 """Offset checkpoint files of a 0.8 log directory: one offset per partition, as text.
 
-The format (``recovery-point-offset-checkpoint``, ``replication-offset-checkpoint``): a line ``0`` (the
+The format (``recovery-point-offset-checkpoint``, ``replication-offset-checkpoint``,
+``cleaner-offset-checkpoint``): a line ``0`` (the
 version), a line with the number of entries, then one ``<topic> <partition> <offset>`` line per partition.
 A write goes to ``<file>.tmp``, is fsynced and renamed over the file, so a reader sees the old or the new
 content, never a mix. Reading is strict: another version, a malformed line or a wrong count is an error.
@@ -14,6 +15,9 @@ from collections.abc import Mapping
 
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
+CLEANER_CHECKPOINT = "cleaner-offset-checkpoint"
+CHECKPOINT_FILES = (RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT, CLEANER_CHECKPOINT)
+TMP_SUFFIX = ".tmp"  # a write in progress (or cut short by a crash)
 VERSION = 0
 
 _INT = re.compile(r"-?[0-9]+")
@@ -37,7 +41,7 @@ class OffsetCheckpoint:
                 raise CheckpointError(f"topic {topic!r} cannot be written to checkpoint {self.path}")
             lines.append(f"{topic} {int(partition)} {int(offset)}")
         data = ("\n".join(lines) + "\n").encode()
-        tmp = self.path + ".tmp"
+        tmp = self.path + TMP_SUFFIX
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             view = memoryview(data)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from zkafka.broker.checkpoint import OffsetCheckpoint
+from zkafka.broker.checkpoint import CLEANER_CHECKPOINT, OffsetCheckpoint
 from zkafka.broker.log08 import CLEANED_SUFFIX, SWAP_SUFFIX, Log08
 from zkafka.broker.offset_index import INDEX_SUFFIX, OffsetIndex
 from zkafka.broker.segment import IndexedSegment, segment_file_name
@@ -31,7 +31,6 @@ from zkafka.records.format08 import CODEC_MASK, encode_entry, encode_message, en
 
 logger = logging.getLogger(__name__)
 
-CLEANER_CHECKPOINT = "cleaner-offset-checkpoint"
 BYTES_PER_MAP_ENTRY = 24  # an MD5 and an offset, as Kafka's SkimpyOffsetMap counts them
 _INT32_MAX = 2**31 - 1
 

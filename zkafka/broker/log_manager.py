@@ -10,7 +10,7 @@ import logging
 import os
 import random
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 
 from zkafka.broker.log import Log, current_millis
 from zkafka.broker.segmented_log import Offload, SegmentedLog, run_here
@@ -218,16 +218,19 @@ def write_clean_shutdown_marker(log_dir: str) -> None:
         pass
 
 
-def partition_dirs(log_dir: str, max_topic_length: int) -> Iterator[tuple[str, int, str]]:
+def partition_dirs(
+    log_dir: str, max_topic_length: int, own_files: Collection[str] = ()
+) -> Iterator[tuple[str, int, str]]:
     """``(topic, partition, path)`` of every partition directory in a log directory, by name.
 
-    Anything else (files, names that are not ``<topic>-<partition>``, invalid topics) is skipped with a
-    warning.
+    The log directory's own files (``own_files``: its lock, marker, checkpoints) are skipped silently;
+    anything else (other files, names that are not ``<topic>-<partition>``, invalid topics) with a warning.
     """
     for name in sorted(os.listdir(log_dir)):
         path = os.path.join(log_dir, name)
         if not os.path.isdir(path):
-            logger.warning("skipping %s in %s: it is not a partition directory", path, log_dir)
+            if name not in own_files:
+                logger.warning("skipping %s in %s: it is not a partition directory", path, log_dir)
             continue
         try:
             topic, partition = parse_log_dir_name(name)

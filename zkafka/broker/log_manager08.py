@@ -18,7 +18,7 @@ import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 
-from zkafka.broker.checkpoint import RECOVERY_POINT_CHECKPOINT, OffsetCheckpoint
+from zkafka.broker.checkpoint import CHECKPOINT_FILES, RECOVERY_POINT_CHECKPOINT, TMP_SUFFIX, OffsetCheckpoint
 from zkafka.broker.log08 import Log08, LogConfig, Scheduler
 from zkafka.broker.log_manager import (
     CLEAN_SHUTDOWN_FILE,
@@ -33,6 +33,12 @@ logger = logging.getLogger(__name__)
 
 LOCK_FILE = ".lock"
 MAX_TOPIC_LENGTH = 255
+# The files a log directory holds besides its partitions (meta.properties: Kafka 0.9's broker id file).
+LOG_DIR_FILES = frozenset(
+    (LOCK_FILE, CLEAN_SHUTDOWN_FILE, "meta.properties")
+    + CHECKPOINT_FILES
+    + tuple(name + TMP_SUFFIX for name in CHECKPOINT_FILES)
+)
 
 
 class LogDirInUseError(RuntimeError):
@@ -86,7 +92,7 @@ class LogManager08:
         clean = os.path.exists(marker)
         recovery_points = OffsetCheckpoint(os.path.join(log_dir, RECOVERY_POINT_CHECKPOINT)).read()
         logger.info("loading logs from %s (recovery %s)", log_dir, "off" if clean else "on")
-        for topic, partition, path in partition_dirs(log_dir, MAX_TOPIC_LENGTH):
+        for topic, partition, path in partition_dirs(log_dir, MAX_TOPIC_LENGTH, LOG_DIR_FILES):
             key = (topic, partition)
             if key in self._logs:
                 raise LogLayoutError(

@@ -1,5 +1,6 @@
 """The 0.8 log manager (zkafka.broker.log_manager08): log dirs, locks, recovery points, retention, shutdown."""
 
+import logging
 import os
 
 import pytest
@@ -94,6 +95,30 @@ def test_clean_shutdown_writes_recovery_points_and_markers(tmp_path):
     assert not any(os.path.exists(os.path.join(d, CLEAN_SHUTDOWN_FILE)) for d in log_dirs)
     assert os.path.getsize(segment) == ENTRY + 5
     assert again.get_log("a", 0).recovery_point == 3
+    again.close()
+
+
+def test_a_restart_warns_about_strays_only_not_the_log_dirs_own_files(tmp_path, caplog):
+    (log_dir,) = dirs(tmp_path)
+    logs = manager([log_dir])
+    logs.create_log("t", 0).append(one(0))
+    logs.close()
+    for own in ("replication-offset-checkpoint", "cleaner-offset-checkpoint", "meta.properties"):
+        with open(os.path.join(log_dir, own), "w") as handle:
+            handle.write("0\n0\n")
+    with open(os.path.join(log_dir, "recovery-point-offset-checkpoint.tmp"), "w"):
+        pass  # a checkpoint write cut short
+    with open(os.path.join(log_dir, "notes.txt"), "w"):
+        pass
+    own_files = {".lock", CLEAN_SHUTDOWN_FILE, "recovery-point-offset-checkpoint"}
+    assert own_files <= set(os.listdir(log_dir))
+    with caplog.at_level(logging.WARNING, logger="zkafka.broker.log_manager"):
+        again = manager([log_dir])
+    warned = [record.getMessage() for record in caplog.records]
+    assert warned == [
+        f"skipping {os.path.join(log_dir, 'notes.txt')} in {log_dir}: it is not a partition directory"
+    ]
+    assert again.get_log("t", 0).log_end_offset == 1
     again.close()
 
 
