@@ -19,7 +19,7 @@ from zkafka.producer.errors import FailedToSendMessageError
 from zkafka.producer.partitioner import DefaultPartitioner08
 from zkafka.producer.producer08 import KeyedMessage, Producer08
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
-from zkafka.records.compression import GZIP, SNAPPY
+from zkafka.records.compression import GZIP, LZ4, SNAPPY
 from zkafka.records.format08 import iter_messages
 from zkafka.utils import wait_until
 
@@ -114,7 +114,7 @@ def test_null_keys_stick_to_one_partition_with_a_leader(broker):
     assert all(k is None for _, k, _ in found[partition])
 
 
-@pytest.mark.parametrize("codec", [GZIP, SNAPPY])
+@pytest.mark.parametrize("codec", [GZIP, SNAPPY, LZ4])
 def test_compressed_sets_come_back_message_for_message(broker, codec):
     topic = f"compressed{codec}"
     ready_topic(broker.port, topic)

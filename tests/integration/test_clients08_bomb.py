@@ -17,7 +17,7 @@ from zkafka.consumer.connector08 import ZookeeperConsumerConnector08
 from zkafka.consumer.simple08 import SimpleConsumer08
 from zkafka.errors import MessageSizeTooLargeError
 from zkafka.records import format08
-from zkafka.records.compression import GZIP, SNAPPY
+from zkafka.records.compression import GZIP, LZ4, SNAPPY
 
 pytestmark = pytest.mark.integration
 
@@ -51,7 +51,7 @@ def seeded(start_broker08, zk_client, codec: int):
     return broker
 
 
-CODECS = pytest.mark.parametrize("codec", [GZIP, SNAPPY], ids=["gzip", "snappy"])
+CODECS = pytest.mark.parametrize("codec", [GZIP, SNAPPY, LZ4], ids=["gzip", "snappy", "lz4"])
 
 
 @CODECS

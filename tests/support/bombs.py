@@ -10,10 +10,13 @@ from __future__ import annotations
 import struct
 import zlib
 
+import lz4.block
 import snappy
 
 from zkafka.records import format08
-from zkafka.records.compression import _GZIP_HEADER, _SNAPPY_HEADER, GZIP, SNAPPY, SNAPPY_BLOCK_SIZE
+from zkafka.records.compression import _GZIP_HEADER, _SNAPPY_HEADER, GZIP, LZ4, SNAPPY, SNAPPY_BLOCK_SIZE
+from zkafka.records.kafka_lz4 import BLOCK_SIZE as LZ4_BLOCK_SIZE
+from zkafka.records.kafka_lz4 import END_MARK, lz4_compress
 from zkafka.records.message import Message
 
 _CHUNK = 1 << 20
@@ -61,6 +64,16 @@ def compressed_zeros(codec: int, prefix: bytes, count: int) -> bytes:
         if rest % SNAPPY_BLOCK_SIZE:
             block = snappy.compress(bytes(rest % SNAPPY_BLOCK_SIZE))
             parts += [struct.pack(">i", len(block)), block]
+        return b"".join(parts)
+    if codec == LZ4:
+        head = prefix + bytes(min(count, -len(prefix) % LZ4_BLOCK_SIZE))
+        parts = [lz4_compress(head)[: -len(END_MARK)]]  # the header and the blocks of the head
+        rest = count - (len(head) - len(prefix))
+        for size, times in ((LZ4_BLOCK_SIZE, rest // LZ4_BLOCK_SIZE), (rest % LZ4_BLOCK_SIZE, 1)):
+            if size and times:
+                block = lz4.block.compress(bytes(size), store_size=False)
+                parts += [struct.pack("<I", len(block)), block] * times
+        parts.append(END_MARK)
         return b"".join(parts)
     raise ValueError(f"no bomb for codec {codec}")
 

@@ -31,7 +31,13 @@ def perf() -> None:
     show_default=True,
     help="Sync: messages per send call (one request); async: batch.size.",
 )
-@click.option("--compression", default="none", show_default=True, metavar="none|gzip|snappy|0|1|2")
+@click.option(
+    "--compression",
+    default="none",
+    show_default=True,
+    metavar="none|gzip|snappy|lz4|0-3",
+    help="lz4 (3): the 0.8 line only.",
+)
 @click.option("--async", "is_async", is_flag=True, help="Use the async producer (one message per send call).")
 @acks_option(1)
 @click.option("--threads", type=click.IntRange(1), default=1, show_default=True, help="Producer threads.")
@@ -65,8 +71,9 @@ def perf_produce(
     """Send MESSAGES messages to TOPIC as fast as possible and print the rate, as Kafka's
     ProducerPerformance does (start, end, compression, message size, batch size, MB, MB/s, messages,
     messages/s)."""
+    from zkafka.client08.metadata import is_broker_list_08
     from zkafka.config import parse_overrides
-    from zkafka.records.compression import parse_codec
+    from zkafka.records.compression import ALL_CODECS, CODECS_07, parse_codec
     from zkafka.tools.producer_performance import CSV_HEADER, PerfOptions, run
 
     configure_logging(Context.verbose, level=30)
@@ -76,7 +83,9 @@ def perf_produce(
         messages=messages,
         message_size=message_size,
         batch_size=batch_size,
-        compression=parse_codec(compression),
+        compression=parse_codec(
+            compression, ALL_CODECS if broker_list and is_broker_list_08(broker_list) else CODECS_07
+        ),
         is_async=is_async,
         threads=threads,
         initial_message_id=initial_message_id,

@@ -48,8 +48,8 @@ def check_source(zookeeper: str | None, broker_list: str | None) -> None:
     "compression",
     default="none",
     show_default=True,
-    metavar="none|gzip|snappy",
-    help="Compression codec.",
+    metavar="none|gzip|snappy|lz4",
+    help="Compression codec (lz4: the 0.8 line only).",
 )
 @click.option(
     "--batch-size", type=click.IntRange(1), default=200, show_default=True, help="Async batch size."
@@ -105,7 +105,7 @@ def console_producer(
     """
     from zkafka.client08.metadata import is_broker_list_08
     from zkafka.config import parse_overrides
-    from zkafka.records.compression import parse_codec
+    from zkafka.records.compression import ALL_CODECS, CODECS_07, parse_codec
 
     configure_logging(Context.verbose)
     check_source(zookeeper, broker_list)
@@ -114,7 +114,7 @@ def console_producer(
     if reader.get("parse.key", "false").lower() == "true":
         key_separator = reader.get("key.separator", "\t")
     separator = key_separator.encode("utf-8") if key_separator else None
-    codec = str(parse_codec(compression))
+    codec = str(parse_codec(compression, ALL_CODECS if line08 else CODECS_07))
     if line08:
         props = {
             "metadata.broker.list": broker_list,

@@ -26,7 +26,6 @@ from typing import Any, NamedTuple
 import gevent
 
 from zkafka.config08 import ProducerConfig08
-from zkafka.errors import InvalidConfigError
 from zkafka.producer.async_producer import BatchingSender
 from zkafka.producer.encoders import DefaultEncoder, Encoder, load_encoder
 from zkafka.producer.errors import FailedToSendMessageError, ProducerClosedError
@@ -38,7 +37,6 @@ from zkafka.producer.partitioner import (
     Partitioner,
     load_partitioner,
 )
-from zkafka.records.compression import CODEC_NAMES
 from zkafka.topic import TopicValidator
 
 log = logging.getLogger(__name__)
@@ -75,10 +73,6 @@ class Producer08:
     ) -> None:
         if not isinstance(config, ProducerConfig08):
             config = ProducerConfig08({k: str(v) for k, v in config.items()})
-        if config["compression.codec"] not in CODEC_NAMES:
-            raise InvalidConfigError(
-                f"compression.codec: {config['compression.codec']} (lz4) is not supported"
-            )
         self.config = config
         self.encoder = load_encoder(encoder if encoder is not None else config["serializer.class"])
         self.key_encoder = load_encoder(

@@ -1,9 +1,12 @@
-"""Compression codecs of wrapper messages: GZIP (JDK framing) and Snappy (xerial stream framing).
+"""Compression codecs of wrapper messages: GZIP (JDK framing), Snappy (xerial stream framing) and, on the 0.8
+line only (0.8.2 added it), LZ4 in Kafka's framing (``zkafka.records.kafka_lz4``).
 
 Decompression can be bounded: with ``limit`` it stops as soon as the output would pass that many bytes and
 raises MessageSizeTooLargeError, so a small payload that inflates to gigabytes (a "bomb") costs at most
 ``limit`` bytes and never a full inflation. Snappy blocks declare their inflated length up front: it is checked
-before the block is inflated.
+before the block is inflated; LZ4 blocks are inflated one at a time (at most their frame's block maximum size).
+
+The 0.7 line knows codecs 0-2 only: its callers pass ``codecs=CODECS_07`` and codec 3 stays unknown there.
 """
 
 from __future__ import annotations
@@ -14,17 +17,22 @@ import zlib
 import snappy
 
 from zkafka.errors import InvalidMessageError, MessageSizeTooLargeError, UnknownCodecError
+from zkafka.records.kafka_lz4 import lz4_compress, lz4_decompress
 
 NO_COMPRESSION = 0
 GZIP = 1
 SNAPPY = 2
+LZ4 = 3
 
-CODEC_NAMES = {NO_COMPRESSION: "none", GZIP: "gzip", SNAPPY: "snappy"}
+CODEC_NAMES = {NO_COMPRESSION: "none", GZIP: "gzip", SNAPPY: "snappy", LZ4: "lz4"}
+ALL_CODECS = frozenset(CODEC_NAMES)
+CODECS_07 = frozenset({NO_COMPRESSION, GZIP, SNAPPY})  # 0.7's CompressionCodec: 3 is UnknownCodec
 # The names DumpLogSegments prints (the Scala codec objects).
 CODEC_OBJECT_NAMES = {
     NO_COMPRESSION: "NoCompressionCodec",
     GZIP: "GZIPCompressionCodec",
     SNAPPY: "SnappyCompressionCodec",
+    LZ4: "LZ4CompressionCodec",
 }
 
 # The 10-byte header the JDKs of Kafka 0.7's time wrote: MTIME 0, XFL 0, OS 0.
@@ -45,13 +53,16 @@ _SNAPPY_MAX_HEADER = 5  # the varint of the inflated length
 DEFAULT_MAX_INFLATED = 64 * 1024 * 1024
 
 
-def parse_codec(value: int | str) -> int:
-    """A codec id from ``0/1/2`` or ``none/gzip/snappy`` (as config values and CLI options give it)."""
+def parse_codec(value: int | str, codecs: frozenset[int] = CODECS_07) -> int:
+    """A codec id from its number or name (as config values and CLI options give it), one of ``codecs``
+    (0.7's by default; ``ALL_CODECS`` adds 0.8.2's lz4)."""
     text = str(value).strip().lower()
-    for codec, name in CODEC_NAMES.items():
-        if text in (str(codec), name):
+    for codec in sorted(codecs):
+        if text in (str(codec), CODEC_NAMES[codec]):
             return codec
-    raise UnknownCodecError(f"unknown compression codec {value!r} (expected 0/1/2 or none/gzip/snappy)")
+    numbers = "/".join(str(codec) for codec in sorted(codecs))
+    names = "/".join(CODEC_NAMES[codec] for codec in sorted(codecs))
+    raise UnknownCodecError(f"unknown compression codec {value!r} (expected {numbers} or {names})")
 
 
 def gzip_compress(data: bytes) -> bytes:
@@ -160,20 +171,28 @@ def _snappy_block(block: bytes, limit: int | None = None, before: int = 0) -> by
         raise InvalidMessageError(f"corrupt snappy payload: {exc}") from exc
 
 
-def compress(codec: int, data: bytes) -> bytes:
-    """Compress ``data`` (a serialized inner message set) with ``codec``."""
+def compress(codec: int, data: bytes, codecs: frozenset[int] = ALL_CODECS) -> bytes:
+    """Compress ``data`` (a serialized inner message set) with ``codec``, one of ``codecs``."""
+    if codec not in codecs:
+        raise UnknownCodecError(f"unknown compression codec {codec}")
     if codec == GZIP:
         return gzip_compress(data)
     if codec == SNAPPY:
         return snappy_compress(data)
+    if codec == LZ4:
+        return lz4_compress(data)
     if codec == NO_COMPRESSION:
         return bytes(data)
     raise UnknownCodecError(f"unknown compression codec {codec}")
 
 
-def decompress(codec: int, data: bytes, limit: int | None = None) -> bytes:
-    """Decompress a wrapper message payload; with ``limit``, refuse (MessageSizeTooLargeError) to produce more
-    than that many bytes, stopping before the rest is inflated."""
+def decompress(
+    codec: int, data: bytes, limit: int | None = None, codecs: frozenset[int] = ALL_CODECS
+) -> bytes:
+    """Decompress a wrapper message payload (``codec`` one of ``codecs``); with ``limit``, refuse
+    (MessageSizeTooLargeError) to produce more than that many bytes, stopping before the rest is inflated."""
+    if codec not in codecs:
+        raise UnknownCodecError(f"unknown compression codec {codec}")
     if codec == GZIP:
         try:
             return gzip_decompress(data, limit)
@@ -181,6 +200,8 @@ def decompress(codec: int, data: bytes, limit: int | None = None) -> bytes:
             raise InvalidMessageError(f"corrupt gzip payload: {exc}") from exc
     if codec == SNAPPY:
         return snappy_decompress(data, limit)
+    if codec == LZ4:
+        return lz4_decompress(data, limit)
     if codec == NO_COMPRESSION:
         if limit is not None and len(data) > limit:
             raise _inflated_too_far("uncompressed", limit)

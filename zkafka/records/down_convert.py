@@ -5,6 +5,8 @@ may write magic-1 messages (kafka-python 2.x does, whatever Produce version it i
 hold magic 0, so the produce path converts them down first, as a 0.10 broker does for a topic whose
 ``message.format.version`` is 0.9.0: the timestamp and its type are dropped, the CRC is computed again, and
 a compressed wrapper is decompressed, its inner messages converted, and compressed again with its codec.
+An lz4 wrapper of magic 1 has the LZ4 spec's frame header checksum (KIP-57); it is written back with Kafka's
+0.8.2 one, which magic 0 needs.
 
 Pure: bytes in, bytes out. Only a set whose first entry is magic 1 is converted (a producer writes one
 format per set); any other set is returned as is, so the 0.8 path costs one byte comparison.
@@ -17,8 +19,9 @@ import zlib
 from typing import Any
 
 from zkafka.errors import InvalidMessageError
-from zkafka.records.compression import NO_COMPRESSION, compress, decompress
+from zkafka.records.compression import LZ4, NO_COMPRESSION, compress, decompress
 from zkafka.records.format08 import CODEC_MASK, LOG_OVERHEAD, encode_entry, encode_message
+from zkafka.records.kafka_lz4 import lz4_decompress
 
 MAGIC_V1 = 1
 MAGIC_AT = LOG_OVERHEAD + 4  # int64 offset, int32 N, crc32
@@ -62,7 +65,8 @@ def _message_v0(data: bytes, pos: int, end: int, crc: int, attributes: int) -> b
     value, at = _bytes_field(data, at, end, pos)
     codec = attributes & CODEC_MASK
     if codec != NO_COMPRESSION and value is not None:
-        value = compress(codec, to_magic0(decompress(codec, value)))
+        inner = lz4_decompress(value, spec_checksum=True) if codec == LZ4 else decompress(codec, value)
+        value = compress(codec, to_magic0(inner))
     return encode_message(key, value, codec)
 
 

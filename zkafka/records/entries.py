@@ -63,6 +63,7 @@ class EntryFormat:
     magic_at: int  # where the magic byte sits in the entry
     min_size: int  # the smallest N of any message of the line
     codec_mask: int
+    codecs: frozenset[int]  # the codec ids the line knows (others: UnknownCodecError)
     fast_header: struct.Struct
     crc_first: bool
     fast_magic: int
@@ -366,7 +367,7 @@ def _inflate(
     """A wrapper's inner set, refused (MessageSizeTooLargeError) before the budget's cap is passed."""
     payload = fmt.wrapper_payload(data, pos, end, body)
     try:
-        inflated = decompress(attributes & fmt.codec_mask, payload, budget.left)
+        inflated = decompress(attributes & fmt.codec_mask, payload, budget.left, fmt.codecs)
     except MessageSizeTooLargeError:
         raise entry_error(
             MessageSizeTooLargeError,

@@ -19,7 +19,7 @@ from zkafka.errors import (
     error_for_code,
 )
 from zkafka.records import entries, native
-from zkafka.records.compression import DEFAULT_MAX_INFLATED, NO_COMPRESSION
+from zkafka.records.compression import CODECS_07, DEFAULT_MAX_INFLATED, NO_COMPRESSION
 from zkafka.records.entries import UINT32, EntryFormat, entry_error
 from zkafka.records.message import (
     CODEC_MASK,
@@ -48,6 +48,7 @@ class Format07(EntryFormat):
     magic_at = LOG_OVERHEAD
     min_size = MIN_HEADER_SIZE
     codec_mask = CODEC_MASK
+    codecs = CODECS_07
     fast_header = ENTRY_V1
     crc_first = False
     fast_magic = MAGIC_V1

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from zkafka.errors import InvalidMessageError, KafkaError, MessageSizeTooLargeError, UnknownMagicByteError
 from zkafka.records import native
-from zkafka.records.compression import DEFAULT_MAX_INFLATED, NO_COMPRESSION, compress
+from zkafka.records.compression import ALL_CODECS, DEFAULT_MAX_INFLATED, NO_COMPRESSION, compress
 from zkafka.records.entries import (
     INT32,
     UINT32,
@@ -94,6 +94,7 @@ class Format08(EntryFormat):
     magic_at = 16
     min_size = MIN_MESSAGE_SIZE
     codec_mask = CODEC_MASK
+    codecs = ALL_CODECS
     fast_header = _FAST_HEADER
     crc_first = True
     fast_magic = MAGIC

@@ -17,7 +17,7 @@ from zkafka.errors import (
     UnknownMagicByteError,
 )
 from zkafka.records import native
-from zkafka.records.compression import NO_COMPRESSION, compress
+from zkafka.records.compression import CODECS_07, NO_COMPRESSION, compress
 
 MAGIC_V0 = 0
 MAGIC_V1 = 1
@@ -156,5 +156,5 @@ def build_message_set(payloads: Iterable[bytes | Message], codec: int = NO_COMPR
     inner = encode_entries(payloads)
     if codec == NO_COMPRESSION or not inner:
         return inner
-    wrapped = compress(codec, inner)
+    wrapped = compress(codec, inner, CODECS_07)
     return ENTRY_V1.pack(len(wrapped) + 6, MAGIC_V1, codec & CODEC_MASK, zlib.crc32(wrapped)) + wrapped

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from zkafka.broker.offset_index import ENTRY_SIZE, INDEX_SUFFIX
 from zkafka.errors import KafkaError
-from zkafka.records.compression import CODEC_OBJECT_NAMES, NO_COMPRESSION, decompress
+from zkafka.records.compression import CODEC_OBJECT_NAMES, CODECS_07, NO_COMPRESSION, decompress
 from zkafka.records.entries import INT32, UINT32, messages
 from zkafka.records.format07 import FORMAT07, iter_messages
 from zkafka.records.format08 import FORMAT08, OFFSET, Message08, key_value
@@ -98,7 +98,9 @@ def _walk(view: memoryview, report: SegmentReport, out, deep: bool, print_payloa
             if print_payload:
                 out(f"payload:\t{message.payload.decode('utf-8', 'replace')}")
             if deep and valid and message.codec != NO_COMPRESSION:
-                for inner_message, inner_offset in iter_messages(decompress(message.codec, message.payload)):
+                for inner_message, inner_offset in iter_messages(
+                    decompress(message.codec, message.payload, codecs=CODECS_07)
+                ):
                     out(
                         "    "
                         + _describe(inner_offset, inner_message.size, inner_message, inner_message.is_valid())
@@ -117,10 +119,15 @@ def _walk(view: memoryview, report: SegmentReport, out, deep: bool, print_payloa
         )
 
 
+def _codec_name07(codec: int) -> str | int:
+    """The codec's Scala object name; 0.7 has none for codec 3 (lz4 is 0.8.2's)."""
+    return CODEC_OBJECT_NAMES[codec] if codec in CODECS_07 else codec
+
+
 def _describe(offset: int, size: int, message: Message, valid: bool) -> str:
     return (
         f"offset: {offset} isvalid: {str(valid).lower()} size: {size} payloadsize: {len(message.payload)} "
-        f"magic: {message.magic} compresscodec: {CODEC_OBJECT_NAMES.get(message.codec, message.codec)} "
+        f"magic: {message.magic} compresscodec: {_codec_name07(message.codec)} "
         f"crc: {message.checksum}"
     )
 

@@ -8,8 +8,9 @@ import pytest
 from tests.unit.protocol.golden08 import HELLO_ENTRY, hexbytes
 from zkafka.errors import InvalidMessageError
 from zkafka.records import format08
-from zkafka.records.compression import GZIP, NO_COMPRESSION, SNAPPY
+from zkafka.records.compression import GZIP, LZ4, NO_COMPRESSION, SNAPPY
 from zkafka.records.down_convert import is_magic1, to_magic0
+from zkafka.records.kafka_lz4 import header_checksum
 
 # offset 0, N 27, crc, magic 1, attributes 0, timestamp 1700000000000 ms, null key, value "hello"
 HELLO_V1 = hexbytes(
@@ -45,7 +46,7 @@ def test_a_damaged_magic_1_message_is_refused():
         to_magic0(bytes(damaged))
 
 
-@pytest.mark.parametrize("codec", [NO_COMPRESSION, GZIP, SNAPPY])
+@pytest.mark.parametrize("codec", [NO_COMPRESSION, GZIP, SNAPPY, LZ4])
 def test_a_set_built_by_kafka_python_with_magic_1_reads_back_and_appends(codec):
     records = pytest.importorskip("kafka.record.legacy_records")
     builder = records.LegacyRecordBatchBuilder(magic=1, compression_type=codec, batch_size=1 << 20)
@@ -59,3 +60,19 @@ def test_a_set_built_by_kafka_python_with_magic_1_reads_back_and_appends(codec):
     assert [(m.offset, m.key, m.value) for m in format08.iter_messages(assigned.data)] == [
         (100 + i, key, value) for i, (key, value) in enumerate(pairs)
     ]
+
+
+def test_a_magic_1_lz4_wrapper_gets_kafkas_0_8_2_header_checksum():
+    """KIP-57: magic 1 carries the LZ4 spec's HC; magic 0 needs Kafka's (0x1a for FLG 0x60, BD 0x40)."""
+    records = pytest.importorskip("kafka.record.legacy_records")
+    builder = records.LegacyRecordBatchBuilder(magic=1, compression_type=LZ4, batch_size=1 << 20)
+    builder.append(0, timestamp=1_700_000_000_000, key=None, value=b"hello", headers=[])
+    built = bytes(builder.build())
+    payload_at = format08.LOG_OVERHEAD + 4 + 2 + 8 + 4 + 4  # crc, magic, attributes, timestamp, key, length
+    # kafka-python's frame stores the content size (FLG 0x68), which 0.10's reader skips; HC is the spec's.
+    header = built[payload_at : payload_at + 15]
+    assert header[:6].hex() == "04224d186840" and header[14] == header_checksum(
+        header[:14], spec_checksum=True
+    )
+    (wrapper,) = format08.iter_messages(to_magic0(built), deep=False)
+    assert wrapper.codec == LZ4 and wrapper.value[:7].hex() == "04224d1860401a"

@@ -14,6 +14,7 @@ from zkafka.records import format07, format08
 from zkafka.records.compression import (
     DEFAULT_MAX_INFLATED,
     GZIP,
+    LZ4,
     SNAPPY,
     compress,
     decompress,
@@ -21,7 +22,8 @@ from zkafka.records.compression import (
 )
 from zkafka.records.format08 import FORMAT08, assign_offsets, build_message_set, iter_messages
 
-CODECS = pytest.mark.parametrize("codec", [GZIP, SNAPPY], ids=["gzip", "snappy"])
+CODECS = pytest.mark.parametrize("codec", [GZIP, SNAPPY, LZ4], ids=["gzip", "snappy", "lz4"])
+CODECS07 = pytest.mark.parametrize("codec", [GZIP, SNAPPY], ids=["gzip", "snappy"])
 MAX = 100_000
 
 
@@ -47,8 +49,10 @@ def test_decompress_stops_one_byte_past_the_limit(codec):
         decompress(codec, packed, len(data) - 1)
 
 
-# Deflate inflates up to ~1000x, snappy up to ~21x: bombs under MAX that inflate as far as each goes.
-@pytest.mark.parametrize("codec, ratio", [(GZIP, 500), (SNAPPY, 20)], ids=["gzip", "snappy"])
+# Deflate inflates up to ~1000x, snappy up to ~21x, lz4 up to ~255x: bombs under MAX that inflate far.
+@pytest.mark.parametrize(
+    "codec, ratio", [(GZIP, 500), (SNAPPY, 20), (LZ4, 200)], ids=["gzip", "snappy", "lz4"]
+)
 def test_a_bomb_is_refused_with_memory_bounded_by_the_limit(codec, ratio):
     bomb = bomb_set08(ratio * MAX, codec)
     assert len(bomb) < MAX
@@ -98,7 +102,7 @@ def test_the_leader_refuses_a_set_whose_messages_inflate_past_the_limit_together
         assign_offsets(plain + wrapper, 0, 50_000)  # the one wrapper the leader would write holds both
 
 
-@CODECS
+@CODECS07
 def test_the_07_line_keeps_accepting_what_inflates_past_max_message_size(codec):
     payloads = [bytes(1000)] * 100
     data = format07.build_message_set(payloads, codec)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from tests.unit.broker.test_log08 import open_log
-from zkafka.records.compression import GZIP
+from zkafka.records.compression import GZIP, LZ4
 from zkafka.records.format08 import build_message_set, encode_message
 from zkafka.tools.dump_log_segments import dump_index, dump_log08
 
@@ -132,3 +132,17 @@ def test_the_command_line(tmp_path):
     )
     assert result.returncode == 1
     assert "Mismatches in :" in result.stderr and "Index offset: 99, log offset: 0" in result.stderr
+
+
+def test_an_lz4_wrapper_is_shown_and_read_deep(tmp_path):
+    log = open_log(tmp_path / "t-0")
+    log.append(build_message_set([(None, b"a"), (b"k", b"b")], LZ4))
+    log.close()
+    report, lines = run(
+        dump_log08, str(tmp_path / "t-0" / "00000000000000000000.log"), deep=True, print_data=True
+    )
+    assert [line.split()[1] for line in lines[2:]] == ["0", "1"]
+    assert lines[2].endswith("payload: a") and lines[3].endswith("keysize: 1 key: k payload: b")
+    _, shallow = run(dump_log08, str(tmp_path / "t-0" / "00000000000000000000.log"))
+    assert "offset: 1 " in shallow[2] and "compresscodec: LZ4CompressionCodec" in shallow[2]
+    assert report.valid and report.messages == 2
