@@ -18,8 +18,8 @@ import pytest
 
 from tests.support.drills import (
     FIGURES,
+    Cluster,
     Producer08Load,
-    SessionSnoop,
     check_no_loss,
     leader_port,
     settle,
@@ -32,66 +32,6 @@ from zkafka.zk.client import get_data
 from zkafka.zk.paths08 import parse_controller
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(180)]
-
-DRILL_PROPS = {
-    "replica_fetch_wait_max_ms": "100",
-    "replica_lag_time_max_ms": "1500",
-    "controlled_shutdown_retry_backoff_ms": "300",
-    "unclean_leader_election_enable": "false",
-    "replica_high_watermark_checkpoint_interval_ms": "500",
-}
-
-
-class Cluster:
-    """Three broker processes (session timeout 4 s unless told), each reaching ZooKeeper through its own
-    SessionSnoop so that a drill can expire its session."""
-
-    def __init__(self, broker08_process, zk_connect: str, zk, **props: str) -> None:
-        self.zk = zk
-        host_port, chroot = zk_connect.split("/", 1)
-        host, port = host_port.split(":")
-        self.snoops = {b: SessionSnoop(host, int(port)) for b in (1, 2, 3)}
-        self.procs = {
-            b: broker08_process(b, zookeeper_connect=s.connect_string("/" + chroot), **(DRILL_PROPS | props))
-            for b, s in self.snoops.items()
-        }
-        wait_until(
-            lambda: zk.exists("/brokers/ids") and len(zk.get_children("/brokers/ids")) == 3,
-            30,
-            message="3 brokers registered",
-        )
-
-    def __getitem__(self, broker_id: int):
-        return self.procs[broker_id]
-
-    def ports(self) -> list[int]:
-        return [p.port for p in self.procs.values() if p.proc.poll() is None]
-
-    def port_of(self, broker_id: int) -> int:
-        return self.procs[broker_id].port
-
-    def topic(self, name: str, partitions: int = 1, seed: int = 1):
-        create_topic(self.zk, name, partitions, 3, rng=random.Random(seed))
-        return settle(self.zk, self.ports, name, partitions)
-
-    def close(self) -> None:
-        for proc in self.procs.values():
-            proc.signal(signal.SIGCONT)
-        for snoop in self.snoops.values():
-            snoop.close()
-
-
-@pytest.fixture
-def start_cluster(broker08_process, zk_connect, zk_client):
-    started = []
-
-    def start(**props: str) -> Cluster:
-        started.append(Cluster(broker08_process, zk_connect, zk_client, **props))
-        return started[-1]
-
-    yield start
-    for c in started:
-        c.close()
 
 
 @pytest.fixture

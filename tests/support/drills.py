@@ -1,18 +1,23 @@
-"""Replication drill support: acks=-1 load from zkafka's Producer08 recording what was acknowledged, a ZooKeeper pass-through that learns each broker's
-session (id and password) so a drill can expire it, the settle and no-loss checks, and the drills' figures
-printed at the end of the run (a plugin: tests/conftest.py lists it).
+"""Replication drill support: three broker processes (``start_cluster``), acks=-1 load from zkafka's Producer08
+recording what was acknowledged, a ZooKeeper pass-through that learns each broker's session (id and password)
+so a drill can expire it, the settle and no-loss checks, and the drills' figures printed at the end of the run
+(a plugin: tests/conftest.py lists it).
 """
 
 from __future__ import annotations
 
+import random
+import signal
 import socket
 import struct
 import threading
 from collections.abc import Callable
 
+import pytest
 from kazoo.client import KazooClient
 
 from tests.support.replication import leader_port, leaders_seen, read_all, zk_state
+from zkafka.admin.topics import create_topic
 from zkafka.producer.errors import FailedToSendMessageError
 from zkafka.producer.producer08 import KeyedMessage, Producer08
 from zkafka.utils import wait_until
@@ -54,17 +59,84 @@ def settle(zk: KazooClient, ports: Ports, topic: str, partitions: int = 1, repli
     return wait_until(agreed, 45, interval=0.1, message=f"{topic}: one leader per partition, agreed by all")
 
 
+# -- three broker processes ---------------------------------------------------------------------------------
+
+
+DRILL_PROPS = {
+    "replica_fetch_wait_max_ms": "100",
+    "replica_lag_time_max_ms": "1500",
+    "controlled_shutdown_retry_backoff_ms": "300",
+    "unclean_leader_election_enable": "false",
+    "replica_high_watermark_checkpoint_interval_ms": "500",
+}
+
+
+class Cluster:
+    """Three broker processes (session timeout 4 s unless told), each reaching ZooKeeper through its own
+    SessionSnoop so that a drill can expire its session."""
+
+    def __init__(self, broker08_process, zk_connect: str, zk, **props: str) -> None:
+        self.zk = zk
+        host_port, chroot = zk_connect.split("/", 1)
+        host, port = host_port.split(":")
+        self.snoops = {b: SessionSnoop(host, int(port)) for b in (1, 2, 3)}
+        self.procs = {
+            b: broker08_process(b, zookeeper_connect=s.connect_string("/" + chroot), **(DRILL_PROPS | props))
+            for b, s in self.snoops.items()
+        }
+        wait_until(
+            lambda: zk.exists("/brokers/ids") and len(zk.get_children("/brokers/ids")) == 3,
+            30,
+            message="3 brokers registered",
+        )
+
+    def __getitem__(self, broker_id: int):
+        return self.procs[broker_id]
+
+    def ports(self) -> list[int]:
+        return [p.port for p in self.procs.values() if p.proc.poll() is None]
+
+    def port_of(self, broker_id: int) -> int:
+        return self.procs[broker_id].port
+
+    def topic(self, name: str, partitions: int = 1, seed: int = 1):
+        create_topic(self.zk, name, partitions, 3, rng=random.Random(seed))
+        return settle(self.zk, self.ports, name, partitions)
+
+    def close(self) -> None:
+        for proc in self.procs.values():
+            proc.signal(signal.SIGCONT)
+        for snoop in self.snoops.values():
+            snoop.close()
+
+
+@pytest.fixture
+def start_cluster(broker08_process, zk_connect, zk_client):
+    """Factory: ``start_cluster(**broker props)`` starts a Cluster, closed at the end of the test."""
+    started = []
+
+    def start(**props: str) -> Cluster:
+        started.append(Cluster(broker08_process, zk_connect, zk_client, **props))
+        return started[-1]
+
+    yield start
+    for c in started:
+        c.close()
+
+
 # -- load -----------------------------------------------------------------------------------------------------
 
 
 class Producer08Load(threading.Thread):
     """zkafka's Producer08, sync, acks=-1, batches of 10 numbered values, until stopped; ``acked`` holds the
     values acknowledged (value -> None: the producer does not say the offset), ``failures`` the sends it gave
-    up on after its retries."""
+    up on after its retries. ``keyed``: each value is its own key (spread over the partitions by hash, not
+    all to one random partition); ``pause_s`` between batches."""
 
-    def __init__(self, ports: Ports, topic: str) -> None:
+    def __init__(self, ports: Ports, topic: str, *, keyed: bool = False, pause_s: float = 0.0) -> None:
         super().__init__(daemon=True)
         self.ports, self.topic = ports, topic
+        self.keyed, self.pause_s = keyed, pause_s
         self.acked: dict[bytes, int | None] = {}
         self.failures: list[str] = []
         self._stopping = threading.Event()
@@ -95,12 +167,14 @@ class Producer08Load(threading.Thread):
             while not self._stopping.is_set():
                 values = [b"%s-%07d" % (self.topic.encode(), i) for i in range(n, n + 10)]
                 try:
-                    producer.send(*(KeyedMessage(self.topic, None, v) for v in values))
+                    producer.send(*(KeyedMessage(self.topic, v if self.keyed else None, v) for v in values))
                 except FailedToSendMessageError as exc:
                     self.failures.append(str(exc))
                 else:
                     self.acked.update(dict.fromkeys(values))
                 n += len(values)
+                if self.pause_s:
+                    self._stopping.wait(self.pause_s)
 
 
 def check_no_loss(

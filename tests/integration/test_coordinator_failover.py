@@ -1,0 +1,330 @@
+"""Coordinator failover: three 0.8 broker processes, ``__consumer_offsets`` replicated three times, a group of
+zkafka and kafka-python members (pinned to 0.9 and unpinned) consuming and committing a six-partition topic under
+acks=-1 load; kill -9 of the group's coordinator. The controller moves the offsets partition's leadership, the
+new leader loads the group and its offsets and answers as coordinator, the members find it and go on.
+
+Checked: every commit acknowledged before the kill is in the new coordinator's OffsetFetch; every acknowledged
+message is consumed; duplicates stay within what was delivered and not yet acknowledged as committed; no
+partition is read by two members of one generation. Also: a broker whose offsets partition is reassigned away
+(alive, no longer its leader) answers its group's requests with NOT_COORDINATOR_FOR_GROUP, and the new leader
+has the offsets. Figures go to the terminal summary ("drill figures").
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from tests.support.drills import FIGURES, Producer08Load
+from tests.support.replication import zk_state
+from tests.support.server08 import Client08, wait_for_leaders
+from zkafka.admin.reassignment import start_reassignment
+from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC, partition_for
+from zkafka.protocol import v08
+from zkafka.protocol import v09_group as g
+from zkafka.protocol.errors import ErrorCode as E
+from zkafka.utils import wait_until
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(300)]
+
+TOPIC = "fo"
+PARTITIONS = 6
+GROUP = "failover"
+OFFSETS_PARTITIONS = 3
+CLIENTS = ("zkafka", "kafka-python", "kafka-python-probe")
+
+
+# -- the coordinator over the raw wire ------------------------------------------------------------------------
+
+
+def coordinator_of(ports: list[int], group: str) -> int | None:
+    """The coordinator's broker id as the first live broker that answers GroupCoordinator names it."""
+    for port in ports:
+        try:
+            with Client08(port) as client:
+                answer = client.call(v08.GroupCoordinatorRequestV0(group))
+        except OSError:
+            continue
+        if answer.error == E.NONE:
+            return answer.node_id
+    return None
+
+
+def fetch_offsets(port: int, group: str, topic: str = TOPIC, partitions: int = PARTITIONS):
+    """OffsetFetch v1 at ``port``: {partition: (offset, error)}."""
+    with Client08(port) as client:
+        request = v08.OffsetFetchRequestV1(
+            group, [v08.OffsetFetchRequestTopic(topic, list(range(partitions)))]
+        )
+        answer = client.call(request)
+    return {p.partition: (p.offset, p.error) for t in answer.topics for p in t.partitions}
+
+
+def answering(port: int, group: str) -> dict[int, int] | None:
+    """The committed offsets when the broker at ``port`` answers OffsetFetch for ``group`` without error."""
+    try:
+        offsets = fetch_offsets(port, group)
+    except OSError:
+        return None
+    if any(error for _, error in offsets.values()):
+        return None
+    return {p: offset for p, (offset, _) in offsets.items()}
+
+
+# -- members ------------------------------------------------------------------------------------------------
+
+
+class Member:
+    """A tests/support/tagged_member.py child process; what it printed, each line stamped on arrival."""
+
+    def __init__(self, client: str, bootstrap: str) -> None:
+        self.client = client
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.tagged_member", client, bootstrap, GROUP, TOPIC, "10000"],
+            stdout=subprocess.PIPE,
+            stderr=open(os.environ.get("MEMBER_STDERR", os.devnull), "a"),
+            text=True,
+        )
+        self.assigned: list[tuple[float, int, str, set[int]]] = []  # (at, generation, member, partitions)
+        self.records: list[
+            tuple[float, int, str, int, int, str]
+        ] = []  # (at, generation, member, p, offset, value)
+        self.commits: list[tuple[float, int, str, dict[int, int]]] = []  # (at, generation, member, offsets)
+        self.commit_failures: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            kind, *words = line.split()
+            now = time.monotonic()
+            if kind == "assigned":
+                partitions = {int(p) for p in words[2].split(",") if p != "-"}
+                self.assigned.append((now, int(words[0]), words[1], partitions))
+            elif kind == "record":
+                self.records.append((now, int(words[0]), words[1], int(words[2]), int(words[3]), words[4]))
+            elif kind == "committed":
+                offsets = dict(map(int, pair.split(":")) for pair in words[2].split(",") if pair != "-")
+                self.commits.append((now, int(words[0]), words[1], offsets))
+            elif kind == "commit-failed":
+                self.commit_failures.append(words[0])
+
+    def partitions(self) -> set[int]:
+        return self.assigned[-1][3] if self.assigned else set()
+
+    def generation(self) -> int:
+        return self.assigned[-1][1] if self.assigned else -1
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        self._reader.join(5)
+
+
+@pytest.fixture
+def members():
+    started: list[Member] = []
+
+    def start(bootstrap: str) -> list[Member]:
+        started.extend(Member(client, bootstrap) for client in CLIENTS)
+        return started
+
+    yield start
+    for member in started:
+        member.stop()
+
+
+def acknowledged(members: list[Member], before: float = float("inf")) -> dict[int, int]:
+    """partition -> the highest commit acknowledged to a member (stamped before ``before``)."""
+    best: dict[int, int] = {}
+    for member in members:
+        for at, _, _, offsets in member.commits:
+            if at < before:
+                for p, o in offsets.items():
+                    best[p] = max(best.get(p, -1), o)
+    return best
+
+
+def uncommitted_tails(members: list[Member]) -> int:
+    """Records each member delivered at or past its last acknowledged commit of that partition in that
+    generation: what another member may be given again."""
+    tails = 0
+    for member in members:
+        last: dict[tuple[int, str, int], int] = {}
+        for _, generation, member_id, offsets in member.commits:
+            for p, o in offsets.items():
+                key = (generation, member_id, p)
+                last[key] = max(last.get(key, 0), o)
+        tails += sum(
+            1 for _, gen, mid, p, offset, _ in member.records if offset >= last.get((gen, mid, p), 0)
+        )
+    return tails
+
+
+def readers_per_generation(members: list[Member]) -> dict[tuple[int, int], set[str]]:
+    """(generation, partition) -> the member ids that were delivered records of it in that generation."""
+    readers: dict[tuple[int, int], set[str]] = {}
+    for member in members:
+        for _, generation, member_id, p, _, _ in member.records:
+            readers.setdefault((generation, p), set()).add(member_id)
+    return readers
+
+
+def test_kill_9_of_the_group_coordinator_under_load(start_cluster, members):
+    cluster = start_cluster(offsets_topic_num_partitions=str(OFFSETS_PARTITIONS), num_partitions="1")
+    cluster.topic(TOPIC, PARTITIONS, seed=21)
+    load = Producer08Load(cluster.ports, TOPIC, keyed=True, pause_s=0.05)
+    load.start()
+    group = members(",".join(f"127.0.0.1:{port}" for port in cluster.ports()))
+    started = time.monotonic()
+    wait_until(
+        lambda: (
+            len({m.generation() for m in group}) == 1
+            and sorted(p for m in group for p in m.partitions()) == list(range(PARTITIONS))
+            and all(m.commits and m.commits[-1][1] == m.generation() for m in group)
+        ),
+        90,
+        message="one generation: every partition assigned once, every member committing in it",
+    )
+    joined_s = time.monotonic() - started
+    assert all(m.partitions() for m in group), [m.partitions() for m in group]
+    generation = group[0].generation()
+    victim = coordinator_of(cluster.ports(), GROUP)
+    assert victim is not None
+    survivors = [b for b in (1, 2, 3) if b != victim]
+    wait_until(lambda: sum(len(m.commits) for m in group) >= 3 * len(group), 30, message="commits flowing")
+
+    cluster[victim].proc.kill()
+    killed = time.monotonic()
+    acked_before = acknowledged(group, before=killed)
+    read_before = {p for m in group for _, _, _, p, _, _ in m.records}
+    assert read_before == set(range(PARTITIONS))
+
+    def new_coordinator():
+        node = coordinator_of(cluster.ports(), GROUP)
+        if node is None or node == victim:
+            return None
+        return (node, offsets) if (offsets := answering(cluster.port_of(node), GROUP)) is not None else None
+
+    new, loaded = wait_until(new_coordinator, 60, interval=0.05, message="a new coordinator answering")
+    coordinator_s = time.monotonic() - killed
+    assert new in survivors
+    behind = {p: (o, loaded.get(p)) for p, o in acked_before.items() if loaded.get(p, -1) < o}
+    assert not behind, f"acknowledged commits missing at the new coordinator (acked, found): {behind}"
+
+    def resumed_at(p: int) -> float | None:
+        times = [at for m in group for at, _, _, q, _, _ in m.records if q == p and at > killed]
+        return min(times) if times else None
+
+    wait_until(
+        lambda: all(resumed_at(p) is not None for p in range(PARTITIONS)),
+        60,
+        message="every partition consumed again",
+    )
+    consumption_s = max(resumed_at(p) for p in range(PARTITIONS)) - killed
+    after = killed + 0.1  # lines stamped sooner may be answers of the old coordinator still in the pipe
+    wait_until(
+        lambda: any(at > after for m in group for at, *_ in m.commits),
+        60,
+        message="a commit acknowledged again",
+    )
+    first_commit_s = min(at for m in group for at, *_ in m.commits if at > after) - killed
+    at = len(load.acked)
+    wait_until(lambda: len(load.acked) >= at + 100, 30, message="100 more messages acknowledged")
+    load.stop()
+    acked_values = {v.decode() for v in load.acked}
+    wait_until(
+        lambda: acked_values <= {r[5] for m in group for r in m.records},
+        60,
+        message="every acknowledged message consumed",
+    )
+    wait_until(lambda: all(m.records and m.commits[-1][0] > m.records[-1][0] for m in group), 30,
+               message="each member's last records committed")  # fmt: skip
+    for m in group:
+        m.stop()
+
+    values = [r[5] for m in group for r in m.records]
+    duplicates = len(values) - len(set(values))
+    tails = uncommitted_tails(group)
+    assert duplicates <= tails, f"{duplicates} duplicates, only {tails} records delivered past a commit"
+    shared = {k: v for k, v in readers_per_generation(group).items() if len(v) > 1}
+    assert not shared, f"partitions read by two members of one generation: {shared}"
+    final = wait_until(lambda: answering(cluster.port_of(new), GROUP), 10, message="the final offsets")
+    behind = {p: (o, final.get(p)) for p, o in acknowledged(group).items() if final.get(p, -1) < o}
+    assert not behind, f"acknowledged commits missing at the end (acked, found): {behind}"
+    rejoins = sum(1 for m in group for at, *_ in m.assigned if at > killed)
+
+    figures = {
+        "killed": victim,
+        "new_coordinator": new,
+        "coordinator_answering_after_s": round(coordinator_s, 2),
+        "every_partition_consumed_again_after_s": round(consumption_s, 2),
+        "first_commit_after_s": round(first_commit_s, 2),
+        "acked": len(acked_values),
+        "consumed": len(values),
+        "duplicates": duplicates,
+        "uncommitted_tails": tails,
+        "generation_at_kill": generation,
+        "assignments_after_kill": rejoins,
+        "commit_failures": sum(len(m.commit_failures) for m in group),
+        "group_formed_s": round(joined_s, 2),
+    }
+    FIGURES.append(("kill -9 group coordinator", figures))
+    print("\nkill -9 group coordinator: " + ", ".join(f"{k}={v}" for k, v in figures.items()))
+
+
+# -- the old leader of an offsets partition -------------------------------------------------------------------
+
+
+def commit(port: int, group: str, offsets: dict[int, int]) -> dict[int, int]:
+    """OffsetCommit v2 without group management at ``port``: {partition: error}."""
+    partitions = [v08.OffsetCommitRequestPartitionV0(p, o, "") for p, o in offsets.items()]
+    with Client08(port) as client:
+        answer = client.call(
+            v08.OffsetCommitRequestV2(group, -1, "", -1, [v08.OffsetCommitRequestTopicV0(TOPIC, partitions)])
+        )
+    return {p.partition: p.error for t in answer.topics for p in t.partitions}
+
+
+def test_a_broker_whose_offsets_partition_is_reassigned_away_stops_coordinating_its_groups(
+    start_broker08, zk_client
+):
+    props = {
+        "offsets.topic.num.partitions": str(OFFSETS_PARTITIONS),
+        "replica_fetch_wait_max_ms": "100",
+        "num_partitions": str(PARTITIONS),
+    }
+    brokers = {b: start_broker08(b, **props) for b in (1, 2, 3)}
+    with Client08(brokers[1].port) as client:
+        wait_for_leaders(client, [TOPIC])
+    old = wait_until(lambda: coordinator_of([brokers[1].port], GROUP), 30, message="a coordinator")
+    offsets_partition = partition_for(GROUP, OFFSETS_PARTITIONS)
+    wait_until(
+        lambda: len(zk_state(zk_client, OFFSETS_TOPIC, offsets_partition).isr) == 3, 20, message="a full ISR"
+    )
+    assert commit(brokers[old].port, GROUP, {0: 42, 5: 7}) == {0: E.NONE, 5: E.NONE}  # the ISR has it
+
+    others = [b for b in brokers if b != old]
+    start_reassignment(zk_client, {(OFFSETS_TOPIC, offsets_partition): others})
+    wait_until(lambda: not zk_client.exists("/admin/reassign_partitions"), 30, message="the move done")
+    port = brokers[old].port
+    wait_until(
+        lambda: fetch_offsets(port, GROUP)[0][1] == E.NOT_COORDINATOR_FOR_GROUP, 20, message="old coordinator"
+    )
+    assert commit(port, GROUP, {0: 50}) == {0: E.NOT_COORDINATOR_FOR_GROUP}
+    with Client08(port) as client:
+        protocols = [g.GroupProtocol("range", b"")]
+        joined = client.call(g.JoinGroupRequestV0(GROUP, 6000, "", "consumer", protocols))
+        assert joined.error == E.NOT_COORDINATOR_FOR_GROUP
+        assert client.call(g.HeartbeatRequestV0(GROUP, 1, "m")).error == E.NOT_COORDINATOR_FOR_GROUP
+    new = wait_until(
+        lambda: (node := coordinator_of([port], GROUP)) in others and node, 20, message="a new coordinator"
+    )
+    loaded = wait_until(lambda: answering(brokers[new].port, GROUP), 20, message="the new coordinator")
+    assert (loaded[0], loaded[5]) == (42, 7)
