@@ -10,23 +10,21 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from typing import Unpack
 
 from zkafka.broker import segment as _segment
-from zkafka.broker.segment import EntryFormat, LogSegment
+from zkafka.broker.segment import LogSegment
 from zkafka.broker.segmented_log import (
     EARLIEST_TIME,
     LATEST_TIME,
     FlushPlan,
     LogAppendInfo,
     LogLayoutError,
+    LogOptions,
     LogRegion,
-    Offload,
     SegmentedLog,
-    VisibleEnd,
     current_millis,
     flushed_end,
-    run_here,
 )
 from zkafka.errors import OffsetOutOfRangeError
 from zkafka.records.format07 import FORMAT07
@@ -56,6 +54,9 @@ def segment_file_name(start: int) -> str:
 class Log(SegmentedLog):
     """An append-only 0.7 log of one topic partition, stored as a directory of segment files."""
 
+    default_format = FORMAT07
+    default_visible_end = staticmethod(flushed_end)
+
     def __init__(
         self,
         dir_path: str | os.PathLike[str],
@@ -67,21 +68,9 @@ class Log(SegmentedLog):
         flush_interval: int,
         max_message_size: int | None,
         need_recovery: bool,
-        time_ms: Callable[[], int] = current_millis,
-        entry_format: EntryFormat = FORMAT07,
-        visible_end: VisibleEnd = flushed_end,
-        offload: Offload = run_here,
+        **options: Unpack[LogOptions],
     ) -> None:
-        super().__init__(
-            os.fspath(dir_path),
-            topic,
-            partition,
-            entry_format=entry_format,
-            flush_interval=flush_interval,
-            visible_end=visible_end,
-            time_ms=time_ms,
-            offload=offload,
-        )
+        super().__init__(dir_path, topic, partition, flush_interval=flush_interval, **options)
         self.max_segment_size = max_segment_size
         self.roll_ms = roll_ms
         self.max_message_size = max_message_size

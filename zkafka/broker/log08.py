@@ -16,12 +16,11 @@ import os
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 from zkafka.broker.offset_index import INDEX_SUFFIX, CorruptIndexError
 from zkafka.broker.segment import (
     DELETED_SUFFIX,
-    EntryFormat,
     IndexedSegment,
     parse_segment_file_name,
     segment_file_name,
@@ -30,13 +29,10 @@ from zkafka.broker.segmented_log import (
     FlushPlan,
     LogAppendInfo,
     LogLayoutError,
+    LogOptions,
     LogRegion,
-    Offload,
     SegmentedLog,
-    VisibleEnd,
-    current_millis,
     log_end,
-    run_here,
 )
 from zkafka.errors import MessageSetSizeTooLargeError, OffsetOutOfRangeError
 from zkafka.records import format08
@@ -101,6 +97,8 @@ class Log08(SegmentedLog):
     """An append-only 0.8 log of one topic partition: offsets are message numbers."""
 
     touch_kept_empty_segment = False
+    default_format = FORMAT08
+    default_visible_end = staticmethod(log_end)
 
     def __init__(
         self,
@@ -112,21 +110,9 @@ class Log08(SegmentedLog):
         recovery_point: int = 0,
         need_recovery: bool = True,
         scheduler: Scheduler | None = None,
-        time_ms: Callable[[], int] = current_millis,
-        visible_end: VisibleEnd = log_end,
-        entry_format: EntryFormat = FORMAT08,
-        offload: Offload = run_here,
+        **options: Unpack[LogOptions],
     ) -> None:
-        super().__init__(
-            os.fspath(dir_path),
-            topic,
-            partition,
-            entry_format=entry_format,
-            flush_interval=config.flush_interval_messages,
-            visible_end=visible_end,
-            time_ms=time_ms,
-            offload=offload,
-        )
+        super().__init__(dir_path, topic, partition, flush_interval=config.flush_interval_messages, **options)
         self.config = config
         self._scheduler = scheduler
         self.recovery_point = recovery_point

@@ -23,7 +23,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict
 
 from zkafka.broker.segment import EntryFormat, LogSegment
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
@@ -98,26 +98,40 @@ FlushListener = Callable[["SegmentedLog", float], None]  # told the seconds each
 Offload = Callable[[Callable[[], Any]], Any]
 
 
+class LogOptions(TypedDict, total=False):
+    """The keyword seams every log takes (a line's log forwards them; left out, the line's defaults)."""
+
+    entry_format: EntryFormat
+    visible_end: VisibleEnd
+    time_ms: Callable[[], int]
+    offload: Offload
+
+
 class SegmentedLog:
     """An append-only log of one topic partition, stored as a directory of segment files."""
 
     # Retention keeps an empty last segment and touches its mtime (0.7) or just keeps it (0.8).
     touch_kept_empty_segment = True
+    # The line's entry format and visible-end policy, where the owner gives none.
+    default_format: EntryFormat
+    default_visible_end: VisibleEnd
 
     def __init__(
         self,
-        dir_path: str,
+        dir_path: str | os.PathLike[str],
         topic: str,
         partition: int,
         *,
-        entry_format: EntryFormat,
         flush_interval: int,
-        visible_end: VisibleEnd,
-        time_ms: Callable[[], int],
+        entry_format: EntryFormat | None = None,
+        visible_end: VisibleEnd | None = None,
+        time_ms: Callable[[], int] = current_millis,
         offload: Offload = run_here,
     ) -> None:
-        self.dir_path = dir_path
-        self.entry_format = entry_format
+        self.dir_path = os.fspath(dir_path)
+        self.entry_format = self.default_format if entry_format is None else entry_format
+        if visible_end is None:
+            visible_end = self.default_visible_end
         self.topic = topic
         self.partition = partition
         self.name = f"{topic}-{partition}"
