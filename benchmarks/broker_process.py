@@ -7,8 +7,11 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from zkafka.launch.zookeeper_server import free_port
+from zkafka.launch.zookeeper_server import ZooKeeperServer, free_port
 from zkafka.utils import wait_until
 
 
@@ -56,6 +59,19 @@ def start_broker08(work: str, zk_connect: str, partitions: int, name: str = "bro
         **{k.replace("_", "."): str(v) for k, v in props.items()},
     }
     return _start(work, name, settings, port)
+
+
+@contextmanager
+def broker08_cluster(partitions: int, **props: str) -> Iterator[tuple[str, int]]:
+    """A ZooKeeper and 0.8 broker 0 (``start_broker08``) in a temporary directory for the length of the
+    block: yields ``(zk_connect, broker port)``; stops the broker, then ZooKeeper."""
+    with tempfile.TemporaryDirectory() as work, ZooKeeperServer(os.path.join(work, "zk")) as zookeeper:
+        proc, port = start_broker08(work, zookeeper.connect_string, partitions, **props)
+        try:
+            yield zookeeper.connect_string, port
+        finally:
+            proc.terminate()
+            proc.wait(30)
 
 
 def _start(

@@ -17,7 +17,6 @@ import itertools
 import os
 import statistics
 import sys
-import tempfile
 import time
 
 import gevent
@@ -26,14 +25,13 @@ import gevent.socket
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.broker_process import start_broker08  # noqa: E402
+from benchmarks.broker_process import broker08_cluster  # noqa: E402
 from zkafka.coordinator.assignors import (  # noqa: E402
     RangeAssignor,
     assign_group,
     decode_assignment,
     subscription_metadata,
 )
-from zkafka.launch.zookeeper_server import ZooKeeperServer, free_port  # noqa: E402
 from zkafka.protocol import v08  # noqa: E402
 from zkafka.protocol import v09_group as g  # noqa: E402
 from zkafka.utils import wait_until  # noqa: E402
@@ -176,34 +174,21 @@ def main() -> None:
     parser.add_argument("--heartbeat-ms", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=5.0)
     opts = parser.parse_args()
-    with tempfile.TemporaryDirectory() as work:
-        zookeeper = ZooKeeperServer(os.path.join(work, "zk"), port=free_port())
-        zookeeper.start()
-        broker = None
-        try:
-            zk_connect = f"127.0.0.1:{zookeeper.port}"
-            broker, port = start_broker08(
-                work, zk_connect, opts.partitions, **{"offsets.topic.num.partitions": "1"}
-            )
-            probe = Connection(port, "probe")
-            wait_until(lambda: probe.call(v08.MetadataRequestV0([TOPIC])).topics[0].partitions, 30)
-            wait_until(lambda: probe.call(v08.GroupCoordinatorRequestV0(GROUP)).error == 0, 30)
-            leaves, joins = measure_rebalances(port, opts)
-            print(
-                f"{opts.members} members x {opts.partitions} partitions, heartbeat every {opts.heartbeat_ms} ms"
-            )
-            for what, times in (("a member leaves", leaves), ("a member joins", joins)):
-                ms = [t * 1000 for t in times]
-                print(f"  rebalance when {what}: median {statistics.median(ms):.0f} ms, max {max(ms):.0f} ms")
-            wait_until(lambda: probe.call(v08.GroupCoordinatorRequestV0("committer")).error == 0, 30)
-            for per_request in (1, opts.partitions):
-                rate = measure_commits(port, opts.seconds, per_request)
-                print(f"  offset commits ({per_request} per OffsetCommit v2): {rate:,.0f} offsets/s")
-        finally:
-            if broker is not None:
-                broker.terminate()
-                broker.wait(30)
-            zookeeper.stop()
+    with broker08_cluster(opts.partitions, **{"offsets.topic.num.partitions": "1"}) as (_, port):
+        probe = Connection(port, "probe")
+        wait_until(lambda: probe.call(v08.MetadataRequestV0([TOPIC])).topics[0].partitions, 30)
+        wait_until(lambda: probe.call(v08.GroupCoordinatorRequestV0(GROUP)).error == 0, 30)
+        leaves, joins = measure_rebalances(port, opts)
+        print(
+            f"{opts.members} members x {opts.partitions} partitions, heartbeat every {opts.heartbeat_ms} ms"
+        )
+        for what, times in (("a member leaves", leaves), ("a member joins", joins)):
+            ms = [t * 1000 for t in times]
+            print(f"  rebalance when {what}: median {statistics.median(ms):.0f} ms, max {max(ms):.0f} ms")
+        wait_until(lambda: probe.call(v08.GroupCoordinatorRequestV0("committer")).error == 0, 30)
+        for per_request in (1, opts.partitions):
+            rate = measure_commits(port, opts.seconds, per_request)
+            print(f"  offset commits ({per_request} per OffsetCommit v2): {rate:,.0f} offsets/s")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 
 import gevent
@@ -19,9 +18,8 @@ import gevent
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.broker_process import start_broker08  # noqa: E402
+from benchmarks.broker_process import broker08_cluster  # noqa: E402
 from zkafka.consumer09 import GroupConsumer, TopicPartition  # noqa: E402
-from zkafka.launch.zookeeper_server import ZooKeeperServer, free_port  # noqa: E402
 
 TOPIC, GROUP = "bench", "bench-commits"
 
@@ -42,15 +40,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--in-flight", type=int, default=10)
     opts = parser.parse_args()
-    with tempfile.TemporaryDirectory() as work:
-        zookeeper = ZooKeeperServer(os.path.join(work, "zk"), port=free_port())
-        zookeeper.start()
-        broker = None
+    with broker08_cluster(opts.partitions, **{"offsets.topic.num.partitions": "1"}) as (_, port):
         consumer = None
         try:
-            broker, port = start_broker08(
-                work, f"127.0.0.1:{zookeeper.port}", opts.partitions, **{"offsets.topic.num.partitions": "1"}
-            )
             consumer = GroupConsumer(
                 {
                     "bootstrap.servers": f"127.0.0.1:{port}",
@@ -96,10 +88,6 @@ def main() -> None:
         finally:
             if consumer is not None:
                 consumer.close()
-            if broker is not None:
-                broker.terminate()
-                broker.wait(30)
-            zookeeper.stop()
 
 
 if __name__ == "__main__":

@@ -30,10 +30,13 @@ FAST_CONSUMER = {
 }
 
 
+def with_overrides(props: dict[str, str], overrides: dict[str, Any]) -> dict[str, str]:
+    """``props`` with keyword ``overrides`` applied (``auto_commit_enable=False`` sets ``auto.commit.enable``)."""
+    return {**props, **{k.replace("_", "."): str(v) for k, v in overrides.items()}}
+
+
 def consumer_config(zk_connect: str, group: str, **overrides: Any) -> dict[str, str]:
-    props = {"zk.connect": zk_connect, "groupid": group, **FAST_CONSUMER}
-    props.update({k.replace("_", "."): str(v) for k, v in overrides.items()})
-    return props
+    return with_overrides({"zk.connect": zk_connect, "groupid": group, **FAST_CONSUMER}, overrides)
 
 
 def produce_numbered(
@@ -141,24 +144,27 @@ def group_settled(owners_now: dict, connectors, expected: dict) -> bool:
     return True
 
 
-def owners(zk_client, group: str) -> dict[tuple[str, str], str]:
-    """``(topic, "b-p") -> owning thread id`` as stored under /consumers/<group>/owners."""
+def owners(zk_client, group: str, partition: Callable[[str], Any] = str) -> dict[tuple[str, Any], str]:
+    """``(topic, partition) -> owning thread id`` as stored under /consumers/<group>/owners; ``partition``
+    turns a znode name into the key's partition (0.7: the name ``b-p`` itself)."""
     result = {}
     base = f"/consumers/{group}/owners"
     for topic in zk_client.get_children(base) if zk_client.exists(base) else []:
         for name in zk_client.get_children(f"{base}/{topic}"):
             try:
-                result[(topic, name)] = zk_client.get(f"{base}/{topic}/{name}")[0].decode()
+                result[(topic, partition(name))] = zk_client.get(f"{base}/{topic}/{name}")[0].decode()
             except NoNodeError:
                 pass  # released between the listing and the read
     return result
 
 
-def committed(zk_client, group: str, topic: str) -> dict[str, int]:
+def committed(zk_client, group: str, topic: str, partition: Callable[[str], Any] = str) -> dict[Any, int]:
+    """``partition -> committed offset`` under /consumers/<group>/offsets/<topic> (``partition`` as in
+    ``owners``)."""
     base = f"/consumers/{group}/offsets/{topic}"
     if not zk_client.exists(base):
         return {}
-    return {name: int(zk_client.get(f"{base}/{name}")[0]) for name in zk_client.get_children(base)}
+    return {partition(name): int(zk_client.get(f"{base}/{name}")[0]) for name in zk_client.get_children(base)}
 
 
 # -- a consumer in a child process ---------------------------------------------------------------------------

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kazoo.exceptions import NoNodeError
-
+from tests.support.consumers import committed, owners, with_overrides
 from tests.support.server08 import Client08, wait_for_leaders
 from zkafka.admin.topics import create_topic
 from zkafka.producer.producer08 import KeyedMessage, Producer08
@@ -25,9 +24,7 @@ FAST_CONSUMER08 = {
 
 
 def consumer08_config(zk_connect: str, group: str, **overrides: Any) -> dict[str, str]:
-    props = {"zookeeper.connect": zk_connect, "group.id": group, **FAST_CONSUMER08}
-    props.update({k.replace("_", "."): str(v) for k, v in overrides.items()})
-    return props
+    return with_overrides({"zookeeper.connect": zk_connect, "group.id": group, **FAST_CONSUMER08}, overrides)
 
 
 def start_cluster08(
@@ -61,19 +58,9 @@ def produce08(brokers, topic: str, count: int, prefix: str = "m", keyed: bool = 
 
 def owners08(zk_client, group: str) -> dict[tuple[str, int], str]:
     """``(topic, partition id) -> owning thread id`` as stored under /consumers/<group>/owners."""
-    result = {}
-    base = f"/consumers/{group}/owners"
-    for topic in zk_client.get_children(base) if zk_client.exists(base) else []:
-        for name in zk_client.get_children(f"{base}/{topic}"):
-            try:
-                result[(topic, int(name))] = zk_client.get(f"{base}/{topic}/{name}")[0].decode()
-            except NoNodeError:
-                pass  # released between the listing and the read
-    return result
+    return owners(zk_client, group, int)
 
 
 def committed08(zk_client, group: str, topic: str) -> dict[int, int]:
-    base = f"/consumers/{group}/offsets/{topic}"
-    if not zk_client.exists(base):
-        return {}
-    return {int(name): int(zk_client.get(f"{base}/{name}")[0]) for name in zk_client.get_children(base)}
+    """``partition id -> committed offset`` under /consumers/<group>/offsets/<topic>."""
+    return committed(zk_client, group, topic, int)

@@ -4,11 +4,59 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import click
 
 from zkafka.cli.command import Context, checked_topic, configure_logging, main
 from zkafka.cli.producer import acks_option, check_source, producer_source_options
+
+
+def options(*decorators: Callable) -> Callable:
+    """One decorator applying click options (or any decorators) in the order listed, top first."""
+
+    def apply(func: Callable) -> Callable:
+        for decorator in reversed(decorators):
+            func = decorator(func)
+        return func
+
+    return apply
+
+
+# How a perf test prints its result (both tests take them; their values go to ``show_result``).
+output_options = options(
+    click.option("--hide-header", is_flag=True, help="Do not print the CSV header."),
+    click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object."),
+    click.option(
+        "--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal)."
+    ),
+)
+
+
+def run_with_progress(run: Callable[[Callable[[int], None] | None], Any], length: int, label: str) -> Any:
+    """``run(report)`` with a progress bar on stderr of ``length`` messages that ``report(done)`` moves,
+    finished at the result's ``total_messages``."""
+    with click.progressbar(length=length, label=label, file=sys.stderr, show_pos=True) as bar:
+        done = [0]
+
+        def report(count: int) -> None:
+            bar.update(count - done[0])
+            done[0] = count
+
+        result = run(report)
+        report(result.total_messages)
+    return result
+
+
+def show_result(result: Any, as_json: bool, header: str | None) -> None:
+    """Print a perf result: one JSON object, or ``header`` (None: none) and its CSV line."""
+    if as_json:
+        click.echo(json.dumps(result.to_json()))
+        return
+    if header is not None:
+        click.echo(header)
+    click.echo(result.csv_line())
 
 
 @main.group()
@@ -45,11 +93,7 @@ def perf() -> None:
 @click.option(
     "--producer-property", "properties", multiple=True, metavar="KEY=VALUE", help="Any producer property."
 )
-@click.option("--hide-header", is_flag=True, help="Do not print the CSV header.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
-@click.option(
-    "--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal)."
-)
+@output_options
 def perf_produce(
     zookeeper: str | None,
     broker_list: str | None,
@@ -98,23 +142,10 @@ def perf_produce(
     if progress is None:
         progress = sys.stderr.isatty()
     if progress:
-        with click.progressbar(length=messages, label="producing", file=sys.stderr) as bar:
-            done = [0]
-
-            def report(sent: int) -> None:
-                bar.update(sent - done[0])
-                done[0] = sent
-
-            result = run(options, report)
-            report(result.total_messages)
+        result = run_with_progress(lambda report: run(options, report), messages, "producing")
     else:
         result = run(options)
-    if as_json:
-        click.echo(json.dumps(result.to_json()))
-        return
-    if not hide_header:
-        click.echo(CSV_HEADER)
-    click.echo(result.csv_line())
+    show_result(result, as_json, None if hide_header else CSV_HEADER)
 
 
 @perf.command("consume")
@@ -152,11 +183,7 @@ def perf_produce(
 @click.option(
     "--consumer-property", "properties", multiple=True, metavar="KEY=VALUE", help="Any consumer property."
 )
-@click.option("--hide-header", is_flag=True, help="Do not print the CSV header.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object.")
-@click.option(
-    "--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal)."
-)
+@output_options
 @click.option(
     "--line",
     type=click.Choice(["0.7", "0.8"]),
@@ -255,19 +282,7 @@ def perf_consume(
     if progress is None:
         progress = sys.stderr.isatty() and not show_detailed_stats
     if progress and messages:
-        with click.progressbar(length=messages, label="consuming", file=sys.stderr, show_pos=True) as bar:
-            done = [0]
-
-            def report(consumed: int) -> None:
-                bar.update(consumed - done[0])
-                done[0] = consumed
-
-            result = run_it(report)
+        result = run_with_progress(run_it, messages, "consuming")
     else:
         result = run_it(None)
-    if as_json:
-        click.echo(json.dumps(result.to_json()))
-        return
-    if not hide_header and not show_detailed_stats:
-        click.echo(CSV_HEADER)
-    click.echo(result.csv_line())
+    show_result(result, as_json, None if hide_header or show_detailed_stats else CSV_HEADER)
