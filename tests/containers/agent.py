@@ -16,6 +16,13 @@ Writes one JSON object per line to stdout, for the drill to read back with ``doc
   given up after the producer's retries.
 - ``watch08``: SimpleConsumer08 following partition 0's leader (found by Metadata);
   ``{"e": "seen", "t", "m": [[offset, value], ...]}`` per fetch that returned messages.
+- ``member09``: a GroupConsumer member of ``--group`` (the 0.9 coordinator) that commits what it delivered
+  after every poll: ``{"e": "assigned", "t", "g", "m", "parts"}`` (generation, member id, partitions),
+  ``{"e": "recs", "t", "g", "m", "r": [[partition, offset, value], ...]}`` per poll,
+  ``{"e": "committed", "t", "g", "m", "o": {partition: next offset}}`` per acknowledged commit,
+  ``{"e": "commit-failed", "t", "err"}``.
+
+``produce08 --keyed`` makes each value its own key (spread over the partitions by hash).
 
 All stop on SIGTERM (or after ``--max-seconds``).
 """
@@ -166,7 +173,12 @@ def produce08(args: argparse.Namespace) -> None:
         while not stop.is_set():
             values = [f"{args.run}-{seq + i}" for i in range(args.batch)]
             try:
-                producer.send(*(KeyedMessage(args.topic, None, v.encode()) for v in values))
+                producer.send(
+                    *(
+                        KeyedMessage(args.topic, v.encode() if args.keyed else None, v.encode())
+                        for v in values
+                    )
+                )
                 emit(e="acked", t=time.time(), v=values)
             except FailedToSendMessageError as exc:
                 emit(e="error", t=time.time(), n=len(values), err=str(exc))
@@ -220,9 +232,58 @@ def watch08(args: argparse.Namespace) -> None:
     emit(e="done", t=time.time())
 
 
+def member09(args: argparse.Namespace) -> None:
+    from zkafka.consumer09 import GroupConsumer, TopicPartition
+
+    stop = stop_event(args.max_seconds)
+    consumer = GroupConsumer(
+        {
+            "bootstrap.servers": args.brokers,
+            "group.id": args.group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": "false",
+            "session.timeout.ms": str(args.session_ms),
+            "heartbeat.interval.ms": str(max(args.session_ms // 6, 100)),
+            "request.timeout.ms": str(args.session_ms + 10000),
+            "fetch.max.wait.ms": "100",
+        }
+    )
+    positions: dict[int, int] = {}  # partition -> next offset, of those delivered in the current assignment
+
+    def ident() -> dict:
+        return {"g": consumer.coordinator.generation, "m": consumer.coordinator.member_id}
+
+    class Report:
+        def on_partitions_revoked(self, revoked) -> None:
+            positions.clear()
+
+        def on_partitions_assigned(self, assigned) -> None:
+            emit(e="assigned", t=time.time(), parts=sorted(tp.partition for tp in assigned), **ident())
+
+    consumer.subscribe([args.topic], listener=Report())
+    while not stop.is_set():
+        batches = consumer.poll(200)
+        if not batches:
+            continue
+        records = [[r.partition, r.offset, r.value.decode()] for rs in batches.values() for r in rs]
+        tags = ident()
+        emit(e="recs", t=time.time(), r=records, **tags)
+        for partition, offset, _ in records:
+            positions[partition] = offset + 1
+        offsets = dict(positions)
+        try:
+            consumer.commit({TopicPartition(args.topic, p): o for p, o in offsets.items()})
+        except Exception as exc:  # noqa: BLE001 - reported; the member goes on as an application would
+            emit(e="commit-failed", t=time.time(), err=f"{type(exc).__name__}: {exc}")
+            continue
+        emit(e="committed", t=time.time(), o=offsets, **tags)
+    consumer.close()
+    emit(e="done", t=time.time())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("mode", choices=["produce", "consume", "produce08", "watch08"])
+    parser.add_argument("mode", choices=["produce", "consume", "produce08", "watch08", "member09"])
     parser.add_argument("--zk", help="0.7: ZooKeeper")
     parser.add_argument("--brokers", help="0.8: host:port,... to bootstrap from")
     parser.add_argument("--topic", required=True)
@@ -234,7 +295,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=10, help="produce: messages a send")
     parser.add_argument("--pause", type=float, default=0.02, help="produce08: seconds between sends")
     parser.add_argument("--size", type=int, default=100, help="produce: bytes a message")
-    parser.add_argument("--group", help="consume: the group")
+    parser.add_argument("--keyed", action="store_true", help="produce08: each value its own key")
+    parser.add_argument("--group", help="consume, member09: the group")
     parser.add_argument("--id", help="consume: the consumerid")
     parser.add_argument("--autocommit-ms", type=int, default=1000)
     args = parser.parse_args()
@@ -242,7 +304,14 @@ def main() -> None:
         level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     logging.getLogger("kazoo").setLevel(logging.INFO)
-    {"produce": produce, "consume": consume, "produce08": produce08, "watch08": watch08}[args.mode](args)
+    modes = {
+        "produce": produce,
+        "consume": consume,
+        "produce08": produce08,
+        "watch08": watch08,
+        "member09": member09,
+    }
+    modes[args.mode](args)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,17 @@ import time
 import pytest
 
 from tests.support.drills import FIGURES, Producer08Load
+from tests.support.group_drills import (
+    MemberLog,
+    acknowledged,
+    answering,
+    coordinator_of,
+    fetch_offsets,
+    missing_commits,
+    one_generation,
+    shared_partitions,
+    uncommitted_tails,
+)
 from tests.support.replication import zk_state
 from tests.support.server08 import Client08, wait_for_leaders
 from zkafka.admin.reassignment import start_reassignment
@@ -39,50 +50,14 @@ OFFSETS_PARTITIONS = 3
 CLIENTS = ("zkafka", "kafka-python", "kafka-python-probe")
 
 
-# -- the coordinator over the raw wire ------------------------------------------------------------------------
-
-
-def coordinator_of(ports: list[int], group: str) -> int | None:
-    """The coordinator's broker id as the first live broker that answers GroupCoordinator names it."""
-    for port in ports:
-        try:
-            with Client08(port) as client:
-                answer = client.call(v08.GroupCoordinatorRequestV0(group))
-        except OSError:
-            continue
-        if answer.error == E.NONE:
-            return answer.node_id
-    return None
-
-
-def fetch_offsets(port: int, group: str, topic: str = TOPIC, partitions: int = PARTITIONS):
-    """OffsetFetch v1 at ``port``: {partition: (offset, error)}."""
-    with Client08(port) as client:
-        request = v08.OffsetFetchRequestV1(
-            group, [v08.OffsetFetchRequestTopic(topic, list(range(partitions)))]
-        )
-        answer = client.call(request)
-    return {p.partition: (p.offset, p.error) for t in answer.topics for p in t.partitions}
-
-
-def answering(port: int, group: str) -> dict[int, int] | None:
-    """The committed offsets when the broker at ``port`` answers OffsetFetch for ``group`` without error."""
-    try:
-        offsets = fetch_offsets(port, group)
-    except OSError:
-        return None
-    if any(error for _, error in offsets.values()):
-        return None
-    return {p: offset for p, (offset, _) in offsets.items()}
-
-
 # -- members ------------------------------------------------------------------------------------------------
 
 
-class Member:
+class Member(MemberLog):
     """A tests/support/tagged_member.py child process; what it printed, each line stamped on arrival."""
 
     def __init__(self, client: str, bootstrap: str) -> None:
+        super().__init__()
         self.client = client
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tests.support.tagged_member", client, bootstrap, GROUP, TOPIC, "10000"],
@@ -90,12 +65,6 @@ class Member:
             stderr=open(os.environ.get("MEMBER_STDERR", os.devnull), "a"),
             text=True,
         )
-        self.assigned: list[tuple[float, int, str, set[int]]] = []  # (at, generation, member, partitions)
-        self.records: list[
-            tuple[float, int, str, int, int, str]
-        ] = []  # (at, generation, member, p, offset, value)
-        self.commits: list[tuple[float, int, str, dict[int, int]]] = []  # (at, generation, member, offsets)
-        self.commit_failures: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -113,12 +82,6 @@ class Member:
                 self.commits.append((now, int(words[0]), words[1], offsets))
             elif kind == "commit-failed":
                 self.commit_failures.append(words[0])
-
-    def partitions(self) -> set[int]:
-        return self.assigned[-1][3] if self.assigned else set()
-
-    def generation(self) -> int:
-        return self.assigned[-1][1] if self.assigned else -1
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -140,42 +103,6 @@ def members():
         member.stop()
 
 
-def acknowledged(members: list[Member], before: float = float("inf")) -> dict[int, int]:
-    """partition -> the highest commit acknowledged to a member (stamped before ``before``)."""
-    best: dict[int, int] = {}
-    for member in members:
-        for at, _, _, offsets in member.commits:
-            if at < before:
-                for p, o in offsets.items():
-                    best[p] = max(best.get(p, -1), o)
-    return best
-
-
-def uncommitted_tails(members: list[Member]) -> int:
-    """Records each member delivered at or past its last acknowledged commit of that partition in that
-    generation: what another member may be given again."""
-    tails = 0
-    for member in members:
-        last: dict[tuple[int, str, int], int] = {}
-        for _, generation, member_id, offsets in member.commits:
-            for p, o in offsets.items():
-                key = (generation, member_id, p)
-                last[key] = max(last.get(key, 0), o)
-        tails += sum(
-            1 for _, gen, mid, p, offset, _ in member.records if offset >= last.get((gen, mid, p), 0)
-        )
-    return tails
-
-
-def readers_per_generation(members: list[Member]) -> dict[tuple[int, int], set[str]]:
-    """(generation, partition) -> the member ids that were delivered records of it in that generation."""
-    readers: dict[tuple[int, int], set[str]] = {}
-    for member in members:
-        for _, generation, member_id, p, _, _ in member.records:
-            readers.setdefault((generation, p), set()).add(member_id)
-    return readers
-
-
 def test_kill_9_of_the_group_coordinator_under_load(start_cluster, members):
     cluster = start_cluster(offsets_topic_num_partitions=str(OFFSETS_PARTITIONS), num_partitions="1")
     cluster.topic(TOPIC, PARTITIONS, seed=21)
@@ -184,11 +111,7 @@ def test_kill_9_of_the_group_coordinator_under_load(start_cluster, members):
     group = members(",".join(f"127.0.0.1:{port}" for port in cluster.ports()))
     started = time.monotonic()
     wait_until(
-        lambda: (
-            len({m.generation() for m in group}) == 1
-            and sorted(p for m in group for p in m.partitions()) == list(range(PARTITIONS))
-            and all(m.commits and m.commits[-1][1] == m.generation() for m in group)
-        ),
+        lambda: one_generation(group, PARTITIONS),
         90,
         message="one generation: every partition assigned once, every member committing in it",
     )
@@ -210,12 +133,16 @@ def test_kill_9_of_the_group_coordinator_under_load(start_cluster, members):
         node = coordinator_of(cluster.ports(), GROUP)
         if node is None or node == victim:
             return None
-        return (node, offsets) if (offsets := answering(cluster.port_of(node), GROUP)) is not None else None
+        return (
+            (node, offsets)
+            if (offsets := answering(cluster.port_of(node), GROUP, TOPIC, PARTITIONS)) is not None
+            else None
+        )
 
     new, loaded = wait_until(new_coordinator, 60, interval=0.05, message="a new coordinator answering")
     coordinator_s = time.monotonic() - killed
     assert new in survivors
-    behind = {p: (o, loaded.get(p)) for p, o in acked_before.items() if loaded.get(p, -1) < o}
+    behind = missing_commits(acked_before, loaded)
     assert not behind, f"acknowledged commits missing at the new coordinator (acked, found): {behind}"
 
     def resumed_at(p: int) -> float | None:
@@ -253,10 +180,12 @@ def test_kill_9_of_the_group_coordinator_under_load(start_cluster, members):
     duplicates = len(values) - len(set(values))
     tails = uncommitted_tails(group)
     assert duplicates <= tails, f"{duplicates} duplicates, only {tails} records delivered past a commit"
-    shared = {k: v for k, v in readers_per_generation(group).items() if len(v) > 1}
+    shared = shared_partitions(group)
     assert not shared, f"partitions read by two members of one generation: {shared}"
-    final = wait_until(lambda: answering(cluster.port_of(new), GROUP), 10, message="the final offsets")
-    behind = {p: (o, final.get(p)) for p, o in acknowledged(group).items() if final.get(p, -1) < o}
+    final = wait_until(
+        lambda: answering(cluster.port_of(new), GROUP, TOPIC, PARTITIONS), 10, message="the final offsets"
+    )
+    behind = missing_commits(acknowledged(group), final)
     assert not behind, f"acknowledged commits missing at the end (acked, found): {behind}"
     rejoins = sum(1 for m in group for at, *_ in m.assigned if at > killed)
 
@@ -315,7 +244,9 @@ def test_a_broker_whose_offsets_partition_is_reassigned_away_stops_coordinating_
     wait_until(lambda: not zk_client.exists("/admin/reassign_partitions"), 30, message="the move done")
     port = brokers[old].port
     wait_until(
-        lambda: fetch_offsets(port, GROUP)[0][1] == E.NOT_COORDINATOR_FOR_GROUP, 20, message="old coordinator"
+        lambda: fetch_offsets(port, GROUP, TOPIC, PARTITIONS)[0][1] == E.NOT_COORDINATOR_FOR_GROUP,
+        20,
+        message="old coordinator",
     )
     assert commit(port, GROUP, {0: 50}) == {0: E.NOT_COORDINATOR_FOR_GROUP}
     with Client08(port) as client:
@@ -326,5 +257,7 @@ def test_a_broker_whose_offsets_partition_is_reassigned_away_stops_coordinating_
     new = wait_until(
         lambda: (node := coordinator_of([port], GROUP)) in others and node, 20, message="a new coordinator"
     )
-    loaded = wait_until(lambda: answering(brokers[new].port, GROUP), 20, message="the new coordinator")
+    loaded = wait_until(
+        lambda: answering(brokers[new].port, GROUP, TOPIC, PARTITIONS), 20, message="the new coordinator"
+    )
     assert (loaded[0], loaded[5]) == (42, 7)
