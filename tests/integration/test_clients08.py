@@ -132,6 +132,37 @@ def test_compressed_sets_come_back_message_for_message(broker, codec):
         assert [m.offset for m in consumer.fetch(topic, partition, 50)][:3] == [50, 51, 52]
 
 
+@pytest.mark.parametrize("codec", [0, GZIP])
+def test_send_batch_puts_a_batch_on_one_partition_in_order(broker, codec):
+    topic = f"batches{codec}"
+    ready_topic(broker.port, topic)
+    with producer(broker.port, compression_codec=codec) as p:
+        p.send_batch(topic, [b"k-%d" % i for i in range(50)], key="user-3")
+        p.send_batch(topic, [b"n-%d" % i for i in range(30)] + [None])
+        p.send_batch(topic, [b"p-%d" % i for i in range(10)], key=b"ignored", part_key="user-3")
+        p.send_batch(topic, [])
+    found = wait_consumed(broker.port, topic, 91)
+    keyed = DefaultPartitioner08().partition("user-3", PARTITIONS)
+    assert [(k, v) for _, k, v in found[keyed] if k is not None] == [
+        (b"user-3", b"k-%d" % i) for i in range(50)
+    ] + [(b"ignored", b"p-%d" % i) for i in range(10)]
+    assert [o for o, _, _ in found[keyed]] == list(range(len(found[keyed])))
+    (nulls,) = [[v for _, k, v in m if k is None] for m in found.values() if any(k is None for _, k, _ in m)]
+    assert nulls == [b"n-%d" % i for i in range(30)] + [None]
+
+
+def test_async_send_batch_and_string_values_through_an_encoder(broker):
+    from zkafka.producer.encoders import JAVA_STRING_ENCODER
+
+    with producer(broker.port, producer_type="async", serializer_class=JAVA_STRING_ENCODER) as p:
+        p.send_batch("async-batch", ["a", "b", b"c"], key="k")
+    assert p.undelivered == 0
+    found = wait_consumed(broker.port, "async-batch", 3)
+    assert [(k, v) for m in found.values() for _, k, v in m] == [(b"k", b"a"), (b"k", b"b"), (b"k", b"c")]
+    with producer(broker.port) as p, pytest.raises(TypeError, match="DefaultEncoder sends bytes, not str"):
+        p.send_batch("async-batch", [b"a", "b"])
+
+
 def test_async_producer_delivers_everything_queued_by_close(broker):
     with producer(broker.port, producer_type="async", batch_num_messages=200, queue_buffering_max_ms=50) as p:
         for i in range(1000):
@@ -180,6 +211,11 @@ def test_undeliverable_messages_are_raised_with_their_count():
     with pytest.raises(FailedToSendMessageError, match="5 messages were not delivered") as err:
         q.close()
     assert err.value.undelivered == q.undelivered == 5
+    r = producer(port, message_send_max_retries=1, retry_backoff_ms=10, request_timeout_ms=500)
+    with pytest.raises(FailedToSendMessageError, match="9 of 9 messages to lost not delivered") as err:
+        r.send_batch("lost", [b"z"] * 9, key="k")
+    assert err.value.undelivered == 9
+    r.close()
 
 
 def test_topic_names_are_checked_before_anything_is_sent():

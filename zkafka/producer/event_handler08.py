@@ -2,7 +2,8 @@
 
 Each message goes to a partition of its topic: ``partitioner.partition(key, n)`` over all the topic's
 partitions for a keyed message; for a null key one random partition that has a leader, kept per topic until
-the next metadata refresh. Messages are grouped by the leader of their partition, one message set per
+the next metadata refresh. A ValueBatch (values sharing a topic and a key) is placed as one message and goes
+as one message set built in one call. Messages are grouped by the leader of their partition, one message set per
 partition (compressed by the ``compression.codec``/``compressed.topics`` rule) and one Produce request per
 leader with ``request.required.acks``. What fails — no metadata yet (a topic being auto-created answers
 LEADER_NOT_AVAILABLE first), no leader, a connection error, a partition error in the answer
@@ -30,7 +31,7 @@ from zkafka.producer.event_handler import codec_for_topic
 from zkafka.producer.partitioner import Partitioner
 from zkafka.protocol.errors import error_name
 from zkafka.protocol.v08 import ProduceRequestPartition, ProduceRequestTopic, ProduceRequestV0
-from zkafka.records.format08 import build_message_set
+from zkafka.records.format08 import build_message_set, build_value_set
 
 log = logging.getLogger(__name__)
 
@@ -46,23 +47,50 @@ class Serialized(NamedTuple):
     value: bytes | None
 
 
-Collated = dict[int, dict[tuple[str, int], list[Serialized]]]  # leader -> (topic, partition) -> messages
+class ValueBatch(NamedTuple):
+    """Values for one topic sent with one key: one partition (chosen by ``part_key``), one message set."""
+
+    topic: str
+    part_key: Any
+    key: bytes | None
+    values: Sequence[bytes | None]
+
+
+Outgoing = Serialized | ValueBatch
+Collated = dict[int, dict[tuple[str, int], list[Outgoing]]]  # leader -> (topic, partition) -> messages
+
+
+def message_count(messages: Sequence[Outgoing]) -> int:
+    """The messages in ``messages``: one each, a ValueBatch's values."""
+    return sum(len(m.values) if type(m) is ValueBatch else 1 for m in messages)
+
+
+def message_set(group: Sequence[Outgoing], codec: int) -> bytes:
+    """One partition's message set: a lone ValueBatch's in one call, else of every (key, value) in order."""
+    if type(group[0]) is ValueBatch and len(group) == 1:
+        return build_value_set(group[0].values, group[0].key, codec)
+    pairs = [
+        pair
+        for m in group
+        for pair in ([(m.key, v) for v in m.values] if type(m) is ValueBatch else ((m[2], m[3]),))
+    ]
+    return build_message_set(pairs, codec)
 
 
 def partition_and_collate(
-    messages: Sequence[Serialized],
+    messages: Sequence[Outgoing],
     partitions_for: Callable[[str], list[PartitionAndLeader]],
     choose: Callable[[str, Any, list[PartitionAndLeader]], int],
-) -> tuple[Collated, list[Serialized]]:
+) -> tuple[Collated, list[Outgoing]]:
     """Messages by leader and partition (partitions in order of first appearance, messages in send order),
     and those that cannot go anywhere now: a topic without metadata, a partition without a leader.
 
     ``partitions_for(topic)`` gives a topic's partitions or raises; ``choose(topic, key, partitions)`` the
     index of the partition for a key."""
     collated: Collated = {}
-    failed: list[Serialized] = []
+    failed: list[Outgoing] = []
     known: dict[str, list[PartitionAndLeader] | None] = {}
-    null_key_group: dict[str, list[Serialized]] = {}  # null keys of a topic all go to one partition
+    null_key_group: dict[str, list[Outgoing]] = {}  # null keys of a topic all go to one partition
     for message in messages:
         topic = message.topic
         if message.part_key is None:
@@ -185,7 +213,7 @@ class DefaultEventHandler08:
 
     # -- the retry loop ------------------------------------------------------------------------------------
 
-    def handle(self, messages: Sequence[Serialized]) -> None:
+    def handle(self, messages: Sequence[Outgoing]) -> None:
         """Deliver ``messages`` or raise FailedToSendMessageError with the count that could not be."""
         outstanding = list(messages)
         attempts = self.max_retries + 1
@@ -197,7 +225,7 @@ class DefaultEventHandler08:
             if outstanding and attempts > 0:
                 log.info(
                     "%d messages not delivered; retrying in %.0f ms (%d retries left)",
-                    len(outstanding),
+                    message_count(outstanding),
                     self.retry_backoff * 1000,
                     attempts,
                 )
@@ -205,10 +233,11 @@ class DefaultEventHandler08:
                 self.refresh({m.topic for m in outstanding})
         if outstanding:
             topics = sorted({m.topic for m in outstanding})
+            undelivered = message_count(outstanding)
             raise FailedToSendMessageError(
-                f"{len(outstanding)} of {len(messages)} messages to {', '.join(topics)} not delivered "
+                f"{undelivered} of {message_count(messages)} messages to {', '.join(topics)} not delivered "
                 f"after {self.max_retries} retries",
-                undelivered=len(outstanding),
+                undelivered=undelivered,
             )
 
     def refresh(self, topics: set[str]) -> None:
@@ -222,7 +251,7 @@ class DefaultEventHandler08:
 
     # -- one attempt ---------------------------------------------------------------------------------------
 
-    def dispatch(self, messages: Sequence[Serialized]) -> list[Serialized]:
+    def dispatch(self, messages: Sequence[Outgoing]) -> list[Outgoing]:
         """One attempt: send every message to its leader; returns those not acknowledged."""
         collated, failed = partition_and_collate(messages, self.metadata.partitions, self.choose)
         for broker_id, groups in collated.items():
@@ -248,16 +277,12 @@ class DefaultEventHandler08:
             )
         return index
 
-    def send(
-        self, broker_id: int, groups: Mapping[tuple[str, int], list[Serialized]]
-    ) -> list[tuple[str, int]]:
+    def send(self, broker_id: int, groups: Mapping[tuple[str, int], list[Outgoing]]) -> list[tuple[str, int]]:
         """One Produce request to a leader; the (topic, partition) keys that failed."""
         by_topic: dict[str, list] = {}
         for (topic, partition), group in groups.items():
-            message_set = build_message_set(
-                [(m[2], m[3]) for m in group], codec_for_topic(self.codec, self.compressed_topics, topic)
-            )
-            by_topic.setdefault(topic, []).append(ProduceRequestPartition(partition, message_set))
+            data = message_set(group, codec_for_topic(self.codec, self.compressed_topics, topic))
+            by_topic.setdefault(topic, []).append(ProduceRequestPartition(partition, data))
         request = ProduceRequestV0(
             self.acks, self.timeout_ms, [ProduceRequestTopic(t, parts) for t, parts in by_topic.items()]
         )

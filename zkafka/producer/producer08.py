@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import gevent
@@ -30,7 +30,7 @@ from zkafka.producer.async_producer import BatchingSender
 from zkafka.producer.encoders import DefaultEncoder, Encoder, load_encoder
 from zkafka.producer.errors import FailedToSendMessageError, ProducerClosedError
 from zkafka.producer.event_handler import QueueItem
-from zkafka.producer.event_handler08 import DefaultEventHandler08, Serialized
+from zkafka.producer.event_handler08 import DefaultEventHandler08, Serialized, ValueBatch
 from zkafka.producer.partitioner import (
     JAVA_DEFAULT_PARTITIONER,
     DefaultPartitioner08,
@@ -42,6 +42,7 @@ from zkafka.topic import TopicValidator
 log = logging.getLogger(__name__)
 
 YIELD_INTERVAL_S = 0.005  # how often a busy async producer gives the hub a turn
+_RAW_VALUE_TYPES = frozenset((bytes, type(None)))  # values a batch sends as they are
 
 
 class KeyedMessage(NamedTuple):
@@ -124,6 +125,32 @@ class Producer08:
         else:
             for message in serialized:
                 self._sender.send(message.topic, -1, [message])
+        self._give_hub_a_turn()
+
+    def send_batch(self, topic: str, values: Sequence[Any], key: Any = None, part_key: Any = None) -> None:
+        """Send ``values`` to ``topic``, each with ``key``: ``send`` of a KeyedMessage per value, except that
+        all go to one partition (chosen by ``part_key`` when set, else by the key; a null key takes the
+        topic's random partition of the moment) as one message set built in one call. Same guarantees and
+        errors as ``send``."""
+        if self._closed or threading.get_ident() != self._thread:
+            self._check_open()
+        if topic not in self._check_topic.valid:
+            self._check_topic(topic)
+        if not values:
+            return
+        if part_key is None:
+            part_key = key
+        if key is not None:
+            key = self._encode_key(key)
+        if not (self._plain_values and set(map(type, values)) <= _RAW_VALUE_TYPES):
+            values = [None if v is None else self._encode_value(v) for v in values]
+        if self._sender is None:
+            self.handler.handle([ValueBatch(topic, part_key, key, values)])
+            return
+        self._sender.send(topic, -1, [Serialized(topic, part_key, key, v) for v in values])
+        self._give_hub_a_turn()
+
+    def _give_hub_a_turn(self) -> None:
         now = time.monotonic()
         if now >= self._next_yield:
             self._next_yield = now + YIELD_INTERVAL_S
@@ -134,14 +161,22 @@ class Producer08:
         part_key = message[3] if len(message) > 3 and message[3] is not None else key
         if topic not in self._check_topic.valid:  # a set lookup per message; the check once per topic
             self._check_topic(topic)
-        if key is not None:
-            if isinstance(key, str) and self._plain_keys:
-                key = key.encode("utf-8")
-            elif not (self._plain_keys and type(key) is bytes):
-                key = bytes(self.key_encoder.encode(key))
+        if key is not None and not (self._plain_keys and type(key) is bytes):
+            key = self._encode_key(key)
         if value is not None and not (self._plain_values and type(value) is bytes):
-            value = bytes(self.encoder.encode(value))
+            value = self._encode_value(value)
         return Serialized(topic, part_key, key, value)
+
+    def _encode_key(self, key: Any) -> bytes:
+        if self._plain_keys:
+            if type(key) is bytes:
+                return key
+            if isinstance(key, str):
+                return key.encode("utf-8")
+        return bytes(self.key_encoder.encode(key))
+
+    def _encode_value(self, value: Any) -> bytes:
+        return bytes(self.encoder.encode(value))
 
     def _check_open(self) -> None:
         if self._closed:

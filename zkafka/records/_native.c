@@ -28,8 +28,68 @@ static void crc_init(void) {
             crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xff];
 }
 
+/* -- CRC-32 by carry-less multiplication (x86-64 with PCLMULQDQ, checked at run time) -------------------
+ *
+ * The data is folded 64 bytes a step into four 128-bit lanes: a lane times x^k mod P (k the distance it
+ * moves, constants below, bit-reflected like the CRC) is congruent to the lane moved k bits on. The four
+ * lanes then fold into one, one lane into 64 and 32 bits, and a Barrett reduction gives the remainder.
+ * Several times the table's speed on the sets a producer builds and a broker checks. */
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_CLMUL 1
+static int has_clmul;
+
+#define CLMUL_TARGET __attribute__((target("pclmul,sse4.1")))
+
+/* Fold the lane x onto the next 16 bytes d by the pair (k_lo for x's low half, k_hi for its high half). */
+static inline CLMUL_TARGET __m128i fold16(__m128i x, __m128i k, __m128i d) {
+    return _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11)), d);
+}
+
+/* The CRC state (not inverted) after n bytes, n a multiple of 16 and at least 64. */
+static CLMUL_TARGET uint32_t crc32_clmul(uint32_t crc, const unsigned char *p, Py_ssize_t n) {
+    const __m128i k_by4 = _mm_set_epi64x(0x1c6e41596LL, 0x154442bd4LL); /* x^(512+32), x^(512-32) mod P */
+    const __m128i k_by1 = _mm_set_epi64x(0x0ccaa009eLL, 0x1751997d0LL); /* x^(128+32), x^(128-32) mod P */
+    const __m128i k_64 = _mm_set_epi64x(0, 0x163cd6124LL);             /* x^64 mod P */
+    const __m128i k_barrett = _mm_set_epi64x(0x1f7011641LL, 0x1db710641LL); /* floor(x^64 / P), P */
+    const __m128i low32 = _mm_set_epi32(0, 0, 0, -1);
+    __m128i x0 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)p), _mm_cvtsi32_si128((int)crc));
+    __m128i x1 = _mm_loadu_si128((const __m128i *)(p + 16));
+    __m128i x2 = _mm_loadu_si128((const __m128i *)(p + 32));
+    __m128i x3 = _mm_loadu_si128((const __m128i *)(p + 48));
+    p += 64;
+    n -= 64;
+    for (; n >= 64; p += 64, n -= 64) {
+        x0 = fold16(x0, k_by4, _mm_loadu_si128((const __m128i *)p));
+        x1 = fold16(x1, k_by4, _mm_loadu_si128((const __m128i *)(p + 16)));
+        x2 = fold16(x2, k_by4, _mm_loadu_si128((const __m128i *)(p + 32)));
+        x3 = fold16(x3, k_by4, _mm_loadu_si128((const __m128i *)(p + 48)));
+    }
+    x0 = fold16(fold16(fold16(x0, k_by1, x1), k_by1, x2), k_by1, x3);
+    for (; n >= 16; p += 16, n -= 16)
+        x0 = fold16(x0, k_by1, _mm_loadu_si128((const __m128i *)p));
+    /* 128 -> 64 bits */
+    x0 = _mm_xor_si128(_mm_clmulepi64_si128(x0, k_by1, 0x10), _mm_srli_si128(x0, 8));
+    /* 64 -> 32 bits */
+    x0 = _mm_xor_si128(_mm_clmulepi64_si128(_mm_and_si128(x0, low32), k_64, 0x00), _mm_srli_si128(x0, 4));
+    /* Barrett reduction */
+    __m128i t = _mm_clmulepi64_si128(_mm_and_si128(x0, low32), k_barrett, 0x10);
+    t = _mm_clmulepi64_si128(_mm_and_si128(t, low32), k_barrett, 0x00);
+    return (uint32_t)_mm_extract_epi32(_mm_xor_si128(t, x0), 1);
+}
+#endif
+
 static uint32_t crc32_update(uint32_t crc, const unsigned char *p, Py_ssize_t n) {
     crc = ~crc;
+#ifdef HAVE_CLMUL
+    if (n >= 64 && has_clmul) {
+        Py_ssize_t m = n & ~(Py_ssize_t)15;
+        crc = crc32_clmul(crc, p, m);
+        p += m;
+        n -= m;
+    }
+#endif
     while (n >= 8) {
         uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
         uint32_t hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
@@ -442,6 +502,25 @@ done:
     return result;
 }
 
+/* Write one plain 0.8 entry (key, value: .obj NULL for null) at out; returns where it ends. */
+static unsigned char *write_entry08(unsigned char *out, int64_t offset, const Py_buffer *key, const Py_buffer *value) {
+    unsigned char *entry = out;
+    const Py_buffer *fields[2] = {key, value};
+    wr_i64(out, offset);
+    out[16] = 0; /* magic */
+    out[17] = 0; /* attributes */
+    out += 18;
+    for (int k = 0; k < 2; k++) {
+        const Py_buffer *v = fields[k];
+        wr_u32(out, v->obj ? (uint32_t)v->len : 0xFFFFFFFFu);
+        if (v->obj) memcpy(out + 4, v->buf, v->len);
+        out += 4 + (v->obj ? v->len : 0);
+    }
+    wr_u32(entry + 8, (uint32_t)(out - entry - 12));
+    wr_u32(entry + 12, crc32_update(0, entry + 16, out - entry - 16));
+    return out;
+}
+
 static PyObject *native_build_set08(PyObject *mod, PyObject *args) {
     PyObject *pairs, *seq, *result = NULL;
     long long base;
@@ -479,24 +558,55 @@ static PyObject *native_build_set08(PyObject *mod, PyObject *args) {
     result = PyBytes_FromStringAndSize(NULL, total);
     if (result == NULL) goto done;
     unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned char *entry = out;
-        wr_i64(out, base + i);
-        out[16] = 0; /* magic */
-        out[17] = 0; /* attributes */
-        out += 18;
-        for (int k = 0; k < 2; k++) {
-            Py_buffer *v = &views[2 * i + k];
-            wr_u32(out, v->obj ? (uint32_t)v->len : 0xFFFFFFFFu);
-            if (v->obj) memcpy(out + 4, v->buf, v->len);
-            out += 4 + (v->obj ? v->len : 0);
-        }
-        wr_u32(entry + 8, (uint32_t)(out - entry - 12));
-        wr_u32(entry + 12, crc32_update(0, entry + 16, out - entry - 16));
-    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        out = write_entry08(out, base + i, &views[2 * i], &views[2 * i + 1]);
 done:
     for (Py_ssize_t i = 0; i < 2 * got; i++)
         if (views[i].obj) PyBuffer_Release(&views[i]);
+    PyMem_Free(views);
+    Py_DECREF(seq);
+    if (result == NULL) return NULL;
+    return Py_BuildValue("Nn", result, n);
+}
+
+/* build_values08(values, key, base): the producer's batch: every value (bytes-like or None) with one key. */
+static PyObject *native_build_values08(PyObject *mod, PyObject *args) {
+    PyObject *values, *key, *seq, *result = NULL;
+    long long base;
+    if (!PyArg_ParseTuple(args, "OOL:build_values08", &values, &key, &base)) return NULL;
+    seq = PySequence_Fast(values, "build_values08 takes a sequence of values");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), got = 0, total = 0;
+    Py_buffer key_view = {0};
+    Py_buffer *views = PyMem_Calloc(n + 1, sizeof(Py_buffer)); /* .obj NULL: a null value */
+    if (views == NULL) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    if (key != Py_None && PyObject_GetBuffer(key, &key_view, PyBUF_SIMPLE) < 0) goto done;
+    Py_ssize_t key_size = key_view.obj ? key_view.len : 0;
+    for (; got < n; got++) {
+        PyObject *value = PySequence_Fast_GET_ITEM(seq, got);
+        Py_ssize_t size = 26 + key_size;
+        if (value != Py_None) {
+            if (PyObject_GetBuffer(value, &views[got], PyBUF_SIMPLE) < 0) goto done;
+            size += views[got].len;
+        }
+        if (too_long(size - 12, 0)) {
+            got++;
+            goto done;
+        }
+        total += size;
+    }
+    result = PyBytes_FromStringAndSize(NULL, total);
+    if (result == NULL) goto done;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
+    for (Py_ssize_t i = 0; i < n; i++)
+        out = write_entry08(out, base + i, &key_view, &views[i]);
+done:
+    for (Py_ssize_t i = 0; i < got; i++)
+        if (views[i].obj) PyBuffer_Release(&views[i]);
+    if (key_view.obj) PyBuffer_Release(&key_view);
     PyMem_Free(views);
     Py_DECREF(seq);
     if (result == NULL) return NULL;
@@ -535,6 +645,9 @@ static PyMethodDef native_methods[] = {
     {"build_set08", native_build_set08, METH_VARARGS,
      "build_set08(pairs, base_offset) -> (bytes, count): a 0.8 message set of (key, value) pairs, offsets "
      "base_offset, +1, ..."},
+    {"build_values08", native_build_values08, METH_VARARGS,
+     "build_values08(values, key, base_offset) -> (bytes, count): a 0.8 message set of the values (bytes-like "
+     "or None) each with key (bytes-like or None), offsets base_offset, +1, ..."},
     {"stamp_offsets", native_stamp_offsets, METH_VARARGS,
      "stamp_offsets(buffer, next_offset) -> (offset after, codec): writes offsets into each whole 0.8 entry "
      "in place; codec is the last compressed entry's (0: none)."},
@@ -549,6 +662,10 @@ static struct PyModuleDef native_module = {
 
 PyMODINIT_FUNC PyInit__native(void) {
     crc_init();
+#ifdef HAVE_CLMUL
+    __builtin_cpu_init();
+    has_clmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+#endif
     if (PyType_Ready(&LayoutType) < 0) return NULL;
     PyObject *structmod = PyImport_ImportModule("struct");
     if (structmod == NULL) return NULL;

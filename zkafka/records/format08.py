@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from zkafka.errors import InvalidMessageError, KafkaError, MessageSizeTooLargeError, UnknownMagicByteError
@@ -210,6 +210,28 @@ def build_message_set(
             inner = None
     if lib is None or inner is None:
         encoded = [encode_message(key, value) for key, value in messages]
+        inner = b"".join(encode_entry(base_offset + i, message) for i, message in enumerate(encoded))
+        count = len(encoded)
+    if codec == NO_COMPRESSION or not inner:
+        return inner
+    return _wrap(inner, codec, base_offset + count - 1)
+
+
+def build_value_set(
+    values: Sequence[bytes | None],
+    key: bytes | None = None,
+    codec: int = NO_COMPRESSION,
+    base_offset: int = 0,
+) -> bytes:
+    """``build_message_set`` of ``(key, value)`` for each value: a producer's batch sharing one key."""
+    lib = native.lib
+    if lib is not None:
+        try:
+            inner, count = lib.build_values08(values, key, base_offset)
+        except TypeError:  # not bytes-like values: the pure path accepts or refuses them itself
+            lib = None
+    if lib is None:
+        encoded = [encode_message(key, value) for value in values]
         inner = b"".join(encode_entry(base_offset + i, message) for i, message in enumerate(encoded))
         count = len(encoded)
     if codec == NO_COMPRESSION or not inner:

@@ -6,7 +6,7 @@ full (``queue.enqueueTimeout.ms=-1``), as the Scala tool does. Each thread has i
 runs from the first send to the end of ``close`` (so async runs include draining the queue).
 
 A ``host:port,...`` broker list selects the 0.8 line: a Producer08 per thread with
-``request.required.acks`` (1 by default), ``batch_size`` null-key messages per ``send`` call.
+``request.required.acks`` (1 by default), ``batch_size`` null-key messages per ``send_batch`` call.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ class _Worker(threading.Thread):
 
     def run(self) -> None:
         from zkafka.producer import Producer
-        from zkafka.producer.producer08 import KeyedMessage, Producer08
+        from zkafka.producer.producer08 import Producer08
 
         options = self.options
         try:
@@ -192,7 +192,7 @@ class _Worker(threading.Thread):
             send = producer.send
             for batch in payloads(options, self.count, self.first_id):
                 if options.line08:
-                    producer.send(*[KeyedMessage(topic, None, payload) for payload in batch])
+                    producer.send_batch(topic, batch)
                 elif options.is_async:
                     for payload in batch:
                         send(topic, payload)

@@ -11,11 +11,16 @@ from zkafka.errors import LeaderNotAvailableError, UnknownTopicOrPartitionError
 from zkafka.producer.event_handler08 import (
     DefaultEventHandler08,
     Serialized,
+    ValueBatch,
     failed_partitions,
+    message_count,
+    message_set,
     partition_and_collate,
 )
 from zkafka.producer.partitioner import DefaultPartitioner08, java_string_hash
 from zkafka.protocol.v08 import ProduceResponsePartition, ProduceResponseTopic, ProduceResponseV0
+from zkafka.records.compression import GZIP, NO_COMPRESSION
+from zkafka.records.format08 import build_message_set, iter_messages
 
 
 def test_default_partitioner_08_is_abs_hash_mod_n():
@@ -104,6 +109,29 @@ def test_collate_groups_by_leader_then_partition_keeping_order():
         2: {("b", 0): [b"2"], ("a", 1): [b"3"]},
     }
     assert sorted(m.value for m in failed) == [b"5", b"6"]  # leaderless partition, topic without metadata
+
+
+def test_a_value_batch_is_placed_as_one_message_and_sent_as_one_set():
+    parts = {"a": [PartitionAndLeader("a", 0, 1), PartitionAndLeader("a", 1, 2)]}
+    h = handler()
+    keyed = ValueBatch("a", "key", b"key", [b"1", b"2", None])
+    null = ValueBatch("a", None, None, [b"3"])
+    single = msg("a", None, b"4")  # a null key joins the batch's partition
+    collated, failed = partition_and_collate([keyed, null, single], parts.__getitem__, h.choose)
+    assert failed == []
+    keyed_at = ("a", 106079 % 2)
+    null_at = ("a", h.sticky["a"])
+    groups = {k: v for by_key in collated.values() for k, v in by_key.items()}
+    if keyed_at == null_at:
+        assert groups == {keyed_at: [keyed, null, single]}
+    else:
+        assert groups == {keyed_at: [keyed], null_at: [null, single]}
+    assert message_count([keyed, null, single]) == 5
+    assert message_set([keyed], NO_COMPRESSION) == build_message_set([(b"key", v) for v in keyed.values])
+    mixed = message_set([keyed, null, single], GZIP)
+    assert [(m.offset, m.key, m.value) for m in iter_messages(mixed)] == [
+        (0, b"key", b"1"), (1, b"key", b"2"), (2, b"key", None), (3, None, b"3"), (4, None, b"4")
+    ]  # fmt: skip
 
 
 def response(*statuses):

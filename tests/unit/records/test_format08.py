@@ -16,6 +16,7 @@ from zkafka.records.format08 import (
     OffsetsOutOfOrderError,
     assign_offsets,
     build_message_set,
+    build_value_set,
     check_follower_offsets,
     encode_message,
     entries,
@@ -46,6 +47,30 @@ def test_worked_examples_are_byte_exact():
     assert m == MessageAndOffset08(0, None, b"hello", NO_COMPRESSION, 0x87A77AB2) and m.next_offset == 1
     [t] = iter_messages(entry(7, TOMBSTONE))
     assert (t.offset, t.key, t.value) == (7, b"k", None)
+
+
+def test_a_value_batch_is_the_set_of_its_key_with_each_value():
+    # Golden: the worked example's entry with offset 3, then the same with the tombstone's key and value.
+    data = build_value_set([b"hello", None], b"k", base_offset=3)
+    hello_k = encode_message(b"k", b"hello")
+    assert (
+        data
+        == struct.pack(">qi", 3, len(hello_k)) + hello_k + struct.pack(">qi", 4, len(TOMBSTONE)) + TOMBSTONE
+    )
+    assert build_value_set([b"hello"]) == HELLO
+    assert build_value_set([]) == b""
+    for key in (None, b"", b"key"):
+        batch = [b"a", bytearray(b"bb"), memoryview(b"ccc"), None, b""]
+        for codec in (NO_COMPRESSION, GZIP, SNAPPY):
+            built = build_value_set(batch, key, codec, 9)
+            assert [(m.offset, m.key, m.value) for m in iter_messages(built)] == [
+                (9 + i, key, None if v is None else bytes(v)) for i, v in enumerate(batch)
+            ]
+        assert build_value_set(batch, key, base_offset=9) == build_message_set(
+            [(key, v) for v in batch], base_offset=9
+        )
+    with pytest.raises(TypeError):
+        build_value_set([b"a", "text"])
 
 
 def test_format_object_describes_the_line():

@@ -44,6 +44,14 @@ def test_crc32_is_zlibs(data, start):
     assert native.built.crc32(data, start) == zlib.crc32(data, start)
 
 
+@SETTINGS
+@given(st.binary(min_size=48, max_size=3000), st.integers(0, 15), st.integers(0, 2**32 - 1))
+def test_crc32_of_long_data_is_zlibs(data, skip, start):
+    # Long enough for the folding path (64 bytes on), at every alignment, with a tail of 0 to 15 bytes.
+    view = memoryview(data)[skip:]
+    assert native.built.crc32(view, start) == zlib.crc32(view, start)
+
+
 def test_use_switches_paths_and_refuses_what_is_not_built(monkeypatch):
     with codec(False):
         assert native.lib is None
@@ -191,6 +199,8 @@ def test_built_sets_are_the_same_bytes(values, codec_id, base):
     pairs = [(v[:3] or None, v if len(v) % 5 else None) for v in values]
     same(lambda: format08.build_message_set(pairs, codec_id, base))
     same(lambda: format08.build_message_set(iter(pairs), codec_id, base))
+    for key in (None, values[0] if values else b"k"):
+        same(lambda key=key: format08.build_value_set(values, key, codec_id, base))
 
 
 def test_sets_of_other_things_than_bytes_behave_as_on_the_pure_path():
@@ -201,6 +211,10 @@ def test_sets_of_other_things_than_bytes_behave_as_on_the_pure_path():
     same(lambda: format08.build_message_set([(b"k", "text")]))
     same(lambda: format08.build_message_set([[b"k", b"v"], (None, bytearray(b"w"))]))
     same(lambda: format08.build_message_set([(b"k", b"v", b"extra")]))
+    same(lambda: format08.build_value_set([b"v", bytearray(b"w"), None, memoryview(b"x")], bytearray(b"k")))
+    same(lambda: format08.build_value_set([b"v", "text"]))
+    same(lambda: format08.build_value_set([b"v"], "key"))
+    same(lambda: format08.build_value_set([b"v", 5]))
 
 
 def test_layout_refuses_what_it_cannot_build():
