@@ -613,6 +613,29 @@ done:
     return Py_BuildValue("Nn", result, n);
 }
 
+/* assign08(data, next_offset, limit): the leader's append of a set of plain entries only, in one call. */
+static PyObject *native_assign08(PyObject *mod, PyObject *args) {
+    Py_buffer b;
+    long long offset;
+    Py_ssize_t limit, pos = 0, count = 0;
+    if (!PyArg_ParseTuple(args, "y*Ln:assign08", &b, &offset, &limit)) return NULL;
+    PyObject *result = PyBytes_FromStringAndSize(b.buf, b.len);
+    PyBuffer_Release(&b);
+    if (result == NULL) return NULL;
+    unsigned char *d = (unsigned char *)PyBytes_AS_STRING(result);
+    Py_ssize_t len = PyBytes_GET_SIZE(result);
+    while (pos < len) {
+        Py_ssize_t after = plain_entry(&LINE08, d, pos, len);
+        if (after < 0 || (limit >= 0 && after - pos > limit)) {
+            Py_DECREF(result);
+            Py_RETURN_NONE;
+        }
+        wr_i64(d + pos, offset + count++);
+        pos = after;
+    }
+    return Py_BuildValue("Nn", result, count);
+}
+
 static PyObject *native_stamp_offsets(PyObject *mod, PyObject *args) {
     Py_buffer b;
     long long offset;
@@ -648,6 +671,10 @@ static PyMethodDef native_methods[] = {
     {"build_values08", native_build_values08, METH_VARARGS,
      "build_values08(values, key, base_offset) -> (bytes, count): a 0.8 message set of the values (bytes-like "
      "or None) each with key (bytes-like or None), offsets base_offset, +1, ..."},
+    {"assign08", native_assign08, METH_VARARGS,
+     "assign08(data, next_offset, limit) -> (bytes, count) | None: a copy of a 0.8 set with offsets "
+     "next_offset, +1, ... when every entry is whole, plain, CRC-valid and (limit >= 0) at most limit bytes "
+     "with its offset and size; None for anything else (the Python path decides)."},
     {"stamp_offsets", native_stamp_offsets, METH_VARARGS,
      "stamp_offsets(buffer, next_offset) -> (offset after, codec): writes offsets into each whole 0.8 entry "
      "in place; codec is the last compressed entry's (0: none)."},

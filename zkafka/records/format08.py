@@ -294,10 +294,15 @@ def assign_offsets(buf: Any, next_offset: int, max_message_size: int | None = No
     """The leader's append: validate (size limit, CRCs), drop a partial tail, then assign offsets from
     ``next_offset``: in place when nothing is compressed; else every message goes into ONE new wrapper with
     the codec of the last compressed entry, absolute inner offsets and the last of them as its own."""
+    lib = native.lib
+    if lib is not None:  # a set of whole plain entries (what producers send) in one call
+        limit = -1 if max_message_size is None else FORMAT08.entry_limits(max_message_size)[MAGIC]
+        plain = lib.assign08(buf, next_offset, limit)
+        if plain is not None:
+            return AssignedSet(plain[0], next_offset, next_offset + plain[1] - 1, plain[1])
     data = buf if type(buf) is bytes else bytes(buf)
     valid = validate(data, FORMAT08, max_message_size).valid_bytes
     out = bytearray(data[:valid])
-    lib = native.lib
     if lib is not None:
         offset, codec = lib.stamp_offsets(out, next_offset)
     else:

@@ -146,6 +146,13 @@ def test_leader_assigns_offsets_in_place_when_nothing_is_compressed():
     assert assigned.data == build_message_set([(b"k", b"one"), (None, b"two")], base_offset=42)
     empty = assign_offsets(b"", 42)
     assert empty.data == b"" and (empty.first_offset, empty.last_offset, empty.count) == (42, 41, 0)
+    # A request's set arrives as a view of the receive buffer: the assigned set is a copy of its own.
+    view = memoryview(bytearray(data))
+    assigned = assign_offsets(view, 7, 1000)
+    view[:] = bytes(len(view))
+    assert type(assigned.data) is bytes and assigned.data == build_message_set(
+        [(b"k", b"one"), (None, b"two")], base_offset=7
+    )
 
 
 def test_leader_rewraps_any_compressed_set_in_one_wrapper_with_absolute_offsets():
