@@ -521,29 +521,28 @@ static unsigned char *write_entry08(unsigned char *out, int64_t offset, const Py
     return out;
 }
 
-static PyObject *native_build_set08(PyObject *mod, PyObject *args) {
-    PyObject *pairs, *seq, *result = NULL;
-    long long base;
-    if (!PyArg_ParseTuple(args, "OL:build_set08", &pairs, &base)) return NULL;
-    seq = PySequence_Fast(pairs, "build_set08 takes a sequence of (key, value) pairs");
-    if (seq == NULL) return NULL;
+/* A 0.8 set from seq, offsets base, +1, ...: of (key, value) tuples, or (shared_key not NULL) of values each
+ * with that key (.obj NULL: null). Keys and values are bytes-like or None. */
+static PyObject *build08(PyObject *seq, const Py_buffer *shared_key, long long base) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), got = 0, total = 0;
+    Py_ssize_t key_size = shared_key && shared_key->obj ? shared_key->len : 0;
+    PyObject *result = NULL;
     Py_buffer *views = PyMem_Calloc(2 * n + 1, sizeof(Py_buffer)); /* .obj NULL: a null key or value */
-    if (views == NULL) {
-        Py_DECREF(seq);
-        return PyErr_NoMemory();
-    }
+    if (views == NULL) return PyErr_NoMemory();
     for (; got < n; got++) {
-        PyObject *pair = PySequence_Fast_GET_ITEM(seq, got);
-        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
-            PyErr_SetString(PyExc_TypeError, "build_set08 takes (key, value) tuples");
-            goto done;
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, got), *fields[2] = {Py_None, item};
+        if (shared_key == NULL) {
+            if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2) {
+                PyErr_SetString(PyExc_TypeError, "build_set08 takes (key, value) tuples");
+                goto done;
+            }
+            fields[0] = PyTuple_GET_ITEM(item, 0);
+            fields[1] = PyTuple_GET_ITEM(item, 1);
         }
-        Py_ssize_t size = 26;
+        Py_ssize_t size = 26 + key_size;
         for (int k = 0; k < 2; k++) {
-            PyObject *field = PyTuple_GET_ITEM(pair, k);
-            if (field == Py_None) continue;
-            if (PyObject_GetBuffer(field, &views[2 * got + k], PyBUF_SIMPLE) < 0) {
+            if (fields[k] == Py_None) continue;
+            if (PyObject_GetBuffer(fields[k], &views[2 * got + k], PyBUF_SIMPLE) < 0) {
                 got++;
                 goto done;
             }
@@ -559,58 +558,42 @@ static PyObject *native_build_set08(PyObject *mod, PyObject *args) {
     if (result == NULL) goto done;
     unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
     for (Py_ssize_t i = 0; i < n; i++)
-        out = write_entry08(out, base + i, &views[2 * i], &views[2 * i + 1]);
+        out = write_entry08(out, base + i, shared_key ? shared_key : &views[2 * i], &views[2 * i + 1]);
 done:
     for (Py_ssize_t i = 0; i < 2 * got; i++)
         if (views[i].obj) PyBuffer_Release(&views[i]);
     PyMem_Free(views);
-    Py_DECREF(seq);
     if (result == NULL) return NULL;
     return Py_BuildValue("Nn", result, n);
 }
 
+static PyObject *native_build_set08(PyObject *mod, PyObject *args) {
+    PyObject *pairs, *seq, *result;
+    long long base;
+    if (!PyArg_ParseTuple(args, "OL:build_set08", &pairs, &base)) return NULL;
+    seq = PySequence_Fast(pairs, "build_set08 takes a sequence of (key, value) pairs");
+    if (seq == NULL) return NULL;
+    result = build08(seq, NULL, base);
+    Py_DECREF(seq);
+    return result;
+}
+
 /* build_values08(values, key, base): the producer's batch: every value (bytes-like or None) with one key. */
 static PyObject *native_build_values08(PyObject *mod, PyObject *args) {
-    PyObject *values, *key, *seq, *result = NULL;
+    PyObject *values, *key, *seq, *result;
     long long base;
+    Py_buffer key_view = {0};
     if (!PyArg_ParseTuple(args, "OOL:build_values08", &values, &key, &base)) return NULL;
     seq = PySequence_Fast(values, "build_values08 takes a sequence of values");
     if (seq == NULL) return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), got = 0, total = 0;
-    Py_buffer key_view = {0};
-    Py_buffer *views = PyMem_Calloc(n + 1, sizeof(Py_buffer)); /* .obj NULL: a null value */
-    if (views == NULL) {
+    if (key != Py_None && PyObject_GetBuffer(key, &key_view, PyBUF_SIMPLE) < 0) {
         Py_DECREF(seq);
-        return PyErr_NoMemory();
+        return NULL;
     }
-    if (key != Py_None && PyObject_GetBuffer(key, &key_view, PyBUF_SIMPLE) < 0) goto done;
-    Py_ssize_t key_size = key_view.obj ? key_view.len : 0;
-    for (; got < n; got++) {
-        PyObject *value = PySequence_Fast_GET_ITEM(seq, got);
-        Py_ssize_t size = 26 + key_size;
-        if (value != Py_None) {
-            if (PyObject_GetBuffer(value, &views[got], PyBUF_SIMPLE) < 0) goto done;
-            size += views[got].len;
-        }
-        if (too_long(size - 12, 0)) {
-            got++;
-            goto done;
-        }
-        total += size;
-    }
-    result = PyBytes_FromStringAndSize(NULL, total);
-    if (result == NULL) goto done;
-    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
-    for (Py_ssize_t i = 0; i < n; i++)
-        out = write_entry08(out, base + i, &key_view, &views[i]);
-done:
-    for (Py_ssize_t i = 0; i < got; i++)
-        if (views[i].obj) PyBuffer_Release(&views[i]);
+    result = build08(seq, &key_view, base);
     if (key_view.obj) PyBuffer_Release(&key_view);
-    PyMem_Free(views);
     Py_DECREF(seq);
-    if (result == NULL) return NULL;
-    return Py_BuildValue("Nn", result, n);
+    return result;
 }
 
 /* assign08(data, next_offset, limit): the leader's append of a set of plain entries only, in one call. */
