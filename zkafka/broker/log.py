@@ -141,9 +141,19 @@ class Log(SegmentedLog):
 
     @property
     def flushed_end(self) -> int:
-        """The offset after the last flushed byte: the end of what readers see by default."""
-        last = self._segments[-1]
-        return last.start + last.flushed_size
+        """The offset after the last flushed byte: the end of what readers see by default.
+
+        A segment a roll sealed is not wholly flushed until the flush the roll planned is done; until then the
+        flushed end stops in it.
+        """
+        segments = self._segments
+        i = len(segments) - 1
+        end = segments[i].start + segments[i].flushed_size
+        i -= 1
+        while i >= 0 and segments[i].flushed_size < segments[i].size:
+            end = segments[i].start + segments[i].flushed_size
+            i -= 1
+        return end
 
     @property
     def unflushed_messages(self) -> int:
@@ -156,7 +166,8 @@ class Log(SegmentedLog):
 
         The validation errors of the entry format propagate unchanged and leave the log untouched. A
         partial trailing entry is dropped silently. OSError propagates too: the broker halts on it.
-        When ``flush_interval`` messages are unflushed the append flushes, after releasing the lock.
+        When ``flush_interval`` messages are unflushed the append flushes, after releasing the lock; so does
+        the fsync of a segment the append's roll sealed.
         Listeners are told about an append that wrote bytes.
         """
         valid_bytes, count = self.entry_format.validate(message_set, self.max_message_size)
@@ -170,6 +181,8 @@ class Log(SegmentedLog):
                     segment.first_append_ms = self._time_ms()
             self._unflushed += count
             flush_due = self._unflushed >= self.flush_interval
+        if self._seal_flushes:
+            self._flush_sealed()  # a roll: the sealed segment's fsync, off the event loop like any flush
         if flush_due:
             self.flush()
         info = LogAppendInfo(first_offset, first_offset + valid_bytes, valid_bytes, count)
@@ -185,7 +198,10 @@ class Log(SegmentedLog):
             self._roll()
 
     def _seal(self, segment: LogSegment) -> None:
-        self._flush()
+        # Its unflushed tail is fsynced after the roll releases the lock (_flush_sealed); flushed_end waits.
+        plan = self._plan_flush(None)
+        if plan is not None:
+            self._seal_flushes.append(plan)
 
     def _open_new_segment(self, start: int) -> LogSegment:
         path = os.path.join(self.dir_path, segment_file_name(start))
@@ -195,7 +211,8 @@ class Log(SegmentedLog):
         return LogSegment(path, start, writable=True)
 
     def _plan_flush(self, offset: int | None) -> FlushPlan | None:
-        """The last segment up to its size now (a roll flushed the older ones); its bytes become visible."""
+        """The last segment up to its size now (a roll planned the flush of the one it sealed); its bytes become
+        visible."""
         last = self._segments[-1]
         if self._unflushed == 0 and last.flushed_size == last.size:
             return None

@@ -6,8 +6,10 @@ a lock and find a segment by bisecting it; writers (append, flush, roll, retenti
 
 A flush plans under the lock (which segments, up to which size), fsyncs without it through the log's
 ``offload`` (the broker's disk thread pool), and records under the lock again what that fsync covered: appends
-go on while a slow disk syncs earlier bytes, and the flushed end never runs ahead of the disk. Only a roll and
-``close`` fsync with the lock held, on the calling thread.
+go on while a slow disk syncs earlier bytes, and the flushed end never runs ahead of the disk. A roll that must
+make the segment it seals durable plans that flush under the lock (``_seal``) and runs it the same way once the
+lock is released (``_flush_sealed``). Only ``close`` (and a 0.8 roll without a scheduler) fsyncs with the lock
+held, on the calling thread.
 
 What differs between the lines is supplied by the subclass: what an offset is (a byte position on 0.7, a
 message number on 0.8), how an append validates and places entries, how segments are opened and deleted.
@@ -143,6 +145,9 @@ class SegmentedLog:
         self._listeners: tuple[AppendListener, ...] = ()
         self._last_flush_ms = time_ms()
         self._truncations = 0  # a flush that began before a truncation records nothing
+        self._seal_flushes: list[
+            FlushPlan
+        ] = []  # planned by rolls, run by _flush_sealed once the lock is free
         self.offload = offload
         # The disk seam: every fsync of the log's files goes through it (tests put a slow disk here).
         self.fsync: Callable[[int], None] = os.fsync
@@ -218,7 +223,9 @@ class SegmentedLog:
     def roll(self) -> LogSegment:
         """Start a new segment at the end of the log (a no-op while the last one is empty)."""
         with self._lock:
-            return self._roll()
+            segment = self._roll()
+        self._flush_sealed()
+        return segment
 
     def _roll(self) -> LogSegment:
         last = self._segments[-1]
@@ -233,7 +240,8 @@ class SegmentedLog:
         return segment
 
     def _seal(self, segment: LogSegment) -> None:
-        """Called under the lock before a roll makes ``segment`` read-only."""
+        """Called under the lock before a roll makes ``segment`` read-only (a flush it needs goes in
+        ``_seal_flushes``: whoever rolled runs it with ``_flush_sealed`` after releasing the lock)."""
 
     def _sealed(self, segment: LogSegment, new_start: int) -> None:
         """Called under the lock after a roll added the segment starting at ``new_start``."""
@@ -252,27 +260,46 @@ class SegmentedLog:
             if plan is None:
                 return False
             sync = self._sync_task(plan)
+        self._run_flush(plan, sync)
+        return True
+
+    def _flush_sealed(self) -> None:
+        """Run the flushes rolls planned (``_seal_flushes``) through ``offload``; the caller must not hold the lock."""
+        while self._seal_flushes:
+            with self._lock:
+                if not self._seal_flushes:
+                    return
+                plan = self._seal_flushes.pop(0)
+                sync = self._sync_task(plan)
+            self._run_flush(plan, sync)
+
+    def _run_flush(self, plan: FlushPlan, sync: Callable[[], None]) -> None:
+        """Without the lock: the fsyncs of ``plan`` through ``offload``, then record what they covered."""
         started = time.monotonic()
         self.offload(sync)
         with self._lock:
             self._record_flush(plan)
         if self.on_flush is not None:
             self.on_flush(self, time.monotonic() - started)
-        return True
 
     def _flush(self, offset: int | None = None) -> bool:
-        """``flush`` with the lock held: the fsync runs on this thread (roll and close)."""
+        """``flush`` with the lock held: the fsync runs on this thread (close, a 0.8 roll without a scheduler);
+        the flushes rolls planned and nobody ran yet run first."""
+        plans, self._seal_flushes = self._seal_flushes, []
         plan = self._plan_flush(offset)
-        if plan is None:
+        if plan is not None:
+            plans.append(plan)
+        if not plans:
             return False
         fsync = self.fsync
-        started = time.monotonic()
-        for segment, _ in plan.segments:
-            for fd in _descriptors(segment):
-                fsync(fd)
-        self._record_flush(plan)
-        if self.on_flush is not None:
-            self.on_flush(self, time.monotonic() - started)
+        for plan in plans:
+            started = time.monotonic()
+            for segment, _ in plan.segments:
+                for fd in _descriptors(segment):
+                    fsync(fd)
+            self._record_flush(plan)
+            if self.on_flush is not None:
+                self.on_flush(self, time.monotonic() - started)
         return True
 
     def _plan_flush(self, offset: int | None) -> FlushPlan | None:
@@ -368,6 +395,7 @@ class SegmentedLog:
                     count -= 1
             doomed = self._segments[:count]
             self._segments = self._segments[count:]
+        self._flush_sealed()
         for segment in doomed:
             try:
                 self._delete_segment(segment)

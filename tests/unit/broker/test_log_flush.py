@@ -106,6 +106,27 @@ def test_a_roll_and_close_during_an_fsync_leave_the_flushed_end_right(tmp_path):
     log.close()
 
 
+def test_a_roll_fsyncs_the_sealed_segment_outside_the_lock_and_readers_wait_for_it(tmp_path):
+    first, second = entry(b"first"), entry(b"second")
+    log = log07(tmp_path / "t-0", max_segment_size=len(first), flush_interval=1000)
+    log.append(first)
+    log.flush()
+    log.append(second)  # unflushed when the next append rolls
+    log.fsync = disk = HeldDisk()
+    rolled = in_thread(lambda: log.append(entry(b"third")))  # rolls, then waits for the sealed tail's fsync
+    assert disk.started.wait(10)
+    wait_until(lambda: len(log.segments) == 2, timeout=10, message="the roll done")
+    later = entry(b"appended while the sealed segment syncs")
+    log.append(later)  # the lock is free during the roll's fsync
+    assert log.flushed_end == len(first)  # the sealed segment's unsynced tail is not visible
+    assert log.read(0, 1000) == first
+    finish(disk, rolled)
+    assert log.flushed_end == len(first + second)  # the whole sealed segment, nothing of the new one
+    assert log.read(len(first), 1000) == second
+    log.close()
+    assert log.flushed_end == log.log_end_offset
+
+
 def test_every_fsync_goes_through_the_seam(tmp_path):
     log = log07(tmp_path / "t-0")
     log.fsync = disk = HeldDisk(held=False)
@@ -186,6 +207,27 @@ def test_the_disk_pool_lets_other_greenlets_run_during_an_fsync(tmp_path):
         producer.join(10)
         assert producer.successful()
         assert log.flushed_end == len(entry(b"held"))
+        log.close()
+    finally:
+        pool.close()
+
+
+def test_a_roll_fsyncs_on_the_disk_pool_while_the_hub_runs(tmp_path):
+    pool = DiskPool()
+    try:
+        log = log07(tmp_path / "t-0", max_segment_size=5, flush_interval=1000, offload=pool.run)
+        first = entry(b"first")
+        log.append(first)
+        log.fsync = disk = HeldDisk()
+        producer = gevent.spawn(log.append, entry(b"rolls"))
+        ticks = []
+        ticker = gevent.spawn(lambda: [ticks.append(gevent.sleep(0.001)) for _ in range(20)])
+        ticker.join(10)
+        assert len(ticks) == 20 and disk.started.is_set()  # the hub ran while the roll's fsync waited
+        assert not producer.ready() and len(log.segments) == 2 and log.flushed_end == 0
+        disk.release()
+        producer.join(10)
+        assert producer.successful() and log.flushed_end == len(first)
         log.close()
     finally:
         pool.close()
