@@ -123,8 +123,9 @@ class OffsetIndex:
     def resize(self, max_bytes: int) -> None:
         """Set the file (and mapping) to ``max_bytes`` rounded down to whole entries, keeping the entries."""
         size = max(max_bytes // ENTRY_SIZE * ENTRY_SIZE, self.size_bytes)
-        if self._mmap is not None:
-            self._mmap.flush()
+        # No msync first: a shared mapping writes the page cache itself, so the entries survive the remap;
+        # making them durable is the flush's fsync, on the disk pool (an msync here waited for the disk on
+        # the event loop at every roll).
         os.ftruncate(self._fd, size)
         self._map(size)
         self.max_bytes = max_bytes

@@ -17,6 +17,20 @@ def test_golden_bytes_of_a_trimmed_index(tmp_path):
     assert open(path, "rb").read() == bytes.fromhex("00000003 00000010 0000000a 00000200")
 
 
+def test_a_trim_keeps_the_entries_for_readers_of_the_file_and_for_the_fsync(tmp_path):
+    # A roll trims the sealed index on the event loop without an msync: the entries written through the
+    # mapping are in the file at once, and its fsync (the flush's, on the disk pool) makes them durable.
+    path = str(tmp_path / "00000000000000000100.index")
+    index = OffsetIndex(path, 100, max_bytes=80)
+    index.append(103, 0x10)
+    index.append(110, 0x200)
+    index.trim()
+    assert open(path, "rb").read() == bytes.fromhex("00000003 00000010 0000000a 00000200")
+    assert index.lookup(111) == (110, 0x200)
+    os.fsync(index.fileno())
+    index.close()
+
+
 def test_lookup_finds_the_last_entry_at_or_before_the_offset(tmp_path):
     index = OffsetIndex(str(tmp_path / "x.index"), 1000, max_bytes=800)
     for i in range(1, 50):
