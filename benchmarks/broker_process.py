@@ -44,7 +44,14 @@ def start_broker(
     return _start(work, name, settings, port, launcher)
 
 
-def start_broker08(work: str, zk_connect: str, partitions: int, name: str = "broker08", **props: str):
+def start_broker08(
+    work: str,
+    zk_connect: str,
+    partitions: int,
+    name: str = "broker08",
+    launcher: tuple[str, ...] = ("-m", "zkafka.cli"),
+    **props: str,
+):
     """Start 0.8 broker 0 with its log in ``work/<name>``; returns (process, port) once it listens."""
     port = free_port()
     settings = {
@@ -58,7 +65,7 @@ def start_broker08(work: str, zk_connect: str, partitions: int, name: str = "bro
         "socket.send.buffer.bytes": str(1024 * 1024),
         **{k.replace("_", "."): str(v) for k, v in props.items()},
     }
-    return _start(work, name, settings, port)
+    return _start(work, name, settings, port, launcher)
 
 
 @contextmanager

@@ -1,35 +1,64 @@
-"""Produce round-trip latency of one 0.7 broker while its flusher fsyncs large amounts of unflushed data.
+"""Produce latency of a broker (0.7 and 0.8 line) while a bulk writer fills it and its flusher fsyncs: does a
+flush make the produce latency spike?
 
-Starts a standalone broker as a child process (no ZooKeeper; ``log.flush.interval`` out of reach, so only the
-time-based flusher fsyncs, every ``--flush-ms``). A writer thread streams ack-less PRODUCE requests of large
-messages (cheap to validate, so the broker's time goes to the disk) at ``--write-mb-per-s`` into topic
-``bulk``; the probe, on its own connection, sends one small PRODUCE to topic ``probe`` followed by an OFFSETS
-request and times the round trip, ``--probe-hz`` times a second. Prints p50/p99/max of the probe and its
-p99/p50 ratio. ``--broker-pythonpath`` runs the broker from another checkout (compare before and after);
-``--slow-fsync-ms`` adds that delay to every fsync of the broker (``benchmarks.slow_disk``).
+The measurement, for each line and each flush mode:
 
-The probe is closed-loop: a stall of the broker shows as ONE slow sample, so compare the max and the count of
-slow samples too, not only the p99.
+- broker: one ``zkafka broker start`` child process with a fresh log directory (0.7 without ZooKeeper; 0.8 with
+  a ZooKeeper this benchmark starts, shared by its 0.8 runs). Segments are ``--segment-mb`` (rolls happen);
+- load: a bulk writer in a process of its own (so it never holds the probe's GIL), rate-limited to
+  ``--write-mb-per-s`` of 64 KB single-message produce requests without acknowledgement (0.7 PRODUCE, 0.8
+  acks=0) to topic ``bulk``; ``--writer-nice`` runs it at a lower CPU priority;
+- probe: on its own connection, one small (100-byte) produce at a time to topic ``probe``, ``--probe-hz``
+  times a second, closed loop (a stall shows as ONE slow sample: look at the max and the count over 10 ms
+  too). 0.7: a PRODUCE then an OFFSETS request, timed to the OFFSETS answer (a 0.7 produce has no answer);
+  0.8: a Produce with acks=1, timed to its answer. The probe starts after one second of writing and lasts
+  ``--seconds``;
+- flush modes. ``none``: no flush during the run (intervals out of reach: nothing is fsynced). ``pool``: the
+  time-based flusher fsyncs every log every ``--flush-ms`` (0.7 ``log.default.flush.interval.ms``, 0.8
+  ``log.flush.interval.ms``) on the broker's disk pool, as shipped. ``loop``: the same flushes with the
+  fsyncs run in place on the event loop (``benchmarks.slow_disk --fsync-on-loop``): the broker before issue
+  14. Flushes are time-based only, so the probe's produce never waits for an fsync of its own (a
+  ``flush.messages`` flush makes the produce that triggers it wait for it, by design, as in Kafka);
+- fairness on a shared machine: each round runs every mode once, in turn, and the samples of all rounds are
+  pooled per line and mode, so background load falls on all modes alike.
 
-    python benchmarks/flush_latency.py [--seconds 20] [--write-mb-per-s 40] [--flush-ms 1000] [--slow-fsync-ms 0]
+Reported per line and mode: the probe's p50/p99/p99.9/max (ms), p99/p50, samples over 10 ms, the broker's
+CPU share and the share of the time its event-loop thread was runnable but waiting for a CPU (runqueue
+wait, /proc schedstat: CPU competition, not the broker's work), and the load average around the runs. The
+target of issue 14 is about the flush not causing spikes: compare ``pool`` with ``none`` (same load, no
+flush) and with ``loop``. ``--broker-pythonpath`` runs the broker from another checkout; ``--slow-fsync-ms``
+adds that delay to every fsync of the broker (``benchmarks.slow_disk``).
+
+    python benchmarks/flush_latency.py [--lines 07,08] [--modes none,loop,pool] [--rounds 2] [--seconds 10]
+        [--write-mb-per-s 20] [--flush-ms 100] [--segment-mb 64] [--writer-nice 0] [--slow-fsync-ms 0]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import multiprocessing
 import os
 import socket
-import statistics
+import sys
 import tempfile
-import threading
 import time
+from collections.abc import Callable, Iterator
 
-from benchmarks.broker_process import start_broker
-from zkafka.protocol.v07 import LATEST_TIME, OffsetRequest, ProducerRequest, encode_request
-from zkafka.records.message import build_message_set
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
 
-MESSAGE_SIZE = 64 * 1024  # one message a request: each costs the broker little, so the flush stands out
+from benchmarks.broker_process import start_broker, start_broker08  # noqa: E402
+from tests.support.server08 import Client08, wait_for_leaders  # noqa: E402
+from zkafka.launch.zookeeper_server import ZooKeeperServer  # noqa: E402
+from zkafka.protocol import v07, v08  # noqa: E402
+from zkafka.records import format08  # noqa: E402
+from zkafka.records.message import build_message_set  # noqa: E402
+
+MESSAGE_SIZE = 64 * 1024  # one message a bulk request: each costs the broker little, so the flush stands out
+NEVER_MS = str(2**31 - 1)  # an int on both lines: about 25 days
+MODES = ("none", "loop", "pool")
 
 
 def recv_exact(sock: socket.socket, size: int) -> bytes:
@@ -42,112 +71,256 @@ def recv_exact(sock: socket.socket, size: int) -> bytes:
     return bytes(data)
 
 
-def write(port: int, mb_per_s: float, stop: threading.Event, sent: list[int]) -> None:
-    """Stream 64 KB produce requests at a steady rate until ``stop``."""
-    frame = encode_request(ProducerRequest("bulk", 0, build_message_set([b"w" * MESSAGE_SIZE])))
+def read_frame(sock: socket.socket) -> bytes:
+    return recv_exact(sock, int.from_bytes(recv_exact(sock, 4), "big"))
+
+
+# -- what the two lines send ------------------------------------------------------------------------------------
+
+
+def bulk_frame(line: str) -> bytes:
+    """One 64 KB message to topic ``bulk``, no answer expected."""
+    payload = b"w" * MESSAGE_SIZE
+    if line == "07":
+        return v07.encode_request(v07.ProducerRequest("bulk", 0, build_message_set([payload])))
+    return v08.encode_request(
+        _produce08("bulk", format08.build_message_set([(None, payload)]), acks=0), 1, "w"
+    )
+
+
+def probe_exchange(line: str) -> tuple[bytes, int]:
+    """The probe's bytes and how many answer frames they get."""
+    if line == "07":
+        produce = v07.encode_request(v07.ProducerRequest("probe", 0, build_message_set([b"p" * 100])))
+        offsets = v07.encode_request(v07.OffsetRequest("probe", 0, v07.LATEST_TIME, 1))
+        return produce + offsets, 1
+    message = format08.build_message_set([(None, b"p" * 100)])
+    return v08.encode_request(_produce08("probe", message, acks=1), 1, "probe"), 1
+
+
+def _produce08(topic: str, message_set: bytes, acks: int):
+    partition = v08.ProduceRequestPartition(0, message_set)
+    return v08.ProduceRequestV0(acks, 5000, [v08.ProduceRequestTopic(topic, [partition])])
+
+
+# -- load and probe ---------------------------------------------------------------------------------------------
+
+
+def write(port: int, line: str, mb_per_s: float, nice: int, stop) -> None:
+    """Stream bulk requests at a steady rate until ``stop`` (in a process of its own)."""
+    if nice:
+        os.nice(nice)
+    frame = bulk_frame(line)
     interval = len(frame) / (mb_per_s * 1e6)
     with socket.create_connection(("127.0.0.1", port)) as sock:
         next_at = time.perf_counter()
         while not stop.is_set():
             sock.sendall(frame)
-            sent[0] += len(frame)
             next_at += interval
             delay = next_at - time.perf_counter()
             if delay > 0:
-                stop.wait(delay)
+                time.sleep(delay)
 
 
-def probe(port: int, seconds: float, hz: float) -> list[float]:
-    """Round trips of (one small PRODUCE, one OFFSETS) in milliseconds."""
-    produce = encode_request(ProducerRequest("probe", 0, build_message_set([b"p" * 100])))
-    offsets = encode_request(OffsetRequest("probe", 0, LATEST_TIME, 1))
+def probe(port: int, line: str, seconds: float, hz: float) -> list[float]:
+    """Round trips of the line's probe exchange in milliseconds."""
+    request, answers = probe_exchange(line)
     samples = []
     with socket.create_connection(("127.0.0.1", port)) as sock:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         end = time.perf_counter() + seconds
         while time.perf_counter() < end:
             start = time.perf_counter()
-            sock.sendall(produce + offsets)
-            recv_exact(sock, int.from_bytes(recv_exact(sock, 4), "big"))
+            sock.sendall(request)
+            for _ in range(answers):
+                read_frame(sock)
             samples.append((time.perf_counter() - start) * 1000)
             time.sleep(max(0.0, 1 / hz - (time.perf_counter() - start)))
     return samples
 
 
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+class ThreadClock:
+    """CPU time and runqueue wait (ns) of a process and of its main thread, from /proc."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.started = self.read()
+
+    def read(self) -> tuple[float, int, int]:
+        with open(f"/proc/{self.pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        process_cpu_ns = (int(fields[11]) + int(fields[12])) * 1e9 / os.sysconf("SC_CLK_TCK")
+        with open(f"/proc/{self.pid}/task/{self.pid}/schedstat") as handle:
+            loop_cpu_ns, loop_wait_ns = (int(value) for value in handle.read().split()[:2])
+        return time.monotonic_ns(), process_cpu_ns, loop_wait_ns
+
+    def shares(self) -> dict[str, float]:
+        (t0, cpu0, wait0), (t1, cpu1, wait1) = self.started, self.read()
+        wall = t1 - t0
+        return {"broker_cpu": (cpu1 - cpu0) / wall, "loop_runqueue_wait": (wait1 - wait0) / wall}
 
 
-def run(
-    seconds: float,
-    write_mb_per_s: float,
-    flush_ms: int,
-    probe_hz: float,
-    broker_pythonpath: str | None,
-    slow_fsync_ms: float = 0,
-) -> dict:
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    # The broker runs that checkout's zkafka (default: this one), and this checkout's benchmarks.
-    os.environ["PYTHONPATH"] = os.pathsep.join([broker_pythonpath or here, here])
-    launcher = ("-m", "benchmarks.slow_disk", str(slow_fsync_ms)) if slow_fsync_ms else ("-m", "zkafka.cli")
-    with tempfile.TemporaryDirectory(dir=os.environ.get("FLUSH_BENCH_DIR")) as work:
-        proc, port = start_broker(
+# -- one run ------------------------------------------------------------------------------------------------------
+
+
+def launcher(mode: str, slow_fsync_ms: float) -> tuple[str, ...]:
+    if mode != "loop" and not slow_fsync_ms:
+        return ("-m", "zkafka.cli")
+    return (
+        "-m",
+        "benchmarks.slow_disk",
+        str(slow_fsync_ms),
+        *(("--fsync-on-loop",) if mode == "loop" else ()),
+    )
+
+
+def start(line: str, mode: str, work: str, zk: str | None, args: argparse.Namespace):
+    """The broker of a run: (process, port)."""
+    flush_ms = NEVER_MS if mode == "none" else str(args.flush_ms)
+    tick_ms = str(min(args.flush_ms, 100))
+    segment_bytes = str(args.segment_mb << 20)
+    run_with = launcher(mode, args.slow_fsync_ms)
+    if line == "07":
+        return start_broker(
             work,
             "127.0.0.1:1",
             1,
-            launcher=launcher,
+            launcher=run_with,
             enable_zookeeper="false",
-            log_flush_interval=str(10**9),
-            log_default_flush_interval_ms=str(flush_ms),
-            log_default_flush_scheduler_interval_ms=str(min(flush_ms, 100)),
+            log_flush_interval=str(2**31 - 1),
+            log_default_flush_interval_ms=flush_ms,
+            log_default_flush_scheduler_interval_ms=tick_ms,
+            log_file_size=segment_bytes,
             max_socket_request_bytes=str(4 << 20),
         )
+    assert zk is not None
+    proc, port = start_broker08(
+        work,
+        zk,
+        1,
+        launcher=run_with,
+        log_flush_interval_ms=flush_ms,
+        log_flush_scheduler_interval_ms=tick_ms,
+        log_segment_bytes=segment_bytes,
+    )
+    with Client08(port) as client:
+        wait_for_leaders(client, ["bulk", "probe"], timeout=30)
+    return proc, port
+
+
+def run_one(line: str, mode: str, zk: str | None, args: argparse.Namespace) -> tuple[list[float], dict]:
+    """The probe's samples under load and the broker's CPU figures for one broker run."""
+    with tempfile.TemporaryDirectory(dir=os.environ.get("FLUSH_BENCH_DIR")) as work:
+        proc, port = start(line, mode, work, zk, args)
         try:
-            idle = probe(port, min(3.0, seconds / 4), probe_hz)
-            stop, sent = threading.Event(), [0]
-            writer = threading.Thread(target=write, args=(port, write_mb_per_s, stop, sent), daemon=True)
+            probe(port, line, 0.5, args.probe_hz)  # creates the 0.7 log, warms the connection path
+            stop = multiprocessing.Event()
+            writer = multiprocessing.Process(
+                target=write, args=(port, line, args.write_mb_per_s, args.writer_nice, stop), daemon=True
+            )
             writer.start()
-            loaded = probe(port, seconds, probe_hz)
+            time.sleep(1.0)
+            clock = ThreadClock(proc.pid)
+            samples = probe(port, line, args.seconds, args.probe_hz)
+            shares = clock.shares()
             stop.set()
             writer.join(10)
         finally:
             proc.terminate()
             proc.wait(60)
-    p50, p99 = percentile(loaded, 0.5), percentile(loaded, 0.99)
+    return samples, shares
+
+
+# -- figures ---------------------------------------------------------------------------------------------------
+
+
+def percentile(ordered: list[float], q: float) -> float:
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def summary(samples: list[float], shares: list[dict]) -> dict:
+    ordered = sorted(samples)
+    p50, p99 = percentile(ordered, 0.5), percentile(ordered, 0.99)
     return {
-        "broker_code": broker_pythonpath or here,
-        "slow_fsync_ms": slow_fsync_ms,
-        "written_mb": round(sent[0] / 1e6, 1),
-        "probes": len(loaded),
-        "idle_p50_ms": round(statistics.median(idle), 3),
+        "probes": len(ordered),
         "p50_ms": round(p50, 3),
         "p99_ms": round(p99, 3),
-        "p999_ms": round(percentile(loaded, 0.999), 3),
-        "max_ms": round(max(loaded), 3),
-        "over_10ms": sum(sample > 10 for sample in loaded),
-        "p99_over_p50": round(p99 / p50, 2),
+        "p999_ms": round(percentile(ordered, 0.999), 3),
+        "max_ms": round(ordered[-1], 3),
+        "p99_over_p50": round(p99 / p50, 1),
+        "over_10ms": sum(sample > 10 for sample in ordered),
+        "broker_cpu": round(sum(s["broker_cpu"] for s in shares) / len(shares), 3),
+        "loop_runqueue_wait": round(sum(s["loop_runqueue_wait"] for s in shares) / len(shares), 3),
+    }
+
+
+@contextlib.contextmanager
+def zookeeper_for(lines: list[str]) -> Iterator[str | None]:
+    if "08" not in lines:
+        yield None
+        return
+    with tempfile.TemporaryDirectory() as work, ZooKeeperServer(os.path.join(work, "zk")) as zk:
+        yield zk.connect_string
+
+
+def run(args: argparse.Namespace, report: Callable[[str], None] = print) -> dict:
+    here = ROOT
+    # The broker runs that checkout's zkafka (default: this one), and this checkout's benchmarks.
+    os.environ["PYTHONPATH"] = os.pathsep.join([args.broker_pythonpath or here, here])
+    lines, modes = args.lines.split(","), args.modes.split(",")
+    samples = {(line, mode): [] for line in lines for mode in modes}
+    shares = {(line, mode): [] for line in lines for mode in modes}
+    load_before = os.getloadavg()
+    with zookeeper_for(lines) as zk:
+        for round_no in range(args.rounds):
+            for line in lines:
+                for mode in modes:
+                    got, share = run_one(line, mode, zk if line == "08" else None, args)
+                    samples[line, mode] += got
+                    shares[line, mode].append(share)
+                    ordered = sorted(got)
+                    report(
+                        f"round {round_no + 1} {line} {mode}: p50 {percentile(ordered, 0.5):.2f} ms,"
+                        f" p99 {percentile(ordered, 0.99):.2f} ms, max {ordered[-1]:.1f} ms,"
+                        f" loop runqueue wait {share['loop_runqueue_wait']:.1%}, load {os.getloadavg()[0]:.2f}"
+                    )
+    return {
+        "settings": {
+            key: getattr(args, key)
+            for key in (
+                "seconds",
+                "rounds",
+                "write_mb_per_s",
+                "flush_ms",
+                "segment_mb",
+                "writer_nice",
+                "probe_hz",
+            )
+        }
+        | {"slow_fsync_ms": args.slow_fsync_ms, "broker_code": args.broker_pythonpath or here},
+        "load_average_before": [round(value, 2) for value in load_before],
+        "load_average_after": [round(value, 2) for value in os.getloadavg()],
+        "results": {
+            line: {mode: summary(samples[line, mode], shares[line, mode]) for mode in modes} for line in lines
+        },
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--write-mb-per-s", type=float, default=40.0)
-    parser.add_argument("--flush-ms", type=int, default=1000)
+    parser.add_argument("--lines", default="07,08", help="comma-separated: 07, 08")
+    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: none, loop, pool")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--write-mb-per-s", type=float, default=20.0)
+    parser.add_argument("--flush-ms", type=int, default=100)
+    parser.add_argument("--segment-mb", type=int, default=64)
+    parser.add_argument("--writer-nice", type=int, default=0)
     parser.add_argument("--probe-hz", type=float, default=200.0)
     parser.add_argument("--broker-pythonpath", help="run the broker from this checkout (default: this one)")
     parser.add_argument("--slow-fsync-ms", type=float, default=0, help="add this delay to every fsync")
     args = parser.parse_args()
-    result = run(
-        args.seconds,
-        args.write_mb_per_s,
-        args.flush_ms,
-        args.probe_hz,
-        args.broker_pythonpath,
-        args.slow_fsync_ms,
-    )
-    print(json.dumps(result, indent=2))
+    print(json.dumps(run(args, report=lambda text: print(text, file=sys.stderr)), indent=2))
 
 
 if __name__ == "__main__":
