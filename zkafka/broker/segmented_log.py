@@ -145,9 +145,8 @@ class SegmentedLog:
         self._listeners: tuple[AppendListener, ...] = ()
         self._last_flush_ms = time_ms()
         self._truncations = 0  # a flush that began before a truncation records nothing
-        self._seal_flushes: list[
-            FlushPlan
-        ] = []  # planned by rolls, run by _flush_sealed once the lock is free
+        # Flushes planned by rolls under the lock, run by _flush_sealed once the lock is free.
+        self._seal_flushes: list[FlushPlan] = []
         self.offload = offload
         # The disk seam: every fsync of the log's files goes through it (tests put a slow disk here).
         self.fsync: Callable[[int], None] = os.fsync
