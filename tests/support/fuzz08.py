@@ -21,7 +21,7 @@ from zkafka.protocol import v08
 from zkafka.protocol.api_keys import API_VERSIONS
 from zkafka.protocol.types import Array, Fixed, Schema, _Bytes, _MessageSet, _String
 from zkafka.records import format08
-from zkafka.records.compression import GZIP, SNAPPY
+from zkafka.records.compression import GZIP, LZ4, SNAPPY
 
 CLOSE, ANSWER, ANY = "close", "answer", "any"
 VICTIM = "victim"  # the topic every produce frame aims at: nothing may ever be appended to it
@@ -143,12 +143,13 @@ def _walk(kind: Any, value: Any, pos: int, out: list[Field]) -> int:
 
 def base_frames(message_max_bytes: int) -> list[tuple[str, bytes, int, int, Any, str, frozenset]]:
     """``(name, frame, api_key, api_version, body, expect, errors)``: one request of every registered API and
-    version; produces once with a corrupt set and (v0) with a gzip and a snappy bomb."""
+    version; produces once with a corrupt set and (v0) with a gzip, a snappy and an lz4 bomb."""
     out = []
     bad = corrupt_set()
     bombs = {
         "gzip bomb": bomb_set08(100 * message_max_bytes, GZIP),  # 100x message.max.bytes inflated
         "snappy bomb": bomb_set08(message_max_bytes * 9 // 10 * 20, SNAPPY),  # snappy's best is ~21x
+        "lz4 bomb": bomb_set08(100 * message_max_bytes, LZ4),  # lz4's best is ~255x
     }
     for (api_key, api_version), (request_class, _) in sorted(v08.SCHEMAS.items()):
         variants = [("", bad, ANY, frozenset())]

@@ -42,18 +42,30 @@ def _rotl(value: int, bits: int) -> int:
     return ((value << bits) | (value >> (32 - bits))) & _MASK32
 
 
+def _lane(value: int, words: tuple[int, ...]) -> int:
+    for word in words:
+        value = (value + word * _P2) & _MASK32
+        value = (((value << 13) | (value >> 19)) * _P1) & _MASK32
+    return value
+
+
 def xxh32(data: Any, seed: int = 0) -> int:
     """XXH32 of ``data`` (the hash of the LZ4 frame format's header and block checksums)."""
     data = memoryview(data).cast("B")
     size = len(data)
     pos = 0
     if size >= 16:
-        lanes = [(seed + _P1 + _P2) & _MASK32, (seed + _P2) & _MASK32, seed & _MASK32, (seed - _P1) & _MASK32]
-        stripes = size // 16 * 16
-        for i, (word,) in enumerate(_UINT32_LE.iter_unpack(data[:stripes])):
-            lane = lanes[i & 3] + word * _P2
-            lanes[i & 3] = (_rotl(lane & _MASK32, 13) * _P1) & _MASK32
-        pos = stripes
+        pos = size // 16 * 16
+        words = struct.unpack(f"<{pos // 4}I", data[:pos])
+        starts = (
+            (seed + _P1 + _P2) & _MASK32,
+            (seed + _P2) & _MASK32,
+            seed & _MASK32,
+            (seed - _P1) & _MASK32,
+        )
+        lanes = [
+            _lane(start, words[i::4]) for i, start in enumerate(starts)
+        ]  # stripes of 4 words, 1 per lane
         acc = _rotl(lanes[0], 1) + _rotl(lanes[1], 7) + _rotl(lanes[2], 12) + _rotl(lanes[3], 18)
     else:
         acc = seed + _P5
