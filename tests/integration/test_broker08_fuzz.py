@@ -238,7 +238,9 @@ def test_a_bomb_is_refused_with_error_10_without_being_inflated(
         print(
             f"\nbomb: {len(bomb)} bytes inflating to {inflated}: the broker's peak memory grew {grown >> 10} KiB"
         )
-    assert grown < 48 << 20, f"the broker's peak memory grew by {grown >> 20} MB"  # all of it: 500 / 19 / 200 MB
+    assert grown < 48 << 20, (
+        f"the broker's peak memory grew by {grown >> 20} MB"
+    )  # all of it: 500 / 19 / 200 MB
     assert fetch(good, VICTIM, 0) == []
     assert produce(good, VICTIM, [b"after"]) == 0  # the same connection goes on
     good.close()

@@ -1,7 +1,8 @@
 """LZ4 (codec 3, 0.8.2's framing) between real third-party clients and zkafka's 0.8 broker and clients.
 
-kafka-python (told the broker is 0.9: magic 0, Kafka's header checksum) and librdkafka through
-confluent-kafka (told ``broker.version.fallback=0.9.0.1``) produce lz4 that zkafka's broker accepts, stores
+kafka-python (told the broker is 0.9: magic 0, Kafka's header checksum; or unpinned: magic 1, the spec's, converted
+down) and librdkafka through confluent-kafka (told ``broker.version.fallback=0.9.0.1``, or asking ApiVersions)
+produce lz4 that zkafka's broker accepts, stores
 as lz4 and zkafka's SimpleConsumer08, ZooKeeper connector and 0.9 GroupConsumer read; zkafka's Producer08
 writes lz4 that both third-party consumers read. A real ZooKeeper and an in-process broker.
 """
@@ -80,10 +81,18 @@ def kafka_python_produce(
         p.close(10)
 
 
-def librdkafka_produce(bootstrap: str, topic: str, sent: list[tuple[bytes, bytes]]) -> None:
+def librdkafka_produce(
+    bootstrap: str, topic: str, sent: list[tuple[bytes, bytes]], told: dict | None = None
+) -> None:
     confluent_kafka = pytest.importorskip("confluent_kafka")
     p = confluent_kafka.Producer(
-        {"bootstrap.servers": bootstrap, "acks": 1, "compression.codec": "lz4", "linger.ms": 50, **TOLD_0_9}
+        {
+            "bootstrap.servers": bootstrap,
+            "acks": 1,
+            "compression.codec": "lz4",
+            "linger.ms": 50,
+            **(TOLD_0_9 if told is None else told),
+        }
     )
     failed = []
     for k, v in sent:
@@ -95,6 +104,7 @@ PRODUCERS = {
     "kafka-python": kafka_python_produce,
     "kafka-python-unpinned": lambda *args: kafka_python_produce(*args, api_version=None),
     "librdkafka": librdkafka_produce,
+    "librdkafka-api-versions": lambda *args: librdkafka_produce(*args, told={}),
 }
 
 
