@@ -135,19 +135,20 @@ class Fetcher:
         return read
 
     def _enqueue(self, info: PartitionTopicInfo, buf: bytes | memoryview) -> int:
-        """Decode one fetched set onto the partition's stream queue; return the bytes the fetch offset advances."""
+        """Decode one fetched set onto the partition's stream queue; return the bytes the fetch offset advances.
+
+        ``buf`` (the fetch's own frame, never reused) is read in place on the native path."""
         if not len(buf):
             return 0
-        data = bytes(buf)
         offset = info.fetch_offset
         start = 0
         while True:
             items, error, resume, end = decode_chunk(
-                data, offset, info.topic, info.partition, self.deep, start
+                buf, offset, info.topic, info.partition, self.deep, start
             )
             if error is not None and resume is None and not items and start == 0:
                 # the first entry cannot be read: fetch.size too small, or corruption
-                info.fail(_first_entry_error(info, data, self.fetch_size, error))
+                info.fail(_first_entry_error(info, buf, self.fetch_size, error))
                 return 0
             if resume is None:
                 error = None  # an unreadable entry after some messages: it starts the next fetch

@@ -224,15 +224,16 @@ class Fetcher08:
             gevent.sleep(self.backoff)  # no long poll to wait in: do not spin
 
     def _enqueue(self, info: PartitionTopicInfo, buf) -> int:
-        """Decode one fetched set onto the partition's stream queue; returns the number of messages."""
+        """Decode one fetched set onto the partition's stream queue; returns the number of messages.
+
+        ``buf`` (the fetch's own frame, never reused) is read in place on the native path."""
         if not len(buf):
             return 0
-        data = buf if type(buf) is bytes else bytes(buf)
         fetch_offset = info.fetch_offset
         start = count = 0
         while True:
             items, error, resume, next_offset = decode_chunk08(
-                data, fetch_offset, info.topic, info.partition, start, self.fetch_size
+                buf, fetch_offset, info.topic, info.partition, start, self.fetch_size
             )
             if start == 0 and not items and next_offset == fetch_offset:
                 # not one whole entry: the message there is larger than a fetch may return

@@ -18,6 +18,7 @@ import gc
 import logging
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import gevent
 import gevent.event
@@ -26,10 +27,10 @@ from gevent.queue import Empty, Queue
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
 from zkafka.errors import KafkaError
 from zkafka.records import native
-from zkafka.records.entries import entry_messages
+from zkafka.records.entries import EntryFormat, entry_messages, walk
 from zkafka.records.format07 import FORMAT07
 from zkafka.records.message import CODEC_MASK, Message
-from zkafka.records.native_runs import decoding_walk, walked_to
+from zkafka.records.native_runs import NO_MIN_OFFSET, decoding_walk, walked_to
 from zkafka.zk.paths07 import BrokerPartition
 
 log = logging.getLogger(__name__)
@@ -133,26 +134,65 @@ def decode_chunk(
     (or None); the position after the bad entry to decode on from (None when nothing after it can be read);
     and the position decoding stopped at (after the last complete entry, or at an unreadable one), i.e. how
     many bytes of ``buf`` are used up. The entries come from the records walker; wrappers are expanded by it
-    with the 0.7 offset rule.
+    with the 0.7 offset rule. A ``buf`` that is not bytes (a received frame) is read in place by the native
+    core, and copied only if an entry needs the Python walker.
     """
-    data = buf if type(buf) is bytes else bytes(buf)
     # The loop makes an object per message and never switches greenlets: pausing the cyclic GC for it saves
     # a young-generation pass every few hundred messages.
     collecting = gc.isenabled()
     if collecting:
         gc.disable()
     try:
-        return _decode(data, initial_offset, topic, partition, deep, start)
+        items: list[MessageAndMetadata] = []
+        if type(buf) is not bytes:
+            start, _, done = decode_in_place(
+                buf, FORMAT07, start, initial_offset, NO_MIN_OFFSET, _LAYOUT, (topic, partition), items
+            )
+            if done:
+                return items, None, None, start
+            buf = bytes(buf)
+        return _decode(buf, initial_offset, topic, partition, deep, start, items)
     finally:
         if collecting:
             gc.enable()
 
 
+def decode_in_place(
+    buf: memoryview | bytearray,
+    fmt: EntryFormat,
+    start: int,
+    base: int,
+    min_offset: int,
+    layout: Any,
+    constants: tuple,
+    out: list,
+) -> tuple[int, int, bool]:
+    """The native core's run of plain entries from ``start``, read from ``buf`` without copying it (the
+    objects it builds own their bytes): ``(stop, last_offset, done)``. ``done`` is True when nothing but the
+    end of the set or a partial last entry follows the run, so that the Python walker has nothing to read;
+    else the caller reads on from ``stop`` (from a bytes copy: the walker slices). On the pure path the run
+    is empty and ``done`` False."""
+    lib = native.lib
+    if lib is None:
+        return start, -1, False
+    stop, last = lib.decode(buf, fmt.native_line, start, base, min_offset, layout, constants, out)
+    try:
+        done = next(walk(buf, fmt, stop, base), None) is None  # reads lengths only, unless an entry follows
+    except KafkaError:
+        done = False  # a bad entry: the caller meets it again with the full rules
+    return stop, last, done
+
+
 def _decode(
-    data: bytes, initial_offset: int, topic: str, partition: BrokerPartition, deep: bool, start: int
+    data: bytes,
+    initial_offset: int,
+    topic: str,
+    partition: BrokerPartition,
+    deep: bool,
+    start: int,
+    items: list[MessageAndMetadata],
 ) -> tuple[list[MessageAndMetadata], KafkaError | None, int | None, int]:
     new_item, cls = _new_item, MessageAndMetadata
-    items: list[MessageAndMetadata] = []
     append = items.append
     after = start
     entries = decoding_walk(data, FORMAT07, start, initial_offset, _LAYOUT, (topic, partition), items)
@@ -235,9 +275,34 @@ class KafkaStream:
         if self._info.active:
             for item in self._it:
                 return item
-        return self._next_slow()
+        return self._next_slow(0)
 
-    def _next_slow(self) -> MessageAndMetadata:
+    def next_batch(self, max_messages: int | None = None) -> list[MessageAndMetadata]:
+        """The next messages in one list: those of the current chunk (one fetch of one partition) not yet
+        handed out, at most ``max_messages`` of them; never empty.
+
+        The batch form of ``next()``, with the same guarantees: it waits for a chunk as ``next()`` does
+        (ConsumerTimeoutError after ``consumer.timeout.ms``; StopIteration once the stream ended), never
+        holds a message of a partition the consumer gave up, and raises a chunk's error after its messages.
+        Handing out a batch hands out every message of it: the consumed offset (what a commit stores) moves
+        to after its last one. Cheaper per message than ``next()``: ``zkafka perf consume`` reads with it.
+        """
+        if max_messages is not None and max_messages < 1:
+            raise ValueError(f"max_messages must be at least 1, not {max_messages}")
+        return self._next_slow(max_messages or -1)
+
+    def batches(self, max_messages: int | None = None) -> Iterator[list[MessageAndMetadata]]:
+        """``next_batch()`` until the stream ends. A ConsumerTimeoutError raised through it ends this iterator,
+        not the stream: call ``batches()`` again to go on."""
+        while True:
+            try:
+                batch = self._next_slow(max_messages or -1)
+            except StopIteration:
+                return
+            yield batch
+
+    def _next_slow(self, batch: int) -> MessageAndMetadata | list[MessageAndMetadata]:
+        """The next message (``batch`` 0) or batch of at most ``batch`` messages (-1: the rest of a chunk)."""
         deadline = None if self.consumer_timeout is None else time.monotonic() + self.consumer_timeout
         while True:
             info = self._info
@@ -248,13 +313,34 @@ class KafkaStream:
                 if not info.active:
                     self._wait_resumed(deadline)
                     continue
-                for item in self._it:
-                    return item
+                if batch:
+                    taken = self._take_batch(batch)
+                    if taken:
+                        return taken
+                else:
+                    for item in self._it:
+                        return item
                 self._finish_chunk()
                 continue
             if self._ended:
                 raise StopIteration
             self._take_chunk(deadline)
+
+    def _take_batch(self, most: int) -> list[MessageAndMetadata]:
+        """Hand out the chunk's next messages (at most ``most``; -1: all of them)."""
+        items, it = self._items, self._it
+        left = it.__length_hint__()
+        taken = len(items) - left
+        if most < 0 or most >= left:
+            if taken:
+                items = items[taken:]
+            # The caller gets the list itself, not a copy (on the native path the decoder left it untracked
+            # by the cyclic GC: a young list of thousands of messages would make each collection walk them);
+            # last_offset() needs only its last message.
+            self._items, self._it = items[-1:], _EMPTY_ITERATOR
+            return items
+        it.__setstate__(taken + most)
+        return items[taken : taken + most]
 
     def last_offset(self) -> int | None:
         """Where the partition resumes after the last message handed out from the current chunk (None if

@@ -14,7 +14,7 @@ import struct
 import zlib
 from typing import NamedTuple
 
-from zkafka.consumer.stream import _in_partition
+from zkafka.consumer.stream import _in_partition, decode_in_place
 from zkafka.errors import KafkaError
 from zkafka.records import native
 from zkafka.records.compression import DEFAULT_MAX_INFLATED
@@ -52,7 +52,7 @@ _LAYOUT = native.layout(MessageAndMetadata08, ("key", "value", 0, 1, "offset")) 
 
 
 def decode_chunk08(
-    data: bytes,
+    data: bytes | memoryview,
     fetch_offset: int,
     topic: str,
     partition: int,
@@ -66,25 +66,42 @@ def decode_chunk08(
     nothing after it can be read); ``next_offset`` where the next fetch starts: past the bad entry when it can
     be skipped, else past the last whole entry read (``fetch_offset`` if none). A wrapper that inflates to
     more than ``max_inflated`` bytes is a bad entry (MessageSizeTooLargeError), found before it is all inflated.
+    A ``data`` that is not bytes (a received frame) is read in place by the native core, and copied only if an
+    entry needs the Python walker.
     """
     collecting = gc.isenabled()
     if collecting:
         gc.disable()  # one object per message and no greenlet switch: skip the young-generation passes
     try:
-        return _decode(data, fetch_offset, topic, partition, start, max_inflated)
+        items: list[MessageAndMetadata08] = []
+        next_offset = fetch_offset
+        if type(data) is not bytes:  # a received frame: the native core reads it in place
+            start, last, done = decode_in_place(
+                data, FORMAT08, start, 0, fetch_offset, _LAYOUT, (topic, partition), items
+            )
+            next_offset = max(next_offset, last + 1)
+            if done:
+                return items, None, None, next_offset
+            data = bytes(data)
+        return _decode(data, fetch_offset, topic, partition, start, max_inflated, items, next_offset)
     finally:
         if collecting:
             gc.enable()
 
 
 def _decode(
-    data: bytes, fetch_offset: int, topic: str, partition: int, start: int, max_inflated: int
+    data: bytes,
+    fetch_offset: int,
+    topic: str,
+    partition: int,
+    start: int,
+    max_inflated: int,
+    items: list[MessageAndMetadata08],
+    next_offset: int,
 ) -> tuple[list[MessageAndMetadata08], KafkaError | None, int | None, int]:
     new_item, cls = _new_item, MessageAndMetadata08
     head, unpack_int, crc32 = _unpack_head, _unpack_int, zlib.crc32
-    items: list[MessageAndMetadata08] = []
     append = items.append
-    next_offset = fetch_offset
     end = len(data)
     pos = start
     lib = native.lib

@@ -367,6 +367,10 @@ static PyObject *make_object(LayoutObject *L, const unsigned char *d, const entr
         else
             Py_XSETREF(*(PyObject **)((char *)obj + L->fields[i].slot), v);
     }
+    /* Every field is a leaf (bytes, int, None) or one of the call's constants, none of which can refer back
+     * to the object: the cyclic GC need not track it (as it untracks such tuples itself on its next pass).
+     * Left tracked, each chunk's thousands of objects are walked by the next young-generation collection. */
+    if (PyObject_GC_IsTracked(obj)) PyObject_GC_UnTrack(obj);
     return obj;
 }
 
@@ -448,6 +452,9 @@ static PyObject *native_decode(PyObject *mod, PyObject *args) {
         pos = after;
     }
     if (collecting) PyGC_Enable();
+    /* Neither does out need tracking (it holds messages, nothing that can refer back to it): left tracked,
+     * the young-generation collection that follows a decode walks its thousands of items. */
+    if (PyObject_GC_IsTracked(out)) PyObject_GC_UnTrack(out);
     PyBuffer_Release(&b);
     return Py_BuildValue("nL", pos, last);
 fail:
@@ -645,7 +652,8 @@ static PyMethodDef native_methods[] = {
     {"decode", native_decode, METH_VARARGS,
      "decode(data, line, start, base, min_offset, layout, constants, out) -> (stop, last_offset): appends "
      "an object (layout) per plain entry from start to out (0.8: those at or past min_offset; 0.7: offset "
-     "base + entry end); last_offset is the highest offset read (-1: none)."},
+     "base + entry end); last_offset is the highest offset read (-1: none). The objects and out are left "
+     "untracked by the cyclic GC: out must hold nothing that refers back to it."},
     {"build_set07", native_build_set07, METH_O,
      "build_set07(payloads) -> bytes: a 0.7 message set with one magic-1 entry per payload."},
     {"build_set08", native_build_set08, METH_VARARGS,

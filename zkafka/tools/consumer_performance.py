@@ -15,7 +15,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from itertools import islice
+from operator import attrgetter, itemgetter
 
 import gevent
 import gevent.event
@@ -30,7 +30,6 @@ from zkafka.zk.line import cluster_line
 
 CSV_HEADER = "start.time, end.time, fetch.size, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec"
 DETAIL_HEADER = "time, thread.id, fetch.size, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec"
-COUNT_STEP = 4096  # messages a reader counts before it publishes its totals
 
 
 @dataclass
@@ -118,7 +117,10 @@ class ConsumerPerfResult(Throughput):
 
 
 class _Reader:
-    """Counts the messages and payload bytes of one stream until the shared budget is used up."""
+    """Counts the messages and payload bytes of one stream until the shared budget is used up.
+
+    It reads a batch at a time (``KafkaStream.next_batch``: the rest of one fetched chunk), as fast as the
+    consumer hands messages out; every message is still taken and its payload measured."""
 
     def __init__(self, index: int, stream: KafkaStream, run: _Run) -> None:
         self.index = index
@@ -131,28 +133,22 @@ class _Reader:
     def __call__(self) -> None:
         run = self.run
         stream = self.stream
+        payload = itemgetter(1) if run.line08 else attrgetter("payload")  # a MessageAndMetadata08's value
         try:
             while run.left is None or run.left > 0:
-                step = COUNT_STEP if run.left is None else max(1, min(COUNT_STEP, run.left // run.readers))
-                got = size = 0
+                # a share of what is left, so that the readers together stop close to the count
+                most = None if run.left is None else max(1, run.left // run.readers)
                 try:
-                    if run.line08:
-                        for item in islice(stream, step):
-                            value = item[1]  # a MessageAndMetadata08 is (key, message, ...)
-                            if value is not None:
-                                size += len(value)
-                            got += 1
-                    else:
-                        for item in islice(stream, step):
-                            size += len(item.payload)  # a MessageAndMetadata is its Message
-                            got += 1
+                    batch = stream.next_batch(most)
                 except ConsumerTimeoutError:
-                    # nothing came for consumer.timeout.ms: the last message was that long ago
-                    self._count(got, size, time.perf_counter() - run.timeout_s)
-                    return
-                self._count(got, size, time.perf_counter())
-                if got < step:
+                    return  # nothing came for consumer.timeout.ms: every message was counted already
+                except StopIteration:
                     return  # the stream ended (shutdown)
+                if run.line08:
+                    size = sum(map(len, filter(None, map(payload, batch))))  # a null value has no bytes
+                else:
+                    size = sum(map(len, map(payload, batch)))
+                self._count(len(batch), size, time.perf_counter())
         finally:
             run.finished += 1
             if (run.left is not None and run.left <= 0) or run.finished == run.readers:
