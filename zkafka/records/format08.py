@@ -162,6 +162,10 @@ def key_value(data: Any, pos: int, end: int) -> tuple[bytes | None, bytes | None
     out = []
     at = pos + 18
     for _ in range(2):
+        if at + 4 > end:
+            raise entry_error(
+                InvalidMessageError, f"message at position {pos}: a length field runs past its end", pos, end
+            )
         (length,) = _unpack_int(data, at)
         at += 4
         if length < 0:
