@@ -9,7 +9,7 @@ import gevent
 
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
 from zkafka.consumer.simple import SimpleConsumer
-from zkafka.consumer.stream import decode_chunk
+from zkafka.consumer.stream import FETCH_PIECE, decode_chunk
 from zkafka.errors import InvalidConfigError, InvalidMessageSizeError, KafkaError, OffsetOutOfRangeError
 from zkafka.protocol.v07 import EARLIEST_TIME, LATEST_TIME, FetchRequest
 from zkafka.records.message import INT32
@@ -137,14 +137,15 @@ class Fetcher:
     def _enqueue(self, info: PartitionTopicInfo, buf: bytes | memoryview) -> int:
         """Decode one fetched set onto the partition's stream queue; return the bytes the fetch offset advances.
 
-        ``buf`` (the fetch's own frame, never reused) is read in place on the native path."""
+        ``buf`` (the fetch's own frame, never reused) is read in place on the native path, FETCH_PIECE messages
+        at a time."""
         if not len(buf):
             return 0
         offset = info.fetch_offset
         start = 0
         while True:
             items, error, resume, end = decode_chunk(
-                buf, offset, info.topic, info.partition, self.deep, start
+                buf, offset, info.topic, info.partition, self.deep, start, FETCH_PIECE
             )
             if error is not None and resume is None and not items and start == 0:
                 # the first entry cannot be read: fetch.size too small, or corruption
@@ -156,9 +157,11 @@ class Fetcher:
                 info.queue.put(
                     FetchedChunk(info, items, error, offset + resume if error is not None else None)
                 )
-            if error is None:
+            if resume is None:
                 info.fetch_offset = offset + end
                 return end
+            if error is None and not handed_over(info):  # a piece of the fetch: the stream takes it first
+                return 0
             start = resume
 
     def _reset_offset(self, consumer: SimpleConsumer, info: PartitionTopicInfo) -> None:
@@ -175,6 +178,13 @@ class Fetcher:
             offset,
         )
         info.reset_offset(offset, self.on_offset_reset)
+
+
+def handed_over(info: PartitionTopicInfo) -> bool:
+    """Let the partition's stream take the piece just queued while it is in the CPU's cache; False when the
+    partition was given up meanwhile (the rest of the fetch is not wanted)."""
+    gevent.sleep(0)
+    return not info.revoked
 
 
 def _offset_before(consumer: SimpleConsumer, topic: str, part_id: int, time: int) -> int:

@@ -20,9 +20,10 @@ import gevent
 import gevent.event
 
 from zkafka.client08.metadata import fetch_topic_metadata
-from zkafka.consumer.fetcher import reset_time_or_fail
+from zkafka.consumer.fetcher import handed_over, reset_time_or_fail
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
 from zkafka.consumer.simple08 import SimpleConsumer08
+from zkafka.consumer.stream import FETCH_PIECE
 from zkafka.consumer.stream08 import decode_chunk08
 from zkafka.errors import KafkaError, MessageSizeTooLargeError
 from zkafka.producer.partitioner import java_string_hash
@@ -226,14 +227,15 @@ class Fetcher08:
     def _enqueue(self, info: PartitionTopicInfo, buf) -> int:
         """Decode one fetched set onto the partition's stream queue; returns the number of messages.
 
-        ``buf`` (the fetch's own frame, never reused) is read in place on the native path."""
+        ``buf`` (the fetch's own frame, never reused) is read in place on the native path, FETCH_PIECE messages
+        at a time."""
         if not len(buf):
             return 0
         fetch_offset = info.fetch_offset
         start = count = 0
         while True:
             items, error, resume, next_offset = decode_chunk08(
-                buf, fetch_offset, info.topic, info.partition, start, self.fetch_size
+                buf, fetch_offset, info.topic, info.partition, start, self.fetch_size, FETCH_PIECE
             )
             if start == 0 and not items and next_offset == fetch_offset:
                 # not one whole entry: the message there is larger than a fetch may return
@@ -246,7 +248,9 @@ class Fetcher08:
             count += len(items)
             if not info.revoked:
                 info.fetch_offset = max(info.fetch_offset, next_offset)
-            if error is None:
+            if resume is None:
+                return count
+            if error is None and not handed_over(info):  # a piece of the fetch: the stream takes it first
                 return count
             start = resume
 

@@ -127,6 +127,7 @@ def decode_chunk(
     partition: BrokerPartition,
     deep: bool = True,
     start: int = 0,
+    max_items: int = -1,
 ) -> tuple[list[MessageAndMetadata], KafkaError | None, int | None, int]:
     """Decode a fetched message set from byte ``start`` with exactly the rules of ``format07.iter_messages``.
 
@@ -135,7 +136,8 @@ def decode_chunk(
     and the position decoding stopped at (after the last complete entry, or at an unreadable one), i.e. how
     many bytes of ``buf`` are used up. The entries come from the records walker; wrappers are expanded by it
     with the 0.7 offset rule. A ``buf`` that is not bytes (a received frame) is read in place by the native
-    core, and copied only if an entry needs the Python walker.
+    core, and copied only if an entry needs the Python walker; there ``max_items`` (-1: no limit) may stop
+    the native run early: then ``error`` is None and ``resume`` (= ``end``) is where to decode on from.
     """
     # The loop makes an object per message and never switches greenlets: pausing the cyclic GC for it saves
     # a young-generation pass every few hundred messages.
@@ -145,16 +147,34 @@ def decode_chunk(
     try:
         items: list[MessageAndMetadata] = []
         if type(buf) is not bytes:
-            start, _, done = decode_in_place(
-                buf, FORMAT07, start, initial_offset, NO_MIN_OFFSET, _LAYOUT, (topic, partition), items
+            start, _, rest = decode_in_place(
+                buf,
+                FORMAT07,
+                start,
+                initial_offset,
+                NO_MIN_OFFSET,
+                _LAYOUT,
+                (topic, partition),
+                items,
+                max_items,
             )
-            if done:
-                return items, None, None, start
+            if rest is not WALK:
+                return items, None, None if rest is DONE else start, start
             buf = bytes(buf)
         return _decode(buf, initial_offset, topic, partition, deep, start, items)
     finally:
         if collecting:
             gc.enable()
+
+
+# What follows a native run of ``decode_in_place``: entries for the Python walker, nothing (the end of the set,
+# or a partial last entry), or more plain entries (the run stopped at its limit).
+WALK, DONE, MORE = "walk", "done", "more"
+
+# Messages a fetcher decodes at a time from one fetch on the native path (each lot goes on the stream's queue
+# as a chunk of its own): a lot's objects are still in the CPU's cache when the stream hands them out and
+# frees them, which a whole 1 MB fetch's (some megabytes of objects) are not.
+FETCH_PIECE = 2048
 
 
 def decode_in_place(
@@ -166,21 +186,25 @@ def decode_in_place(
     layout: Any,
     constants: tuple,
     out: list,
-) -> tuple[int, int, bool]:
-    """The native core's run of plain entries from ``start``, read from ``buf`` without copying it (the
-    objects it builds own their bytes): ``(stop, last_offset, done)``. ``done`` is True when nothing but the
-    end of the set or a partial last entry follows the run, so that the Python walker has nothing to read;
-    else the caller reads on from ``stop`` (from a bytes copy: the walker slices). On the pure path the run
-    is empty and ``done`` False."""
+    limit: int = -1,
+) -> tuple[int, int, str]:
+    """The native core's run of plain entries from ``start`` (at most ``limit`` objects; -1: no limit), read
+    from ``buf`` without copying it (the objects it builds own their bytes): ``(stop, last_offset, rest)``.
+    ``rest`` says what follows the run (``WALK``, ``DONE`` or ``MORE``); on ``WALK`` the caller reads on from
+    ``stop`` with the Python walker, from a bytes copy (the walker slices). On the pure path the run is empty
+    and ``rest`` is ``WALK``."""
     lib = native.lib
     if lib is None:
-        return start, -1, False
-    stop, last = lib.decode(buf, fmt.native_line, start, base, min_offset, layout, constants, out)
+        return start, -1, WALK
+    before = len(out)
+    stop, last = lib.decode(buf, fmt.native_line, start, base, min_offset, layout, constants, out, limit)
+    if len(out) - before == limit:
+        return stop, last, MORE
     try:
         done = next(walk(buf, fmt, stop, base), None) is None  # reads lengths only, unless an entry follows
     except KafkaError:
         done = False  # a bad entry: the caller meets it again with the full rules
-    return stop, last, done
+    return stop, last, DONE if done else WALK
 
 
 def _decode(

@@ -14,7 +14,7 @@ import struct
 import zlib
 from typing import NamedTuple
 
-from zkafka.consumer.stream import _in_partition, decode_in_place
+from zkafka.consumer.stream import DONE, WALK, _in_partition, decode_in_place
 from zkafka.errors import KafkaError
 from zkafka.records import native
 from zkafka.records.compression import DEFAULT_MAX_INFLATED
@@ -58,6 +58,7 @@ def decode_chunk08(
     partition: int,
     start: int = 0,
     max_inflated: int = DEFAULT_MAX_INFLATED,
+    max_items: int = -1,
 ) -> tuple[list[MessageAndMetadata08], KafkaError | None, int | None, int]:
     """Decode a fetched message set from byte ``start``: ``(items, error, resume, next_offset)``.
 
@@ -67,7 +68,8 @@ def decode_chunk08(
     be skipped, else past the last whole entry read (``fetch_offset`` if none). A wrapper that inflates to
     more than ``max_inflated`` bytes is a bad entry (MessageSizeTooLargeError), found before it is all inflated.
     A ``data`` that is not bytes (a received frame) is read in place by the native core, and copied only if an
-    entry needs the Python walker.
+    entry needs the Python walker; there ``max_items`` (-1: no limit) may stop the native run early: then
+    ``error`` is None and ``resume`` is where to decode on from.
     """
     collecting = gc.isenabled()
     if collecting:
@@ -76,12 +78,12 @@ def decode_chunk08(
         items: list[MessageAndMetadata08] = []
         next_offset = fetch_offset
         if type(data) is not bytes:  # a received frame: the native core reads it in place
-            start, last, done = decode_in_place(
-                data, FORMAT08, start, 0, fetch_offset, _LAYOUT, (topic, partition), items
+            start, last, rest = decode_in_place(
+                data, FORMAT08, start, 0, fetch_offset, _LAYOUT, (topic, partition), items, max_items
             )
             next_offset = max(next_offset, last + 1)
-            if done:
-                return items, None, None, next_offset
+            if rest is not WALK:
+                return items, None, None if rest is DONE else start, next_offset
             data = bytes(data)
         return _decode(data, fetch_offset, topic, partition, start, max_inflated, items, next_offset)
     finally:

@@ -419,11 +419,11 @@ static PyObject *native_scan(PyObject *mod, PyObject *args) {
 static PyObject *native_decode(PyObject *mod, PyObject *args) {
     Py_buffer b;
     int line;
-    Py_ssize_t pos;
+    Py_ssize_t pos, limit = -1, made = 0;
     long long base, min_offset, last = -1;
     PyObject *layout, *consts, *out;
-    if (!PyArg_ParseTuple(args, "y*inLLO!O!O!:decode", &b, &line, &pos, &base, &min_offset, &LayoutType, &layout,
-                          &PyTuple_Type, &consts, &PyList_Type, &out))
+    if (!PyArg_ParseTuple(args, "y*inLLO!O!O!|n:decode", &b, &line, &pos, &base, &min_offset, &LayoutType, &layout,
+                          &PyTuple_Type, &consts, &PyList_Type, &out, &limit))
         return NULL;
     const line_t *L = line_of(line);
     if (L == NULL || check_start(pos, b.len) < 0) goto fail;
@@ -435,11 +435,12 @@ static PyObject *native_decode(PyObject *mod, PyObject *args) {
     const unsigned char *d = b.buf;
     int collecting = PyGC_Disable(); /* one object per message, no cycles: skip the young-generation passes */
     entry_t e;
-    for (;;) {
+    while (made != limit) {
         Py_ssize_t after = plain_entry(L, d, pos, b.len);
         if (after < 0 || !read_entry(L, d, pos, after, &e)) break;
         if (!L->has_offsets) e.offset = base + after;
         if (e.offset >= min_offset) {
+            made++;
             PyObject *obj = make_object((LayoutObject *)layout, d, &e, consts);
             if (obj == NULL || PyList_Append(out, obj) < 0) {
                 Py_XDECREF(obj);
@@ -650,9 +651,10 @@ static PyMethodDef native_methods[] = {
      "scan(data, line, start, limit) -> (stop, count): checks the run of plain entries from start (CRC, and "
      "an entry size at most limit unless limit < 0); stops at the first entry the Python walker must read."},
     {"decode", native_decode, METH_VARARGS,
-     "decode(data, line, start, base, min_offset, layout, constants, out) -> (stop, last_offset): appends "
-     "an object (layout) per plain entry from start to out (0.8: those at or past min_offset; 0.7: offset "
-     "base + entry end); last_offset is the highest offset read (-1: none). The objects and out are left "
+     "decode(data, line, start, base, min_offset, layout, constants, out, limit=-1) -> (stop, last_offset): "
+     "appends an object (layout) per plain entry from start to out (0.8: those at or past min_offset; 0.7: "
+     "offset base + entry end), at most limit of them (-1: no limit); last_offset is the highest offset read "
+     "(-1: none). The objects and out are left "
      "untracked by the cyclic GC: out must hold nothing that refers back to it."},
     {"build_set07", native_build_set07, METH_O,
      "build_set07(payloads) -> bytes: a 0.7 message set with one magic-1 entry per payload."},

@@ -4,7 +4,7 @@ As in the Scala tool: a fresh group ``perf-consumer-<random>`` unless one is giv
 one ZooKeeper consumer (the 0.7 or the 0.8 high-level consumer, as the cluster is), reset to smallest
 (largest with ``--from-latest``) and ``consumer.timeout.ms=5000`` to end a run that finds fewer messages
 than asked for. The streams are read
-by greenlets on the consumer's hub. The clock starts when the streams are ready (after the first
+by greenlets on the consumer's hub, a fetched chunk at a time (``KafkaStream.next_batch``). The clock starts when the streams are ready (after the first
 rebalance) and stops at the last message: at the moment the count is reached, or when the consumer times
 out minus the timeout itself.
 """

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from zkafka.consumer.fetcher import Fetcher
 from zkafka.consumer.partition_state import PartitionTopicInfo
 from zkafka.consumer.stream import (
+    FETCH_PIECE,
     SHUTDOWN,
     ConsumerTimeoutError,
     FetchedChunk,
@@ -23,6 +24,7 @@ from zkafka.consumer.stream import (
     decode_chunk,
 )
 from zkafka.errors import InvalidMessageError, InvalidMessageSizeError, KafkaError, OffsetOutOfRangeError
+from zkafka.records import native
 from zkafka.records.compression import GZIP, SNAPPY
 from zkafka.records.format07 import iter_messages
 from zkafka.records.message import build_message_set, encode_message
@@ -278,3 +280,76 @@ def test_clear_drops_queued_chunks():
     stream.clear()
     with pytest.raises(ConsumerTimeoutError):
         next(stream)
+
+
+# -- batches ------------------------------------------------------------------------------------------------
+
+
+def test_next_batch_hands_out_the_rest_of_a_chunk_and_moves_the_consumed_offset_past_it():
+    q = Queue(10)
+    pti = info(q, 1000)
+    q.put(chunk(pti, b"a", b"b", b"c", b"d"))
+    q.put(chunk(pti, b"e"))
+    stream = KafkaStream(q, consumer_timeout_ms=50)
+    assert next(stream).payload == b"a"
+    assert [m.payload for m in stream.next_batch(2)] == [b"b", b"c"]
+    assert pti.consumed_offset == 1033
+    batch = stream.next_batch()
+    assert [m.payload for m in batch] == [b"d"] and pti.consumed_offset == 1044
+    batch.clear()  # the caller's own list: emptying it changes nothing the stream knows
+    assert pti.consumed_offset == 1044
+    assert [(m.payload, m.offset) for m in stream.next_batch()] == [(b"e", 1055)]
+    assert pti.consumed_offset == 1055
+    with pytest.raises(ConsumerTimeoutError):
+        stream.next_batch()
+    with pytest.raises(ValueError, match="at least 1"):
+        stream.next_batch(0)
+
+
+def test_next_batch_never_holds_a_revoked_partition_and_raises_a_chunks_error_after_its_messages():
+    q = Queue(10)
+    old, new = info(q), info(q, 5000)
+    q.put(chunk(old, b"1", b"2", b"3"))
+    q.put(chunk(new, b"fresh"))
+    stream = KafkaStream(q, consumer_timeout_ms=50)
+    assert [m.payload for m in stream.next_batch(1)] == [b"1"]
+    old.revoke()
+    assert [m.payload for m in stream.next_batch()] == [b"fresh"]
+    assert old.consumed_offset == 11
+    pti = info(q)
+    buf = entries(b"ok", b"ok2") + corrupt_crc(entries(b"bad")) + entries(b"after")
+    fetcher()._enqueue(pti, memoryview(buf))
+    assert [m.payload for m in stream.next_batch()] == [b"ok", b"ok2"]
+    with pytest.raises(InvalidMessageError):
+        stream.next_batch()
+    assert pti.consumed_offset == len(entries(b"ok", b"ok2")) + len(entries(b"bad"))
+    assert [m.payload for m in stream.next_batch()] == [b"after"]
+
+
+def test_batches_end_with_the_stream_and_a_timeout_ends_only_the_iterator():
+    q = Queue(10)
+    pti = info(q)
+    q.put(chunk(pti, b"a", b"b"))
+    stream = KafkaStream(q, consumer_timeout_ms=50)
+    batches = stream.batches()
+    assert [m.payload for m in next(batches)] == [b"a", b"b"]
+    with pytest.raises(ConsumerTimeoutError):
+        next(batches)
+    q.put(chunk(pti, b"c", b"d", b"e"))
+    q.put(SHUTDOWN)
+    assert [[m.payload for m in batch] for batch in stream.batches(2)] == [[b"c", b"d"], [b"e"]]
+
+
+def test_a_fetch_is_queued_in_pieces_that_together_are_the_whole_fetch():
+    q = Queue(100)
+    pti = info(q, 7)
+    payloads = [b"%05d" % i for i in range(FETCH_PIECE * 2 + 10)]
+    buf = entries(*payloads)
+    assert fetcher()._enqueue(pti, memoryview(buf + entries(b"partial")[:-1])) == len(buf)
+    assert pti.fetch_offset == 7 + len(buf)
+    # the native path queues FETCH_PIECE messages at a time, the pure path the whole fetch
+    pieces = [FETCH_PIECE, FETCH_PIECE, 10] if native.lib is not None else [len(payloads)]
+    assert [len(c.items) for c in list(q.queue)] == pieces
+    q.put(SHUTDOWN)
+    got = [m for batch in KafkaStream(q).batches() for m in batch]
+    assert [m.payload for m in got] == payloads and got[-1].offset == 7 + len(buf)

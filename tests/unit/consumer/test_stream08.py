@@ -7,10 +7,12 @@ from gevent.queue import Queue
 from hypothesis import given
 from hypothesis import strategies as st
 
+from zkafka.consumer.fetcher08 import Fetcher08
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
-from zkafka.consumer.stream import KafkaStream
+from zkafka.consumer.stream import FETCH_PIECE, KafkaStream
 from zkafka.consumer.stream08 import MessageAndMetadata08, decode_chunk08
 from zkafka.errors import InvalidMessageError
+from zkafka.records import native
 from zkafka.records.compression import GZIP, SNAPPY
 from zkafka.records.format08 import assign_offsets, build_message_set, iter_messages
 
@@ -119,3 +121,27 @@ def test_a_stream_resumes_after_the_last_message_handed_out():
     assert info.consumed_offset == 11  # the next offset to consume, as 0.8 commits it
     assert next(stream).message == b"b"
     assert info.consumed_offset == 12
+
+
+def test_a_fetcher_queues_a_fetch_in_pieces_and_moves_its_offset_past_all_of_them():
+    queue: Queue = Queue()
+    info = PartitionTopicInfo("t", 3, None, queue, "g_c-0", 10)
+    fetcher = Fetcher08(
+        brokers=lambda: [],
+        fetch_size=1 << 20,
+        min_bytes=1,
+        max_wait_ms=100,
+        socket_timeout_ms=1000,
+        socket_buffersize=1024,
+        auto_offset_reset="smallest",
+        refresh_leader_backoff_ms=10,
+    )
+    values = [b"%05d" % i for i in range(FETCH_PIECE + 5)]
+    data = log_bytes([(None, v) for v in values], 10)
+    assert fetcher._enqueue(info, memoryview(bytearray(data + data[:30]))) == len(values)
+    assert info.fetch_offset == 10 + len(values)
+    pieces = [FETCH_PIECE, 5] if native.lib is not None else [len(values)]
+    assert [len(c.items) for c in list(queue.queue)] == pieces
+    stream = KafkaStream(queue)
+    assert [m.message for m in stream.next_batch()] == values[: pieces[0]]
+    assert info.consumed_offset == 10 + pieces[0]

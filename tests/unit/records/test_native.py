@@ -4,6 +4,7 @@ Every other records test runs on both paths (conftest.py); these compare the two
 from random pieces and then damaged at random (flipped bytes, cuts, spliced garbage).
 """
 
+import gc
 import os
 import zlib
 
@@ -12,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support.codec import codec, run_both
+from zkafka.consumer.stream import _LAYOUT as _LAYOUT07
 from zkafka.consumer.stream import decode_chunk
 from zkafka.consumer.stream08 import decode_chunk08
 from zkafka.records import format07, format08, native
@@ -232,3 +234,60 @@ def test_layout_refuses_what_it_cannot_build():
         native.built.scan(b"", 9, 0, -1)
     with pytest.raises(ValueError, match="outside"):
         native.built.scan(b"abc", 7, 4, -1)
+
+
+# -- decoding a received frame in place, in pieces (what the high-level consumer's fetchers do) -----------
+
+
+def in_pieces07(data: bytes, initial: int, deep: bool, limit: int):
+    """decode_chunk over a frame (not bytes) ``limit`` messages at a time, as a fetcher calls it."""
+    frame, items, start = memoryview(bytearray(data)), [], 0
+    while True:
+        got, error, resume, end = decode_chunk(frame, initial, "t", P, deep, start, limit)
+        items += got
+        if error is not None or resume is None:
+            return items, error, resume, end
+        assert got and len(got) <= limit
+        start = resume
+
+
+def in_pieces08(data: bytes, fetch_offset: int, limit: int):
+    """decode_chunk08 likewise; the fetch offset moves to the furthest ``next_offset`` of the pieces."""
+    frame, items, start, furthest = memoryview(bytearray(data)), [], 0, fetch_offset
+    while True:
+        got, error, resume, next_offset = decode_chunk08(frame, fetch_offset, "t", 3, start, max_items=limit)
+        items += got
+        furthest = max(furthest, next_offset)
+        if error is not None or resume is None:
+            return items, error, resume, furthest
+        assert got and len(got) <= limit
+        start = resume
+
+
+@SETTINGS
+@given(set07(), st.integers(0, 10**6), st.booleans(), st.sampled_from([1, 2, 5, -1]))
+def test_0_7_frames_in_pieces_decode_as_the_bytes_at_once(data, initial, deep, limit):
+    for enabled in (True, False):
+        with codec(enabled):
+            whole = _describe(decode_chunk(data, initial, "t", P, deep))
+            assert _describe(in_pieces07(data, initial, deep, limit)) == whole
+
+
+@SETTINGS
+@given(set08(), st.integers(0, 60), st.sampled_from([1, 2, 5, -1]))
+def test_0_8_frames_in_pieces_decode_as_the_bytes_at_once(data, start_offset, limit):
+    for enabled in (True, False):
+        with codec(enabled):
+            whole = _describe(decode_chunk08(data, start_offset, "t", 3))
+            assert _describe(in_pieces08(data, start_offset, limit)) == whole
+
+
+def test_decoded_objects_and_their_list_are_left_to_reference_counting():
+    """The decoder's objects hold only leaves and constants: the cyclic GC need not walk them (nor the list)."""
+    data = build_message_set([b"a", b"b", b"c"])
+    out: list = []
+    native.built.decode(data, 7, 0, 0, -(2**63), _LAYOUT07, ("t", P), out)
+    assert len(out) == 3 and not gc.is_tracked(out) and not any(gc.is_tracked(m) for m in out)
+    limited: list = []
+    stop, _ = native.built.decode(data, 7, 0, 0, -(2**63), _LAYOUT07, ("t", P), limited, 2)
+    assert [m.payload for m in limited] == [b"a", b"b"] and stop == len(build_message_set([b"a", b"b"]))
