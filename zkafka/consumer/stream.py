@@ -18,7 +18,6 @@ import gc
 import logging
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import gevent
 import gevent.event
@@ -27,10 +26,10 @@ from gevent.queue import Empty, Queue
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
 from zkafka.errors import KafkaError
 from zkafka.records import native
-from zkafka.records.entries import EntryFormat, entry_messages, walk
+from zkafka.records.entries import entry_messages
 from zkafka.records.format07 import FORMAT07
 from zkafka.records.message import CODEC_MASK, Message
-from zkafka.records.native_runs import NO_MIN_OFFSET, decoding_walk, walked_to
+from zkafka.records.native_runs import DONE, NO_MIN_OFFSET, WALK, decode_in_place, decoding_walk, walked_to
 from zkafka.zk.paths07 import BrokerPartition
 
 log = logging.getLogger(__name__)
@@ -167,44 +166,10 @@ def decode_chunk(
             gc.enable()
 
 
-# What follows a native run of ``decode_in_place``: entries for the Python walker, nothing (the end of the set,
-# or a partial last entry), or more plain entries (the run stopped at its limit).
-WALK, DONE, MORE = "walk", "done", "more"
-
 # Messages a fetcher decodes at a time from one fetch on the native path (each lot goes on the stream's queue
 # as a chunk of its own): a lot's objects are still in the CPU's cache when the stream hands them out and
 # frees them, which a whole 1 MB fetch's (some megabytes of objects) are not.
 FETCH_PIECE = 2048
-
-
-def decode_in_place(
-    buf: memoryview | bytearray,
-    fmt: EntryFormat,
-    start: int,
-    base: int,
-    min_offset: int,
-    layout: Any,
-    constants: tuple,
-    out: list,
-    limit: int = -1,
-) -> tuple[int, int, str]:
-    """The native core's run of plain entries from ``start`` (at most ``limit`` objects; -1: no limit), read
-    from ``buf`` without copying it (the objects it builds own their bytes): ``(stop, last_offset, rest)``.
-    ``rest`` says what follows the run (``WALK``, ``DONE`` or ``MORE``); on ``WALK`` the caller reads on from
-    ``stop`` with the Python walker, from a bytes copy (the walker slices). On the pure path the run is empty
-    and ``rest`` is ``WALK``."""
-    lib = native.lib
-    if lib is None:
-        return start, -1, WALK
-    before = len(out)
-    stop, last = lib.decode(buf, fmt.native_line, start, base, min_offset, layout, constants, out, limit)
-    if len(out) - before == limit:
-        return stop, last, MORE
-    try:
-        done = next(walk(buf, fmt, stop, base), None) is None  # reads lengths only, unless an entry follows
-    except KafkaError:
-        done = False  # a bad entry: the caller meets it again with the full rules
-    return stop, last, DONE if done else WALK
 
 
 def _decode(

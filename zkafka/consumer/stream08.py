@@ -14,12 +14,13 @@ import struct
 import zlib
 from typing import NamedTuple
 
-from zkafka.consumer.stream import DONE, WALK, _in_partition, decode_in_place
+from zkafka.consumer.stream import _in_partition
 from zkafka.errors import KafkaError
 from zkafka.records import native
 from zkafka.records.compression import DEFAULT_MAX_INFLATED
 from zkafka.records.entries import entry_messages, walk
 from zkafka.records.format08 import CODEC_MASK, FORMAT08, MIN_MESSAGE_SIZE, key_value
+from zkafka.records.native_runs import DONE, WALK, decode_in_place
 
 _unpack_offset = struct.Struct(">q").unpack_from
 _unpack_int = struct.Struct(">i").unpack_from

@@ -3,7 +3,8 @@
 The native loops (``native.lib``) stop at anything but a plain entry; ``NativeWalk`` then reads that entry
 with the line's ``EntryFormat.walk`` (so its errors are the pure path's) and starts the next run after it.
 ``decoding_walk`` is the consumer's hook (decode plain entries into objects), ``scan_run`` the checking
-one (CRC, size limit, count) used by log recovery and the produce-path validation.
+one (CRC, size limit, count) used by log recovery and the produce-path validation; ``decode_in_place`` is
+the high-level consumer's first run over a received frame, without copying it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from zkafka.errors import KafkaError
 from zkafka.records import native
 
 if TYPE_CHECKING:
@@ -98,3 +100,38 @@ def decoding_walk(
 def walked_to(entries: Iterator, after: int) -> int:
     """Where a finished ``decoding_walk`` stopped, given the end of the last entry it yielded."""
     return max(after, entries.end) if type(entries) is NativeWalk else after
+
+
+# What follows a native run of ``decode_in_place``: entries for the Python walker, nothing (the end of the set,
+# or a partial last entry), or more plain entries (the run stopped at its limit).
+WALK, DONE, MORE = "walk", "done", "more"
+
+
+def decode_in_place(
+    buf: memoryview | bytearray,
+    fmt: EntryFormat,
+    start: int,
+    base: int,
+    min_offset: int,
+    layout: Any,
+    constants: tuple,
+    out: list,
+    limit: int = -1,
+) -> tuple[int, int, str]:
+    """The native core's run of plain entries from ``start`` (at most ``limit`` objects; -1: no limit), read
+    from ``buf`` without copying it (the objects it builds own their bytes): ``(stop, last_offset, rest)``.
+    ``rest`` says what follows the run (``WALK``, ``DONE`` or ``MORE``); on ``WALK`` the caller reads on from
+    ``stop`` with the Python walker, from a bytes copy (the walker slices). On the pure path the run is empty
+    and ``rest`` is ``WALK``."""
+    lib = native.lib
+    if lib is None:
+        return start, -1, WALK
+    before = len(out)
+    stop, last = lib.decode(buf, fmt.native_line, start, base, min_offset, layout, constants, out, limit)
+    if len(out) - before == limit:
+        return stop, last, MORE
+    try:
+        done = next(fmt.walk(buf, stop, base), None) is None  # reads lengths only, unless an entry follows
+    except KafkaError:
+        done = False  # a bad entry: the caller meets it again with the full rules
+    return stop, last, DONE if done else WALK
