@@ -7,7 +7,14 @@ import time
 import gevent
 import pytest
 
-from tests.support.consumers import Collector, check_collectors, committed, consumer_config, owners
+from tests.support.consumers import (
+    Collector,
+    check_collectors,
+    committed,
+    connector_factory,
+    consumer_config,
+    owners,
+)
 from tests.support.wire import Producer
 from zkafka.consumer import (
     Blacklist,
@@ -34,16 +41,10 @@ def broker(start_broker, zk_client):
 
 @pytest.fixture
 def connect(zk_connect):
-    made = []
+    def config(group: str = "g", **overrides):
+        return consumer_config(zk_connect, group, **overrides)
 
-    def make(group="g", **overrides):
-        c = ZookeeperConsumerConnector(consumer_config(zk_connect, group, **overrides))
-        made.append(c)
-        return c
-
-    yield make
-    for c in made:
-        c.shutdown()
+    yield from connector_factory(ZookeeperConsumerConnector, config)
 
 
 def registered(zk_client, topic):

@@ -120,11 +120,12 @@ def check_collectors() -> None:
 
 
 def connector_factory(connector_class, make_config) -> Iterator[Callable]:
-    """For a fixture: ``make(zk_connect, group, **overrides)`` connectors, all shut down at the end."""
+    """For a fixture: ``make(*args, **overrides)`` is ``connector_class(make_config(*args, **overrides))``
+    (e.g. ``make(zk_connect, group, ...)``); every connector made is shut down at the end."""
     made = []
 
-    def make(zk_connect: str, group: str, **overrides: Any):
-        connector = connector_class(make_config(zk_connect, group, **overrides))
+    def make(*args: Any, **overrides: Any):
+        connector = connector_class(make_config(*args, **overrides))
         made.append(connector)
         return connector
 
