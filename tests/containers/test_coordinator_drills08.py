@@ -27,6 +27,7 @@ from tests.support.group_drills import (
     coordinator_of,
     missing_commits,
     one_generation,
+    redeliveries,
     shared_partitions,
     uncommitted_tails,
 )
@@ -164,8 +165,7 @@ def _drill(cluster: Cluster, zk: KazooClient, figures: dict[str, object]) -> Non
     for member in members:
         cluster.stop_agent(member)
     final_logs = logs()
-    values = [r[5] for m in final_logs for r in m.records]
-    duplicates, tails = len(values) - len(set(values)), uncommitted_tails(final_logs)
+    (duplicates, resent), tails = redeliveries(final_logs), uncommitted_tails(final_logs)
     assert duplicates <= tails, f"{duplicates} duplicates, only {tails} records delivered past a commit"
     shared = shared_partitions(final_logs)
     assert not shared, f"partitions read by two members of one generation: {shared}"
@@ -179,9 +179,10 @@ def _drill(cluster: Cluster, zk: KazooClient, figures: dict[str, object]) -> Non
         coordinator_answering_after_s=round(coordinator_s, 1),
         every_partition_consumed_again_after_s=round(consumed_again - killed, 1),
         acked=len(sent),
-        consumed=len(values),
+        consumed=sum(len(m.records) for m in final_logs),
         duplicates=duplicates,
         uncommitted_tails=tails,
+        producer_resends_in_log=resent,
         generation_at_kill=generation,
         assignments_after_kill=sum(1 for m in final_logs for a in m.assigned if a[0] > killed),
         commit_failures=sum(len(m.commit_failures) for m in final_logs),

@@ -105,6 +105,14 @@ def uncommitted_tails(logs: list[MemberLog]) -> int:
     return tails
 
 
+def redeliveries(logs: list[MemberLog]) -> tuple[int, int]:
+    """(deliveries of a partition's offset already delivered, values found at more than one offset): the
+    consumers' duplicates, and the producer's retried sends that the log holds twice (not the group's doing)."""
+    delivered = [(p, o) for m in logs for _, _, _, p, o, _ in m.records]
+    by_offset = {(p, o): v for m in logs for _, _, _, p, o, v in m.records}
+    return len(delivered) - len(by_offset), len(by_offset) - len(set(by_offset.values()))
+
+
 def shared_partitions(logs: list[MemberLog]) -> dict[tuple[int, int], set[str]]:
     """(generation, partition) -> member ids, where more than one member was delivered records of the
     partition in that generation (a correct group has none)."""
