@@ -248,6 +248,12 @@ class UnsupportedVersionError(KafkaError):
     error_code = ErrorCode.UNSUPPORTED_VERSION
 
 
+class FencedInstanceIdError(KafkaError):
+    """Error code 82 (2.3): another consumer with this ``group.instance.id`` took this member's place."""
+
+    error_code = ErrorCode.FENCED_INSTANCE_ID
+
+
 class InvalidRequestError(KafkaError):
     """A request frame that cannot be parsed: the broker closes that connection."""
 
@@ -299,6 +305,7 @@ ERROR_CODES: dict[int, type[KafkaError]] = {
         UnsupportedSaslMechanismError,
         IllegalSaslStateError,
         UnsupportedVersionError,
+        FencedInstanceIdError,
     )
 }
 

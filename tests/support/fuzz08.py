@@ -41,6 +41,7 @@ _INTS = {
     "offset": 1,
     "generation_id": 5,
     "session_timeout": 6000,
+    "rebalance_timeout": 6000,
     "timestamp": -1,
     "retention_time_ms": -1,
     "controller_id": 77,
@@ -55,6 +56,7 @@ _STRINGS = {
     "group_id": "fuzz-group",
     "group_ids": "fuzz-group",
     "member_id": "fuzz-member",  # unknown to the coordinator: no join ever waits for a rebalance
+    "group_instance_id": "fuzz-instance",  # JoinGroup v5 etc.: a static member no group knows
     "host": "127.0.0.1",
     "protocol_type": "consumer",
     "protocol_name": "range",

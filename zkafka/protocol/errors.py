@@ -48,10 +48,11 @@ class ErrorCode(IntEnum):
     UNSUPPORTED_SASL_MECHANISM = 33  # 0.10
     ILLEGAL_SASL_STATE = 34  # 0.10
     UNSUPPORTED_VERSION = 35  # 0.10
+    FENCED_INSTANCE_ID = 82  # 2.3 (KIP-345): a static member's old incarnation, replaced by a newer one
 
 
 LAST_CODE_07 = ErrorCode.INVALID_FETCH_SIZE  # the highest code a 0.7 broker sends
-LAST_CODE = ErrorCode.UNSUPPORTED_VERSION
+LAST_CODE = ErrorCode.FENCED_INSTANCE_ID
 
 
 def error_name(code: int) -> str:

@@ -42,7 +42,7 @@ from zkafka.protocol.types import (
     struct_class,
 )
 from zkafka.protocol.v08_admin import ADMIN_APIS
-from zkafka.protocol.v09_group import GROUP_APIS
+from zkafka.protocol.v09_group import GROUP_APIS, UNADVERTISED
 
 # replica_id values of Fetch and ListOffsets
 CONSUMER_REPLICA_ID = -1
@@ -306,9 +306,12 @@ for _request, _response in SCHEMAS.values():
 
 def api_version_ranges(served: Any = None) -> list[Any]:
     """Every API key with its lowest and highest version, in key order (an ApiVersions answer): of the
-    ``(api_key, version)`` pairs in ``served``, by default of every schema here."""
+    ``(api_key, version)`` pairs in ``served``, by default of every schema here; never the static membership
+    versions (``v09_group.UNADVERTISED``), which are served to clients that ask for them by number."""
     ranges: dict[int, list[int]] = {}
     for key, version in SCHEMAS if served is None else served:
+        if (key, version) in UNADVERTISED:
+            continue
         low, high = ranges.setdefault(key, [version, version])
         ranges[key] = [min(low, version), max(high, version)]
     return [ApiVersionRange(key, low, high) for key, (low, high) in sorted(ranges.items())]

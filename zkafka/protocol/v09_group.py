@@ -2,7 +2,12 @@
 
 JoinGroup, Heartbeat, LeaveGroup, SyncGroup, DescribeGroups, ListGroups; ``ConsumerProtocolMetadata`` (what a
 member sends per assignor in JoinGroup) and ``ConsumerProtocolAssignment`` (what SyncGroup hands back).
-Pure: bytes in, values out.
+
+Static membership (KIP-345): JoinGroup v5, SyncGroup v3 and Heartbeat v3 (Kafka 2.3) and LeaveGroup v3 (2.4,
+the first LeaveGroup carrying ``group_instance_id``) add a nullable ``group_instance_id``; the later versions
+also carry a ``throttle_time_ms`` in every response (always 0 here). These are served but listed in
+``UNADVERTISED``: ApiVersions keeps answering 0.9.0.1's ranges, so clients that pick versions from it keep
+speaking v0. Pure: bytes in, values out.
 """
 
 from __future__ import annotations
@@ -105,6 +110,94 @@ ListGroupsResponseV0 = api_struct(
     "ListGroupsResponseV0", LIST_GROUPS, 0, ("error", Int16), ("groups", Array(ListedGroup.SCHEMA))
 )
 
+# -- static membership (KIP-345): served, not advertised ----------------------------------------------------
+
+JoinGroupMemberV5 = struct_class(
+    "JoinGroupMemberV5", ("member_id", String), ("group_instance_id", String), ("member_metadata", Bytes)
+)
+LeavingMember = struct_class("LeavingMember", ("member_id", String), ("group_instance_id", String))
+LeftMember = struct_class(
+    "LeftMember", ("member_id", String), ("group_instance_id", String), ("error", Int16)
+)
+
+JoinGroupRequestV5 = api_struct(
+    "JoinGroupRequestV5",
+    JOIN_GROUP,
+    5,
+    ("group_id", String),
+    ("session_timeout", Int32),
+    ("rebalance_timeout", Int32),  # how long a rebalance waits for this member to rejoin
+    ("member_id", String),
+    ("group_instance_id", String),  # None: a dynamic member
+    ("protocol_type", String),
+    ("group_protocols", Array(GroupProtocol.SCHEMA)),
+)
+JoinGroupResponseV5 = api_struct(
+    "JoinGroupResponseV5",
+    JOIN_GROUP,
+    5,
+    ("throttle_time_ms", Int32),
+    ("error", Int16),
+    ("generation_id", Int32),
+    ("group_protocol", String),
+    ("leader_id", String),
+    ("member_id", String),
+    ("members", Array(JoinGroupMemberV5.SCHEMA)),
+)
+
+HeartbeatRequestV3 = api_struct(
+    "HeartbeatRequestV3",
+    HEARTBEAT,
+    3,
+    ("group_id", String),
+    ("generation_id", Int32),
+    ("member_id", String),
+    ("group_instance_id", String),
+)
+HeartbeatResponseV3 = api_struct(
+    "HeartbeatResponseV3", HEARTBEAT, 3, ("throttle_time_ms", Int32), ("error", Int16)
+)
+
+LeaveGroupRequestV3 = api_struct(
+    "LeaveGroupRequestV3", LEAVE_GROUP, 3, ("group_id", String), ("members", Array(LeavingMember.SCHEMA))
+)
+LeaveGroupResponseV3 = api_struct(
+    "LeaveGroupResponseV3",
+    LEAVE_GROUP,
+    3,
+    ("throttle_time_ms", Int32),
+    ("error", Int16),  # the group's (coordinator errors); each member's own is in ``members``
+    ("members", Array(LeftMember.SCHEMA)),
+)
+
+SyncGroupRequestV3 = api_struct(
+    "SyncGroupRequestV3",
+    SYNC_GROUP,
+    3,
+    ("group_id", String),
+    ("generation_id", Int32),
+    ("member_id", String),
+    ("group_instance_id", String),
+    ("group_assignment", Array(SyncGroupAssignment.SCHEMA)),
+)
+SyncGroupResponseV3 = api_struct(
+    "SyncGroupResponseV3",
+    SYNC_GROUP,
+    3,
+    ("throttle_time_ms", Int32),
+    ("error", Int16),
+    ("member_assignment", Bytes),
+)
+
+STATIC_MEMBERSHIP_APIS = (
+    (JoinGroupRequestV5, JoinGroupResponseV5),
+    (HeartbeatRequestV3, HeartbeatResponseV3),
+    (LeaveGroupRequestV3, LeaveGroupResponseV3),
+    (SyncGroupRequestV3, SyncGroupResponseV3),
+)
+# (api key, version) pairs served but left out of the ApiVersions answer.
+UNADVERTISED = frozenset((request.API_KEY, request.API_VERSION) for request, _ in STATIC_MEMBERSHIP_APIS)
+
 GROUP_APIS = (
     (JoinGroupRequestV0, JoinGroupResponseV0),
     (HeartbeatRequestV0, HeartbeatResponseV0),
@@ -112,6 +205,7 @@ GROUP_APIS = (
     (SyncGroupRequestV0, SyncGroupResponseV0),
     (DescribeGroupsRequestV0, DescribeGroupsResponseV0),
     (ListGroupsRequestV0, ListGroupsResponseV0),
+    *STATIC_MEMBERSHIP_APIS,
 )
 
 # -- the "consumer" embedded protocol ---------------------------------------------------------------------

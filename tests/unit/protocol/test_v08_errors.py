@@ -9,8 +9,8 @@ from zkafka.protocol.errors import LAST_CODE, LAST_CODE_07, ErrorCode, error_nam
 
 
 def test_every_code_of_both_lines_has_one_exception_class():
-    assert sorted(errors.ERROR_CODES) == [-1, *range(1, 36)]
-    assert [c.value for c in ErrorCode] == list(range(-1, 36))
+    assert sorted(errors.ERROR_CODES) == [-1, *range(1, 36), 82]
+    assert [c.value for c in ErrorCode] == [*range(-1, 36), 82]
     for code, cls in errors.ERROR_CODES.items():
         assert cls.error_code == code and issubclass(cls, errors.KafkaError)
 
@@ -35,6 +35,7 @@ def test_every_code_of_both_lines_has_one_exception_class():
         (25, errors.UnknownMemberIdError, "UNKNOWN_MEMBER_ID"),
         (27, errors.RebalanceInProgressError, "REBALANCE_IN_PROGRESS"),
         (35, errors.UnsupportedVersionError, "UNSUPPORTED_VERSION"),
+        (82, errors.FencedInstanceIdError, "FENCED_INSTANCE_ID"),
     ],
 )
 def test_codes_names_and_classes(code, cls, name):

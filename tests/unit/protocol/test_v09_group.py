@@ -1,5 +1,6 @@
-"""Golden bytes of the 0.9.0.1 group APIs (sheet §4.8) and of the embedded "consumer" protocol (§4.9, the
-sheet's worked examples). Hand-written frames, both directions."""
+"""Golden bytes of the 0.9.0.1 group APIs (sheet §4.8), of the static membership versions (KIP-345: JoinGroup
+v5, SyncGroup v3 and Heartbeat v3 as Kafka 2.3's message JSON, LeaveGroup v3 as 2.4's) and of the embedded
+"consumer" protocol (§4.9, the sheet's worked examples). Hand-written frames, both directions."""
 
 from __future__ import annotations
 
@@ -17,22 +18,34 @@ from zkafka.protocol.v09_group import (
     DescribeGroupsResponseV0,
     GroupProtocol,
     HeartbeatRequestV0,
+    HeartbeatRequestV3,
     HeartbeatResponseV0,
+    HeartbeatResponseV3,
     JoinGroupMember,
+    JoinGroupMemberV5,
     JoinGroupRequestV0,
+    JoinGroupRequestV5,
     JoinGroupResponseV0,
+    JoinGroupResponseV5,
     LeaveGroupRequestV0,
+    LeaveGroupRequestV3,
     LeaveGroupResponseV0,
+    LeaveGroupResponseV3,
+    LeavingMember,
+    LeftMember,
     ListedGroup,
     ListGroupsRequestV0,
     ListGroupsResponseV0,
     SyncGroupAssignment,
     SyncGroupRequestV0,
+    SyncGroupRequestV3,
     SyncGroupResponseV0,
+    SyncGroupResponseV3,
     TopicPartitions,
 )
 
 META = METADATA_T.hex()  # 13 bytes
+I1 = "0003 692d31"  # group instance id "i-1"
 ASSIGN = ASSIGNMENT_T01.hex()  # 25 bytes
 CONSUMER = "0008 636f6e73756d6572"  # "consumer"
 RANGE = "0005 72616e6765"  # "range"
@@ -72,6 +85,32 @@ REQUESTS = [
         ListGroupsRequestV0(),
         "0000000d | 0010 0000 00000007 0003 636c69",
         id="ListGroupsRequestV0",
+    ),
+    pytest.param(
+        JoinGroupRequestV5("g", 30000, 60000, "", "i-1", "consumer", [GroupProtocol("range", METADATA_T)]),
+        f"""00000045 | 000b 0005 00000007 0003 636c69  # size 69 | JoinGroup v5
+            0001 67 | 00007530 | 0000ea60 | 0000      # group "g", session 30000, rebalance 60000, member ""
+            {I1} {CONSUMER}                           # instance "i-1", protocol type
+            00000001 {RANGE} 0000000d {META}          # [range: 13 bytes of metadata]""",
+        id="JoinGroupRequestV5",
+    ),
+    pytest.param(
+        HeartbeatRequestV3("g", 1, "m", "i-1"),
+        f"0000001c | 000c 0003 00000007 0003 636c69 | 0001 67 00000001 0001 6d {I1}",
+        id="HeartbeatRequestV3",
+    ),
+    pytest.param(
+        LeaveGroupRequestV3("g", [LeavingMember("m", "i-1"), LeavingMember("", None)]),
+        f"""00000020 | 000d 0003 00000007 0003 636c69  # size 32 | LeaveGroup v3
+            0001 67 00000002 0001 6d {I1} 0000 ffff   # group "g", [m as i-1, "" with a null instance]""",
+        id="LeaveGroupRequestV3",
+    ),
+    pytest.param(
+        SyncGroupRequestV3("g", 1, "m", "i-1", [SyncGroupAssignment("m", ASSIGNMENT_T01)]),
+        f"""00000040 | 000e 0003 00000007 0003 636c69  # size 64 | SyncGroup v3
+            0001 67 00000001 0001 6d {I1}             # group "g", generation 1, member "m", instance "i-1"
+            00000001 0001 6d 00000019 {ASSIGN}        # [m: 25 bytes of assignment]""",
+        id="SyncGroupRequestV3",
     ),
 ]
 
@@ -115,6 +154,36 @@ RESPONSES = [
         ListGroupsResponseV0(0, [ListedGroup("g", "consumer")]),
         f"00000017 | 00000007 | 0000 00000001 0001 67 {CONSUMER}",
         id="ListGroupsResponseV0",
+    ),
+    pytest.param(
+        JoinGroupResponseV5(
+            0,
+            0,
+            1,
+            "range",
+            "m",
+            "m",
+            [JoinGroupMemberV5("m", "i-1", METADATA_T), JoinGroupMemberV5("d", None, b"")],
+        ),
+        f"""00000041 | 00000007                          # size 65
+            00000000 0000 00000001 {RANGE}            # throttle 0, error 0, generation 1, protocol range
+            0001 6d 0001 6d                           # leader "m", member "m"
+            00000002 0001 6d {I1} 0000000d {META}     # members [m (static i-1): metadata,
+            0001 64 ffff 00000000                     #          d (dynamic: null instance): no metadata]""",
+        id="JoinGroupResponseV5",
+    ),
+    pytest.param(HeartbeatResponseV3(0, 82), "0000000a | 00000007 | 00000000 0052", id="HeartbeatResponseV3"),
+    pytest.param(
+        LeaveGroupResponseV3(0, 0, [LeftMember("m", "i-1", 0), LeftMember("", "i-2", 82)]),
+        f"""00000021 | 00000007 | 00000000 0000        # size 33 | throttle 0, error 0
+            00000002 0001 6d {I1} 0000                # [m (i-1): 0,
+            0000 0003 692d32 0052                     #  "" (i-2): FENCED_INSTANCE_ID]""",
+        id="LeaveGroupResponseV3",
+    ),
+    pytest.param(
+        SyncGroupResponseV3(0, 0, ASSIGNMENT_T01),
+        f"00000027 | 00000007 | 00000000 0000 00000019 {ASSIGN}",
+        id="SyncGroupResponseV3",
     ),
 ]
 
