@@ -178,6 +178,7 @@ class GroupCoordinator:
         protocols: list[tuple[str, bytes]],
         respond: Callable[[JoinResult], Any],
         instance_id: str | None = None,
+        rebalance_timeout_ms: int = 0,
     ) -> Any:
         """``respond(result)`` now, or a PendingResponse set to it when the rebalance completes."""
         if self.active and not group_id:
@@ -206,6 +207,7 @@ class GroupCoordinator:
             protocols,
             self.now_ms(),
             instance_id=instance_id,
+            rebalance_timeout_ms=rebalance_timeout_ms,
         )
         pending = None
         if outcome.result is None:
@@ -222,6 +224,7 @@ class GroupCoordinator:
         member_id: str,
         assignments: dict[str, bytes],
         respond: Callable[[int, bytes], Any],
+        instance_id: str | None = None,
     ) -> Any:
         """``respond(error, assignment)`` now, or a PendingResponse set to it once the assignment is stored."""
         error = self._check(group_id, loading_error=ErrorCode.NONE)
@@ -230,7 +233,7 @@ class GroupCoordinator:
             error = ErrorCode.UNKNOWN_MEMBER_ID
         if error != ErrorCode.NONE:
             return respond(error, b"")
-        outcome = group.sync(member_id, generation, assignments, self.now_ms())
+        outcome = group.sync(member_id, generation, assignments, self.now_ms(), instance_id)
         pending = None
         if outcome.parked:
             key = (group_id, member_id)
@@ -239,23 +242,25 @@ class GroupCoordinator:
         self._execute(group, outcome.effects)
         return respond(outcome.error, outcome.assignment) if pending is None else pending
 
-    def heartbeat(self, group_id: str, generation: int, member_id: str) -> int:
+    def heartbeat(
+        self, group_id: str, generation: int, member_id: str, instance_id: str | None = None
+    ) -> int:
         if self.active and self.partition_for(group_id) in self.loading:
             return ErrorCode.NONE  # 0.9 answers blindly while the group loads
         error = self._check(group_id)
         group = self.groups.get(group_id)
         if error != ErrorCode.NONE or group is None:
             return error or ErrorCode.UNKNOWN_MEMBER_ID
-        code, effects = group.heartbeat(member_id, generation, self.now_ms())
+        code, effects = group.heartbeat(member_id, generation, self.now_ms(), instance_id)
         self._execute(group, effects)
         return code
 
-    def leave_group(self, group_id: str, member_id: str) -> int:
+    def leave_group(self, group_id: str, member_id: str, instance_id: str | None = None) -> int:
         error = self._check(group_id)
         group = self.groups.get(group_id)
         if error != ErrorCode.NONE or group is None:
             return error or ErrorCode.UNKNOWN_MEMBER_ID
-        code, effects = group.leave(member_id)
+        code, effects = group.leave(member_id, instance_id)
         self._execute(group, effects)
         return code
 

@@ -11,7 +11,8 @@ from typing import Any, NamedTuple
 
 
 class JoinResult(NamedTuple):
-    """A JoinGroup answer; ``members`` ((member id, metadata) pairs) is filled only for the leader."""
+    """A JoinGroup answer; ``members`` ((member id, metadata) pairs) is filled only for the leader, and so is
+    ``instance_ids`` ((member id, group.instance.id) of each static member; JoinGroup v5 lists them)."""
 
     error: int
     generation_id: int = 0
@@ -19,6 +20,7 @@ class JoinResult(NamedTuple):
     leader_id: str = ""
     member_id: str = ""
     members: tuple = ()
+    instance_ids: tuple = ()
 
 
 class AnswerJoin(NamedTuple):

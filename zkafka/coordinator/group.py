@@ -14,14 +14,15 @@ session timeout bounds) are the coordinator's; every error after them is decided
 
 zkafka options beyond 0.9: ``initial_rebalance_delay_ms`` (the first rebalance of a new group waits that
 long, and again for each newcomer up to the rebalance timeout, so a group starting together rebalances once)
-and static members (``instance_id``: a member that rejoins with a known instance id takes over its old
-member's place and partitions without a rebalance while the group is Stable and its protocols are unchanged).
+and static members (KIP-345, as Kafka 2.3: ``instance_id``, a member that rejoins with a known instance id and
+no member id takes over its old member's place and partitions without a rebalance while the group is Stable
+and its protocols are unchanged; a call naming the instance with the old member id is FENCED_INSTANCE_ID).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -41,11 +42,10 @@ from zkafka.coordinator.effects import (
     SyncOutcome,
     join_error,
 )
+from zkafka.coordinator.member import MemberMetadata, Protocols
 from zkafka.coordinator.offsets_schema import GroupMemberRecord, GroupValueV0
 from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.v09_group import DescribedGroup, DescribedMember
-
-Protocols = Sequence[tuple[str, bytes]]
 
 
 class GroupState(StrEnum):
@@ -59,38 +59,6 @@ class GroupState(StrEnum):
 
 def random_member_suffix() -> str:
     return str(uuid.uuid4())
-
-
-@dataclass
-class MemberMetadata:
-    """One member: who it is, its session timeout, its protocols in preference order, its assignment."""
-
-    member_id: str
-    client_id: str
-    client_host: str
-    session_timeout_ms: int
-    protocols: list[tuple[str, bytes]]
-    assignment: bytes = b""
-    awaiting_join: bool = False
-    awaiting_sync: bool = False
-    heartbeat_deadline_ms: int = 0
-    instance_id: str | None = None
-
-    def protocol_names(self) -> list[str]:
-        return [name for name, _ in self.protocols]
-
-    def metadata(self, protocol: str) -> bytes:
-        for name, data in self.protocols:
-            if name == protocol:
-                return data
-        raise KeyError(f"member {self.member_id} does not support protocol {protocol}")
-
-    def matches(self, protocols: Protocols) -> bool:
-        return [tuple(p) for p in protocols] == [tuple(p) for p in self.protocols]
-
-    def vote(self, candidates: set[str]) -> str:
-        """The first of this member's protocols every member supports."""
-        return next(name for name in self.protocol_names() if name in candidates)
 
 
 @dataclass
@@ -120,8 +88,8 @@ class GroupMetadata:
         return member_id in self.members
 
     def rebalance_timeout_ms(self) -> int:
-        """The longest session timeout of the members: how long a rebalance waits for rejoins."""
-        return max((m.session_timeout_ms for m in self.members.values()), default=0)
+        """The longest rebalance (else session) timeout of the members: how long a rebalance waits for rejoins."""
+        return max((m.rebalance_timeout_ms or m.session_timeout_ms for m in self.members.values()), default=0)
 
     def not_yet_rejoined(self) -> list[MemberMetadata]:
         return [m for m in self.members.values() if not m.awaiting_join]
@@ -147,6 +115,12 @@ class GroupMetadata:
     def instance_member(self, instance_id: str) -> MemberMetadata | None:
         return next((m for m in self.members.values() if m.instance_id == instance_id), None)
 
+    def fenced(self, member_id: str, instance_id: str | None) -> bool:
+        """Whether ``instance_id`` is a static member of this group under another member id (2.3's
+        ``isStaticMemberFenced``): the caller is an old incarnation replaced by a newer one."""
+        member = self.instance_member(instance_id) if instance_id is not None else None
+        return member is not None and member.member_id != member_id
+
     # -- membership changes ---------------------------------------------------------------------------------
 
     def _add(self, member: MemberMetadata) -> None:
@@ -154,16 +128,16 @@ class GroupMetadata:
             self.leader_id = member.member_id
         self.members[member.member_id] = member
 
-    def _remove(self, member_id: str) -> Effects:
-        """Drop a member; answer its parked requests (it is gone) and stop its timer."""
+    def _remove(self, member_id: str, error: int = ErrorCode.UNKNOWN_MEMBER_ID) -> Effects:
+        """Drop a member; answer its parked requests with ``error`` (it is gone) and stop its timer."""
         member = self.members.pop(member_id)
         if self.leader_id == member_id:
             self.leader_id = next(iter(self.members), None)
         effects: Effects = [DisarmHeartbeat(member_id)]
         if member.awaiting_join:
-            effects.append(AnswerJoin(member_id, join_error(member_id, ErrorCode.UNKNOWN_MEMBER_ID)))
+            effects.append(AnswerJoin(member_id, join_error(member_id, error)))
         if member.awaiting_sync:
-            effects.append(AnswerSync(member_id, ErrorCode.UNKNOWN_MEMBER_ID, b""))
+            effects.append(AnswerSync(member_id, error, b""))
         return effects
 
     def _arm(self, member: MemberMetadata, now_ms: int) -> ArmHeartbeat:
@@ -172,11 +146,23 @@ class GroupMetadata:
 
     def _result_for(self, member_id: str) -> JoinResult:
         members: tuple = ()
+        instance_ids: tuple = ()
         if member_id == self.leader_id:
             members = tuple((m.member_id, m.metadata(self.protocol)) for m in self.members.values())
+            instance_ids = tuple((m.member_id, m.instance_id) for m in self.members.values() if m.instance_id)
         return JoinResult(
-            ErrorCode.NONE, self.generation, self.protocol, self.leader_id or "", member_id, members
+            ErrorCode.NONE,
+            self.generation,
+            self.protocol,
+            self.leader_id or "",
+            member_id,
+            members,
+            instance_ids,
         )
+
+    def _follower_result(self, member_id: str, leader_id: str) -> JoinResult:
+        """The current generation without the members (no assignment to compute)."""
+        return JoinResult(ErrorCode.NONE, self.generation, self.protocol, leader_id, member_id)
 
     # -- JoinGroup ----------------------------------------------------------------------------------------
 
@@ -190,19 +176,29 @@ class GroupMetadata:
         protocols: Protocols,
         now_ms: int,
         instance_id: str | None = None,
+        rebalance_timeout_ms: int = 0,
     ) -> JoinOutcome:
         """A JoinGroup for this group (the coordinator's checks passed): answered now or parked."""
         protocols = [(name, bytes(data or b"")) for name, data in protocols]
         if protocol_type != self.protocol_type or not self.supports_protocols(protocols):
             return JoinOutcome(member_id, join_error(member_id, ErrorCode.INCONSISTENT_GROUP_PROTOCOL), [])
-        if member_id and not self.has(member_id):
+        if member_id and self.fenced(member_id, instance_id):
+            return JoinOutcome(member_id, join_error(member_id, ErrorCode.FENCED_INSTANCE_ID), [])
+        unknown_instance = instance_id is not None and self.instance_member(instance_id) is None
+        if member_id and (not self.has(member_id) or unknown_instance):
             return JoinOutcome(member_id, join_error(member_id, ErrorCode.UNKNOWN_MEMBER_ID), [])
         if self.is_(GroupState.DEAD):
             return JoinOutcome(member_id, join_error(member_id, ErrorCode.UNKNOWN_MEMBER_ID), [])
         if not member_id:
             member_id = f"{client_id}-{self.new_member_suffix()}"
             member = MemberMetadata(
-                member_id, client_id, client_host, session_timeout_ms, protocols, instance_id=instance_id
+                member_id,
+                client_id,
+                client_host,
+                session_timeout_ms,
+                protocols,
+                instance_id=instance_id,
+                rebalance_timeout_ms=rebalance_timeout_ms,
             )
             old = self.instance_member(instance_id) if instance_id is not None else None
             if old is not None:
@@ -216,14 +212,19 @@ class GroupMetadata:
             # The member missed its JoinGroup answer: hand back the current generation again.
             return JoinOutcome(member_id, self._result_for(member_id), [])
         if self.is_(GroupState.STABLE) and member_id != self.leader_id and member.matches(protocols):
-            return JoinOutcome(member_id, self._result_for(member_id)._replace(members=()), [])
+            return JoinOutcome(member_id, self._follower_result(member_id, self.leader_id or ""), [])
         member.protocols = protocols
         member.session_timeout_ms = session_timeout_ms
+        member.rebalance_timeout_ms = rebalance_timeout_ms
         return JoinOutcome(member_id, None, self._park_join(member))
 
     def _replace_static_member(self, old: MemberMetadata, member: MemberMetadata, now_ms: int) -> JoinOutcome:
-        """A static member restarted: its new member id takes the old one's place, partitions and leadership."""
-        effects = self._remove_keeping_leadership(old)
+        """A static member restarted: its new member id takes the old one's place, partitions and leadership;
+        the old incarnation's parked JoinGroup or SyncGroup is answered FENCED_INSTANCE_ID. Without a
+        rebalance the answer names the leader as it was (2.3), so a restarted leader computes no assignment."""
+        leader = self.leader_id
+        effects = self._remove(old.member_id, ErrorCode.FENCED_INSTANCE_ID)
+        self.leader_id = leader
         member.assignment = old.assignment
         self.members[member.member_id] = member
         if self.leader_id in (None, old.member_id):
@@ -231,15 +232,9 @@ class GroupMetadata:
         if self.is_(GroupState.STABLE) and old.matches(member.protocols):
             effects.append(self._arm(member, now_ms))
             return JoinOutcome(
-                member.member_id, self._result_for(member.member_id)._replace(members=()), effects
+                member.member_id, self._follower_result(member.member_id, leader or ""), effects
             )
         return JoinOutcome(member.member_id, None, effects + self._park_join(member))
-
-    def _remove_keeping_leadership(self, member: MemberMetadata) -> Effects:
-        leader = self.leader_id
-        effects = self._remove(member.member_id)
-        self.leader_id = leader
-        return effects
 
     def _park_join(self, member: MemberMetadata) -> Effects:
         member.awaiting_join = True
@@ -312,9 +307,16 @@ class GroupMetadata:
     # -- SyncGroup ----------------------------------------------------------------------------------------
 
     def sync(
-        self, member_id: str, generation: int, assignments: dict[str, bytes] | None, now_ms: int
+        self,
+        member_id: str,
+        generation: int,
+        assignments: dict[str, bytes] | None,
+        now_ms: int,
+        instance_id: str | None = None,
     ) -> SyncOutcome:
         """A SyncGroup: the leader's carries every member's assignment; everyone's waits until it is stored."""
+        if self.fenced(member_id, instance_id):
+            return SyncOutcome(ErrorCode.FENCED_INSTANCE_ID, b"", False, [])
         if not self.has(member_id):
             return SyncOutcome(ErrorCode.UNKNOWN_MEMBER_ID, b"", False, [])
         if generation != self.generation:
@@ -356,16 +358,21 @@ class GroupMetadata:
 
     # -- Heartbeat, LeaveGroup, session expiry, OffsetCommit ------------------------------------------------
 
-    def heartbeat(self, member_id: str, generation: int, now_ms: int) -> tuple[int, Effects]:
+    def heartbeat(
+        self, member_id: str, generation: int, now_ms: int, instance_id: str | None = None
+    ) -> tuple[int, Effects]:
         """A Heartbeat: 0 (the session timer re-armed), else the error telling the member to rejoin."""
-        return self._member_call(member_id, generation, now_ms, not self.is_(GroupState.STABLE))
+        return self._member_call(member_id, generation, now_ms, not self.is_(GroupState.STABLE), instance_id)
 
     def _member_call(
-        self, member_id: str, generation: int, now_ms: int, rebalancing: bool
+        self, member_id: str, generation: int, now_ms: int, rebalancing: bool, instance_id: str | None = None
     ) -> tuple[int, Effects]:
-        """0.9's checks of a Heartbeat or OffsetCommit, in order: Dead, rebalancing, member, generation."""
+        """0.9's checks of a Heartbeat or OffsetCommit, in order: Dead, (2.3) fenced, rebalancing, member,
+        generation."""
         if self.is_(GroupState.DEAD):
             return ErrorCode.UNKNOWN_MEMBER_ID, []
+        if self.fenced(member_id, instance_id):
+            return ErrorCode.FENCED_INSTANCE_ID, []
         if rebalancing:
             return ErrorCode.REBALANCE_IN_PROGRESS, []
         if not self.has(member_id):
@@ -374,8 +381,17 @@ class GroupMetadata:
             return ErrorCode.ILLEGAL_GENERATION, []
         return ErrorCode.NONE, [self._arm(self.members[member_id], now_ms)]
 
-    def leave(self, member_id: str) -> tuple[int, Effects]:
-        if self.is_(GroupState.DEAD) or not self.has(member_id):
+    def leave(self, member_id: str, instance_id: str | None = None) -> tuple[int, Effects]:
+        """A LeaveGroup; with an instance id (v3) it removes that static member, whatever its member id (""
+        names none), unless ``member_id`` is an old incarnation's (FENCED_INSTANCE_ID)."""
+        if self.is_(GroupState.DEAD):
+            return ErrorCode.UNKNOWN_MEMBER_ID, []
+        if member_id and self.fenced(member_id, instance_id):
+            return ErrorCode.FENCED_INSTANCE_ID, []
+        static = self.instance_member(instance_id) if instance_id is not None else None
+        if static is not None:
+            member_id = static.member_id
+        if not self.has(member_id):
             return ErrorCode.UNKNOWN_MEMBER_ID, []
         return ErrorCode.NONE, self._member_failed(member_id)
 

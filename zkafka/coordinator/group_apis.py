@@ -2,7 +2,8 @@
 
 GroupCoordinator v0 (finding the coordinator, creating ``__consumer_offsets`` on first use), JoinGroup,
 SyncGroup, Heartbeat, LeaveGroup, DescribeGroups and ListGroups v0, OffsetCommit v1/v2 and OffsetFetch v1
-(offsets in ``__consumer_offsets``). ``handlers()`` gives KafkaApis the (API key, version) → handler entries;
+(offsets in ``__consumer_offsets``); static membership's JoinGroup v5, SyncGroup v3, Heartbeat v3 and
+LeaveGroup v3 (served, not advertised: ``v09_group.UNADVERTISED``; the versions between stay refused). ``handlers()`` gives KafkaApis the (API key, version) → handler entries;
 a handler decodes nothing itself (the protocol did) and returns response parts, or a pending response for a
 JoinGroup or SyncGroup that waits for the group, or an OffsetCommit that waits for its replicas.
 """
@@ -35,6 +36,15 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TIMESTAMP = -1  # OffsetCommit v1: "now"
 DEFAULT_RETENTION = -1  # OffsetCommit v2: the broker's offsets.retention.minutes
+NO_THROTTLE = 0  # the throttle_time_ms of the static membership responses: zkafka has no quotas
+# Errors of the coordinator rather than of a member (LeaveGroup v3 answers them for the whole group).
+COORDINATOR_ERRORS = frozenset(
+    {
+        ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE,
+        ErrorCode.NOT_COORDINATOR_FOR_GROUP,
+        ErrorCode.GROUP_LOAD_IN_PROGRESS,
+    }
+)
 
 
 def client_host() -> str:
@@ -60,9 +70,13 @@ class GroupApis:
         return {
             (GROUP_COORDINATOR, 0): self.handle_group_coordinator,
             (JOIN_GROUP, 0): self.handle_join_group,
+            (JOIN_GROUP, 5): self.handle_join_group,
             (SYNC_GROUP, 0): self.handle_sync_group,
+            (SYNC_GROUP, 3): self.handle_sync_group,
             (HEARTBEAT, 0): self.handle_heartbeat,
+            (HEARTBEAT, 3): self.handle_heartbeat,
             (LEAVE_GROUP, 0): self.handle_leave_group,
+            (LEAVE_GROUP, 3): self.handle_leave_group_members,
             (DESCRIBE_GROUPS, 0): self.handle_describe_groups,
             (LIST_GROUPS, 0): self.handle_list_groups,
             (OFFSET_COMMIT, 1): self.handle_offset_commit,
@@ -91,17 +105,17 @@ class GroupApis:
 
     def handle_join_group(self, request: v08.Request) -> Any:
         body = request.body
+        static = request.api_version >= 5
 
         def respond(result: JoinResult) -> list:
-            members = [v09_group.JoinGroupMember(m, data) for m, data in result.members]
-            response = v09_group.JoinGroupResponseV0(
-                result.error,
-                result.generation_id,
-                result.protocol,
-                result.leader_id,
-                result.member_id,
-                members,
-            )
+            fields = (result.error, result.generation_id, result.protocol, result.leader_id, result.member_id)
+            if static:
+                instance_ids = dict(result.instance_ids)
+                members = [v09_group.JoinGroupMemberV5(m, instance_ids.get(m), d) for m, d in result.members]
+                response = v09_group.JoinGroupResponseV5(NO_THROTTLE, *fields, members)
+            else:
+                members = [v09_group.JoinGroupMember(m, data) for m, data in result.members]
+                response = v09_group.JoinGroupResponseV0(*fields, members)
             return v08.encode_response(request.correlation_id, response)
 
         return self.coordinator.join_group(
@@ -113,28 +127,58 @@ class GroupApis:
             body.protocol_type or "",
             [(p.protocol_name, p.protocol_metadata) for p in body.group_protocols],
             respond,
+            instance_id=getattr(body, "group_instance_id", None),
+            rebalance_timeout_ms=max(getattr(body, "rebalance_timeout", 0), 0),
         )
 
     def handle_sync_group(self, request: v08.Request) -> Any:
         body = request.body
 
+        static = request.api_version >= 3
+
         def respond(error: int, assignment: bytes) -> list:
-            response = v09_group.SyncGroupResponseV0(error, assignment)
+            if static:
+                response = v09_group.SyncGroupResponseV3(NO_THROTTLE, error, assignment)
+            else:
+                response = v09_group.SyncGroupResponseV0(error, assignment)
             return v08.encode_response(request.correlation_id, response)
 
         assignments = {a.member_id: a.member_assignment or b"" for a in body.group_assignment}
+        instance_id = getattr(body, "group_instance_id", None)
         return self.coordinator.sync_group(
-            body.group_id, body.generation_id, body.member_id or "", assignments, respond
+            body.group_id, body.generation_id, body.member_id or "", assignments, respond, instance_id
         )
 
     def handle_heartbeat(self, request: v08.Request) -> list:
         body = request.body
-        error = self.coordinator.heartbeat(body.group_id, body.generation_id, body.member_id or "")
+        instance_id = getattr(body, "group_instance_id", None)
+        error = self.coordinator.heartbeat(
+            body.group_id, body.generation_id, body.member_id or "", instance_id
+        )
+        if request.api_version >= 3:
+            return v08.encode_response(
+                request.correlation_id, v09_group.HeartbeatResponseV3(NO_THROTTLE, error)
+            )
         return v08.encode_response(request.correlation_id, v09_group.HeartbeatResponseV0(error))
 
     def handle_leave_group(self, request: v08.Request) -> list:
         error = self.coordinator.leave_group(request.body.group_id, request.body.member_id or "")
         return v08.encode_response(request.correlation_id, v09_group.LeaveGroupResponseV0(error))
+
+    def handle_leave_group_members(self, request: v08.Request) -> list:
+        """LeaveGroup v3: each member by member id and/or instance id, each with its own error; an error
+        of the coordinator (not available, not the coordinator, loading) is the group's, with no members."""
+        body = request.body
+        left = []
+        for member in body.members:
+            member_id, instance_id = member.member_id or "", member.group_instance_id
+            error = self.coordinator.leave_group(body.group_id, member_id, instance_id)
+            if error in COORDINATOR_ERRORS:
+                response = v09_group.LeaveGroupResponseV3(NO_THROTTLE, error, [])
+                return v08.encode_response(request.correlation_id, response)
+            left.append(v09_group.LeftMember(member_id, instance_id, error))
+        response = v09_group.LeaveGroupResponseV3(NO_THROTTLE, ErrorCode.NONE, left)
+        return v08.encode_response(request.correlation_id, response)
 
     def handle_describe_groups(self, request: v08.Request) -> list:
         groups = [self.coordinator.describe_group(group_id) for group_id in request.body.group_ids]

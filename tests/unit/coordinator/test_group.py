@@ -316,30 +316,3 @@ def test_initial_delay_never_exceeds_the_rebalance_timeout() -> None:
     join(group, session=7000)
     effects = group.complete_join(99)
     assert len(of(effects, AnswerJoin)) == 4
-
-
-def test_a_static_member_restarting_gets_its_partitions_back_without_a_rebalance() -> None:
-    group = new_group()
-    a = join(group, instance_id="i-a").member_id
-    b = join(group, instance_id="i-b").member_id
-    group.complete_join(0)
-    group.sync(a, 1, {a: b"A", b: b"B"}, 0)
-    group.stored(1, E.NONE, 0)
-    outcome = join(group, instance_id="i-b", now=500)  # b restarted: unknown member id, known instance
-    new_b = outcome.member_id
-    assert new_b not in (a, b) and outcome.result == JoinResult(E.NONE, 1, "range", a, new_b, ())
-    assert group.state is GroupState.STABLE and group.members[new_b].assignment == b"B"
-    assert DisarmHeartbeat(b) in outcome.effects and ArmHeartbeat(new_b, 10500) in outcome.effects
-    assert group.sync(new_b, 1, None, 600).assignment == b"B"
-    assert group.heartbeat(b, 1, 700)[0] == E.UNKNOWN_MEMBER_ID  # the old incarnation is fenced
-
-
-def test_a_static_member_with_changed_protocols_rebalances() -> None:
-    group = new_group()
-    a = join(group, instance_id="i-a").member_id
-    group.complete_join(0)
-    group.sync(a, 1, {a: b"A"}, 0)
-    group.stored(1, E.NONE, 0)
-    outcome = join(group, instance_id="i-a", protocols=BOTH)
-    assert outcome.result is None and group.leader_id == outcome.member_id
-    assert group.state is GroupState.PREPARING_REBALANCE
