@@ -366,6 +366,7 @@ class ConsumerConfig09(Config):
     keys = key_table(
         csv_key("bootstrap.servers", required=True),
         str_key("group.id", ""),
+        str_key("group.instance.id", ""),  # 2.3 (KIP-345): a static member; "" for a dynamic one
         int_key("session.timeout.ms", 30000, 1),
         int_key("heartbeat.interval.ms", 3000, 1),
         csv_key("partition.assignment.strategy", ["org.apache.kafka.clients.consumer.RangeAssignor"]),

@@ -16,6 +16,10 @@ then it looks up the positions (committed offsets, else ``auto.offset.reset``) a
 greenlets buffered. Records are handed out only for partitions assigned at that moment, and never once the
 membership is in doubt (a rejoin pending, or no heartbeat answered for the session timeout).
 
+With ``group.instance.id`` set the consumer is a static member (KIP-345; see ``consumer09.coordinator``):
+``close`` sends no LeaveGroup, and a restart within ``session.timeout.ms`` gets the same partitions without a
+rebalance; ``poll`` raises FencedInstanceIdError once another consumer with the same instance id took over.
+
 Like the other zkafka clients it runs on gevent without monkey-patching and belongs to the thread (hub) that
 created it; its greenlets run while the caller waits in ``poll`` or another call.
 """
@@ -46,7 +50,7 @@ from zkafka.consumer09.subscription import (
     TopicPartition,
 )
 from zkafka.coordinator.assignors import get_assignor
-from zkafka.errors import InvalidConfigError, KafkaError
+from zkafka.errors import FencedInstanceIdError, InvalidConfigError, KafkaError
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
 
 log = logging.getLogger(__name__)
@@ -92,6 +96,7 @@ class GroupConsumer:
             heartbeat_interval_ms=c["heartbeat.interval.ms"],
             retry_backoff_ms=c["retry.backoff.ms"],
             on_rejoin_needed=self._wakeup.set,
+            group_instance_id=c["group.instance.id"] or None,
         )
         self._partition_counts: dict[str, int] = {}
         self._join: gevent.Greenlet | None = None
@@ -177,6 +182,11 @@ class GroupConsumer:
 
     def _ensure_active_group(self) -> None:
         """Start a join when one is needed (revoking first); take its assignment when it is done."""
+        if self.coordinator.fenced and self._join is None:
+            raise FencedInstanceIdError(
+                f"group {self.group_id!r}: group.instance.id {self.coordinator.group_instance_id!r} "
+                "was taken over by another consumer"
+            )
         join = self._join
         if join is None:
             if self.coordinator.rejoin_needed or self.subscriptions.needs_partition_assignment:

@@ -7,6 +7,12 @@ generation. An answer of REBALANCE_IN_PROGRESS or ILLEGAL_GENERATION asks for a 
 forgets the member id first, a coordinator error or a lost connection sends the member looking for the
 coordinator again. A member that has heard no successful heartbeat answer for its session timeout treats its
 membership as lost: the coordinator has removed it and handed its partitions to others.
+
+With a ``group_instance_id`` (``group.instance.id``) the member is static (KIP-345): it speaks JoinGroup v5,
+SyncGroup v3 and Heartbeat v3 (which zkafka brokers serve without advertising them), never sends LeaveGroup
+(a restart within the session timeout takes its partitions back without a rebalance), and an answer of
+FENCED_INSTANCE_ID (another consumer with the same instance id took its place) is fatal: ``fenced`` is set and
+joining raises FencedInstanceIdError.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from zkafka.client08.channel import check_error
 from zkafka.consumer09.cluster import Cluster
 from zkafka.consumer09.subscription import OffsetAndMetadata, SubscriptionState, TopicPartition
 from zkafka.coordinator.assignors import Assignor, assign_group, decode_assignment, subscription_metadata
-from zkafka.errors import KafkaError
+from zkafka.errors import FencedInstanceIdError, KafkaError
 from zkafka.network.client import BlockingChannel
 from zkafka.protocol import v08, v09_group
 from zkafka.protocol.errors import ErrorCode, error_name
@@ -63,8 +69,11 @@ class ConsumerCoordinator:
         heartbeat_interval_ms: int = 3000,
         retry_backoff_ms: int = 100,
         on_rejoin_needed: Callable[[], None] = lambda: None,
+        group_instance_id: str | None = None,
     ) -> None:
         self.group_id = group_id
+        self.group_instance_id = group_instance_id or None
+        self.fenced = False  # FENCED_INSTANCE_ID was answered: this member is done
         self.cluster = cluster
         self.subscriptions = subscriptions
         self.assignors = list(assignors)
@@ -142,7 +151,7 @@ class ConsumerCoordinator:
     def in_doubt(self) -> bool:
         """True while this member may not own what it was assigned: a rejoin is pending or running, or no
         heartbeat was answered for a session timeout (the coordinator removed this member)."""
-        if self.rejoin_needed or self.joining:
+        if self.rejoin_needed or self.joining or self.fenced:
             return True
         if time.monotonic() - self._last_heartbeat > self.session_timeout_ms / 1000.0:
             self.request_rejoin("no heartbeat answered for the session timeout")
@@ -180,23 +189,22 @@ class ConsumerCoordinator:
             v09_group.GroupProtocol(a.name, subscription_metadata(a, topics, self._owned, self.generation))
             for a in self.assignors
         ]
-        request = v09_group.JoinGroupRequestV0(
-            self.group_id,
-            self.session_timeout_ms,
-            self.member_id,
-            v09_group.CONSUMER_PROTOCOL_TYPE,
-            protocols,
-        )
-        joined = self._request(request)
+        joined = self._request(self._join_request(protocols))
         self._check_join_step(joined.error, "JoinGroup")
         self.generation, self.member_id = joined.generation_id, joined.member_id
         self.leader_id, self.protocol = joined.leader_id, joined.group_protocol
         group_assignment = []
         if joined.leader_id == joined.member_id:
             group_assignment = self._assign(joined.group_protocol, joined.members)
-        synced = self._request(
-            v09_group.SyncGroupRequestV0(self.group_id, self.generation, self.member_id, group_assignment)
-        )
+        if self.group_instance_id is None:
+            sync: Any = v09_group.SyncGroupRequestV0(
+                self.group_id, self.generation, self.member_id, group_assignment
+            )
+        else:
+            sync = v09_group.SyncGroupRequestV3(
+                self.group_id, self.generation, self.member_id, self.group_instance_id, group_assignment
+            )
+        synced = self._request(sync)
         self._check_join_step(synced.error, "SyncGroup")
         assignment = decode_assignment(synced.member_assignment)
         log.info(
@@ -209,10 +217,49 @@ class ConsumerCoordinator:
         )
         return assignment
 
+    def _join_request(self, protocols: list) -> Any:
+        """JoinGroup v0, or v5 with the instance id (the rebalance timeout is the session timeout)."""
+        if self.group_instance_id is None:
+            return v09_group.JoinGroupRequestV0(
+                self.group_id,
+                self.session_timeout_ms,
+                self.member_id,
+                v09_group.CONSUMER_PROTOCOL_TYPE,
+                protocols,
+            )
+        return v09_group.JoinGroupRequestV5(
+            self.group_id,
+            self.session_timeout_ms,
+            self.session_timeout_ms,
+            self.member_id,
+            self.group_instance_id,
+            v09_group.CONSUMER_PROTOCOL_TYPE,
+            protocols,
+        )
+
+    def _heartbeat_request(self, generation: int) -> Any:
+        if self.group_instance_id is None:
+            return v09_group.HeartbeatRequestV0(self.group_id, generation, self.member_id)
+        return v09_group.HeartbeatRequestV3(self.group_id, generation, self.member_id, self.group_instance_id)
+
+    def _fence(self, step: str) -> FencedInstanceIdError:
+        self.fenced = True
+        log.warning(
+            "group %s: %s: instance %s was taken over by another consumer (FENCED_INSTANCE_ID)",
+            self.group_id,
+            step,
+            self.group_instance_id,
+        )
+        return FencedInstanceIdError(
+            f"group {self.group_id!r}: {step}: group.instance.id {self.group_instance_id!r} is used by a newer member"
+        )
+
     def _check_join_step(self, error: int, step: str) -> None:
         """An error answer to a join step: _Retry when joining again helps, else its exception."""
         if not error:
             return
+        if error == ErrorCode.FENCED_INSTANCE_ID:
+            raise self._fence(step)
         self._lost(error)
         if error == ErrorCode.UNKNOWN_MEMBER_ID:
             self.member_id = ""
@@ -232,8 +279,9 @@ class ConsumerCoordinator:
         return [v09_group.SyncGroupAssignment(m, data) for m, data in assignments.items()]
 
     def leave(self) -> None:
-        """LeaveGroup (the partitions move at once instead of after the session timeout)."""
-        if self.member_id and self.coordinator is not None:
+        """LeaveGroup (the partitions move at once instead of after the session timeout); a static member
+        sends none: it keeps its place until its session times out, so a restart gets its partitions back."""
+        if self.member_id and self.coordinator is not None and self.group_instance_id is None:
             try:
                 self._request(v09_group.LeaveGroupRequestV0(self.group_id, self.member_id))
             except KafkaError as exc:
@@ -247,9 +295,7 @@ class ConsumerCoordinator:
                 continue
             generation = self.generation
             try:
-                error = self._request(
-                    v09_group.HeartbeatRequestV0(self.group_id, generation, self.member_id)
-                ).error
+                error = self._request(self._heartbeat_request(generation)).error
             except KafkaError as exc:
                 log.debug("group %s: heartbeat failed: %s", self.group_id, exc)
                 continue
@@ -257,6 +303,9 @@ class ConsumerCoordinator:
                 continue  # a rebalance completed meanwhile
             if error == ErrorCode.NONE:
                 self._last_heartbeat = time.monotonic()
+            elif error == ErrorCode.FENCED_INSTANCE_ID:
+                self._fence("heartbeat")
+                self.on_rejoin_needed()  # wakes poll, which raises
             elif error in REJOIN:
                 if error == ErrorCode.UNKNOWN_MEMBER_ID:
                     self.member_id = ""
