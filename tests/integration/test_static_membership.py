@@ -1,7 +1,8 @@
 """Static membership (KIP-345) on the wire, against a real 0.8 broker process and a real ZooKeeper: zkafka
 GroupConsumers with ``group.instance.id`` speak JoinGroup v5 / SyncGroup v3 / Heartbeat v3. A static member
 that restarts within its session timeout gets its partitions back in the same generation without the others
-rebalancing (and nothing is lost or read twice); one that restarts later rebalances as usual; the replaced
+rebalancing (and nothing is lost or read twice), a restarted leader leads the next rebalance; one that
+restarts later rebalances as usual; the replaced
 incarnation is fenced (FENCED_INSTANCE_ID); LeaveGroup v3 removes a static member by its instance id; and the
 broker's ApiVersions answer still lists only 0.9.0.1's group versions.
 
@@ -167,6 +168,35 @@ def test_a_static_member_restarting_after_its_session_timeout_rebalances(bootstr
         settle([a, s])
         assert a.coordinator.generation == s.coordinator.generation == generation + 2
         assert ("a", "revoked") in [e[:2] for e in log]
+
+
+def test_a_restarted_static_leader_keeps_leading_without_a_rebalance(bootstrap):
+    log: list = []
+    s = member(bootstrap, log, "s", group_instance_id="s-1")
+    closing = [s]
+    try:
+        settle([s])  # alone first: s leads
+        a = member(bootstrap, log, "a")
+        closing.append(a)
+        settle([s, a])
+        assert s.coordinator.leader_id == s.coordinator.member_id
+        generation, owned = a.coordinator.generation, s.assignment()
+        s.close()
+        restarted = member(bootstrap, log, "s2", group_instance_id="s-1")
+        closing.append(restarted)
+        poll_until([a, restarted], lambda r: restarted.assignment() == owned)
+        assert restarted.coordinator.generation == a.coordinator.generation == generation
+        # it was told the old leader id (no assignment to compute) but leads the next rebalance: a newcomer
+        # gets partitions only if the restarted leader's assignment reaches the group
+        assert restarted.coordinator.leader_id != restarted.coordinator.member_id
+        b = member(bootstrap, log, "b")
+        closing.append(b)
+        settle([a, restarted, b])
+        assert restarted.coordinator.leader_id == restarted.coordinator.member_id
+        assert a.coordinator.generation == generation + 1
+    finally:
+        for c in closing:
+            c.close()
 
 
 def test_the_replaced_incarnation_is_fenced(bootstrap):
