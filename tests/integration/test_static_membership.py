@@ -1,10 +1,10 @@
 """Static membership (KIP-345) on the wire, against a real 0.8 broker process and a real ZooKeeper: zkafka
 GroupConsumers with ``group.instance.id`` speak JoinGroup v5 / SyncGroup v3 / Heartbeat v3. A static member
 that restarts within its session timeout gets its partitions back in the same generation without the others
-rebalancing (and nothing is lost or read twice), a restarted leader leads the next rebalance; one that
-restarts later rebalances as usual; the replaced
-incarnation is fenced (FENCED_INSTANCE_ID); LeaveGroup v3 removes a static member by its instance id; and the
-broker's ApiVersions answer still lists only 0.9.0.1's group versions.
+rebalancing (and nothing is lost or read twice); a restarted leader leads the next rebalance; one that
+restarts later rebalances as usual; the replaced incarnation is fenced (FENCED_INSTANCE_ID); LeaveGroup v3
+removes a static member by its instance id; and the broker's ApiVersions answer still lists only 0.9.0.1's
+group versions.
 
 The restart of a static member and of a dynamic one are timed (new consumer to its first record) and printed.
 """
