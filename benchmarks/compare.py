@@ -12,6 +12,7 @@ line. Writes the table as markdown (``--markdown``) and draws it (``--chart``, n
 ``plot`` extra).
 
     python benchmarks/compare.py --messages 2000000 --markdown compare.md --chart compare.png
+    python benchmarks/compare.py --lines 0.8 --codecs native --clients confluent-kafka  # some rows only
 """
 
 from __future__ import annotations
@@ -286,6 +287,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=200)
     parser.add_argument("--runs", type=int, default=1, help="runs of each figure; the best is kept")
     parser.add_argument("--lines", default="0.7,0.8")
+    parser.add_argument("--codecs", default="native,pure", help="zkafka rows: native, pure or both")
     parser.add_argument("--clients", default="kafka-python,confluent-kafka", help="third-party, 0.8 line")
     parser.add_argument(
         "--log-root",
@@ -304,7 +306,7 @@ def main() -> None:
     try:
         zk = f"127.0.0.1:{zookeeper.port}"
         for line in opts.lines.split(","):
-            for codec in ("native", "pure"):
+            for codec in filter(None, opts.codecs.split(",")):
                 rows.append(zkafka_rows(work, zk, line, codec, opts))
                 print(rows[-1], flush=True)
             if line == "0.8":

@@ -38,6 +38,7 @@ OFFSET = struct.Struct(">q")
 _ENTRY_HEAD = struct.Struct(">qiIBB")  # offset, N, crc, magic, attributes
 _FAST_HEADER = struct.Struct(">8xiIBB")  # N, crc, magic, attributes
 _MAGIC_ATTRIBUTES = struct.Struct(">BB")
+_ENTRY_START = struct.Struct(">qiI")  # offset, N, crc
 _unpack_int = INT32.unpack_from
 _unpack_uint = UINT32.unpack_from
 _unpack_offset = OFFSET.unpack_from
@@ -235,9 +236,14 @@ def build_value_set(
         except TypeError:  # not bytes-like values: the pure path accepts or refuses them itself
             lib = None
     if lib is None:
-        encoded = [encode_message(key, value) for value in values]
-        inner = b"".join(encode_entry(base_offset + i, message) for i, message in enumerate(encoded))
-        count = len(encoded)
+        head = _MAGIC_ATTRIBUTES.pack(MAGIC, 0) + _bytes_field(key)  # the same for every value
+        pack_entry, crc32 = _ENTRY_START.pack, zlib.crc32
+        parts = []
+        for i, value in enumerate(values):
+            body = head + _bytes_field(value)
+            parts += (pack_entry(base_offset + i, len(body) + 4, crc32(body)), body)
+        inner = b"".join(parts)
+        count = len(parts) // 2
     if codec == NO_COMPRESSION or not inner:
         return inner
     return _wrap(inner, codec, base_offset + count - 1)
