@@ -13,7 +13,8 @@ The measurement, for each line and each flush mode:
   too). 0.7: a PRODUCE then an OFFSETS request, timed to the OFFSETS answer (a 0.7 produce has no answer);
   0.8: a Produce with acks=1, timed to its answer. The probe starts after one second of writing and lasts
   ``--seconds``;
-- flush modes. ``none``: no flush during the run (intervals out of reach: nothing is fsynced). ``pool``: the
+- modes. ``idle``: no writer and no flush, the machine's own noise (the probe alone). ``none``: the writer,
+  no flush during the run (intervals out of reach: nothing is fsynced). ``pool``: the writer, and the
   time-based flusher fsyncs every log every ``--flush-ms`` (0.7 ``log.default.flush.interval.ms``, 0.8
   ``log.flush.interval.ms``) on the broker's disk pool, as shipped. ``loop``: the same flushes with the
   fsyncs run in place on the event loop (``benchmarks.slow_disk --fsync-on-loop``): the broker before issue
@@ -26,10 +27,11 @@ Reported per line and mode: the probe's p50/p99/p99.9/max (ms), p99/p50, samples
 CPU share and the share of the time its event-loop thread was runnable but waiting for a CPU (runqueue
 wait, /proc schedstat: CPU competition, not the broker's work), and the load average around the runs. The
 target of issue 14 is about the flush not causing spikes: compare ``pool`` with ``none`` (same load, no
-flush) and with ``loop``. ``--broker-pythonpath`` runs the broker from another checkout; ``--slow-fsync-ms``
-adds that delay to every fsync of the broker (``benchmarks.slow_disk``).
+flush; ``p99_vs_none`` is the ratio of the p99s) and with ``loop``. ``--broker-pythonpath`` runs the broker
+from another checkout; ``--slow-fsync-ms`` adds that delay to every fsync of the broker
+(``benchmarks.slow_disk``).
 
-    python benchmarks/flush_latency.py [--lines 07,08] [--modes none,loop,pool] [--rounds 2] [--seconds 10]
+    python benchmarks/flush_latency.py [--lines 07,08] [--modes idle,none,loop,pool] [--rounds 2] [--seconds 10]
         [--write-mb-per-s 20] [--flush-ms 100] [--segment-mb 64] [--writer-nice 0] [--slow-fsync-ms 0]
 """
 
@@ -58,7 +60,7 @@ from zkafka.records.message import build_message_set  # noqa: E402
 
 MESSAGE_SIZE = 64 * 1024  # one message a bulk request: each costs the broker little, so the flush stands out
 NEVER_MS = str(2**31 - 1)  # an int on both lines: about 25 days
-MODES = ("none", "loop", "pool")
+MODES = ("idle", "none", "loop", "pool")
 
 
 def recv_exact(sock: socket.socket, size: int) -> bytes:
@@ -176,7 +178,7 @@ def launcher(mode: str, slow_fsync_ms: float) -> tuple[str, ...]:
 
 def start(line: str, mode: str, work: str, zk: str | None, args: argparse.Namespace):
     """The broker of a run: (process, port)."""
-    flush_ms = NEVER_MS if mode == "none" else str(args.flush_ms)
+    flush_ms = NEVER_MS if mode in ("idle", "none") else str(args.flush_ms)
     tick_ms = str(min(args.flush_ms, 100))
     segment_bytes = str(args.segment_mb << 20)
     run_with = launcher(mode, args.slow_fsync_ms)
@@ -218,13 +220,15 @@ def run_one(line: str, mode: str, zk: str | None, args: argparse.Namespace) -> t
             writer = multiprocessing.Process(
                 target=write, args=(port, line, args.write_mb_per_s, args.writer_nice, stop), daemon=True
             )
-            writer.start()
-            time.sleep(1.0)
+            if mode != "idle":
+                writer.start()
+                time.sleep(1.0)
             clock = ThreadClock(proc.pid)
             samples = probe(port, line, args.seconds, args.probe_hz)
             shares = clock.shares()
             stop.set()
-            writer.join(10)
+            if writer.is_alive():
+                writer.join(10)
         finally:
             proc.terminate()
             proc.wait(60)
@@ -284,6 +288,16 @@ def run(args: argparse.Namespace, report: Callable[[str], None] = print) -> dict
                         f" p99 {percentile(ordered, 0.99):.2f} ms, max {ordered[-1]:.1f} ms,"
                         f" loop runqueue wait {share['loop_runqueue_wait']:.1%}, load {os.getloadavg()[0]:.2f}"
                     )
+    results = {
+        line: {mode: summary(samples[line, mode], shares[line, mode]) for mode in modes} for line in lines
+    }
+    for by_mode in results.values():
+        if "none" in by_mode:
+            for mode in ("loop", "pool"):
+                if mode in by_mode:
+                    by_mode[mode]["p99_vs_none"] = round(
+                        by_mode[mode]["p99_ms"] / by_mode["none"]["p99_ms"], 2
+                    )
     return {
         "settings": {
             key: getattr(args, key)
@@ -300,16 +314,14 @@ def run(args: argparse.Namespace, report: Callable[[str], None] = print) -> dict
         | {"slow_fsync_ms": args.slow_fsync_ms, "broker_code": args.broker_pythonpath or here},
         "load_average_before": [round(value, 2) for value in load_before],
         "load_average_after": [round(value, 2) for value in os.getloadavg()],
-        "results": {
-            line: {mode: summary(samples[line, mode], shares[line, mode]) for mode in modes} for line in lines
-        },
+        "results": results,
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", default="07,08", help="comma-separated: 07, 08")
-    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: none, loop, pool")
+    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: idle, none, loop, pool")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--write-mb-per-s", type=float, default=20.0)

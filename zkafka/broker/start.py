@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -34,9 +35,16 @@ def server_for(config: BrokerConfig | BrokerConfig08) -> Any:
 
 
 def start_broker(config: BrokerConfig | BrokerConfig08) -> Any:
-    """Start the server of the config's line and return it started."""
+    """Start the server of the config's line and return it started (the broker process's own start).
+
+    What the start built (modules, config, ZooKeeper client, logs) then goes to the collector's permanent
+    generation (``gc.freeze``): a full collection, which runs on the event loop, walks only the objects made
+    since, instead of stalling every connection for the whole heap (a 0.8 broker: ~36,000 objects).
+    """
     server = server_for(config)
     server.startup()
+    gc.collect()
+    gc.freeze()
     return server
 
 
