@@ -167,10 +167,12 @@ class Fetcher:
             state = self.subscriptions.assignment.get(tp)
             if state is None or state.paused or state.position != fetched.fetch_offset:
                 continue
+            # tuple.__new__ spares the NamedTuple's Python-level constructor (most of a poll's time)
+            topic, partition, start, new = tp.topic, tp.partition, fetched.fetch_offset, tuple.__new__
             records = [
-                ConsumerRecord(tp.topic, tp.partition, m.offset, m.key, m.value)
-                for m in fetched.messages()
-                if m.offset >= fetched.fetch_offset
+                new(ConsumerRecord, (topic, partition, offset, key, value))
+                for offset, key, value, _, _ in fetched.messages()
+                if offset >= start
             ]
             state.position = fetched.next_offset
             if records:
