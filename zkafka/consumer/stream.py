@@ -229,7 +229,26 @@ _NO_CHUNK = _NoChunk()
 _EMPTY_ITERATOR = iter(())
 
 
-class KafkaStream:
+class _StreamCore:
+    """The per-message step of a stream, in Python (the native core's ``StreamCore`` is the same, compiled)."""
+
+    _info: PartitionTopicInfo | _NoChunk
+    _it: Iterator
+
+    def __iter__(self) -> _StreamCore:
+        return self
+
+    def __next__(self) -> MessageAndMetadata:
+        if self._info.active:
+            for item in self._it:
+                return item
+        return self._next_slow(0)
+
+    def _next_slow(self, batch: int) -> MessageAndMetadata | list[MessageAndMetadata]:
+        raise NotImplementedError
+
+
+class KafkaStream(native.built.StreamCore if native.built is not None else _StreamCore):
     """An iterator of ``MessageAndMetadata`` over one consumer thread's queue of fetched chunks.
 
     ``consumer.timeout.ms`` >= 0 makes ``next()`` raise ConsumerTimeoutError when nothing arrives in time;
@@ -256,15 +275,6 @@ class KafkaStream:
         self._info: PartitionTopicInfo | _NoChunk = _NO_CHUNK
         self._chunk: FetchedChunk | None = None
         self._ended = False
-
-    def __iter__(self) -> KafkaStream:
-        return self
-
-    def __next__(self) -> MessageAndMetadata:
-        if self._info.active:
-            for item in self._it:
-                return item
-        return self._next_slow(0)
 
     def next_batch(self, max_messages: int | None = None) -> list[MessageAndMetadata]:
         """The next messages in one list: those of the current chunk (one fetch of one partition) not yet

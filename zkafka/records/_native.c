@@ -674,6 +674,8 @@ static PyMethodDef native_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+int add_stream_core(PyObject *module); /* _native_stream.c: the consumer stream's next() */
+
 static struct PyModuleDef native_module = {
     PyModuleDef_HEAD_INIT, "zkafka.records._native",
     "The per-message loops of zkafka's message-set codec, compiled (see zkafka.records.native).", -1,
@@ -694,7 +696,7 @@ PyMODINIT_FUNC PyInit__native(void) {
     if (struct_error == NULL) return NULL;
     PyObject *m = PyModule_Create(&native_module);
     if (m == NULL) return NULL;
-    if (PyModule_AddObjectRef(m, "Layout", (PyObject *)&LayoutType) < 0) {
+    if (PyModule_AddObjectRef(m, "Layout", (PyObject *)&LayoutType) < 0 || add_stream_core(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }
