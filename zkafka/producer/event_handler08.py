@@ -66,15 +66,13 @@ def message_count(messages: Sequence[Outgoing]) -> int:
 
 
 def message_set(group: Sequence[Outgoing], codec: int) -> bytes:
-    """One partition's message set: a lone ValueBatch's in one call, else of every (key, value) in order."""
-    if type(group[0]) is ValueBatch and len(group) == 1:
+    """One partition's message set of Serialized messages or of ValueBatches (a lone one in one call), every
+    (key, value) in order. A group holds one kind (``handle`` is given one kind: see there)."""
+    if type(group[0]) is not ValueBatch:
+        return build_message_set([(m[2], m[3]) for m in group], codec)
+    if len(group) == 1:
         return build_value_set(group[0].values, group[0].key, codec)
-    pairs = [
-        pair
-        for m in group
-        for pair in ([(m.key, v) for v in m.values] if type(m) is ValueBatch else ((m[2], m[3]),))
-    ]
-    return build_message_set(pairs, codec)
+    return build_message_set([(m.key, v) for m in group for v in m.values], codec)
 
 
 def partition_and_collate(
@@ -214,7 +212,8 @@ class DefaultEventHandler08:
     # -- the retry loop ------------------------------------------------------------------------------------
 
     def handle(self, messages: Sequence[Outgoing]) -> None:
-        """Deliver ``messages`` or raise FailedToSendMessageError with the count that could not be."""
+        """Deliver ``messages`` (Serialized messages, or ValueBatches: one kind a call) or raise
+        FailedToSendMessageError with the count that could not be."""
         outstanding = list(messages)
         attempts = self.max_retries + 1
         while outstanding and attempts > 0:

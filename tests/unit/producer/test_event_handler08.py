@@ -116,7 +116,7 @@ def test_a_value_batch_is_placed_as_one_message_and_sent_as_one_set():
     h = handler()
     keyed = ValueBatch("a", "key", b"key", [b"1", b"2", None])
     null = ValueBatch("a", None, None, [b"3"])
-    single = msg("a", None, b"4")  # a null key joins the batch's partition
+    single = ValueBatch("a", None, None, [b"4"])  # a null key joins the first one's partition
     collated, failed = partition_and_collate([keyed, null, single], parts.__getitem__, h.choose)
     assert failed == []
     keyed_at = ("a", 106079 % 2)
