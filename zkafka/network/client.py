@@ -19,8 +19,6 @@ import select
 import socket as pysocket
 import time
 from collections import deque
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, Protocol
 
 import gevent
@@ -80,6 +78,7 @@ class BlockingChannel:
         self._correlation_id = 0
         self._closed = False
         self._busy = 0  # operations in progress: a close waits for them to end before closing the socket
+        self._operation_scope = _Operation(self)
 
     def __repr__(self) -> str:
         return f"BlockingChannel({self.host}:{self.port})"
@@ -126,15 +125,8 @@ class BlockingChannel:
                 gevent.sleep(backoff)
                 backoff = min(backoff * 10, MAX_CONNECT_BACKOFF_S)
 
-    @contextmanager
-    def _operation(self) -> Iterator[None]:
-        self._busy += 1
-        try:
-            yield
-        finally:
-            self._busy -= 1
-            if self._closed and not self._busy:
-                self.disconnect()
+    def _operation(self) -> _Operation:
+        return self._operation_scope
 
     def disconnect(self) -> None:
         """Close the connection (the next send opens a new one); requests waiting for a response are dropped."""
@@ -209,6 +201,25 @@ class BlockingChannel:
         except (OSError, ValueError):
             return True
         return bool(readable)
+
+
+class _Operation:
+    """``with channel._operation():`` counts an operation in progress; the last one to end after a ``close``
+    closes the connection. (A class, not a generator: entered twice per request.)"""
+
+    __slots__ = ("channel",)
+
+    def __init__(self, channel: BlockingChannel) -> None:
+        self.channel = channel
+
+    def __enter__(self) -> None:
+        self.channel._busy += 1
+
+    def __exit__(self, *exc: object) -> None:
+        channel = self.channel
+        channel._busy -= 1
+        if channel._closed and not channel._busy:
+            channel.disconnect()
 
 
 def _naming(exc: OSError, address: str) -> OSError:
