@@ -6,8 +6,9 @@ The measurement, for each line and each flush mode:
 - broker: one ``zkafka broker start`` child process with a fresh log directory (0.7 without ZooKeeper; 0.8 with
   a ZooKeeper this benchmark starts, shared by its 0.8 runs). Segments are ``--segment-mb`` (rolls happen);
 - load: a bulk writer in a process of its own (so it never holds the probe's GIL), rate-limited to
-  ``--write-mb-per-s`` of 64 KB single-message produce requests without acknowledgement (0.7 PRODUCE, 0.8
-  acks=0) to topic ``bulk``; ``--writer-nice`` runs it at a lower CPU priority;
+  ``--write-mb-per-s`` of single-message produce requests of ``--bulk-kb`` (64 KB: each costs the broker
+  little, so a flush stands out) without acknowledgement (0.7 PRODUCE, 0.8 acks=0) to topic ``bulk``;
+  ``--writer-nice`` runs it at a lower CPU priority;
 - probe: on its own connection, one small (100-byte) produce at a time to topic ``probe``, ``--probe-hz``
   times a second, closed loop (a stall shows as ONE slow sample: look at the max and the count over 10 ms
   too). 0.7: a PRODUCE then an OFFSETS request, timed to the OFFSETS answer (a 0.7 produce has no answer);
@@ -32,7 +33,7 @@ from another checkout; ``--slow-fsync-ms`` adds that delay to every fsync of the
 (``benchmarks.slow_disk``).
 
     python benchmarks/flush_latency.py [--lines 07,08] [--modes idle,none,loop,pool] [--rounds 2] [--seconds 10]
-        [--write-mb-per-s 20] [--flush-ms 100] [--segment-mb 64] [--writer-nice 0] [--slow-fsync-ms 0]
+        [--write-mb-per-s 20] [--bulk-kb 64] [--flush-ms 100] [--segment-mb 64] [--writer-nice 0] [--slow-fsync-ms 0]
 """
 
 from __future__ import annotations
@@ -58,7 +59,6 @@ from zkafka.protocol import v07, v08  # noqa: E402
 from zkafka.records import format08  # noqa: E402
 from zkafka.records.message import build_message_set  # noqa: E402
 
-MESSAGE_SIZE = 64 * 1024  # one message a bulk request: each costs the broker little, so the flush stands out
 NEVER_MS = str(2**31 - 1)  # an int on both lines: about 25 days
 MODES = ("idle", "none", "loop", "pool")
 
@@ -80,9 +80,9 @@ def read_frame(sock: socket.socket) -> bytes:
 # -- what the two lines send ------------------------------------------------------------------------------------
 
 
-def bulk_frame(line: str) -> bytes:
-    """One 64 KB message to topic ``bulk``, no answer expected."""
-    payload = b"w" * MESSAGE_SIZE
+def bulk_frame(line: str, size: int) -> bytes:
+    """One message of ``size`` bytes to topic ``bulk``, no answer expected."""
+    payload = b"w" * size
     if line == "07":
         return v07.encode_request(v07.ProducerRequest("bulk", 0, build_message_set([payload])))
     return v08.encode_request(
@@ -108,11 +108,11 @@ def _produce08(topic: str, message_set: bytes, acks: int):
 # -- load and probe ---------------------------------------------------------------------------------------------
 
 
-def write(port: int, line: str, mb_per_s: float, nice: int, stop) -> None:
+def write(port: int, line: str, mb_per_s: float, message_size: int, nice: int, stop) -> None:
     """Stream bulk requests at a steady rate until ``stop`` (in a process of its own)."""
     if nice:
         os.nice(nice)
-    frame = bulk_frame(line)
+    frame = bulk_frame(line, message_size)
     interval = len(frame) / (mb_per_s * 1e6)
     with socket.create_connection(("127.0.0.1", port)) as sock:
         next_at = time.perf_counter()
@@ -218,7 +218,9 @@ def run_one(line: str, mode: str, zk: str | None, args: argparse.Namespace) -> t
             probe(port, line, 0.5, args.probe_hz)  # creates the 0.7 log, warms the connection path
             stop = multiprocessing.Event()
             writer = multiprocessing.Process(
-                target=write, args=(port, line, args.write_mb_per_s, args.writer_nice, stop), daemon=True
+                target=write,
+                args=(port, line, args.write_mb_per_s, args.bulk_kb << 10, args.writer_nice, stop),
+                daemon=True,
             )
             if mode != "idle":
                 writer.start()
@@ -305,6 +307,7 @@ def run(args: argparse.Namespace, report: Callable[[str], None] = print) -> dict
                 "seconds",
                 "rounds",
                 "write_mb_per_s",
+                "bulk_kb",
                 "flush_ms",
                 "segment_mb",
                 "writer_nice",
@@ -328,6 +331,9 @@ def main() -> None:
     parser.add_argument("--flush-ms", type=int, default=100)
     parser.add_argument("--segment-mb", type=int, default=64)
     parser.add_argument("--writer-nice", type=int, default=0)
+    parser.add_argument(
+        "--bulk-kb", type=int, default=64, help="the bulk writer's message size (one a request)"
+    )
     parser.add_argument("--probe-hz", type=float, default=200.0)
     parser.add_argument("--broker-pythonpath", help="run the broker from this checkout (default: this one)")
     parser.add_argument("--slow-fsync-ms", type=float, default=0, help="add this delay to every fsync")
