@@ -329,6 +329,8 @@ class KafkaStream(native.built.StreamCore if native.built is not None else _Stre
         """Hand out the chunk's next messages (at most ``most``; -1: all of them)."""
         items, it = self._items, self._it
         left = it.__length_hint__()
+        if not left:
+            return []  # used up: the state stays as it is, for last_offset()
         taken = len(items) - left
         if most < 0 or most >= left:
             if taken:

@@ -302,6 +302,7 @@ def test_next_batch_hands_out_the_rest_of_a_chunk_and_moves_the_consumed_offset_
     assert pti.consumed_offset == 1055
     with pytest.raises(ConsumerTimeoutError):
         stream.next_batch()
+    assert pti.consumed_offset == 1055  # the used-up chunk, dropped, leaves the offset past its last message
     with pytest.raises(ValueError, match="at least 1"):
         stream.next_batch(0)
 
