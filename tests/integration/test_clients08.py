@@ -139,7 +139,7 @@ def test_send_batch_puts_a_batch_on_one_partition_in_order(broker, codec):
     with producer(broker.port, compression_codec=codec) as p:
         p.send_batch(topic, [b"k-%d" % i for i in range(50)], key="user-3")
         p.send_batch(topic, [b"n-%d" % i for i in range(30)] + [None])
-        p.send_batch(topic, [b"p-%d" % i for i in range(10)], key=b"ignored", part_key="user-3")
+        p.send_batch(topic, (b"p-%d" % i for i in range(10)), key=b"ignored", part_key="user-3")
         p.send_batch(topic, [])
     found = wait_consumed(broker.port, topic, 91)
     keyed = DefaultPartitioner08().partition("user-3", PARTITIONS)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 import gevent
@@ -127,7 +127,7 @@ class Producer08:
                 self._sender.send(message.topic, -1, [message])
         self._give_hub_a_turn()
 
-    def send_batch(self, topic: str, values: Sequence[Any], key: Any = None, part_key: Any = None) -> None:
+    def send_batch(self, topic: str, values: Iterable[Any], key: Any = None, part_key: Any = None) -> None:
         """Send ``values`` to ``topic``, each with ``key``: ``send`` of a KeyedMessage per value, except that
         all go to one partition (chosen by ``part_key`` when set, else by the key; a null key takes the
         topic's random partition of the moment) as one message set built in one call. Same guarantees and
@@ -136,6 +136,8 @@ class Producer08:
             self._check_open()
         if topic not in self._check_topic.valid:
             self._check_topic(topic)
+        if not isinstance(values, list | tuple):
+            values = list(values)  # any iterable; read once
         if not values:
             return
         if part_key is None:
