@@ -201,8 +201,13 @@ class LogManager08:
         for key, log in list(self._logs.items()):
             points[self._dir_of[key]][key] = log.recovery_point
         for log_dir, offsets in points.items():
-            checkpoint = OffsetCheckpoint(os.path.join(log_dir, RECOVERY_POINT_CHECKPOINT))
-            self._offload(lambda checkpoint=checkpoint, offsets=offsets: checkpoint.write(offsets))
+            self.write_checkpoint(log_dir, RECOVERY_POINT_CHECKPOINT, offsets)
+
+    def write_checkpoint(self, log_dir: str, name: str, offsets: Mapping[tuple[str, int], int]) -> None:
+        """Replace the checkpoint file ``name`` of ``log_dir`` with ``offsets`` through ``offload``: the write
+        fsyncs the file and the directory, which must not stall the event loop while the disk is busy."""
+        checkpoint = OffsetCheckpoint(os.path.join(log_dir, name))
+        self._offload(lambda: checkpoint.write(offsets))
 
     def cleanup_logs(self, now_ms: int | None = None) -> int:
         """Delete segments past ``retention.ms``, then past ``retention.bytes``; returns the segments deleted.

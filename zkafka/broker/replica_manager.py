@@ -442,14 +442,14 @@ class ReplicaManager:
         return offsets
 
     def checkpoint_high_watermarks(self) -> None:
-        """Write every log directory's ``replication-offset-checkpoint``."""
+        """Write every log directory's ``replication-offset-checkpoint`` (on the log manager's disk pool)."""
         by_dir: dict[str, dict[TopicPartition, int]] = {d: {} for d in self.log_manager.log_dirs}
         for tp, hosted in list(self._partitions.items()):
             log_dir = self.log_manager.log_dir_of(*tp)
             if log_dir is not None:
                 by_dir[log_dir][tp] = hosted.high_watermark
         for log_dir, offsets in by_dir.items():
-            OffsetCheckpoint(os.path.join(log_dir, REPLICATION_OFFSET_CHECKPOINT)).write(offsets)
+            self.log_manager.write_checkpoint(log_dir, REPLICATION_OFFSET_CHECKPOINT, offsets)
 
     def shutdown(self) -> None:
         """Stop the fetchers and checkpoint the high watermarks."""

@@ -10,8 +10,11 @@ import threading
 import gevent
 
 from tests.support.logs import Clock, HeldDisk, entry
+from zkafka.broker.checkpoint import RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
 from zkafka.broker.log import Log
 from zkafka.broker.log08 import Log08, LogConfig
+from zkafka.broker.log_manager08 import LogManager08
+from zkafka.broker.replica_manager import ReplicaManager
 from zkafka.broker.server_base import DiskPool
 from zkafka.records.format08 import build_message_set
 from zkafka.utils import wait_until
@@ -231,3 +234,28 @@ def test_a_roll_fsyncs_on_the_disk_pool_while_the_hub_runs(tmp_path):
         log.close()
     finally:
         pool.close()
+
+
+def test_the_0_8_checkpoints_are_written_on_the_disk_offload(tmp_path):
+    # Both checkpoint writes fsync (file and directory): neither may run on the event loop.
+    on_pool = []
+
+    def offload(task):
+        result = []
+        worker = threading.Thread(target=lambda: result.append(task()))
+        worker.start()
+        worker.join(10)
+        on_pool.append(task)
+        return result[0]
+
+    logs = LogManager08([str(tmp_path)], LogConfig(), offload=offload)
+    try:
+        replicas = ReplicaManager(0, logs)
+        replicas.checkpoint_high_watermarks()
+        assert len(on_pool) == 1
+        assert (tmp_path / REPLICATION_OFFSET_CHECKPOINT).read_text() == "0\n0\n"
+        logs.checkpoint_recovery_points()
+        assert len(on_pool) == 2
+        assert (tmp_path / RECOVERY_POINT_CHECKPOINT).read_text() == "0\n0\n"
+    finally:
+        logs.close()
