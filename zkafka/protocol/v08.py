@@ -28,6 +28,7 @@ from zkafka.protocol.api_keys import (
     PRODUCE,
     api_struct,
 )
+from zkafka.protocol.produce_wire import read_produce_body, write_produce_body
 from zkafka.protocol.types import (
     Array,
     Int16,
@@ -368,6 +369,10 @@ def decode_request(frame: bytes | bytearray | memoryview) -> Request:
         name = API_NAMES.get(api_key, "unknown API")
         raise InvalidRequestError(f"{name} (key {api_key}) version {api_version} is not supported")
     request_class = entry[0]
+    if api_key == PRODUCE:  # the most frequent request: read without the schema walk when well formed
+        body = _read_produce(reader, request_class)
+        if body is not None:
+            return Request(api_key, api_version, correlation_id, body[0], body[1])
     try:
         client_id = String.read(reader) if has_client_id(api_key, api_version) else None
         body = request_class.read_from(reader)
@@ -379,12 +384,29 @@ def decode_request(frame: bytes | bytearray | memoryview) -> Request:
     return Request(api_key, api_version, correlation_id, client_id, body)
 
 
+def _read_produce(reader: Reader, request_class: type) -> tuple[str | None, Any] | None:
+    """A well-formed produce request's client id and body (``produce_wire``); None for any other."""
+    start = reader.pos
+    try:
+        client_id = String.read(reader)
+    except InvalidRequestError:
+        return None
+    body = read_produce_body(
+        reader.buf, reader.pos, request_class, ProduceRequestTopic, ProduceRequestPartition
+    )
+    if body is None:
+        reader.pos = start
+        return None
+    return client_id, body
+
+
 def encode_request(body: Struct, correlation_id: int, client_id: str | None = "") -> bytes:
     """A whole request frame (``int32 size`` included) for a registered request body."""
     out: list = [b"", REQUEST_HEADER.pack(body.API_KEY, body.API_VERSION, correlation_id)]  # type: ignore[attr-defined]
     if has_client_id(body.API_KEY, body.API_VERSION):  # type: ignore[attr-defined]
         String.write(client_id, out)
-    body.SCHEMA.write(body, out)
+    if body.API_KEY != PRODUCE or not write_produce_body(body, out):  # type: ignore[attr-defined]
+        body.SCHEMA.write(body, out)
     out[0] = SIZE.pack(sum(map(len, out)))  # one join: a produce request's sets are copied once
     return b"".join(out)
 

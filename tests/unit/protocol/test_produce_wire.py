@@ -1,0 +1,119 @@
+"""The Produce body's direct codec (``protocol/produce_wire.py``) against the schema walk it stands in for:
+the same parts written, the same value read from a well-formed body, None (so the schema raises its usual
+error) from any damaged one, and ``decode_request``'s errors unchanged."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from zkafka.errors import InvalidRequestError
+from zkafka.protocol.produce_wire import read_produce_body, write_produce_body
+from zkafka.protocol.types import Reader, decode
+from zkafka.protocol.v08 import (
+    ProduceRequestPartition,
+    ProduceRequestTopic,
+    ProduceRequestV0,
+    ProduceRequestV1,
+    decode_request,
+    encode_request,
+)
+
+partitions = st.lists(
+    st.builds(ProduceRequestPartition, st.integers(-(2**31), 2**31 - 1), st.binary(max_size=40)), max_size=3
+)
+topics = st.lists(st.builds(ProduceRequestTopic, st.none() | st.text(max_size=6), partitions), max_size=3)
+bodies = st.sampled_from([ProduceRequestV0, ProduceRequestV1]).flatmap(
+    lambda cls: st.builds(cls, st.integers(-(2**15), 2**15 - 1), st.integers(-(2**31), 2**31 - 1), topics)
+)
+
+
+def schema_bytes(body) -> bytes:
+    out: list = []
+    body.SCHEMA.write(body, out)
+    return b"".join(out)
+
+
+def read(cls, data: bytes):
+    return read_produce_body(memoryview(data), 0, cls, ProduceRequestTopic, ProduceRequestPartition)
+
+
+@settings(max_examples=300, deadline=None)
+@given(bodies)
+def test_writes_the_schemas_bytes_and_reads_back_its_value(body) -> None:
+    out: list = []
+    assert write_produce_body(body, out)
+    data = b"".join(out)
+    assert data == schema_bytes(body)
+    fast = read(type(body), data)
+    assert fast == decode(type(body).SCHEMA, data)
+    assert type(fast) is type(body)
+    assert all(type(t) is ProduceRequestTopic for t in fast.topics)
+    assert all(type(p) is ProduceRequestPartition for t in fast.topics for p in t.partitions)
+
+
+@settings(max_examples=500, deadline=None)
+@given(bodies, st.data())
+def test_a_damaged_body_reads_as_the_schema_reads_it_or_not_at_all(body, data) -> None:
+    raw = bytearray(schema_bytes(body))
+    cut = data.draw(st.integers(0, len(raw)))
+    damaged = raw[:cut] + data.draw(st.binary(max_size=6))
+    if damaged and data.draw(st.booleans()):
+        at = data.draw(st.integers(0, len(damaged) - 1))
+        damaged[at] = data.draw(st.integers(0, 255))
+    fast = read(type(body), bytes(damaged))
+    try:
+        expected = decode(type(body).SCHEMA, bytes(damaged))
+    except InvalidRequestError:
+        assert fast is None
+    else:
+        assert fast is None or fast == expected
+
+
+def test_a_file_region_or_an_iterable_is_left_to_the_schema() -> None:
+    class Region:
+        length = 3
+
+    out: list = []
+    region = ProduceRequestV0(1, 100, [ProduceRequestTopic("t", [ProduceRequestPartition(0, Region())])])
+    assert not write_produce_body(region, out)
+    iterable = ProduceRequestV0(1, 100, iter([]))
+    assert not write_produce_body(iterable, out)
+    assert out == []
+    assert encode_request(ProduceRequestV0(1, 100, iter([])), 7, "c") == encode_request(
+        ProduceRequestV0(1, 100, []), 7, "c"
+    )
+
+
+@pytest.mark.parametrize(
+    ("body_hex", "error"),
+    [
+        ("0001 000003e8 ffffffff", "negative array count -1"),
+        ("0001 000003e8 00000001 0001 74 00000001 00000000 fffffffe", "negative message set size -2"),
+        ("0001 000003e8 00000001 0001 74 00000001 00000000 00000009 00", "runs past the end"),
+        ("0001 000003e8 00000000 00", "1 unexpected bytes after the request body"),
+        ("0001 000003e8 00000001 0001 ff 00000000", "is not UTF-8"),
+    ],
+)
+def test_decode_request_raises_the_schemas_error_for_a_malformed_produce(body_hex: str, error: str) -> None:
+    frame = bytes.fromhex("0000 0000 00000007 0003 636c69" + body_hex.replace(" ", ""))
+    with pytest.raises(
+        InvalidRequestError, match=f"ProduceRequestV0 \\(correlation id 7\\) is malformed: .*{error}"
+    ):
+        decode_request(frame)
+
+
+def test_decode_request_reads_a_produce_frame_with_views_into_it() -> None:
+    body = ProduceRequestV1(-1, 500, [ProduceRequestTopic("t", [ProduceRequestPartition(3, b"set")])])
+    frame = encode_request(body, 9, "cli")[4:]
+    request = decode_request(frame)
+    assert (request.api_key, request.api_version, request.correlation_id, request.client_id) == (
+        0,
+        1,
+        9,
+        "cli",
+    )
+    assert request.body == body
+    assert isinstance(request.body.topics[0].partitions[0].message_set, memoryview)
+    assert Reader(frame).remaining == len(frame)
