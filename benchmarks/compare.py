@@ -4,7 +4,8 @@ third-party clients against the same zkafka broker.
 Starts a real ZooKeeper, then for each line (0.7, 0.8) and codec (native core, pure Python:
 ``ZKAFKA_NO_EXTENSIONS=1`` for the broker and the clients alike) one broker as a child process on a fresh
 chroot and log directory; ``zkafka perf produce`` sends MESSAGES messages of SIZE bytes, BATCH a request
-(sync; acks=1 on 0.8), and ``zkafka perf consume`` reads them back through the high-level consumer with
+(sync; 0.7 has no acks: requests stream with no answer; on 0.8 once with acks=1, a round trip a request,
+and once with acks=0, 0.8.2's producer default, which streams as 0.7 does, to a topic of its own), and ``zkafka perf consume`` reads them back through the high-level consumer with
 1 MiB fetches. On the 0.8 line kafka-python and confluent-kafka (librdkafka) produce and consume against
 a native-core broker too (``benchmarks/third_party_clients.py``). Every client runs in its own process, so
 client and broker each have a core of their own. Each figure comes with its ratio to the first row of its
@@ -51,6 +52,8 @@ class Row:
     produce: float | None = None  # messages/s
     consume: float | None = None
     produce_cpu: float | None = None  # CPU microseconds per message, client and broker together
+    produce0: float | None = None  # 0.8 line: produce with acks=0 (messages/s)
+    produce0_cpu: float | None = None
     consume_cpu: float | None = None
     note: str = ""
 
@@ -142,17 +145,18 @@ def zkafka_rows(work: str, zk: str, line: str, codec: str, opts) -> Row:
         brokers = f"0:127.0.0.1:{broker.port}" if line == "0.7" else f"127.0.0.1:{broker.port}"
         produced = 0
 
-        def produce() -> tuple[float, float]:
+        def produce(acks: str | None = None) -> tuple[float, float]:
             nonlocal produced
+            acks_option = [] if acks is None else ["--request-required-acks", acks]
             measured = run_json(
-                [*CLI, "perf", "produce", "--broker-list", brokers, "--topic", "perf"]
+                [*CLI, "perf", "produce", "--broker-list", brokers, "--topic", f"perf{acks or ''}"]
                 + ["--messages", str(opts.messages), "--message-size", str(opts.size)]
                 + ["--batch-size", str(opts.batch), "--producer-property", PRODUCER_BUFFER[line]]
-                + ["--json", "--no-progress"],
+                + [*acks_option, "--json", "--no-progress"],
                 env,
                 broker,
             )
-            produced += opts.messages
+            produced += opts.messages if acks is None else 0  # acks=0 goes to topic perf0
             return measured
 
         def consume() -> tuple[float, float]:
@@ -168,6 +172,8 @@ def zkafka_rows(work: str, zk: str, line: str, codec: str, opts) -> Row:
 
         row = Row(line, "zkafka", codec)
         row.produce, row.produce_cpu = best(opts.runs, produce)
+        if line == "0.8":
+            row.produce0, row.produce0_cpu = best(opts.runs, lambda: produce("0"))
         row.consume, row.consume_cpu = best(opts.runs, consume)
         return row
     finally:
@@ -184,10 +190,11 @@ def third_party_row(work: str, zk: str, client: str, opts) -> Row:
     env = codec_env("native")
     common = ["--port", str(broker.port), "--topic", "perf", "--messages", str(opts.third_party_messages)]
     produce = [*THIRD_PARTY, client, "produce", *common, "--message-size", str(opts.size)]
+    produce += ["--batch-size", str(opts.batch)]
+    produce0 = [*produce, "--acks", "0", "--topic", "perf0"]  # the last --topic counts
     try:
-        row.produce, row.produce_cpu = best(
-            opts.runs, lambda: run_json([*produce, "--batch-size", str(opts.batch)], env, broker)
-        )
+        row.produce, row.produce_cpu = best(opts.runs, lambda: run_json(produce, env, broker))
+        row.produce0, row.produce0_cpu = best(opts.runs, lambda: run_json(produce0, env, broker))
         row.consume, row.consume_cpu = best(
             opts.runs, lambda: run_json([*THIRD_PARTY, client, "consume", *common], env, broker)
         )
@@ -232,23 +239,26 @@ def load_average() -> str:
 
 def markdown(rows: list[Row], opts, loads: tuple[str, str]) -> str:
     lines = [
-        f"{opts.size}-byte messages, one broker, loopback; produce: batches of {opts.batch} (sync, acks=1 on "
-        f"0.8); consume: 1 MiB fetches. Messages per second, ratio to the first row of the line; best of "
+        f"{opts.size}-byte messages, one broker, loopback; produce: batches of {opts.batch}, sync (0.7: no "
+        "acks, requests stream; 0.8: acks=1, a round trip a request, and acks=0, 0.8.2's producer default, "
+        "streaming as 0.7 does); consume: 1 MiB fetches. Messages per second, ratio to the first row of the line; best of "
         f"{opts.runs} run(s); {opts.messages:,} messages a zkafka run, {opts.third_party_messages:,} a "
         f"third-party one; 1 MiB socket buffers; broker logs in {opts.log_root or 'a temporary directory'}.",
         f"Machine: {machine()}; 1-minute load average {loads[0]} when the run began, {loads[1]} when it "
         "ended (CPU µs/msg: client and broker CPU time per message, process starts included, which "
         "other work on the machine does not inflate).",
         "",
-        "| line | client | codec | produce msg/s | consume msg/s | produce CPU µs/msg | consume CPU µs/msg | note |",
-        "|---|---|---|---:|---:|---:|---:|---|",
+        "| line | client | codec | produce msg/s (0.8: acks=1) | produce acks=0 msg/s | consume msg/s "
+        "| produce CPU µs/msg | produce acks=0 CPU µs/msg | consume CPU µs/msg | note |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     firsts: dict[str, Row] = {}
     for row in rows:
         first = firsts.setdefault(row.line, row)
         lines.append(
             f"| {row.line} | {row.client} | {row.codec} | {fmt_rate(row.produce, first.produce)} "
-            f"| {fmt_rate(row.consume, first.consume)} | {fmt_cpu(row.produce_cpu)} | {fmt_cpu(row.consume_cpu)} "
+            f"| {fmt_rate(row.produce0, first.produce0)} | {fmt_rate(row.consume, first.consume)} "
+            f"| {fmt_cpu(row.produce_cpu)} | {fmt_cpu(row.produce0_cpu)} | {fmt_cpu(row.consume_cpu)} "
             f"| {row.note} |"
         )
     return "\n".join(lines) + "\n"
@@ -261,13 +271,19 @@ def chart(rows: list[Row], path: str, title: str) -> None:
     import matplotlib.pyplot as plt
 
     labels = [f"{r.line} {r.client}" + (f" ({r.codec})" if r.codec != "-" else "") for r in rows]
-    fig, ax = plt.subplots(figsize=(9, 0.55 * len(rows) + 1.6))
+    fig, ax = plt.subplots(figsize=(9, 0.8 * len(rows) + 1.6))
     ys = range(len(rows))
-    height = 0.38
-    for shift, key, colour in ((-height / 2, "produce", "#4c72b0"), (height / 2, "consume", "#dd8452")):
+    height = 0.27
+    bars_of = (
+        (-height, "produce", "produce (0.8: acks=1)", "#4c72b0"),
+        (0.0, "produce0", "produce acks=0 (0.8)", "#55a868"),
+        (height, "consume", "consume", "#dd8452"),
+    )
+    for shift, key, label, colour in bars_of:
         values = [(getattr(r, key) or 0) / 1e6 for r in rows]
-        bars = ax.barh([y + shift for y in ys], values, height, label=key, color=colour)
-        ax.bar_label(bars, fmt="%.2f", padding=2, fontsize=8)
+        bars = ax.barh([y + shift for y in ys], values, height, label=label, color=colour)
+        texts = ["" if getattr(r, key) is None else f"{v:.2f}" for r, v in zip(rows, values, strict=True)]
+        ax.bar_label(bars, labels=texts, padding=2, fontsize=8)  # no "0.00" where a line has no such figure
     ax.set_yticks(list(ys), labels)
     ax.invert_yaxis()
     ax.set_xlabel("million messages per second")

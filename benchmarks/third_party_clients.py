@@ -6,7 +6,7 @@
 Prints one JSON object: ``{"messages": n, "seconds": s, "messages_per_sec": r}``. kafka-python is told the
 broker is 0.8.2 (``api_version``); librdkafka (confluent-kafka) is told so with ``api.version.request=false``
 and ``broker.version.fallback=0.8.2.2``. Producers batch ``--batch-size`` messages a request as zkafka's
-sync producer does, with acks=1; consumers read partition 0 from the start with 1 MiB fetches, no group.
+sync producer does, with ``--acks`` (1 unless told; 0 is 0.8.2's producer default); consumers read partition 0 from the start with 1 MiB fetches, no group.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ SOCKET_BUFFER = 1024 * 1024  # as zkafka's clients get in compare.py
 ENTRY_OVERHEAD = 26  # a 0.8 entry around a null-key value: offset, size, crc, magic, attributes, lengths
 
 
-def kafka_python_produce(port: int, topic: str, messages: int, size: int, batch: int) -> float:
+def kafka_python_produce(port: int, topic: str, messages: int, size: int, batch: int, acks: int) -> float:
     from kafka import KafkaProducer
 
     producer = KafkaProducer(
         bootstrap_servers=f"127.0.0.1:{port}",
         api_version=(0, 8, 2),
-        acks=1,
+        acks=acks,
         batch_size=batch * (size + ENTRY_OVERHEAD),
         linger_ms=5,
         buffer_memory=256 * 1024 * 1024,
@@ -34,7 +34,8 @@ def kafka_python_produce(port: int, topic: str, messages: int, size: int, batch:
         send_buffer_bytes=SOCKET_BUFFER,
     )
     payload = b"x" * size
-    producer.send(topic, payload).get(30)  # metadata and the connection before the clock starts
+    producer.send(topic, payload).get(30)  # metadata and the connection before the clock starts (acks=0:
+    # the future resolves once the request is written)
     began = time.perf_counter()
     for _ in range(messages):
         producer.send(topic, payload)
@@ -77,14 +78,14 @@ LIBRDKAFKA_08 = {
 }
 
 
-def confluent_produce(port: int, topic: str, messages: int, size: int, batch: int) -> float:
+def confluent_produce(port: int, topic: str, messages: int, size: int, batch: int, acks: int) -> float:
     from confluent_kafka import Producer
 
     producer = Producer(
         {
             "bootstrap.servers": f"127.0.0.1:{port}",
             **LIBRDKAFKA_08,
-            "acks": 1,
+            "acks": acks,
             "batch.num.messages": batch,
             "linger.ms": 5,
             "queue.buffering.max.messages": 2_000_000,
@@ -150,10 +151,11 @@ def main() -> None:
     parser.add_argument("--messages", type=int, required=True)
     parser.add_argument("--message-size", type=int, default=100)
     parser.add_argument("--batch-size", type=int, default=200)
+    parser.add_argument("--acks", type=int, default=1, choices=[-1, 0, 1], help="produce only")
     opts = parser.parse_args()
     run = CLIENTS[opts.client, opts.action]
     if opts.action == "produce":
-        seconds = run(opts.port, opts.topic, opts.messages, opts.message_size, opts.batch_size)
+        seconds = run(opts.port, opts.topic, opts.messages, opts.message_size, opts.batch_size, opts.acks)
     else:
         seconds = run(opts.port, opts.topic, opts.messages)
     print(
