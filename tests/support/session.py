@@ -1,4 +1,5 @@
-"""Session-wide pytest hooks: a SIGTERM ends the run like Ctrl-C, and per-marker test timeouts.
+"""Session-wide pytest hooks: a SIGTERM ends the run like Ctrl-C, per-marker test timeouts, and no Hypothesis
+deadlines.
 
 Registered as a plugin by tests/conftest.py.
 """
@@ -8,6 +9,12 @@ from __future__ import annotations
 import signal
 
 import pytest
+from hypothesis import settings
+
+# Hypothesis examples assert behaviour, not speed: no per-example deadline, so a loaded CI machine cannot fail
+# a property test on time alone (speed targets live in benchmarks). A test's own @settings still applies.
+settings.register_profile("zkafka", deadline=None)
+settings.load_profile("zkafka")
 
 # The global limit is pyproject's `timeout`; a test marked with one of these (and no timeout of its own) gets
 # more, because the first such test also pays for a session fixture (a Spark JVM, a container image pull).
