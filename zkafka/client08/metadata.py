@@ -99,6 +99,8 @@ class TopicMetadataCache:
         self.timeout_ms = timeout_ms
         self.brokers: dict[int, BrokerEndPoint] = {}
         self.topics: dict[str, Any] = {}  # topic -> TopicMetadata with no topic error
+        self._sorted: dict[str, tuple[Any, tuple[PartitionAndLeader, ...]]] = {}  # partitions() of a
+        # topic's TopicMetadata object, made once per metadata answer instead of once per produce request
 
     def update(self, topics: Iterable[str]) -> Any:
         """Ask the cluster about ``topics`` and keep what it answers; returns the response."""
@@ -129,15 +131,20 @@ class TopicMetadataCache:
                     if answered.topic == topic:
                         check_error(answered.error, f"metadata for topic {topic!r}")
                 raise KafkaError(f"metadata for topic {topic!r}: not in the broker's answer")
+        made = self._sorted.get(topic)
+        if made is not None and made[0] is metadata:
+            return list(made[1])
         if not metadata.partitions:
             raise KafkaError(f"metadata for topic {topic!r} has no partitions and no error")
-        return sorted(
+        partitions = sorted(
             (
                 PartitionAndLeader(topic, p.partition, p.leader if p.leader >= 0 else None)
                 for p in metadata.partitions
             ),
             key=lambda p: p.partition,
         )
+        self._sorted[topic] = (metadata, tuple(partitions))
+        return partitions
 
     def leader(self, topic: str, partition: int) -> BrokerEndPoint | None:
         """The leader of one partition as last seen (None if unknown or leaderless); no request is made."""
@@ -150,3 +157,4 @@ class TopicMetadataCache:
     def forget(self) -> None:
         """Drop every topic, so the next ``partitions`` asks the cluster again."""
         self.topics.clear()
+        self._sorted.clear()
