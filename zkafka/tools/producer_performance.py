@@ -190,10 +190,11 @@ class _Worker(threading.Thread):
             topic = options.topic
             size = options.message_size
             send = producer.send
+            line08, is_async = options.line08, options.is_async  # line08 parses the broker list: once
             for batch in payloads(options, self.count, self.first_id):
-                if options.line08:
+                if line08:
                     producer.send_batch(topic, batch)
-                elif options.is_async:
+                elif is_async:
                     for payload in batch:
                         send(topic, payload)
                 else:
