@@ -10,13 +10,20 @@ the high-level consumer's first run over a received frame, without copying it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from zkafka.errors import KafkaError
 from zkafka.records import native
 
-if TYPE_CHECKING:
-    from zkafka.records.entries import EntryFormat
+
+class EntryFormat(Protocol):
+    """What a native run needs of a line's ``entries.EntryFormat`` (declared here so this module does not import
+    the walker that imports it)."""
+
+    native_line: int
+
+    def walk(self, data: Any, start: int, base: int) -> Iterator: ...
+
 
 # run(pos) -> (where it stopped, plain entries counted, highest offset read or -1)
 Run = Callable[[int], tuple[int, int, int]]
