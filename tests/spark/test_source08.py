@@ -24,11 +24,11 @@ def kafka_read(spark, brokers, **options):
 
 
 def fill(brokers, topics: dict[str, int]) -> list[tuple]:
-    """Keyed and keyless messages in plain and compressed sets (gzip, snappy) of 7, in every partition."""
+    """Keyed and keyless messages in plain and compressed sets (gzip, snappy, lz4 last) of 7, in every partition."""
     rows = []
     for topic, count in topics.items():
         for p in range(count):
-            for codec in (0, 1, 2, 0):
+            for codec in (0, 1, 2, 0, 3):
                 pairs = [
                     (f"k{i}".encode() if i % 2 else None, f"{topic}/{p}/{codec}/{i}".encode())
                     for i in range(7)
