@@ -4,8 +4,11 @@ third-party clients against the same zkafka broker.
 Starts a real ZooKeeper, then for each line (0.7, 0.8) and codec (native core, pure Python:
 ``ZKAFKA_NO_EXTENSIONS=1`` for the broker and the clients alike) one broker as a child process on a fresh
 chroot and log directory; ``zkafka perf produce`` sends MESSAGES messages of SIZE bytes, BATCH a request
-(sync; 0.7 has no acks: requests stream with no answer; on 0.8 once with acks=1, a round trip a request,
-and once with acks=0, 0.8.2's producer default, which streams as 0.7 does, to a topic of its own), and ``zkafka perf consume`` reads them back through the high-level consumer with
+(sync; 0.7 has no acks: requests stream with no answer; on 0.8 once with acks=1 and
+``--max-in-flight`` requests awaiting their answers at once (max.in.flight.requests.per.connection, 5 unless
+told: the new producer's default, which kafka-python keeps too; librdkafka's is 1000000; 1 is 0.8.2's Scala
+producer, a round trip a request), and once with acks=0, 0.8.2's producer default, which streams as 0.7 does,
+to a topic of its own), and ``zkafka perf consume`` reads them back through the high-level consumer with
 1 MiB fetches. On the 0.8 line kafka-python and confluent-kafka (librdkafka) produce and consume against
 a native-core broker too (``benchmarks/third_party_clients.py``). Every client runs in its own process, so
 client and broker each have a core of their own. Each figure comes with its ratio to the first row of its
@@ -148,6 +151,8 @@ def zkafka_rows(work: str, zk: str, line: str, codec: str, opts) -> Row:
         def produce(acks: str | None = None, messages: int = opts.messages) -> tuple[float, float]:
             nonlocal produced
             acks_option = [] if acks is None else ["--request-required-acks", acks]
+            if acks is None and line == "0.8" and opts.max_in_flight > 1:
+                acks_option += ["--max-in-flight", str(opts.max_in_flight)]
             measured = run_json(
                 [*CLI, "perf", "produce", "--broker-list", brokers, "--topic", f"perf{acks or ''}"]
                 + ["--messages", str(messages), "--message-size", str(opts.size)]
@@ -245,8 +250,10 @@ def load_average() -> str:
 def markdown(rows: list[Row], opts, loads: tuple[str, str]) -> str:
     lines = [
         f"{opts.size}-byte messages, one broker, loopback; produce: batches of {opts.batch}, sync (0.7: no "
-        "acks, requests stream; 0.8: acks=1, a round trip a request, and acks=0, 0.8.2's producer default, "
-        "streaming as 0.7 does); consume: 1 MiB fetches. Messages per second, ratio to the first row of the line; best of "
+        "acks, requests stream; 0.8: acks=1 with max.in.flight.requests.per.connection="
+        f"{opts.max_in_flight} for zkafka ({'a round trip a request' if opts.max_in_flight == 1 else 'requests pipelined'}; "
+        "the third-party clients keep their defaults: kafka-python 5, librdkafka 1000000), and acks=0, 0.8.2's "
+        "producer default, streaming as 0.7 does); consume: 1 MiB fetches. Messages per second, ratio to the first row of the line; best of "
         f"{opts.runs} run(s); {opts.messages:,} messages a zkafka run, {opts.third_party_messages:,} a "
         f"third-party one; 1 MiB socket buffers; broker logs in {opts.log_root or 'a temporary directory'}.",
         f"Machine: {machine()}; 1-minute load average {loads[0]} when the run began, {loads[1]} when it "
@@ -307,6 +314,12 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--batch", type=int, default=200)
     parser.add_argument("--runs", type=int, default=1, help="runs of each figure; the best is kept")
+    parser.add_argument(
+        "--max-in-flight",
+        type=int,
+        default=5,
+        help="zkafka 0.8 acks=1 rows: max.in.flight.requests.per.connection (1: 0.8.2's one request at a time)",
+    )
     parser.add_argument("--lines", default="0.7,0.8")
     parser.add_argument("--codecs", default="native,pure", help="zkafka rows: native, pure or both")
     parser.add_argument("--clients", default="kafka-python,confluent-kafka", help="third-party, 0.8 line")

@@ -304,6 +304,8 @@ class ProducerConfig08(Config):
         int_key("batch.num.messages", 200, 1),
         int_key("send.buffer.bytes", 100 * 1024, 1),
         str_key("client.id", ""),
+        # The new producer's (KafkaProducer's) setting; 1 is the Scala producer's one request at a time.
+        int_key("max.in.flight.requests.per.connection", 1, 1),
     )
 
     def validate(self) -> None:

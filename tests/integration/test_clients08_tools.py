@@ -151,3 +151,12 @@ def test_perf_produce_and_consume_on_the_08_line(broker):
     assert zkafka_json("perf", "consume", *common)["total_messages"] == 3000
     with SimpleConsumer08("127.0.0.1", broker.port) as c:
         assert sum(c.latest_offset("perf08", p) for p in range(PARTITIONS)) == 3000
+
+
+def test_perf_produce_pipelines_with_max_in_flight(broker):
+    brokers = f"127.0.0.1:{broker.port}"
+    common = ("--broker-list", brokers, "--topic", "perf-pipelined", "--messages", "2000")
+    produced = zkafka_json("perf", "produce", *common, "--batch-size", "100", "--max-in-flight", "5")
+    assert produced["total_messages"] == 2000
+    with SimpleConsumer08("127.0.0.1", broker.port) as c:
+        assert sum(c.latest_offset("perf-pipelined", p) for p in range(PARTITIONS)) == 2000

@@ -170,6 +170,10 @@ def test_producer_0_8_keys():
         ProducerConfig08({})
     with pytest.raises(InvalidConfigError, match=r"client\.id"):
         ProducerConfig08({"metadata.broker.list": "h:1", "client.id": "a b"})
+    # The new producer's pipelining: off (one request at a time, as 0.8.2's Scala producer) unless asked for.
+    assert config["max.in.flight.requests.per.connection"] == 1
+    with pytest.raises(InvalidConfigError, match=r"max\.in\.flight\.requests\.per\.connection"):
+        ProducerConfig08({"metadata.broker.list": "h:1", "max.in.flight.requests.per.connection": "0"})
 
 
 def test_consumer_0_8_keys():

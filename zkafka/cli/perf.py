@@ -88,6 +88,13 @@ def perf() -> None:
 )
 @click.option("--async", "is_async", is_flag=True, help="Use the async producer (one message per send call).")
 @acks_option(1)
+@click.option(
+    "--max-in-flight",
+    type=click.IntRange(1),
+    default=None,
+    help="0.8 line: max.in.flight.requests.per.connection (acks 1 or -1: requests awaiting an answer at once; "
+    "default 1, one round trip a request).",
+)
 @click.option("--threads", type=click.IntRange(1), default=1, show_default=True, help="Producer threads.")
 @click.option("--initial-message-id", type=int, default=None, help="Start each payload with its message id.")
 @click.option(
@@ -105,6 +112,7 @@ def perf_produce(
     compression: str,
     is_async: bool,
     request_required_acks: int,
+    max_in_flight: int | None,
     threads: int,
     initial_message_id: int | None,
     properties: tuple[str, ...],
@@ -122,21 +130,25 @@ def perf_produce(
 
     configure_logging(Context.verbose, level=30)
     check_source(zookeeper, broker_list)
+    line08 = bool(broker_list) and is_broker_list_08(broker_list)
+    producer_props = parse_overrides(properties)
+    if max_in_flight is not None:
+        if not line08:
+            raise click.UsageError("--max-in-flight: the 0.8 line only (a host:port,... --broker-list)")
+        producer_props["max.in.flight.requests.per.connection"] = str(max_in_flight)
     options = PerfOptions(
         topic=topic,
         messages=messages,
         message_size=message_size,
         batch_size=batch_size,
-        compression=parse_codec(
-            compression, ALL_CODECS if broker_list and is_broker_list_08(broker_list) else CODECS_07
-        ),
+        compression=parse_codec(compression, ALL_CODECS if line08 else CODECS_07),
         is_async=is_async,
         threads=threads,
         initial_message_id=initial_message_id,
         vary_message_size=vary_message_size,
         zookeeper=zookeeper,
         broker_list=broker_list,
-        producer_props=parse_overrides(properties),
+        producer_props=producer_props,
         request_required_acks=request_required_acks,
     )
     if progress is None:

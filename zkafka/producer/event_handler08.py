@@ -217,8 +217,7 @@ class DefaultEventHandler08:
         outstanding = list(messages)
         attempts = self.max_retries + 1
         while outstanding and attempts > 0:
-            if self.refresh_interval >= 0 and time.monotonic() - self.last_refresh > self.refresh_interval:
-                self.refresh({m.topic for m in outstanding})
+            self.refresh_if_due(outstanding)
             outstanding = self.dispatch(outstanding)
             attempts -= 1
             if outstanding and attempts > 0:
@@ -238,6 +237,11 @@ class DefaultEventHandler08:
                 f"after {self.max_retries} retries",
                 undelivered=undelivered,
             )
+
+    def refresh_if_due(self, messages: Sequence[Outgoing]) -> None:
+        """Refresh the metadata of the messages' topics when ``topic.metadata.refresh.interval.ms`` is up."""
+        if self.refresh_interval >= 0 and time.monotonic() - self.last_refresh > self.refresh_interval:
+            self.refresh({m.topic for m in messages})
 
     def refresh(self, topics: set[str]) -> None:
         """New metadata for ``topics``; a failure is logged (the sends that need it fail and are retried)."""
@@ -276,15 +280,19 @@ class DefaultEventHandler08:
             )
         return index
 
-    def send(self, broker_id: int, groups: Mapping[tuple[str, int], list[Outgoing]]) -> list[tuple[str, int]]:
-        """One Produce request to a leader; the (topic, partition) keys that failed."""
+    def produce_request(self, groups: Mapping[tuple[str, int], list[Outgoing]]) -> ProduceRequestV0:
+        """The Produce request of one leader's groups: a message set per (topic, partition)."""
         by_topic: dict[str, list] = {}
         for (topic, partition), group in groups.items():
             data = message_set(group, codec_for_topic(self.codec, self.compressed_topics, topic))
             by_topic.setdefault(topic, []).append(ProduceRequestPartition(partition, data))
-        request = ProduceRequestV0(
+        return ProduceRequestV0(
             self.acks, self.timeout_ms, [ProduceRequestTopic(t, parts) for t, parts in by_topic.items()]
         )
+
+    def send(self, broker_id: int, groups: Mapping[tuple[str, int], list[Outgoing]]) -> list[tuple[str, int]]:
+        """One Produce request to a leader; the (topic, partition) keys that failed."""
+        request = self.produce_request(groups)
         sent = list(groups)
         try:
             channel = self.pool.get(broker_id)

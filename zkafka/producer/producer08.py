@@ -9,6 +9,13 @@ Async: ``send`` queues (``queue.buffering.max.messages``, ``queue.enqueue.timeou
 came within ``queue.buffering.max.ms``; messages it could not deliver are logged, counted in
 ``undelivered``, passed to ``on_send_failure`` and make ``close`` raise FailedToSendMessageError.
 
+``max.in.flight.requests.per.connection`` (the new producer's property; 1 by default, the Scala producer's
+one request at a time) above 1 with acks 1 or -1 pipelines Produce requests (``pipeline08``): a sync ``send``
+then returns once its request is written, before its answer; ``flush`` (and ``close``) waits for every
+answer, retries what was refused and raises FailedToSendMessageError for what could not be delivered (each
+lot also goes to ``on_send_failure``). With retries, messages of one partition may then be stored out of
+send order, as Kafka documents for this setting.
+
 Keys and values are encoded by ``key.serializer.class`` and ``serializer.class`` when ``send`` is called (a
 ``str`` key is also accepted by the default encoder, as its UTF-8 bytes); the partition is chosen from the
 key as given (``part_key`` when set), so a ``str`` key lands where a Java producer puts the same String.
@@ -37,6 +44,7 @@ from zkafka.producer.partitioner import (
     Partitioner,
     load_partitioner,
 )
+from zkafka.producer.pipeline08 import PipelinedSender08
 from zkafka.topic import TopicValidator
 
 log = logging.getLogger(__name__)
@@ -60,7 +68,8 @@ class Producer08:
 
     ``config`` is a ProducerConfig08 or a mapping of 0.8 producer properties. ``encoder``, ``key_encoder`` and
     ``partitioner`` override ``serializer.class``, ``key.serializer.class`` and ``partitioner.class``.
-    ``on_send_failure(error)`` (async) is called with each FailedToSendMessageError of the send greenlet.
+    ``on_send_failure(error)`` is called with each FailedToSendMessageError of the send greenlet (async) or of
+    the requests in flight (pipelined).
     """
 
     def __init__(
@@ -87,12 +96,19 @@ class Producer08:
         self.handler = DefaultEventHandler08(config, self.partitioner)
         self.is_async = config["producer.type"] == "async"
         self.on_send_failure = on_send_failure
-        self.undelivered = 0  # async: messages the send greenlet gave up on
+        self.undelivered = 0  # async or pipelined: messages given up on
+        self._reported = 0  # of those, raised by flush()
         self._check_topic = TopicValidator("0.8")
         self._thread = threading.get_ident()
         self._closed = False
         self._next_yield = 0.0
         self._sender: _AsyncSender | None = None
+        self._pipeline: PipelinedSender08 | None = None
+        if config["max.in.flight.requests.per.connection"] > 1 and self.handler.acks != 0:
+            self._pipeline = PipelinedSender08(
+                self.handler, config["max.in.flight.requests.per.connection"], self._failed
+            )
+        self._deliver = self.handler.handle if self._pipeline is None else self._pipeline.submit
         if self.is_async:
             timeout_ms = config["queue.enqueue.timeout.ms"]
             self._sender = _AsyncSender(
@@ -117,7 +133,7 @@ class Producer08:
         if not serialized:
             return
         if self._sender is None:
-            self.handler.handle(serialized)
+            self._deliver(serialized)
             return
         topic = serialized[0].topic
         if all(m.topic == topic for m in serialized):
@@ -147,7 +163,7 @@ class Producer08:
         if not (self._plain_values and set(map(type, values)) <= _RAW_VALUE_TYPES):
             values = [None if v is None else self._encode_value(v) for v in values]
         if self._sender is None:
-            self.handler.handle([ValueBatch(topic, part_key, key, values)])
+            self._deliver([ValueBatch(topic, part_key, key, values)])
             return
         self._sender.send(topic, -1, [Serialized(topic, part_key, key, v) for v in values])
         self._give_hub_a_turn()
@@ -193,22 +209,39 @@ class Producer08:
 
     # -- closing -------------------------------------------------------------------------------------------
 
+    def flush(self) -> None:
+        """Pipelined (sync): wait for the answer to every request in flight, send again what was refused, and
+        raise FailedToSendMessageError for the messages given up on since the last ``flush``. Otherwise
+        nothing waits: a sync send returns acknowledged, and ``close`` drains the async queue."""
+        self._check_open()
+        if self._pipeline is None or self._sender is not None:
+            return
+        self._pipeline.flush()
+        self._raise_unreported()
+
+    def _raise_unreported(self) -> None:
+        unreported = self.undelivered - self._reported
+        if unreported:
+            self._reported = self.undelivered
+            raise FailedToSendMessageError(
+                f"{unreported} messages were not delivered (see the errors logged)", undelivered=unreported
+            )
+
     def close(self, timeout: float | None = None) -> None:
-        """Deliver what is queued (async; up to ``timeout`` seconds), close every connection; then raise
-        FailedToSendMessageError if the send greenlet could not deliver some messages."""
+        """Deliver what is queued (async; up to ``timeout`` seconds) or in flight (pipelined), close every
+        connection; then raise FailedToSendMessageError if some messages could not be delivered (pipelined:
+        those no ``flush`` raised for)."""
         if self._closed:
             return
         self._closed = True
         try:
             if self._sender is not None:
                 self._sender.close(timeout)
+            if self._pipeline is not None:
+                self._pipeline.flush()
         finally:
             self.handler.close()
-        if self.undelivered:
-            raise FailedToSendMessageError(
-                f"{self.undelivered} messages were not delivered (see the errors logged)",
-                undelivered=self.undelivered,
-            )
+        self._raise_unreported()
 
     def __enter__(self) -> Producer08:
         return self
@@ -238,7 +271,7 @@ class _AsyncSender(BatchingSender):
     def handle(self, batch: list[QueueItem]) -> None:
         messages = [m for item in batch for m in item.data]
         try:
-            self.producer.handler.handle(messages)
+            self.producer._deliver(messages)
         except FailedToSendMessageError as exc:
             log.error("%s: %s", self, exc)
             self.producer._failed(exc)
