@@ -22,7 +22,18 @@ The measurement, for each line and each flush mode:
   14. Flushes are time-based only, so the probe's produce never waits for an fsync of its own (a
   ``flush.messages`` flush makes the produce that triggers it wait for it, by design, as in Kafka);
 - fairness on a shared machine: each round runs every mode once, in turn, and the samples of all rounds are
-  pooled per line and mode, so background load falls on all modes alike.
+  pooled per line and mode, so background load falls on all modes alike;
+- the rig (``--rig``), which separates the machine's noise from the broker's. ``pinned`` (the default): the
+  broker process, every thread of it, runs on CPU ``--broker-cpu`` alone (its affinity is set before it
+  starts); this benchmark, its probe, its bulk writer and the 0.8 ZooKeeper run on the other CPUs, the writer
+  at nice ``--writer-nice`` (default 10 in this rig) so that the probe's wake-ups preempt it. On a 2-core
+  machine three busy processes otherwise share two cores, and most of a slow probe's time was the broker's
+  event loop waiting in the runqueue, not broker work. ``--keep-awake broker`` (or ``all``) adds, on the broker's
+  CPU (or on every CPU), a spinning process at the idle scheduling class (``SCHED_IDLE``, in a session of its
+  own whose autogroup has nice 19: it runs only when nothing else wants the CPU), so a wake-up never waits for a halted virtual CPU to
+  resume.
+  ``shared``: no pinning (the scheduler places everything; the writer at ``--writer-nice``, default 0), as
+  the runs before the rig were made.
 
 Reported per line and mode: the probe's p50/p99/p99.9/max (ms), p99/p50, samples over 10 ms, the broker's
 CPU share and the share of the time its event-loop thread was runnable but waiting for a CPU (runqueue
@@ -33,7 +44,8 @@ from another checkout; ``--slow-fsync-ms`` adds that delay to every fsync of the
 (``benchmarks.slow_disk``).
 
     python benchmarks/flush_latency.py [--lines 07,08] [--modes idle,none,loop,pool] [--rounds 2] [--seconds 10]
-        [--write-mb-per-s 20] [--bulk-kb 64] [--flush-ms 100] [--segment-mb 64] [--writer-nice 0] [--slow-fsync-ms 0]
+        [--write-mb-per-s 20] [--bulk-kb 64] [--flush-ms 100] [--segment-mb 64] [--rig pinned|shared]
+        [--broker-cpu 0] [--keep-awake off|broker|all] [--writer-nice N] [--slow-fsync-ms 0]
 """
 
 from __future__ import annotations
@@ -44,6 +56,7 @@ import json
 import multiprocessing
 import os
 import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -162,6 +175,71 @@ class ThreadClock:
         return {"broker_cpu": (cpu1 - cpu0) / wall, "loop_runqueue_wait": (wait1 - wait0) / wall}
 
 
+# -- the rig ------------------------------------------------------------------------------------------------------
+
+SPIN = "import os\nos.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\nwhile True:\n    pass\n"
+
+
+class Rig:
+    """Which CPUs the broker and the client side (this process, probe, writer, ZooKeeper) run on."""
+
+    def __init__(self, name: str, broker_cpu: int, keep_awake: str) -> None:
+        self.name = name
+        self.all_cpus = os.sched_getaffinity(0)
+        self.keep_awake = keep_awake
+        if name == "pinned":
+            if broker_cpu not in self.all_cpus or len(self.all_cpus) < 2:
+                raise SystemExit(f"--rig pinned needs CPU {broker_cpu} and another one, have {self.all_cpus}")
+            self.broker_cpus = {broker_cpu}
+            self.client_cpus = self.all_cpus - self.broker_cpus
+        else:
+            self.broker_cpus = self.client_cpus = self.all_cpus
+        self._spinners: list[subprocess.Popen] = []
+
+    def describe(self) -> str:
+        if self.name != "pinned":
+            return "shared: no CPU pinning"
+        text = f"pinned: broker on CPU {sorted(self.broker_cpus)}, probe/writer/ZooKeeper on {sorted(self.client_cpus)}"
+        if self.keep_awake != "off":
+            text += f", SCHED_IDLE spinner on {'the broker' if self.keep_awake == 'broker' else 'every'} CPU"
+        return text
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """For the whole benchmark: this process (and what it forks) on the client CPUs, the spinner if asked."""
+        os.sched_setaffinity(0, self.client_cpus)
+        try:
+            spin_on = {"off": set(), "broker": self.broker_cpus, "all": self.all_cpus}[self.keep_awake]
+            for cpu in sorted(spin_on):
+                os.sched_setaffinity(0, {cpu})
+                spinner = subprocess.Popen([sys.executable, "-c", SPIN], start_new_session=True)
+                self._spinners.append(spinner)
+                _lowest_autogroup(spinner.pid)
+            os.sched_setaffinity(0, self.client_cpus)
+            yield
+        finally:
+            for spinner in self._spinners:
+                spinner.kill()
+                spinner.wait()
+            os.sched_setaffinity(0, self.all_cpus)
+
+    @contextlib.contextmanager
+    def broker_side(self) -> Iterator[None]:
+        """Processes started in this block run on the broker's CPUs (a child inherits its parent's affinity)."""
+        os.sched_setaffinity(0, self.broker_cpus)
+        try:
+            yield
+        finally:
+            os.sched_setaffinity(0, self.client_cpus)
+
+
+def _lowest_autogroup(pid: int) -> None:
+    """With autogroups on, CPU time is shared between sessions first: SCHED_IDLE alone does not make a process
+    in a session of its own yield to the broker's (also a session of its own). Its session gets nice 19 too."""
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/autogroup", "w") as handle:
+        handle.write("19")
+
+
 # -- one run ------------------------------------------------------------------------------------------------------
 
 
@@ -176,8 +254,13 @@ def launcher(mode: str, slow_fsync_ms: float) -> tuple[str, ...]:
     )
 
 
-def start(line: str, mode: str, work: str, zk: str | None, args: argparse.Namespace):
+def start(line: str, mode: str, work: str, zk: str | None, args: argparse.Namespace, rig: Rig):
     """The broker of a run: (process, port)."""
+    with rig.broker_side():
+        return _start(line, mode, work, zk, args)
+
+
+def _start(line: str, mode: str, work: str, zk: str | None, args: argparse.Namespace):
     flush_ms = NEVER_MS if mode in ("idle", "none") else str(args.flush_ms)
     tick_ms = str(min(args.flush_ms, 100))
     segment_bytes = str(args.segment_mb << 20)
@@ -210,10 +293,12 @@ def start(line: str, mode: str, work: str, zk: str | None, args: argparse.Namesp
     return proc, port
 
 
-def run_one(line: str, mode: str, zk: str | None, args: argparse.Namespace) -> tuple[list[float], dict]:
+def run_one(
+    line: str, mode: str, zk: str | None, args: argparse.Namespace, rig: Rig
+) -> tuple[list[float], dict]:
     """The probe's samples under load and the broker's CPU figures for one broker run."""
     with tempfile.TemporaryDirectory(dir=os.environ.get("FLUSH_BENCH_DIR")) as work:
-        proc, port = start(line, mode, work, zk, args)
+        proc, port = start(line, mode, work, zk, args, rig)
         try:
             probe(port, line, 0.5, args.probe_hz)  # creates the 0.7 log, warms the connection path
             stop = multiprocessing.Event()
@@ -276,12 +361,16 @@ def run(args: argparse.Namespace, report: Callable[[str], None] = print) -> dict
     lines, modes = args.lines.split(","), args.modes.split(",")
     samples = {(line, mode): [] for line in lines for mode in modes}
     shares = {(line, mode): [] for line in lines for mode in modes}
+    if args.writer_nice is None:
+        args.writer_nice = 10 if args.rig == "pinned" else 0
+    rig = Rig(args.rig, args.broker_cpu, args.keep_awake)
+    report(f"rig {rig.describe()}, writer nice {args.writer_nice}")
     load_before = os.getloadavg()
-    with zookeeper_for(lines) as zk:
+    with rig.running(), zookeeper_for(lines) as zk:
         for round_no in range(args.rounds):
             for line in lines:
                 for mode in modes:
-                    got, share = run_one(line, mode, zk if line == "08" else None, args)
+                    got, share = run_one(line, mode, zk if line == "08" else None, args, rig)
                     samples[line, mode] += got
                     shares[line, mode].append(share)
                     ordered = sorted(got)
@@ -314,7 +403,11 @@ def run(args: argparse.Namespace, report: Callable[[str], None] = print) -> dict
                 "probe_hz",
             )
         }
-        | {"slow_fsync_ms": args.slow_fsync_ms, "broker_code": args.broker_pythonpath or here},
+        | {
+            "rig": rig.describe(),
+            "slow_fsync_ms": args.slow_fsync_ms,
+            "broker_code": args.broker_pythonpath or here,
+        },
         "load_average_before": [round(value, 2) for value in load_before],
         "load_average_after": [round(value, 2) for value in os.getloadavg()],
         "results": results,
@@ -330,7 +423,15 @@ def main() -> None:
     parser.add_argument("--write-mb-per-s", type=float, default=20.0)
     parser.add_argument("--flush-ms", type=int, default=100)
     parser.add_argument("--segment-mb", type=int, default=64)
-    parser.add_argument("--writer-nice", type=int, default=0)
+    parser.add_argument("--writer-nice", type=int, help="the writer's nice (default: 10 pinned, 0 shared)")
+    parser.add_argument("--rig", choices=("pinned", "shared"), default="pinned")
+    parser.add_argument("--broker-cpu", type=int, default=0, help="the broker's CPU in the pinned rig")
+    parser.add_argument(
+        "--keep-awake",
+        choices=("off", "broker", "all"),
+        default="off",
+        help="a SCHED_IDLE spinner on the broker's CPU or on every CPU",
+    )
     parser.add_argument(
         "--bulk-kb", type=int, default=64, help="the bulk writer's message size (one a request)"
     )
