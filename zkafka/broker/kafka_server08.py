@@ -260,6 +260,7 @@ class KafkaServer08(BrokerServer):
                 dedupe_buffer_size=config["log.cleaner.dedupe.buffer.size"]
                 // max(config["log.cleaner.threads"], 1),
                 load_factor=config["log.cleaner.io.buffer.load.factor"],
+                offload=self.disk_pool.run,
             )
             backoff_s = config["log.cleaner.backoff.ms"] / MS
             self.schedule(backoff_s, backoff_s, cleaner.clean_once)

@@ -11,6 +11,13 @@ segment's mtime minus ``delete.retention.ms``). A group is written to ``<base>.l
 ``.deleted`` and removed later) and renamed to ``.log``; a crash at any step is repaired when the log loads.
 Compressed wrappers keep their kept inner messages recompressed with the same codec (0.9); messages without
 a key are kept (0.9 refuses them on produce). The new first dirty offset is checkpointed.
+
+Everything but the swaps runs through the cleaner's ``offload`` (the broker's disk pool): choosing the log,
+reading and mapping the keys, writing and fsyncing the cleaned files, the checkpoint. Each swap (renames and
+opening the new segment under the log's lock, the old segments' delayed deletion) runs on the caller's thread,
+the event loop in the broker, as every other change of the segment list does. The work on the pool thread is
+Python and holds the GIL while it computes, so the loop may wait for it up to the switch interval (5 ms)
+at a time, instead of for the whole cleaning.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from zkafka.broker.checkpoint import CLEANER_CHECKPOINT, OffsetCheckpoint
 from zkafka.broker.log08 import CLEANED_SUFFIX, SWAP_SUFFIX, Log08
 from zkafka.broker.offset_index import INDEX_SUFFIX, OffsetIndex
 from zkafka.broker.segment import IndexedSegment, segment_file_name
+from zkafka.broker.segmented_log import Offload, run_here
 from zkafka.records.compression import compress
 from zkafka.records.format08 import CODEC_MASK, encode_entry, encode_message, entries, iter_messages
 
@@ -91,7 +99,10 @@ class CleanerStats:
 
 
 class LogCleaner:
-    """Cleans the compacted logs ``logs()`` returns, one per ``clean_once`` (the dirtiest first)."""
+    """Cleans the compacted logs ``logs()`` returns, one per ``clean_once`` (the dirtiest first).
+
+    ``offload`` runs the blocking work (the broker passes its disk pool; by default it runs in place).
+    """
 
     def __init__(
         self,
@@ -99,8 +110,10 @@ class LogCleaner:
         *,
         dedupe_buffer_size: int = 500 * 1024 * 1024,
         load_factor: float = 0.9,
+        offload: Offload = run_here,
     ) -> None:
         self._logs = logs
+        self._offload = offload
         self.map_capacity = max(1, int(dedupe_buffer_size / BYTES_PER_MAP_ENTRY * load_factor))
 
     # -- checkpoints ----------------------------------------------------------------------------------------
@@ -146,11 +159,11 @@ class LogCleaner:
 
     def clean_once(self) -> CleanerStats | None:
         """Clean the filthiest log; None when no log needs it."""
-        to_clean = self.grab_filthiest_log()
+        to_clean = self._offload(self.grab_filthiest_log)
         if to_clean is None:
             return None
         stats = self.clean(to_clean)
-        self._write_checkpoint(to_clean.log, stats.end_offset)
+        self._offload(lambda: self._write_checkpoint(to_clean.log, stats.end_offset))
         logger.info(
             "log cleaner: %s offsets %d-%d, %d -> %d segment(s), %d -> %d messages, %d -> %d bytes",
             stats.log,
@@ -173,13 +186,16 @@ class LogCleaner:
         stats = CleanerStats(log.name, to_clean.first_dirty_offset)
         segments = log.segments
         offset_map = OffsetMap(self.map_capacity)
-        stats.end_offset = self._build_offset_map(segments[:-1], to_clean.first_dirty_offset, offset_map)
+        stats.end_offset = self._offload(
+            lambda: self._build_offset_map(segments[:-1], to_clean.first_dirty_offset, offset_map)
+        )
         clean_segments = [s for s in segments[:-1] if s.next_offset <= to_clean.first_dirty_offset]
         horizon = clean_segments[-1].mtime_ms - log.config.delete_retention_ms if clean_segments else 0
         doomed = [s for s in segments[:-1] if s.start < stats.end_offset]
         for group in group_segments_by_size(doomed, log.config.segment_bytes, log.config.index_max_bytes):
             stats.groups.append([s.start for s in group])
-            if self._clean_segments(log, group, offset_map, horizon, stats) is not None:
+            self._offload(lambda group=group: self._write_cleaned(log, group, offset_map, horizon, stats))
+            if self._swap_in(log, group) is not None:
                 stats.segments_in += len(group)
                 stats.segments_out += 1
         return stats
@@ -205,17 +221,17 @@ class LogCleaner:
             end = segment.next_offset
         return end
 
-    def _clean_segments(
+    def _write_cleaned(
         self,
         log: Log08,
         group: list[IndexedSegment],
         offset_map: OffsetMap,
         horizon_ms: int,
         stats: CleanerStats,
-    ) -> IndexedSegment | None:
+    ) -> None:
+        """Write the group's kept entries as the ``.swap`` files of its first segment (fsynced)."""
+        log_path, index_path = _group_paths(log, group)
         base = group[0].start
-        log_path = os.path.join(log.dir_path, segment_file_name(base, log.entry_format.log_suffix))
-        index_path = os.path.join(log.dir_path, segment_file_name(base, INDEX_SUFFIX))
         for path in (log_path + CLEANED_SUFFIX, index_path + CLEANED_SUFFIX):
             if os.path.exists(path):
                 os.unlink(path)
@@ -244,6 +260,12 @@ class LogCleaner:
         for path in (log_path, index_path):
             os.rename(path + CLEANED_SUFFIX, path + SWAP_SUFFIX)
 
+    def _swap_in(self, log: Log08, group: list[IndexedSegment]) -> IndexedSegment | None:
+        """Put the group's ``.swap`` files in its place in the log (None, and the files dropped, if the log
+        changed meanwhile)."""
+        log_path, index_path = _group_paths(log, group)
+        base = group[0].start
+
         def swap_in() -> IndexedSegment:
             for segment in group:
                 segment.rename_deleted()
@@ -261,6 +283,15 @@ class LogCleaner:
             for path in (log_path, index_path):
                 os.unlink(path + SWAP_SUFFIX)
         return new
+
+
+def _group_paths(log: Log08, group: list[IndexedSegment]) -> tuple[str, str]:
+    """The log and index paths of the segment a cleaned group becomes (named after its first segment)."""
+    base = group[0].start
+    return (
+        os.path.join(log.dir_path, segment_file_name(base, log.entry_format.log_suffix)),
+        os.path.join(log.dir_path, segment_file_name(base, INDEX_SUFFIX)),
+    )
 
 
 def group_segments_by_size(

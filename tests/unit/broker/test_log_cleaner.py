@@ -4,6 +4,7 @@ compressed wrappers, the dirty ratio, the offset map's limit, the checkpoint and
 from __future__ import annotations
 
 import os
+import threading
 
 import pytest
 
@@ -204,6 +205,46 @@ def test_an_interrupted_swap_is_finished_when_the_log_loads(log, tmp_path) -> No
     keys = {k for _, k, _ in contents(reopened)}
     assert keys == {"k0", "k1", "k2", "k3"} and reopened.log_end_offset == 24
     assert not [n for n in os.listdir(reopened.dir_path) if n.endswith((".swap", ".cleaned"))]
+
+
+def test_the_cleaning_runs_through_offload_and_the_swap_on_the_callers_thread(tmp_path) -> None:
+    config = LogConfig(segment_bytes=SEGMENT, compact=True, file_delete_delay_ms=0)
+    os.makedirs(tmp_path / "compacted-0")
+    scheduled = []  # (thread, task) of the log's delayed work: the flushes after rolls, deletions
+    log = Log08(
+        str(tmp_path / "compacted-0"),
+        "compacted",
+        0,
+        config,
+        time_ms=Clock(),
+        scheduler=lambda delay, task: scheduled.append((threading.get_ident(), task)),
+    )
+    fill(log, rounds=6)
+    for _, task in scheduled:
+        task()
+    scheduled.clear()
+    in_place = open_log(tmp_path / "reference-0")
+    fill(in_place, rounds=6)
+    cleaner_for(in_place).clean_once()
+    offloaded = []
+
+    def on_another_thread(task):
+        result = []
+        worker = threading.Thread(target=lambda: result.append(task()))
+        worker.start()
+        worker.join()
+        offloaded.append(worker.ident)
+        assert result, "the offloaded task failed"
+        return result[0]
+
+    stats = cleaner_for(log, offload=on_another_thread).clean_once()
+    assert contents(log) == contents(in_place)
+    # choosing the log, the offset map, one write per group, the checkpoint
+    assert len(offloaded) == 3 + len(stats.groups)
+    assert scheduled and {thread for thread, _ in scheduled} == {threading.get_ident()}
+    for _, task in scheduled:
+        task()
+    assert not [n for n in os.listdir(log.dir_path) if n.endswith((".cleaned", ".swap", ".deleted"))]
 
 
 def test_replace_segments_refuses_a_log_that_changed(log) -> None:
