@@ -225,7 +225,8 @@ def perf_consume(
     as fast as possible and print the rate, as Kafka's ConsumerPerformance does (start, end, fetch size, MB,
     MB/s, messages, messages/s). The group's streams are read a fetched chunk at a time
     (KafkaStream.next_batch; every message is still taken and its payload measured), which spares the
-    per-message next() call. With --broker-list HOST:PORT,... (0.8 line) every partition is read from its
+    per-message next() call; on the 0.8 line each chunk is a MessageBatch08 whose values column is
+    measured, with no object made per message. With --broker-list HOST:PORT,... (0.8 line) every partition is read from its
     leader with SimpleConsumer08 instead; with --bootstrap-server, by one member of a coordinator group."""
     from zkafka.config import parse_overrides
     from zkafka.tools.consumer_performance import CSV_HEADER, DETAIL_HEADER, ConsumerPerfOptions, run

@@ -24,7 +24,7 @@ from zkafka.consumer.fetcher import handed_over, reset_time_or_fail
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
 from zkafka.consumer.simple08 import SimpleConsumer08
 from zkafka.consumer.stream import FETCH_PIECE
-from zkafka.consumer.stream08 import decode_chunk08
+from zkafka.consumer.stream08 import decode_batch08
 from zkafka.errors import KafkaError, MessageSizeTooLargeError
 from zkafka.producer.partitioner import java_string_hash
 from zkafka.protocol.errors import ErrorCode, error_name
@@ -228,13 +228,13 @@ class Fetcher08:
         """Decode one fetched set onto the partition's stream queue; returns the number of messages.
 
         ``buf`` (the fetch's own frame, never reused) is read in place on the native path, FETCH_PIECE messages
-        at a time."""
+        at a time, each piece a ``MessageBatch08`` of columns."""
         if not len(buf):
             return 0
         fetch_offset = info.fetch_offset
         start = count = 0
         while True:
-            items, error, resume, next_offset = decode_chunk08(
+            items, error, resume, next_offset = decode_batch08(
                 buf, fetch_offset, info.topic, info.partition, start, self.fetch_size, FETCH_PIECE
             )
             if start == 0 and not items and next_offset == fetch_offset:

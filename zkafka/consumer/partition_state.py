@@ -9,7 +9,7 @@ position through the ``ChunkReader`` it registers as the partition's ``reader``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from gevent.queue import Queue
@@ -123,7 +123,8 @@ class PartitionTopicInfo:
 class FetchedChunk:
     """Decoded messages of one fetch of one partition, or the error that stopped them, for a stream's queue.
 
-    ``items`` are the partition's ``MessageAndMetadata``. ``error`` is raised after ``items`` are handed out;
+    ``items`` are the partition's messages: a list of ``MessageAndMetadata`` (0.7) or a ``MessageBatch08``
+    (0.8). ``error`` is raised after ``items`` are handed out;
     ``error_offset`` (when not None) is where reading goes on after the bad entry, and becomes the consumed
     offset when the error is raised.
     """
@@ -133,7 +134,7 @@ class FetchedChunk:
     def __init__(
         self,
         info: PartitionTopicInfo,
-        items: list[Any] | None = None,
+        items: Sequence[Any] | None = None,
         error: BaseException | None = None,
         error_offset: int | None = None,
     ) -> None:

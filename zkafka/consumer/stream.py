@@ -17,7 +17,8 @@ from __future__ import annotations
 import gc
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import gevent
 import gevent.event
@@ -270,15 +271,18 @@ class KafkaStream(native.built.StreamCore if native.built is not None else _Stre
         self._resumed = resumed if resumed is not None else gevent.event.Event()
         if resumed is None:
             self._resumed.set()
-        self._items: list[MessageAndMetadata] = []
+        self._items: Sequence[Any] = []  # the chunk's list of messages (0.8: its MessageBatch08)
         self._it = _EMPTY_ITERATOR
         self._info: PartitionTopicInfo | _NoChunk = _NO_CHUNK
         self._chunk: FetchedChunk | None = None
         self._ended = False
 
-    def next_batch(self, max_messages: int | None = None) -> list[MessageAndMetadata]:
-        """The next messages in one list: those of the current chunk (one fetch of one partition) not yet
-        handed out, at most ``max_messages`` of them; never empty.
+    def next_batch(self, max_messages: int | None = None) -> Sequence[Any]:
+        """The next messages at once: those of the current chunk (one fetch piece of one partition) not yet
+        handed out, at most ``max_messages`` of them; never empty. On the 0.7 line a list of
+        ``MessageAndMetadata``; on the 0.8 line a ``stream08.MessageBatch08``, a sequence of
+        ``MessageAndMetadata08`` that also reads as columns (``keys``, ``values``, ``offsets``) without
+        making an object per message.
 
         The batch form of ``next()``, with the same guarantees: it waits for a chunk as ``next()`` does
         (ConsumerTimeoutError after ``consumer.timeout.ms``; StopIteration once the stream ended), never
@@ -290,7 +294,7 @@ class KafkaStream(native.built.StreamCore if native.built is not None else _Stre
             raise ValueError(f"max_messages must be at least 1, not {max_messages}")
         return self._next_slow(max_messages or -1)
 
-    def batches(self, max_messages: int | None = None) -> Iterator[list[MessageAndMetadata]]:
+    def batches(self, max_messages: int | None = None) -> Iterator[Sequence[Any]]:
         """``next_batch()`` until the stream ends. A ConsumerTimeoutError raised through it ends this iterator,
         not the stream: call ``batches()`` again to go on."""
         while True:
@@ -300,7 +304,7 @@ class KafkaStream(native.built.StreamCore if native.built is not None else _Stre
                 return
             yield batch
 
-    def _next_slow(self, batch: int) -> MessageAndMetadata | list[MessageAndMetadata]:
+    def _next_slow(self, batch: int) -> Any:
         """The next message (``batch`` 0) or batch of at most ``batch`` messages (-1: the rest of a chunk)."""
         deadline = None if self.consumer_timeout is None else time.monotonic() + self.consumer_timeout
         while True:
@@ -325,8 +329,9 @@ class KafkaStream(native.built.StreamCore if native.built is not None else _Stre
                 raise StopIteration
             self._take_chunk(deadline)
 
-    def _take_batch(self, most: int) -> list[MessageAndMetadata]:
-        """Hand out the chunk's next messages (at most ``most``; -1: all of them)."""
+    def _take_batch(self, most: int) -> Sequence[Any]:
+        """Hand out the chunk's next messages (at most ``most``; -1: all of them): a slice of the chunk's list
+        or batch."""
         items, it = self._items, self._it
         left = it.__length_hint__()
         if not left:
@@ -335,9 +340,9 @@ class KafkaStream(native.built.StreamCore if native.built is not None else _Stre
         if most < 0 or most >= left:
             if taken:
                 items = items[taken:]
-            # The caller gets the list itself, not a copy (on the native path the decoder left it untracked
-            # by the cyclic GC: a young list of thousands of messages would make each collection walk them);
-            # last_offset() needs only its last message.
+            # The caller gets the list (or batch) itself, not a copy (on the native path the decoder left its
+            # lists untracked by the cyclic GC: a young list of thousands of messages would make each
+            # collection walk them); last_offset() needs only its last message.
             self._items, self._it = items[-1:], _EMPTY_ITERATOR
             return items
         it.__setstate__(taken + most)

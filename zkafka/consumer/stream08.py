@@ -1,4 +1,5 @@
-"""What the 0.8 high-level consumer's streams hand out: ``MessageAndMetadata08``, decoded by ``decode_chunk08``.
+"""What the 0.8 high-level consumer's streams hand out: ``MessageAndMetadata08``, a fetch piece at a time in a
+``MessageBatch08``, decoded by ``decode_batch08`` (``decode_chunk08``: the same as a list).
 
 The streams themselves are the 0.7 ``KafkaStream`` (with its ownership rule: nothing of a partition the
 consumer gave up is handed out); only the items differ. A 0.8 message has a key, logical offsets, and the
@@ -12,7 +13,9 @@ from __future__ import annotations
 import gc
 import struct
 import zlib
-from typing import NamedTuple
+from array import array
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple, overload
 
 from zkafka.consumer.stream import _in_partition
 from zkafka.errors import KafkaError
@@ -20,7 +23,7 @@ from zkafka.records import native
 from zkafka.records.compression import DEFAULT_MAX_INFLATED
 from zkafka.records.entries import entry_messages, walk
 from zkafka.records.format08 import CODEC_MASK, FORMAT08, MIN_MESSAGE_SIZE, key_value
-from zkafka.records.native_runs import DONE, WALK, decode_in_place
+from zkafka.records.native_runs import DONE, WALK, decode_in_place, what_follows
 
 _unpack_offset = struct.Struct(">q").unpack_from
 _unpack_int = struct.Struct(">i").unpack_from
@@ -50,6 +53,156 @@ class MessageAndMetadata08(NamedTuple):
 
 _new_item = tuple.__new__
 _LAYOUT = native.layout(MessageAndMetadata08, ("key", "value", 0, 1, "offset"))  # constants: topic, partition
+
+
+class MessageBatch08(Sequence):
+    """The messages of one fetch piece of one partition, in offset order: a sequence of ``MessageAndMetadata08``
+    that also reads as columns.
+
+    ``topic``, ``partition``; ``keys`` and ``values`` (lists of bytes or None: every payload its own bytes
+    object, every CRC checked when decoded) and ``offsets`` (a ``range`` when they run on one by one, as a
+    leader's log has them; else an ``array('q')``). Reading the columns makes no per-message object; iterating
+    or indexing makes each ``MessageAndMetadata08`` as it is read (natively on the native core). ``next_offset``
+    is where the partition resumes after the batch. The pure path keeps the messages it decoded as rows and
+    makes the columns when they are first read. Slicing gives a batch.
+    """
+
+    __slots__ = ("topic", "partition", "_keys", "_values", "_offsets", "_rows")
+
+    def __init__(
+        self,
+        topic: str,
+        partition: int,
+        keys: list[bytes | None],
+        values: list[bytes | None],
+        offsets: Sequence[int],
+    ) -> None:
+        if not len(keys) == len(values) == len(offsets):
+            raise ValueError(
+                f"{len(keys)} keys, {len(values)} values and {len(offsets)} offsets: a batch needs as many of each"
+            )
+        self.topic = topic
+        self.partition = partition
+        self._keys: list[bytes | None] | None = keys
+        self._values: list[bytes | None] | None = values
+        self._offsets: Sequence[int] | None = offsets
+        self._rows: list[MessageAndMetadata08] | None = None
+
+    @classmethod
+    def of(cls, topic: str, partition: int, items: list[MessageAndMetadata08]) -> MessageBatch08:
+        """A batch of already made messages (of ``topic`` and ``partition``), its columns made when read."""
+        batch = cls.__new__(cls)
+        batch.topic, batch.partition = topic, partition
+        batch._keys = batch._values = batch._offsets = None
+        batch._rows = items
+        return batch
+
+    @property
+    def keys(self) -> list[bytes | None]:
+        if self._keys is None:
+            self._keys = [m[0] for m in self._rows]
+        return self._keys
+
+    @property
+    def values(self) -> list[bytes | None]:
+        if self._values is None:
+            self._values = [m[1] for m in self._rows]
+        return self._values
+
+    @property
+    def offsets(self) -> Sequence[int]:
+        if self._offsets is None:
+            self._offsets = array("q", [m[4] for m in self._rows])
+        return self._offsets
+
+    @property
+    def next_offset(self) -> int:
+        """The offset the partition resumes from after the batch's last message (IndexError when empty)."""
+        return self.offsets[-1] + 1
+
+    def __len__(self) -> int:
+        return len(self._rows) if self._rows is not None else len(self._values)
+
+    def __iter__(self) -> Iterator[MessageAndMetadata08]:
+        """The messages, made one by one; the iterator tells what is left (``__length_hint__``) and goes on
+        from an index (``__setstate__``), as a list's does."""
+        if self._rows is not None:
+            return iter(self._rows)
+        built, offsets = native.built, self._offsets
+        if built is None:
+            return iter([self[i] for i in range(len(self))])
+        first = 0
+        if type(offsets) is range and offsets.step == 1:
+            first, offsets = offsets.start, None
+        elif type(offsets) is not array:
+            offsets = array("q", offsets)
+        cls = MessageAndMetadata08
+        return built.ColumnItems(cls, self._keys, self._values, self.topic, self.partition, first, offsets)
+
+    @overload
+    def __getitem__(self, index: int) -> MessageAndMetadata08: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> MessageBatch08: ...
+
+    def __getitem__(self, index):
+        rows = self._rows
+        if isinstance(index, slice):
+            if rows is not None:
+                return MessageBatch08.of(self.topic, self.partition, rows[index])
+            return MessageBatch08(
+                self.topic, self.partition, self._keys[index], self._values[index], self._offsets[index]
+            )
+        if rows is not None:
+            return rows[index]
+        return _new_item(
+            MessageAndMetadata08,
+            (self._keys[index], self._values[index], self.topic, self.partition, self._offsets[index]),
+        )
+
+    def __repr__(self) -> str:
+        span = f", offsets {self.offsets[0]}..{self.offsets[-1]}" if len(self) else ""
+        return f"MessageBatch08({self.topic}:{self.partition}, {len(self)} messages{span})"
+
+
+def decode_batch08(
+    data: bytes | memoryview,
+    fetch_offset: int,
+    topic: str,
+    partition: int,
+    start: int = 0,
+    max_inflated: int = DEFAULT_MAX_INFLATED,
+    max_items: int = -1,
+) -> tuple[MessageBatch08, KafkaError | None, int | None, int]:
+    """``decode_chunk08`` into a ``MessageBatch08``: ``(batch, error, resume, next_offset)``, the same rules.
+
+    On the native core a run of plain entries from ``start`` (at most ``max_items`` of them; -1: no limit)
+    becomes a batch of columns, read from ``data`` in place; when the run stops before the end of the set
+    (the limit, or an entry that needs the Python walker) ``error`` is None and ``resume`` is where to decode
+    on from. Anything else (the pure path, a compressed wrapper, a bad entry) is ``decode_chunk08``'s list.
+    """
+    lib = native.lib
+    next_offset = fetch_offset
+    if lib is not None:
+        keys: list[bytes | None] = []
+        values: list[bytes | None] = []
+        stop, last, first, spread = lib.decode_columns(data, start, fetch_offset, keys, values, max_items)
+        next_offset = max(next_offset, last + 1)
+        if values:
+            if spread is None:
+                offsets: Sequence[int] = range(first, first + len(values))
+            else:
+                offsets = array("q")
+                offsets.frombytes(spread)
+            batch = MessageBatch08(topic, partition, keys, values, offsets)
+            if len(values) != max_items and what_follows(data, FORMAT08, stop) is DONE:
+                return batch, None, None, next_offset
+            return batch, None, stop, next_offset
+        start = stop
+    items, error, resume, after = decode_chunk08(
+        data, fetch_offset, topic, partition, start, max_inflated, max_items
+    )
+    return MessageBatch08.of(topic, partition, items), error, resume, max(next_offset, after)
 
 
 def decode_chunk08(

@@ -463,6 +463,72 @@ fail:
     return NULL;
 }
 
+/* The 0.8 consumer's column batches: decode's loop with each plain entry's key and value appended to two
+ * lists instead of one object per message made. The offsets come back as (first, None) when they run
+ * first, first + 1, ... (what a leader's log holds), else as the bytes of native int64s. */
+static PyObject *native_decode_columns(PyObject *mod, PyObject *args) {
+    Py_buffer b;
+    Py_ssize_t pos, limit = -1, made = 0, cap = 0;
+    long long min_offset, last = -1, first = -1;
+    PyObject *keys, *values, *spread_bytes = NULL;
+    int64_t *spread = NULL; /* every offset, once they stop being first + index */
+    if (!PyArg_ParseTuple(args, "y*nLO!O!|n:decode_columns", &b, &pos, &min_offset, &PyList_Type, &keys,
+                          &PyList_Type, &values, &limit))
+        return NULL;
+    if (check_start(pos, b.len) < 0) goto fail;
+    const unsigned char *d = b.buf;
+    entry_t e;
+    while (made != limit) {
+        Py_ssize_t after = plain_entry(&LINE08, d, pos, b.len);
+        if (after < 0 || !read_entry(&LINE08, d, pos, after, &e)) break;
+        if (e.offset >= min_offset) {
+            if (made == 0) first = e.offset;
+            if (spread == NULL && e.offset != first + made) {
+                cap = made + 1 + (b.len - pos) / (LINE08.overhead + LINE08.fast_min) + 1;
+                spread = PyMem_Malloc(cap * sizeof(int64_t));
+                if (spread == NULL) {
+                    PyErr_NoMemory();
+                    goto fail;
+                }
+                for (Py_ssize_t i = 0; i < made; i++) spread[i] = first + i;
+            }
+            if (spread != NULL) spread[made] = e.offset; /* cap counts every entry that can still follow */
+            PyObject *key = bytes_or_none(d, e.key_at, e.key_len);
+            if (key == NULL || PyList_Append(keys, key) < 0) {
+                Py_XDECREF(key);
+                goto fail;
+            }
+            Py_DECREF(key);
+            PyObject *value = bytes_or_none(d, e.value_at, e.value_len);
+            if (value == NULL || PyList_Append(values, value) < 0) {
+                Py_XDECREF(value);
+                goto fail;
+            }
+            Py_DECREF(value);
+            made++;
+        }
+        if (e.offset > last) last = e.offset;
+        pos = after;
+    }
+    /* They hold bytes and None only: no collection need walk them (as decode leaves its out list). */
+    if (PyObject_GC_IsTracked(keys)) PyObject_GC_UnTrack(keys);
+    if (PyObject_GC_IsTracked(values)) PyObject_GC_UnTrack(values);
+    if (spread != NULL) {
+        spread_bytes = PyBytes_FromStringAndSize((const char *)spread, made * (Py_ssize_t)sizeof(int64_t));
+        PyMem_Free(spread);
+        spread = NULL;
+        if (spread_bytes == NULL) goto fail;
+    } else {
+        spread_bytes = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&b);
+    return Py_BuildValue("nLLN", pos, last, first, spread_bytes);
+fail:
+    PyMem_Free(spread);
+    PyBuffer_Release(&b);
+    return NULL;
+}
+
 static PyObject *struct_error; /* struct.error: what the pure path's struct.pack raises for a huge length */
 
 static int too_long(Py_ssize_t len, Py_ssize_t header) {
@@ -656,6 +722,12 @@ static PyMethodDef native_methods[] = {
      "offset base + entry end), at most limit of them (-1: no limit); last_offset is the highest offset read "
      "(-1: none). The objects and out are left "
      "untracked by the cyclic GC: out must hold nothing that refers back to it."},
+    {"decode_columns", native_decode_columns, METH_VARARGS,
+     "decode_columns(data, start, min_offset, keys, values, limit=-1) -> (stop, last_offset, first, spread): "
+     "appends the key and the value of each plain 0.8 entry at or past min_offset from start to the two lists "
+     "(at most limit entries; -1: no limit), which are left untracked by the cyclic GC. Their offsets are "
+     "first, first + 1, ... when spread is None, else spread holds them all as native int64s; last_offset "
+     "is the highest offset read (-1: none)."},
     {"build_set07", native_build_set07, METH_O,
      "build_set07(payloads) -> bytes: a 0.7 message set with one magic-1 entry per payload."},
     {"build_set08", native_build_set08, METH_VARARGS,

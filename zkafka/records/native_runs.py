@@ -137,8 +137,14 @@ def decode_in_place(
     stop, last = lib.decode(buf, fmt.native_line, start, base, min_offset, layout, constants, out, limit)
     if len(out) - before == limit:
         return stop, last, MORE
+    return stop, last, what_follows(buf, fmt, stop, base)
+
+
+def what_follows(buf: Any, fmt: EntryFormat, stop: int, base: int = 0) -> str:
+    """What follows a native run that stopped at ``stop`` before its limit: ``DONE`` (the end of the set, or a
+    partial last entry) or ``WALK`` (an entry for the Python walker, or a bad one)."""
     try:
         done = next(fmt.walk(buf, stop, base), None) is None  # reads lengths only, unless an entry follows
     except KafkaError:
         done = False  # a bad entry: the caller meets it again with the full rules
-    return stop, last, DONE if done else WALK
+    return DONE if done else WALK

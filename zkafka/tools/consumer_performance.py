@@ -15,7 +15,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 
 import gevent
 import gevent.event
@@ -133,7 +133,7 @@ class _Reader:
     def __call__(self) -> None:
         run = self.run
         stream = self.stream
-        payload = itemgetter(1) if run.line08 else attrgetter("payload")  # a MessageAndMetadata08's value
+        payload = attrgetter("payload")
         try:
             while run.left is None or run.left > 0:
                 # a share of what is left, so that the readers together stop close to the count
@@ -144,8 +144,8 @@ class _Reader:
                     return  # nothing came for consumer.timeout.ms: every message was counted already
                 except StopIteration:
                     return  # the stream ended (shutdown)
-                if run.line08:
-                    size = sum(map(len, filter(None, map(payload, batch))))  # a null value has no bytes
+                if run.line08:  # a MessageBatch08: its values column (a null value has no bytes)
+                    size = sum(map(len, filter(None, batch.values)))
                 else:
                     size = sum(map(len, map(payload, batch)))
                 self._count(len(batch), size, time.perf_counter())
