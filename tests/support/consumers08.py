@@ -7,6 +7,7 @@ from typing import Any
 from tests.support.consumers import committed, owners, with_overrides
 from tests.support.server08 import Client08, wait_for_leaders
 from zkafka.admin.topics import create_topic
+from zkafka.consumer.fetcher08 import Fetcher08
 from zkafka.producer.producer08 import KeyedMessage, Producer08
 from zkafka.utils import wait_until
 
@@ -21,6 +22,20 @@ FAST_CONSUMER08 = {
     "auto.offset.reset": "smallest",
     "socket.timeout.ms": "10000",
 }
+
+
+def offline_fetcher08() -> Fetcher08:
+    """A Fetcher08 that knows no broker: for feeding fetched bytes to its ``_enqueue`` in unit tests."""
+    return Fetcher08(
+        brokers=lambda: [],
+        fetch_size=1 << 20,
+        min_bytes=1,
+        max_wait_ms=100,
+        socket_timeout_ms=1000,
+        socket_buffersize=1024,
+        auto_offset_reset="smallest",
+        refresh_leader_backoff_ms=10,
+    )
 
 
 def consumer08_config(zk_connect: str, group: str, **overrides: Any) -> dict[str, str]:

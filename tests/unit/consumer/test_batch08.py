@@ -10,7 +10,7 @@ from gevent.queue import Queue
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zkafka.consumer.fetcher08 import Fetcher08
+from tests.support.consumers08 import offline_fetcher08
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
 from zkafka.consumer.stream import FETCH_PIECE, SHUTDOWN, ConsumerTimeoutError, KafkaStream
 from zkafka.consumer.stream08 import MessageAndMetadata08, MessageBatch08, decode_batch08, decode_chunk08
@@ -43,19 +43,6 @@ def all_batches(data, fetch_offset: int, most: int = -1):
         if resume is None or error is not None:
             return batches, (error, resume, furthest)
         start = resume
-
-
-def fetcher08() -> Fetcher08:
-    return Fetcher08(
-        brokers=lambda: [],
-        fetch_size=1 << 20,
-        min_bytes=1,
-        max_wait_ms=100,
-        socket_timeout_ms=1000,
-        socket_buffersize=1024,
-        auto_offset_reset="smallest",
-        refresh_leader_backoff_ms=10,
-    )
 
 
 # -- the batch --------------------------------------------------------------------------------------------
@@ -188,7 +175,7 @@ def test_a_corrupt_message_ends_the_batch_and_is_skipped_as_decode_chunk08_skips
 def queued_fetch(values, base: int = 10, tail: bytes = b""):
     queue: Queue = Queue()
     info = PartitionTopicInfo("t", 3, None, queue, "g_c-0", base)
-    fetcher08()._enqueue(info, memoryview(bytearray(values_set(values, base) + tail)))
+    offline_fetcher08()._enqueue(info, memoryview(bytearray(values_set(values, base) + tail)))
     return queue, info
 
 
@@ -247,7 +234,7 @@ def test_a_chunks_error_comes_after_its_batch_and_the_offset_moves_past_the_bad_
     bad[-1] ^= 0xFF
     queue: Queue = Queue()
     info = PartitionTopicInfo("t", 3, None, queue, "g_c-0", 10)
-    fetcher08()._enqueue(info, memoryview(bytearray(good + bytes(bad) + values_set([b"after"], 13))))
+    offline_fetcher08()._enqueue(info, memoryview(bytearray(good + bytes(bad) + values_set([b"after"], 13))))
     stream = KafkaStream(queue, consumer_timeout_ms=30)
     assert stream.next_batch().values == [b"ok", b"ok2"]
     with pytest.raises(InvalidMessageError):

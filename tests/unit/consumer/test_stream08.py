@@ -7,7 +7,7 @@ from gevent.queue import Queue
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zkafka.consumer.fetcher08 import Fetcher08
+from tests.support.consumers08 import offline_fetcher08
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
 from zkafka.consumer.stream import FETCH_PIECE, KafkaStream
 from zkafka.consumer.stream08 import MessageAndMetadata08, decode_chunk08
@@ -126,16 +126,7 @@ def test_a_stream_resumes_after_the_last_message_handed_out():
 def test_a_fetcher_queues_a_fetch_in_pieces_and_moves_its_offset_past_all_of_them():
     queue: Queue = Queue()
     info = PartitionTopicInfo("t", 3, None, queue, "g_c-0", 10)
-    fetcher = Fetcher08(
-        brokers=lambda: [],
-        fetch_size=1 << 20,
-        min_bytes=1,
-        max_wait_ms=100,
-        socket_timeout_ms=1000,
-        socket_buffersize=1024,
-        auto_offset_reset="smallest",
-        refresh_leader_backoff_ms=10,
-    )
+    fetcher = offline_fetcher08()
     values = [b"%05d" % i for i in range(FETCH_PIECE + 5)]
     data = log_bytes([(None, v) for v in values], 10)
     assert fetcher._enqueue(info, memoryview(bytearray(data + data[:30]))) == len(values)
