@@ -45,12 +45,19 @@ from zkafka.producer.partitioner import (
     load_partitioner,
 )
 from zkafka.producer.pipeline08 import PipelinedSender08
+from zkafka.records import native
 from zkafka.topic import TopicValidator
 
 log = logging.getLogger(__name__)
 
 YIELD_INTERVAL_S = 0.005  # how often a busy async producer gives the hub a turn
 _RAW_VALUE_TYPES = frozenset((bytes, type(None)))  # values a batch sends as they are
+
+
+def _all_raw(values: list | tuple) -> bool:
+    """Every value is exactly bytes or None (sent as it is by the default encoder)."""
+    lib = native.lib
+    return lib.raw_values(values) if lib is not None else set(map(type, values)) <= _RAW_VALUE_TYPES
 
 
 class KeyedMessage(NamedTuple):
@@ -160,7 +167,7 @@ class Producer08:
             part_key = key
         if key is not None:
             key = self._encode_key(key)
-        if not (self._plain_values and set(map(type, values)) <= _RAW_VALUE_TYPES):
+        if not (self._plain_values and _all_raw(values)):
             values = [None if v is None else self._encode_value(v) for v in values]
         if self._sender is None:
             self._deliver([ValueBatch(topic, part_key, key, values)])

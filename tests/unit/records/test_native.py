@@ -220,6 +220,28 @@ def test_sets_of_other_things_than_bytes_behave_as_on_the_pure_path():
     same(lambda: format08.build_value_set([b"v", 5]))
 
 
+class _Bytes(bytes):
+    pass
+
+
+def test_raw_values_is_the_producers_exact_type_check():
+    raw = {bytes, type(None)}
+    cases = [
+        [],
+        (),
+        [b"a", None],
+        (b"a",),
+        [b"a", bytearray(b"b")],
+        [memoryview(b"a")],
+        ["s"],
+        [_Bytes(b"a")],
+        [5],
+    ]
+    for values in cases:
+        assert native.built.raw_values(values) is (set(map(type, values)) <= raw), values
+    assert native.built.raw_values(iter([b"a"])) is False  # a list or a tuple only
+
+
 def test_layout_refuses_what_it_cannot_build():
     Layout = native.built.Layout
     with pytest.raises(ValueError, match="unknown message field"):
