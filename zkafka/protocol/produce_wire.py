@@ -1,11 +1,13 @@
-"""The Produce request body (v0 and v1: the same fields) read and written without the generic schema walk.
+"""The Produce request body (v0 and v1: the same fields) and the v0 response body read and written without
+the generic schema walk.
 
 A produce request is the broker's and the producer's most frequent one, and at 0.8.2's default acks (0) it
 is all they exchange: walking its schema field by field cost more than the rest of the request's handling.
 ``read_produce_body`` returns exactly what the schema read gives for a well-formed body and None for
 anything else (truncated, negative counts or sizes, bad UTF-8, trailing bytes), so that the caller decodes
 that one with the schema and raises its usual error. ``write_produce_body`` appends the parts the schema
-write appends. Pure: bytes in, values out.
+write appends. ``read_produce_response`` and ``write_produce_response`` do the same for the v0 answer (one
+per request at acks 1 or -1: a pipelined producer reads one every request). Pure: bytes in, values out.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ _HEAD = struct.Struct(">hii")  # acks, timeout_ms, topic count
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
 _PARTITION_HEAD = struct.Struct(">ii")  # partition, message set size
+_PARTITION_STATUS = struct.Struct(">ihq")  # partition, error, base offset
 _SEQUENCES = (list, tuple)
 _TOPIC_MIN = 6  # a string's length and a partition count
 _PARTITION_MIN = 8
@@ -98,5 +101,76 @@ def write_produce_body(body: Any, out: list) -> bool:
             parts.append(_PARTITION_HEAD.pack(partition, length))
             if length:
                 parts.append(message_set)
+    out.extend(parts)
+    return True
+
+
+def read_produce_response(
+    buf: memoryview, pos: int, body_class: type, topic_class: type, partition_class: type
+) -> Any:
+    """The v0 produce response body at ``buf[pos:]`` (which it must fill) as ``body_class([topic_class(topic,
+    [partition_class(partition, error, offset), ...]), ...])``, or None if it is malformed."""
+    end = len(buf)
+    if pos + 4 > end:
+        return None
+    (topic_count,) = _INT32.unpack_from(buf, pos)
+    pos += 4
+    if topic_count < 0 or topic_count * _TOPIC_MIN > end - pos:
+        return None
+    new = tuple.__new__
+    status = _PARTITION_STATUS
+    topics = []
+    for _ in range(topic_count):
+        if pos + 2 > end:
+            return None
+        (size,) = _INT16.unpack_from(buf, pos)
+        pos += 2
+        if size < 0:
+            topic = None
+        else:
+            if pos + size > end:
+                return None
+            try:
+                topic = str(buf[pos : pos + size], "utf-8")
+            except UnicodeDecodeError:
+                return None
+            pos += size
+        if pos + 4 > end:
+            return None
+        (partition_count,) = _INT32.unpack_from(buf, pos)
+        pos += 4
+        if partition_count < 0 or partition_count * status.size > end - pos:
+            return None
+        partitions = []
+        for _ in range(partition_count):
+            partitions.append(new(partition_class, status.unpack_from(buf, pos)))
+            pos += status.size
+        topics.append(new(topic_class, (topic, partitions)))
+    if pos != end:
+        return None
+    return new(body_class, (topics,))
+
+
+def write_produce_response(topics: Any, out: list) -> bool:
+    """Append the parts of a v0 produce response body with ``topics``; False (nothing appended) when a list
+    is another iterable or a topic name does not fit a string."""
+    if type(topics) not in _SEQUENCES:
+        return False
+    parts: list = [_INT32.pack(len(topics))]
+    for topic, partitions in topics:
+        if topic is None:
+            parts.append(b"\xff\xff")
+        else:
+            name = topic.encode("utf-8")
+            if len(name) > 0x7FFF:
+                return False
+            parts.append(_INT16.pack(len(name)) + name)
+        if type(partitions) not in _SEQUENCES:
+            return False
+        parts.append(_INT32.pack(len(partitions)))
+        try:
+            parts.extend(_PARTITION_STATUS.pack(*p) for p in partitions)
+        except (struct.error, TypeError):
+            return False  # a value out of range: the schema's write says which
     out.extend(parts)
     return True

@@ -28,7 +28,12 @@ from zkafka.protocol.api_keys import (
     PRODUCE,
     api_struct,
 )
-from zkafka.protocol.produce_wire import read_produce_body, write_produce_body
+from zkafka.protocol.produce_wire import (
+    read_produce_body,
+    read_produce_response,
+    write_produce_body,
+    write_produce_response,
+)
 from zkafka.protocol.types import (
     Array,
     Int16,
@@ -414,7 +419,8 @@ def encode_request(body: Struct, correlation_id: int, client_id: str | None = ""
 def encode_response(correlation_id: int, body: Struct) -> list:
     """A whole response frame as parts: byte strings merged, message-set file regions kept for sendfile."""
     out: list = [b""]
-    body.SCHEMA.write(body, out)
+    if type(body) is not ProduceResponseV0 or not write_produce_response(body.topics, out):
+        body.SCHEMA.write(body, out)
     size = 4 + parts_size(out)
     out[0] = RESPONSE_HEADER.pack(size, correlation_id)
     return join_parts(out)
@@ -429,6 +435,12 @@ def decode_response(api_key: int, api_version: int, frame: bytes | bytearray | m
     reader = Reader(frame)
     try:
         correlation_id = reader.unpack(Int32.fmt)
+        if response_class is ProduceResponseV0:  # a pipelined producer reads one a request
+            body = read_produce_response(
+                reader.buf, reader.pos, response_class, ProduceResponseTopic, ProduceResponsePartition
+            )
+            if body is not None:
+                return Response(correlation_id, body)
         body = response_class.read_from(reader)
         reader.expect_end()
     except InvalidRequestError as exc:

@@ -9,15 +9,25 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zkafka.errors import InvalidRequestError
-from zkafka.protocol.produce_wire import read_produce_body, write_produce_body
+from zkafka.protocol.produce_wire import (
+    read_produce_body,
+    read_produce_response,
+    write_produce_body,
+    write_produce_response,
+)
 from zkafka.protocol.types import Reader, decode
 from zkafka.protocol.v08 import (
     ProduceRequestPartition,
     ProduceRequestTopic,
     ProduceRequestV0,
     ProduceRequestV1,
+    ProduceResponsePartition,
+    ProduceResponseTopic,
+    ProduceResponseV0,
     decode_request,
+    decode_response,
     encode_request,
+    encode_response,
 )
 
 partitions = st.lists(
@@ -117,3 +127,66 @@ def test_decode_request_reads_a_produce_frame_with_views_into_it() -> None:
     assert request.body == body
     assert isinstance(request.body.topics[0].partitions[0].message_set, memoryview)
     assert Reader(frame).remaining == len(frame)
+
+
+statuses = st.lists(
+    st.builds(
+        ProduceResponsePartition,
+        st.integers(-(2**31), 2**31 - 1),
+        st.integers(-(2**15), 2**15 - 1),
+        st.integers(-(2**63), 2**63 - 1),
+    ),
+    max_size=3,
+)
+responses = st.builds(
+    ProduceResponseV0,
+    st.lists(st.builds(ProduceResponseTopic, st.none() | st.text(max_size=6), statuses), max_size=3),
+)
+
+
+def read_response(data: bytes):
+    return read_produce_response(
+        memoryview(data), 0, ProduceResponseV0, ProduceResponseTopic, ProduceResponsePartition
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(responses)
+def test_a_response_is_written_as_the_schema_writes_it_and_read_back(body) -> None:
+    out: list = []
+    assert write_produce_response(body.topics, out)
+    data = b"".join(out)
+    assert data == schema_bytes(body)
+    fast = read_response(data)
+    assert fast == decode(ProduceResponseV0.SCHEMA, data)
+    assert type(fast) is ProduceResponseV0
+    assert all(type(p) is ProduceResponsePartition for t in fast.topics for p in t.partitions)
+    frame = b"".join(encode_response(7, body))
+    assert decode_response(0, 0, frame[4:]) == (7, body)
+
+
+@settings(max_examples=500, deadline=None)
+@given(responses, st.data())
+def test_a_damaged_response_reads_as_the_schema_reads_it_or_not_at_all(body, data) -> None:
+    raw = bytearray(schema_bytes(body))
+    cut = data.draw(st.integers(0, len(raw)))
+    damaged = raw[:cut] + data.draw(st.binary(max_size=6))
+    if damaged and data.draw(st.booleans()):
+        at = data.draw(st.integers(0, len(damaged) - 1))
+        damaged[at] = data.draw(st.integers(0, 255))
+    fast = read_response(bytes(damaged))
+    try:
+        expected = decode(ProduceResponseV0.SCHEMA, bytes(damaged))
+    except InvalidRequestError:
+        assert fast is None
+        with pytest.raises(InvalidRequestError, match="ProduceResponseV0 is malformed"):
+            decode_response(0, 0, b"\0\0\0\x07" + bytes(damaged))
+    else:
+        assert fast is None or fast == expected
+
+
+def test_a_response_value_out_of_range_is_left_to_the_schema() -> None:
+    out: list = []
+    too_big = [ProduceResponseTopic("t", [ProduceResponsePartition(0, 0, 2**63)])]
+    assert not write_produce_response(too_big, out) and out == []
+    assert not write_produce_response(iter(too_big), out) and out == []
