@@ -330,13 +330,20 @@ class Log08(SegmentedLog):
         return segment
 
     def _seal(self, segment: IndexedSegment) -> None:
-        segment.index.trim()
+        if self._scheduler is None:
+            segment.index.trim()  # else on the disk pool, before the flush after the roll (_sealed)
 
     def _sealed(self, segment: IndexedSegment, new_start: int) -> None:
         if self._scheduler is None:
             self._flush(new_start)
         else:
-            self._scheduler(0, lambda: self.flush(new_start))
+            trim = segment.index.trim_task()
+            self._scheduler(0, lambda: self._flush_rolled(trim, new_start))
+
+    def _flush_rolled(self, trim_index: Callable[[], None], new_start: int) -> None:
+        """After a roll: the sealed index trimmed, then everything below the new segment flushed (offloaded)."""
+        self.offload(trim_index)
+        self.flush(new_start)
 
     def _open_new_segment(self, start: int) -> IndexedSegment:
         for suffix in (self.entry_format.log_suffix, INDEX_SUFFIX):

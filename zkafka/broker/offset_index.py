@@ -2,7 +2,8 @@
 
 The file of the active segment is pre-allocated to ``log.index.size.max.bytes`` (rounded down to a multiple
 of 8) and memory-mapped; entries are written into the mapping. Rolling or closing trims it to the entries
-written. An index found on disk is taken as full (its size / 8 entries); the active segment's is grown back
+written (a broker's roll trims on its disk pool: shrinking a 10 MB file takes over a millisecond, and the
+mapping stays as it is, only its entries are read). An index found on disk is taken as full (its size / 8 entries); the active segment's is grown back
 to the maximum when loaded. A lookup is a binary search for the last entry at or before an offset.
 """
 
@@ -11,6 +12,8 @@ from __future__ import annotations
 import mmap
 import os
 import struct
+import threading
+from collections.abc import Callable
 
 INDEX_SUFFIX = ".index"
 ENTRY_SIZE = 8
@@ -34,6 +37,10 @@ class OffsetIndex:
         self.entries = size // ENTRY_SIZE  # an existing index is taken as full
         self.max_bytes = size if max_bytes is None else max_bytes
         self._mmap: mmap.mmap | None = None
+        # File size changes (resize, close, a sealed index's trim from another thread) one at a time; the
+        # generation counts resizes, so a trim planned before one does nothing.
+        self._resizing = threading.Lock()
+        self._generation = 0
         self._map(size)
         if max_bytes is not None:
             self.resize(max_bytes)
@@ -44,6 +51,9 @@ class OffsetIndex:
             self._mmap = None
         if size > 0:
             self._mmap = mmap.mmap(self._fd, size)
+            # Lookups and appends touch a page or two: without this a fault reads ahead as much as the device
+            # asks (8 MB here), and the first append to a new index (a hole) waited ~4 ms to zero it.
+            self._mmap.madvise(mmap.MADV_RANDOM)
 
     @property
     def max_entries(self) -> int:
@@ -126,13 +136,28 @@ class OffsetIndex:
         # No msync first: a shared mapping writes the page cache itself, so the entries survive the remap;
         # making them durable is the flush's fsync, on the disk pool (an msync here waited for the disk on
         # the event loop at every roll).
-        os.ftruncate(self._fd, size)
-        self._map(size)
-        self.max_bytes = max_bytes
+        with self._resizing:
+            self._generation += 1
+            os.ftruncate(self._fd, size)
+            self._map(size)
+            self.max_bytes = max_bytes
 
     def trim(self) -> None:
         """Shrink the file to the entries written (on roll and close)."""
         self.resize(self.size_bytes)
+
+    def trim_task(self) -> Callable[[], None]:
+        """For an index that takes no more entries (its segment rolled): a task, for any thread, that shrinks
+        the file to the entries written now and leaves the mapping alone (only its entries are ever read). It
+        does nothing once the index was resized or closed after this call."""
+        generation, size = self._generation, self.size_bytes
+
+        def trim_file() -> None:
+            with self._resizing:
+                if self._fd is not None and self._generation == generation:
+                    os.ftruncate(self._fd, size)
+
+        return trim_file
 
     def flush(self) -> None:
         if self._mmap is not None:
@@ -159,15 +184,16 @@ class OffsetIndex:
 
     def close(self) -> None:
         """Trim to the entries written and close the file."""
-        if self._fd is None:
-            return
-        if self._mmap is not None:
-            self._mmap.flush()
-            self._mmap.close()
-            self._mmap = None
-        os.ftruncate(self._fd, self.size_bytes)
-        fd, self._fd = self._fd, None
-        os.close(fd)
+        with self._resizing:
+            if self._fd is None:
+                return
+            if self._mmap is not None:
+                self._mmap.flush()
+                self._mmap.close()
+                self._mmap = None
+            os.ftruncate(self._fd, self.size_bytes)
+            fd, self._fd = self._fd, None
+            os.close(fd)
 
     def __repr__(self) -> str:
         return (

@@ -236,6 +236,29 @@ def test_a_roll_flushes_the_old_segment_through_the_scheduler(tmp_path):
     assert log.segments[0].flushed_size == 2 * ENTRY
 
 
+def test_a_rolls_index_trim_runs_with_the_flush_after_it_through_offload(tmp_path):
+    tasks, offloaded = [], []
+    log = open_log(
+        tmp_path / "t-0",
+        segment_bytes=3 * ENTRY,
+        index_interval_bytes=0,
+        scheduler=lambda delay, task: tasks.append(task),
+    )
+    log.offload = lambda task: offloaded.append(task) or task()
+    for offset in range(4):
+        log.append(one(offset))
+    sealed = log.segments[0]
+    index_path = sealed.index.path
+    # the roll left the sealed index at its full size: nothing on the event loop shrank it
+    assert os.path.getsize(index_path) == LogConfig().index_max_bytes // 8 * 8
+    assert (len(tasks), offloaded) == (1, [])
+    tasks[0]()
+    assert len(offloaded) == 2  # the trim, then the flush's fsyncs
+    assert os.path.getsize(index_path) == sealed.index.entries * 8 == 2 * 8
+    assert [sealed.index.lookup(o) for o in (1, 2)] == [(1, ENTRY), (2, 2 * ENTRY)]
+    assert log.recovery_point == 3 and [log.read(o, 10_000).length > 0 for o in range(4)] == [True] * 4
+
+
 def test_without_a_scheduler_a_roll_flushes_at_once(tmp_path):
     log = filled(tmp_path / "t-0", 3, segment_bytes=2 * ENTRY)
     assert (log.recovery_point, log.log_end_offset) == (2, 3)

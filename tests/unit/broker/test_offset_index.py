@@ -110,3 +110,19 @@ def test_sanity_check(tmp_path):
         OffsetIndex(str(path), 100, max_bytes=None).sanity_check()
     path.write_bytes(bytes.fromhex("00000003 00000010"))
     OffsetIndex(str(path), 100, max_bytes=None).sanity_check()
+
+
+def test_a_trim_task_shrinks_the_file_unless_the_index_was_resized_or_closed_since(tmp_path):
+    index = OffsetIndex(str(tmp_path / "0.index"), 0, max_bytes=800)
+    index.append(1, 10)
+    index.trim_task()()
+    assert os.path.getsize(index.path) == 8 and index.lookup(5) == (1, 10)
+    stale = index.trim_task()
+    index.resize(800)  # the segment became the active one again
+    stale()
+    assert os.path.getsize(index.path) == 800
+    index.append(2, 20)
+    late = index.trim_task()
+    index.close()
+    late()
+    assert os.path.getsize(index.path) == 16
