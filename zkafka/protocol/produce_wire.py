@@ -25,6 +25,48 @@ _TOPIC_MIN = 6  # a string's length and a partition count
 _PARTITION_MIN = 8
 
 
+def _read_topic_head(buf: memoryview, pos: int, end: int, entry_min: int) -> tuple[Any, int, int] | None:
+    """A topic's name and partition count at ``pos`` and where its partitions start, or None if malformed
+    (the partitions, ``entry_min`` bytes each at least, must fit before ``end``)."""
+    if pos + 2 > end:
+        return None
+    (size,) = _INT16.unpack_from(buf, pos)
+    pos += 2
+    if size < 0:
+        topic = None
+    else:
+        if pos + size > end:
+            return None
+        try:
+            topic = str(buf[pos : pos + size], "utf-8")
+        except UnicodeDecodeError:
+            return None
+        pos += size
+    if pos + 4 > end:
+        return None
+    (partition_count,) = _INT32.unpack_from(buf, pos)
+    pos += 4
+    if partition_count < 0 or partition_count * entry_min > end - pos:
+        return None
+    return topic, partition_count, pos
+
+
+def _write_topic_head(topic: str | None, partitions: Any, parts: list) -> bool:
+    """Append a topic's name and partition count; False when the name does not fit a string or the
+    partitions are not a list or tuple."""
+    if topic is None:
+        parts.append(b"\xff\xff")
+    else:
+        name = topic.encode("utf-8")
+        if len(name) > 0x7FFF:
+            return False
+        parts.append(_INT16.pack(len(name)) + name)
+    if type(partitions) not in _SEQUENCES:
+        return False
+    parts.append(_INT32.pack(len(partitions)))
+    return True
+
+
 def read_produce_body(
     buf: memoryview, pos: int, body_class: type, topic_class: type, partition_class: type
 ) -> Any:
@@ -40,26 +82,10 @@ def read_produce_body(
     new = tuple.__new__
     topics = []
     for _ in range(topic_count):
-        if pos + 2 > end:
+        head = _read_topic_head(buf, pos, end, _PARTITION_MIN)
+        if head is None:
             return None
-        (size,) = _INT16.unpack_from(buf, pos)
-        pos += 2
-        if size < 0:
-            topic = None
-        else:
-            if pos + size > end:
-                return None
-            try:
-                topic = str(buf[pos : pos + size], "utf-8")
-            except UnicodeDecodeError:
-                return None
-            pos += size
-        if pos + 4 > end:
-            return None
-        (partition_count,) = _INT32.unpack_from(buf, pos)
-        pos += 4
-        if partition_count < 0 or partition_count * _PARTITION_MIN > end - pos:
-            return None
+        topic, partition_count, pos = head
         partitions = []
         for _ in range(partition_count):
             if pos + _PARTITION_MIN > end:
@@ -84,16 +110,8 @@ def write_produce_body(body: Any, out: list) -> bool:
         return False
     parts: list = [_HEAD.pack(body.acks, body.timeout_ms, len(body.topics))]
     for topic, partitions in body.topics:
-        if topic is None:
-            parts.append(b"\xff\xff")
-        else:
-            name = topic.encode("utf-8")
-            if len(name) > 0x7FFF:
-                return False
-            parts.append(_INT16.pack(len(name)) + name)
-        if type(partitions) not in _SEQUENCES:
+        if not _write_topic_head(topic, partitions, parts):
             return False
-        parts.append(_INT32.pack(len(partitions)))
         for partition, message_set in partitions:
             if not isinstance(message_set, bytes | bytearray | memoryview):
                 return False
@@ -121,26 +139,10 @@ def read_produce_response(
     status = _PARTITION_STATUS
     topics = []
     for _ in range(topic_count):
-        if pos + 2 > end:
+        head = _read_topic_head(buf, pos, end, status.size)
+        if head is None:
             return None
-        (size,) = _INT16.unpack_from(buf, pos)
-        pos += 2
-        if size < 0:
-            topic = None
-        else:
-            if pos + size > end:
-                return None
-            try:
-                topic = str(buf[pos : pos + size], "utf-8")
-            except UnicodeDecodeError:
-                return None
-            pos += size
-        if pos + 4 > end:
-            return None
-        (partition_count,) = _INT32.unpack_from(buf, pos)
-        pos += 4
-        if partition_count < 0 or partition_count * status.size > end - pos:
-            return None
+        topic, partition_count, pos = head
         partitions = []
         for _ in range(partition_count):
             partitions.append(new(partition_class, status.unpack_from(buf, pos)))
@@ -158,16 +160,8 @@ def write_produce_response(topics: Any, out: list) -> bool:
         return False
     parts: list = [_INT32.pack(len(topics))]
     for topic, partitions in topics:
-        if topic is None:
-            parts.append(b"\xff\xff")
-        else:
-            name = topic.encode("utf-8")
-            if len(name) > 0x7FFF:
-                return False
-            parts.append(_INT16.pack(len(name)) + name)
-        if type(partitions) not in _SEQUENCES:
+        if not _write_topic_head(topic, partitions, parts):
             return False
-        parts.append(_INT32.pack(len(partitions)))
         try:
             parts.extend(_PARTITION_STATUS.pack(*p) for p in partitions)
         except (struct.error, TypeError):

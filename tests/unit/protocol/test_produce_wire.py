@@ -63,15 +63,20 @@ def test_writes_the_schemas_bytes_and_reads_back_its_value(body) -> None:
     assert all(type(p) is ProduceRequestPartition for t in fast.topics for p in t.partitions)
 
 
-@settings(max_examples=500, deadline=None)
-@given(bodies, st.data())
-def test_a_damaged_body_reads_as_the_schema_reads_it_or_not_at_all(body, data) -> None:
-    raw = bytearray(schema_bytes(body))
+def damage(raw: bytes, data) -> bytearray:
+    """``raw`` cut somewhere, random bytes appended, and maybe one byte changed."""
     cut = data.draw(st.integers(0, len(raw)))
-    damaged = raw[:cut] + data.draw(st.binary(max_size=6))
+    damaged = bytearray(raw[:cut]) + data.draw(st.binary(max_size=6))
     if damaged and data.draw(st.booleans()):
         at = data.draw(st.integers(0, len(damaged) - 1))
         damaged[at] = data.draw(st.integers(0, 255))
+    return damaged
+
+
+@settings(max_examples=500, deadline=None)
+@given(bodies, st.data())
+def test_a_damaged_body_reads_as_the_schema_reads_it_or_not_at_all(body, data) -> None:
+    damaged = damage(schema_bytes(body), data)
     fast = read(type(body), bytes(damaged))
     try:
         expected = decode(type(body).SCHEMA, bytes(damaged))
@@ -168,12 +173,7 @@ def test_a_response_is_written_as_the_schema_writes_it_and_read_back(body) -> No
 @settings(max_examples=500, deadline=None)
 @given(responses, st.data())
 def test_a_damaged_response_reads_as_the_schema_reads_it_or_not_at_all(body, data) -> None:
-    raw = bytearray(schema_bytes(body))
-    cut = data.draw(st.integers(0, len(raw)))
-    damaged = raw[:cut] + data.draw(st.binary(max_size=6))
-    if damaged and data.draw(st.booleans()):
-        at = data.draw(st.integers(0, len(damaged) - 1))
-        damaged[at] = data.draw(st.integers(0, 255))
+    damaged = damage(schema_bytes(body), data)
     fast = read_response(bytes(damaged))
     try:
         expected = decode(ProduceResponseV0.SCHEMA, bytes(damaged))
