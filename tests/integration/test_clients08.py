@@ -218,6 +218,24 @@ def test_undeliverable_messages_are_raised_with_their_count():
     r.close()
 
 
+def test_a_batch_with_no_partition_or_leader_is_not_delivered(broker):
+    class OutOfRange:
+        def partition(self, key, n):
+            return n
+
+    ready_topic(broker.port, "unplaced")
+    config = {"metadata.broker.list": f"127.0.0.1:{broker.port}", "request.required.acks": "1"}
+    p = Producer08(
+        {**config, "message.send.max.retries": "1", "retry.backoff.ms": "10"}, partitioner=OutOfRange()
+    )
+    for count in (3, 5):  # with the topic's metadata known, a lone batch is placed without the collation
+        with pytest.raises(FailedToSendMessageError, match=f"{count} of {count} messages to unplaced") as err:
+            p.send_batch("unplaced", [b"v"] * count, key="k")
+        assert err.value.undelivered == count
+    p.close()
+    assert consume_all(broker.port, "unplaced") == {p: [] for p in range(PARTITIONS)}
+
+
 def test_topic_names_are_checked_before_anything_is_sent():
     p = producer(free_port())
     with pytest.raises(InvalidTopicError):

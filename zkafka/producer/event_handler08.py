@@ -256,11 +256,27 @@ class DefaultEventHandler08:
 
     def dispatch(self, messages: Sequence[Outgoing]) -> list[Outgoing]:
         """One attempt: send every message to its leader; returns those not acknowledged."""
+        if len(messages) == 1 and messages[0].topic in self.metadata.topics:
+            return self._dispatch_lone(messages[0])
         collated, failed = partition_and_collate(messages, self.metadata.partitions, self.choose)
         for broker_id, groups in collated.items():
             for key in self.send(broker_id, groups):
                 failed.extend(groups[key])
         return failed
+
+    def _dispatch_lone(self, lone: Outgoing) -> list[Outgoing]:
+        """``dispatch`` of one message or ValueBatch (send_batch's case) to a topic with metadata: what
+        ``partition_and_collate`` does for it, without the collation."""
+        partitions = self.metadata.partitions(lone.topic)  # known: no request
+        try:
+            chosen = partitions[self.choose(lone.topic, lone.part_key, partitions)]
+        except KafkaError as exc:
+            log.warning("no partition for a message to %s: %s", lone.topic, exc)
+            return [lone]
+        if chosen.leader is None:
+            log.warning("partitions %s-%d have no leader", lone.topic, chosen.partition)
+            return [lone]
+        return [lone] if self.send(chosen.leader, {(lone.topic, chosen.partition): [lone]}) else []
 
     def choose(self, topic: str, key: Any, partitions: list[PartitionAndLeader]) -> int:
         """The index in ``partitions`` for a message with ``key`` (see the module docstring)."""
@@ -282,6 +298,11 @@ class DefaultEventHandler08:
 
     def produce_request(self, groups: Mapping[tuple[str, int], list[Outgoing]]) -> ProduceRequestV0:
         """The Produce request of one leader's groups: a message set per (topic, partition)."""
+        if len(groups) == 1:
+            (((topic, partition), group),) = groups.items()
+            data = message_set(group, codec_for_topic(self.codec, self.compressed_topics, topic))
+            parts = [ProduceRequestPartition(partition, data)]
+            return ProduceRequestV0(self.acks, self.timeout_ms, [ProduceRequestTopic(topic, parts)])
         by_topic: dict[str, list] = {}
         for (topic, partition), group in groups.items():
             data = message_set(group, codec_for_topic(self.codec, self.compressed_topics, topic))
