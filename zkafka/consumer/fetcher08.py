@@ -22,7 +22,7 @@ import gevent.event
 from zkafka.client08.metadata import fetch_topic_metadata
 from zkafka.consumer.fetcher import handed_over, reset_time_or_fail
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
-from zkafka.consumer.simple08 import SimpleConsumer08
+from zkafka.consumer.simple08 import FetchedPartition, SimpleConsumer08
 from zkafka.consumer.stream import FETCH_PIECE
 from zkafka.consumer.stream08 import decode_batch08
 from zkafka.errors import KafkaError, MessageSizeTooLargeError
@@ -35,6 +35,7 @@ INVALID_OFFSET = -1  # a partition's offset before auto.offset.reset has been ap
 
 # A leader broker as (id, host, port) and the fetcher key (broker id, host, port, fetcher id).
 LeaderKey = tuple[int, str, int, int]
+Fetch = tuple[str, int, int, int]  # what a fetch asks of a partition: topic, partition, offset, max bytes
 
 
 def fetcher_id(topic: str, partition: int, num_fetchers: int) -> int:
@@ -174,13 +175,14 @@ class Fetcher08:
             host, port, self.socket_timeout_ms, self.socket_buffersize, self.client_id
         )
         log.debug("fetcher for broker %d started for %s", broker_id, infos)
+        ahead: list[Fetch] | None = None  # the fetch sent ahead, its answer not read yet
         try:
             while True:
                 infos[:] = [info for info in infos if info.fetching and not info.revoked]
                 if not infos:
                     return
                 try:
-                    self._fetch_once(consumer, infos)
+                    ahead = self._fetch_once(consumer, infos, ahead)
                 except (OSError, KafkaError) as exc:
                     log.warning("fetch from broker %d (%s:%d) failed: %s", broker_id, host, port, exc)
                     self._back_to_finder(infos)
@@ -192,15 +194,35 @@ class Fetcher08:
             if entry is not None and entry[1] is infos:
                 del self._fetchers[key]
 
-    def _fetch_once(self, consumer: SimpleConsumer08, infos: list[PartitionTopicInfo]) -> None:
+    def _fetch_once(
+        self, consumer: SimpleConsumer08, infos: list[PartitionTopicInfo], ahead: list[Fetch] | None
+    ) -> list[Fetch] | None:
+        """Fetch ``infos`` once and decode the answer onto their streams; returns the fetch sent ahead, if any.
+
+        When every partition answered and some with messages, the next fetch (each partition from where its
+        answer's whole entries end) is sent before this answer is decoded: the broker reads and sends it
+        while this process decodes, instead of the two waiting on each other. Its answer is used if it asked
+        for just what is wanted next (same partitions, same offsets), else read and dropped."""
+        if ahead is not None and any(info.fetch_offset < 0 for info in infos):
+            consumer.receive_fetch(ahead)  # an offset reset asks the broker first: the channel must be idle
+            ahead = None
         for info in list(infos):
             if info.fetch_offset < 0:
                 self._reset_offset(consumer, info, infos, initial=True)
         fetching = [info for info in infos if info.fetch_offset >= 0]
-        if not fetching:
-            return
         requests = [(info.topic, info.partition, info.fetch_offset, self.fetch_size) for info in fetching]
-        answers = consumer.multifetch(requests, self.max_wait_ms, self.min_bytes)
+        if ahead is not None and ahead != requests:
+            consumer.receive_fetch(ahead)  # what it asked for is no longer wanted
+            ahead = None
+        if not fetching:
+            return None
+        answers = self._answers(consumer, requests, ahead)
+        ahead = None
+        if all(a.error == ErrorCode.NONE for a in answers) and any(len(a.data) for a in answers):
+            ahead = [
+                (t, p, a.next_offset, size) for a, (t, p, _, size) in zip(answers, requests, strict=True)
+            ]
+            consumer.send_fetch(ahead, self.max_wait_ms, self.min_bytes)
         read = 0
         for info, answer in zip(fetching, answers, strict=True):
             if info.revoked:
@@ -223,6 +245,19 @@ class Fetcher08:
                 self._back_to_finder([info])
         if not read and self.max_wait_ms <= 0:
             gevent.sleep(self.backoff)  # no long poll to wait in: do not spin
+        return ahead
+
+    def _answers(
+        self, consumer: SimpleConsumer08, requests: list[Fetch], ahead: list[Fetch] | None
+    ) -> list[FetchedPartition]:
+        """The answers to ``requests``: those of the fetch sent ahead for them, else of a fetch sent now (which,
+        as any request, is tried again once on a new connection after a socket error)."""
+        if ahead is not None:
+            try:
+                return consumer.receive_fetch(ahead)
+            except OSError as exc:
+                log.info("fetch ahead from %s failed (%s); fetching again", consumer.host, exc)
+        return consumer.multifetch(requests, self.max_wait_ms, self.min_bytes)
 
     def _enqueue(self, info: PartitionTopicInfo, buf) -> int:
         """Decode one fetched set onto the partition's stream queue; returns the number of messages.

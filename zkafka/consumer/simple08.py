@@ -34,6 +34,7 @@ from zkafka.protocol.v08 import (
     OffsetFetchRequestTopic,
     OffsetFetchRequestV0,
 )
+from zkafka.records import native
 from zkafka.records.compression import DEFAULT_MAX_INFLATED
 from zkafka.records.format08 import LOG_OVERHEAD, MessageAndOffset08, entries, iter_messages
 
@@ -97,10 +98,14 @@ class FetchedPartition:
         """The offset of the last whole top-level entry (None if none) and the bytes of the whole entries,
         read from the entries' lengths."""
         if self._extent_read is None:
-            last, valid = None, 0
-            for offset, position, size in entries(self.data):
-                last, valid = offset, position + size
-            self._extent_read = (last, valid)
+            lib = native.lib
+            if lib is not None:
+                self._extent_read = lib.extent08(self.data)
+            else:
+                last, valid = None, 0
+                for offset, position, size in entries(self.data):
+                    last, valid = offset, position + size
+                self._extent_read = (last, valid)
         return self._extent_read
 
     def __iter__(self) -> Iterator[MessageAndOffset08]:
@@ -232,6 +237,23 @@ class SimpleConsumer08:
         """One Fetch request for several ``(topic, partition, offset, max_bytes)``; the answers in the same
         order, each carrying its own error (raised when iterated or checked)."""
         fetches = list(fetches)
+        response = self._request(self._fetch_request(fetches, max_wait_ms, min_bytes))
+        return self._fetched(fetches, response)
+
+    def send_fetch(
+        self, fetches: Iterable[tuple[str, int, int, int]], max_wait_ms: int = 0, min_bytes: int = 0
+    ) -> None:
+        """Send ``multifetch``'s request without waiting for its answer (``receive_fetch`` reads it): a fetch
+        ahead, which the broker answers while the caller still works on the last answer. No retry."""
+        self.channel.send(self._fetch_request(list(fetches), max_wait_ms, min_bytes))
+
+    def receive_fetch(self, fetches: Iterable[tuple[str, int, int, int]]) -> list[FetchedPartition]:
+        """The answers to the oldest fetch sent with ``send_fetch`` (``fetches`` as it was sent)."""
+        return self._fetched(list(fetches), self.channel.receive())
+
+    def _fetch_request(
+        self, fetches: list[tuple[str, int, int, int]], max_wait_ms: int, min_bytes: int
+    ) -> FetchRequestV0:
         if 0 < self.socket_timeout_ms <= max_wait_ms:
             raise ValueError(
                 f"max_wait_ms {max_wait_ms} must be below the socket timeout of {self.socket_timeout_ms} ms"
@@ -239,13 +261,14 @@ class SimpleConsumer08:
         by_topic: dict[str, list] = {}
         for topic, partition, offset, max_bytes in fetches:
             by_topic.setdefault(topic, []).append(FetchRequestPartition(partition, offset, max_bytes))
-        request = FetchRequestV0(
+        return FetchRequestV0(
             CONSUMER_REPLICA_ID,
             max_wait_ms,
             min_bytes,
             [FetchRequestTopic(topic, parts) for topic, parts in by_topic.items()],
         )
-        response = self._request(request)
+
+    def _fetched(self, fetches: list[tuple[str, int, int, int]], response: Any) -> list[FetchedPartition]:
         answers = {(t.topic, p.partition): p for t in response.topics for p in t.partitions}
         out = []
         for topic, partition, offset, max_bytes in fetches:

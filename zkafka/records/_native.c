@@ -542,6 +542,27 @@ fail:
     return NULL;
 }
 
+/* Where a 0.8 fetch answer's whole entries end and the offset of the last of them, from the entries' lengths
+ * and offsets only (as entries.spans reads them): what a consumer asks for next, known before decoding. */
+static PyObject *native_extent08(PyObject *mod, PyObject *args) {
+    Py_buffer b;
+    if (!PyArg_ParseTuple(args, "y*:extent08", &b)) return NULL;
+    const unsigned char *d = b.buf;
+    Py_ssize_t pos = 0;
+    long long last = -1;
+    int any = 0;
+    while (b.len - pos >= LINE08.overhead) {
+        int32_t size = rd_i32(d + pos + LINE08.size_at);
+        if (size < LINE08.fast_min || size > b.len - pos - LINE08.overhead) break;
+        last = rd_i64(d + pos);
+        any = 1;
+        pos += LINE08.overhead + size;
+    }
+    PyBuffer_Release(&b);
+    if (!any) return Py_BuildValue("On", Py_None, pos);
+    return Py_BuildValue("Ln", last, pos);
+}
+
 static PyObject *struct_error; /* struct.error: what the pure path's struct.pack raises for a huge length */
 
 static int too_long(Py_ssize_t len, Py_ssize_t header) {
@@ -752,6 +773,9 @@ static PyMethodDef native_methods[] = {
      "(at most limit entries; -1: no limit), which are left untracked by the cyclic GC. Their offsets are "
      "first, first + 1, ... when spread is None, else spread holds them all as native int64s; last_offset "
      "is the highest offset read (-1: none)."},
+    {"extent08", native_extent08, METH_VARARGS,
+     "extent08(data) -> (last_offset, end): the offset of the last whole 0.8 entry (None: none) and where the "
+     "whole entries end, reading lengths and offsets only (entries.spans' rules)."},
     {"build_set07", native_build_set07, METH_O,
      "build_set07(payloads) -> bytes: a 0.7 message set with one magic-1 entry per payload."},
     {"build_set08", native_build_set08, METH_VARARGS,

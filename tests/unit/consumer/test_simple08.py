@@ -1,11 +1,14 @@
 """FetchedPartition: what a 0.8 fetch answer yields, without sockets (sheet §2.2, §2.3)."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from zkafka.consumer.simple08 import FetchedPartition
 from zkafka.errors import MessageSizeTooLargeError, OffsetOutOfRangeError
+from zkafka.records import native
 from zkafka.records.compression import GZIP, SNAPPY
-from zkafka.records.format08 import build_message_set
+from zkafka.records.format08 import assign_offsets, build_message_set, entries
 
 # The codec's decoding, checks and offset assignment run on the native core and on the pure path.
 pytestmark = pytest.mark.usefixtures("codec_path")
@@ -77,3 +80,23 @@ def test_next_offset_whichever_way_the_messages_were_read(codec):
     assert part.next_offset == 26
     part = fetched(data, 22)
     assert [m.offset for m in part] == [22, 23, 24, 25] and part.next_offset == 26
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 2**40), st.binary(max_size=20)), max_size=6),
+    st.integers(0, 200),
+    st.binary(max_size=16),
+)
+def test_the_native_extent_reads_lengths_as_the_entry_walker_does(entries_, cut, junk):
+    """What a fetch asks for next before decoding (``next_offset``, ``valid_bytes``): the same on both paths,
+    for whole entries, a cut one and garbage lengths alike."""
+    data = b"".join(assign_offsets(build_message_set([(None, v)]), offset).data for offset, v in entries_)
+    data = data[: max(0, len(data) - cut)] + junk
+    last, valid = None, 0
+    for offset, position, size in entries(data):
+        last, valid = offset, position + size
+    if native.built is not None:
+        assert native.built.extent08(data) == (last, valid)
+    part = fetched(data, 7)
+    assert part.valid_bytes == valid
+    assert part.next_offset == (7 if last is None else max(last + 1, 7))
