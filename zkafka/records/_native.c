@@ -563,6 +563,33 @@ static PyObject *native_extent08(PyObject *mod, PyObject *args) {
     return Py_BuildValue("Ln", last, pos);
 }
 
+/* The log's search after an index lookup (format08.find_offset): (offset, position) of the first whole 0.8
+ * entry in data[start:end] whose offset is at or past target, reading headers only; None if there is none. */
+static PyObject *native_find_offset08(PyObject *mod, PyObject *args) {
+    Py_buffer b;
+    long long target;
+    Py_ssize_t pos, end = -1;
+    if (!PyArg_ParseTuple(args, "y*Ln|n:find_offset08", &b, &target, &pos, &end)) return NULL;
+    if (end < 0 || end > b.len) end = b.len;
+    const unsigned char *d = b.buf;
+    long long found = -1;
+    Py_ssize_t at = -1;
+    while (pos >= 0 && end - pos >= LINE08.overhead) {
+        int32_t size = rd_i32(d + pos + LINE08.size_at);
+        if (size < LINE08.fast_min || size > end - pos - LINE08.overhead) break;
+        long long offset = rd_i64(d + pos);
+        if (offset >= target) {
+            found = offset;
+            at = pos;
+            break;
+        }
+        pos += LINE08.overhead + size;
+    }
+    PyBuffer_Release(&b);
+    if (at < 0) Py_RETURN_NONE;
+    return Py_BuildValue("Ln", found, at);
+}
+
 static PyObject *struct_error; /* struct.error: what the pure path's struct.pack raises for a huge length */
 
 static int too_long(Py_ssize_t len, Py_ssize_t header) {
@@ -776,6 +803,9 @@ static PyMethodDef native_methods[] = {
     {"extent08", native_extent08, METH_VARARGS,
      "extent08(data) -> (last_offset, end): the offset of the last whole 0.8 entry (None: none) and where the "
      "whole entries end, reading lengths and offsets only (entries.spans' rules)."},
+    {"find_offset08", native_find_offset08, METH_VARARGS,
+     "find_offset08(data, target, start, end=-1) -> (offset, position) | None: the first whole 0.8 entry from "
+     "start (before end; -1: the data's end) with an offset at or past target, reading headers only."},
     {"build_set07", native_build_set07, METH_O,
      "build_set07(payloads) -> bytes: a 0.7 message set with one magic-1 entry per payload."},
     {"build_set08", native_build_set08, METH_VARARGS,

@@ -265,6 +265,9 @@ def find_offset(buf: Any, target: int, start: int = 0, end: int | None = None) -
 
     Stops, like ``spans``, at a partial entry or a size below the smallest message.
     """
+    lib = native.lib
+    if lib is not None:
+        return lib.find_offset08(buf, target, start, -1 if end is None else end)
     end = len(buf) if end is None else end
     pos = start
     while end - pos >= LOG_OVERHEAD:

@@ -13,9 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support.codec import codec, run_both
+from zkafka.consumer.simple08 import FetchedPartition
 from zkafka.consumer.stream import _LAYOUT as _LAYOUT07
 from zkafka.consumer.stream import decode_chunk
-from zkafka.consumer.stream08 import decode_chunk08
+from zkafka.consumer.stream08 import MessageBatch08, decode_batch08, decode_chunk08
 from zkafka.records import format07, format08, native
 from zkafka.records.compression import GZIP, LZ4, NO_COMPRESSION, SNAPPY
 from zkafka.records.entries import valid_prefix
@@ -173,6 +174,10 @@ def test_0_7_paths_agree(data, max_size, initial, deep):
     same(lambda: _describe(decode_chunk(data, initial, "t", P, deep, start=min(len(data), initial % 50))))
 
 
+def _extent(fetched: FetchedPartition) -> tuple[int, int]:
+    return fetched.valid_bytes, fetched.next_offset
+
+
 def _describe(result):
     items, error, resume, end = result
     return (
@@ -192,6 +197,10 @@ def test_0_8_paths_agree(data, max_size, start_offset, deep):
     same(lambda: format08.assign_offsets(data, 1000 + start_offset, max_size))
     same(lambda: _describe(decode_chunk08(data, start_offset, "t", 3)))
     same(lambda: _describe(decode_chunk08(data, start_offset, "t", 3, start=min(len(data), start_offset))))
+    # what the broker's fetch and the consumer's fetch ahead read from the lengths and offsets alone
+    same(lambda: format08.find_offset(data, start_offset))
+    same(lambda: format08.find_offset(data, 2 * start_offset, min(len(data), start_offset), len(data) - 3))
+    same(lambda: _extent(FetchedPartition("t", 3, start_offset, 0, 100, memoryview(data))))
 
 
 @SETTINGS
@@ -284,6 +293,34 @@ def in_pieces08(data: bytes, fetch_offset: int, limit: int):
             return items, error, resume, furthest
         assert got and len(got) <= limit
         start = resume
+
+
+def batches08(data: bytes, fetch_offset: int, limit: int):
+    """decode_batch08 over a frame as the 0.8 fetcher calls it, the batches' messages together; each batch's
+    columns are checked against its messages."""
+    frame, items, start, furthest = memoryview(bytearray(data)), [], 0, fetch_offset
+    while True:
+        batch, error, resume, next_offset = decode_batch08(
+            frame, fetch_offset, "t", 3, start, max_items=limit
+        )
+        assert type(batch) is MessageBatch08 and (batch.topic, batch.partition) == ("t", 3)
+        columns = list(zip(batch.keys, batch.values, batch.offsets, strict=True))
+        assert columns == [(m.key, m.value, m.offset) for m in batch]
+        items += batch
+        furthest = max(furthest, next_offset)
+        if error is not None or resume is None:
+            return items, error, resume, furthest
+        assert batch and (limit < 0 or len(batch) <= limit)
+        start = resume
+
+
+@SETTINGS
+@given(set08(), st.integers(0, 60), st.sampled_from([1, 2, 5, -1]))
+def test_0_8_batches_hold_what_decode_chunk08_decodes_at_once(data, start_offset, limit):
+    for enabled in (True, False):
+        with codec(enabled):
+            whole = _describe(decode_chunk08(data, start_offset, "t", 3))
+            assert _describe(batches08(data, start_offset, limit)) == whole
 
 
 @SETTINGS
