@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import struct
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from zkafka.client08.channel import broker_channel, check_error
@@ -36,7 +36,8 @@ from zkafka.protocol.v08 import (
 )
 from zkafka.records import native
 from zkafka.records.compression import DEFAULT_MAX_INFLATED
-from zkafka.records.format08 import LOG_OVERHEAD, MessageAndOffset08, entries, iter_messages
+from zkafka.records.entries import decoded_messages
+from zkafka.records.format08 import FORMAT08, LOG_OVERHEAD, MessageAndOffset08, entries, iter_messages
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +140,27 @@ class FetchedPartition:
         except MessageSizeTooLargeError as err:
             raise self._inflated_too_far(err) from None
         self._last_read = found[-1].offset if found else None
+        return found
+
+    def records(
+        self, layout: Any, convert: Callable[[int, Any], Any], constants: tuple = (), offset_at: int = 0
+    ) -> list:
+        """``messages()`` as other objects, made once each: a plain message by ``layout`` (a ``native.layout``
+        using ``constants``) on the native core, any other (and every one on the pure path) by
+        ``convert(offset, message)`` (a ``Message08``); ``offset_at`` is the index of an object's offset.
+        The same rules and errors as ``messages()``."""
+        self._check_readable()
+        data = self.data if type(self.data) is bytes else bytes(self.data)
+        limit = self.max_bytes or DEFAULT_MAX_INFLATED
+        try:
+            found = list(
+                decoded_messages(
+                    data, FORMAT08, 0, True, layout, convert, self.fetch_offset, limit, constants
+                )
+            )
+        except MessageSizeTooLargeError as err:
+            raise self._inflated_too_far(err) from None
+        self._last_read = found[-1][offset_at] if found else None
         return found
 
     def _messages(self) -> Iterator[MessageAndOffset08]:

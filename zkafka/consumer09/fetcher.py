@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Any
 
 import gevent
 from gevent.event import Event
@@ -22,6 +23,7 @@ from zkafka.consumer09.subscription import ConsumerRecord, SubscriptionState, To
 from zkafka.errors import KafkaError
 from zkafka.protocol.errors import ErrorCode, error_name
 from zkafka.protocol.v08 import CONSUMER_REPLICA_ID, FetchRequestPartition, FetchRequestTopic, FetchRequestV1
+from zkafka.records import native
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +32,20 @@ LEADER_ERRORS = {
     ErrorCode.LEADER_NOT_AVAILABLE,
     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
 }
+
+
+# How the native decoder builds a ConsumerRecord; the call's constants are (topic, partition).
+_RECORD = native.layout(ConsumerRecord, (0, 1, "offset", "key", "value"))
+
+
+def _converter(topic: str, partition: int) -> Callable[[int, Any], ConsumerRecord]:
+    """The record of a message the native decoder does not build (all of them on the pure path)."""
+    new = tuple.__new__  # spares the NamedTuple's Python-level constructor
+
+    def record(offset: int, message: Any) -> ConsumerRecord:
+        return new(ConsumerRecord, (topic, partition, offset, message.key, message.value))
+
+    return record
 
 
 class Fetcher:
@@ -167,13 +183,10 @@ class Fetcher:
             state = self.subscriptions.assignment.get(tp)
             if state is None or state.paused or state.position != fetched.fetch_offset:
                 continue
-            # tuple.__new__ spares the NamedTuple's Python-level constructor (most of a poll's time)
-            topic, partition, start, new = tp.topic, tp.partition, fetched.fetch_offset, tuple.__new__
-            records = [
-                new(ConsumerRecord, (topic, partition, offset, key, value))
-                for offset, key, value, _, _ in fetched.messages()
-                if offset >= start
-            ]
+            # one ConsumerRecord a message, made by the native decoder (the fetch offset and on)
+            records = fetched.records(
+                _RECORD, _converter(tp.topic, tp.partition), (tp.topic, tp.partition), 2
+            )
             state.position = fetched.next_offset
             if records:
                 out[tp] = records

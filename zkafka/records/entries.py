@@ -233,13 +233,14 @@ def decoded_messages(
     convert: Any,
     min_offset: int = NO_MIN_OFFSET,
     max_inflated: int = DEFAULT_MAX_INFLATED,
+    constants: tuple = (),
 ) -> Iterator[Any]:
-    """Every message of a set as the line's reader object: plain entries decoded by ``layout`` on the native
-    path, the rest (and everything on the pure path) as ``convert(offset, message)`` of ``messages``; on the
-    0.8 line only those at or past ``min_offset``; each wrapper inflating to at most ``max_inflated`` bytes.
-    A bad entry raises after the messages before it."""
+    """Every message of a set as the line's reader object: plain entries decoded by ``layout`` (with
+    ``constants``) on the native path, the rest (and everything on the pure path) as ``convert(offset,
+    message)`` of ``messages``; on the 0.8 line only those at or past ``min_offset``; each wrapper inflating
+    to at most ``max_inflated`` bytes. A bad entry raises after the messages before it."""
     out: list = []
-    entries = decoding_walk(data, fmt, 0, base, layout, (), out, min_offset)
+    entries = decoding_walk(data, fmt, 0, base, layout, constants, out, min_offset)
     mask, entry_offset, make_message = fmt.codec_mask, fmt.entry_offset, fmt.make_message
     while True:
         try:

@@ -12,11 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support.codec import codec, run_both
+from tests.support.codec import codec, outcome, run_both
 from zkafka.consumer.simple08 import FetchedPartition
 from zkafka.consumer.stream import _LAYOUT as _LAYOUT07
 from zkafka.consumer.stream import decode_chunk
 from zkafka.consumer.stream08 import MessageBatch08, decode_batch08, decode_chunk08
+from zkafka.consumer09.fetcher import _RECORD, _converter
+from zkafka.consumer09.subscription import ConsumerRecord
 from zkafka.records import format07, format08, native
 from zkafka.records.compression import GZIP, LZ4, NO_COMPRESSION, SNAPPY
 from zkafka.records.entries import valid_prefix
@@ -201,6 +203,21 @@ def test_0_8_paths_agree(data, max_size, start_offset, deep):
     same(lambda: format08.find_offset(data, start_offset))
     same(lambda: format08.find_offset(data, 2 * start_offset, min(len(data), start_offset), len(data) - 3))
     same(lambda: _extent(FetchedPartition("t", 3, start_offset, 0, 100, memoryview(data))))
+    for enabled in (True, False):  # the 0.9 consumer's records: messages() made once each, on either path
+        with codec(enabled):
+            assert outcome(lambda: _records(data, start_offset)) == outcome(
+                lambda: _via_messages(data, start_offset)
+            )
+
+
+def _records(data: bytes, fetch_offset: int):
+    fetched = FetchedPartition("t", 3, fetch_offset, 0, 100, memoryview(data), 1000)
+    return fetched.records(_RECORD, _converter("t", 3), ("t", 3), 2), fetched.next_offset
+
+
+def _via_messages(data: bytes, fetch_offset: int):
+    fetched = FetchedPartition("t", 3, fetch_offset, 0, 100, memoryview(data), 1000)
+    return [ConsumerRecord("t", 3, m.offset, m.key, m.value) for m in fetched.messages()], fetched.next_offset
 
 
 @SETTINGS
