@@ -28,6 +28,7 @@ from zkafka.consumer.stream08 import decode_batch08
 from zkafka.errors import KafkaError, MessageSizeTooLargeError
 from zkafka.producer.partitioner import java_string_hash
 from zkafka.protocol.errors import ErrorCode, error_name
+from zkafka.records import native
 
 log = logging.getLogger(__name__)
 
@@ -199,7 +200,7 @@ class Fetcher08:
     ) -> list[Fetch] | None:
         """Fetch ``infos`` once and decode the answer onto their streams; returns the fetch sent ahead, if any.
 
-        When every partition answered and some with messages, the next fetch (each partition from where its
+        On the native core, when every partition answered and some with messages, the next fetch (each partition from where its
         answer's whole entries end) is sent before this answer is decoded: the broker reads and sends it
         while this process decodes, instead of the two waiting on each other. Its answer is used if it asked
         for just what is wanted next (same partitions, same offsets), else read and dropped."""
@@ -218,7 +219,11 @@ class Fetcher08:
             return None
         answers = self._answers(consumer, requests, ahead)
         ahead = None
-        if all(a.error == ErrorCode.NONE for a in answers) and any(len(a.data) for a in answers):
+        if (
+            native.lib is not None  # where the answers' extents are read natively (a Python walk costs more)
+            and all(a.error == ErrorCode.NONE for a in answers)
+            and any(len(a.data) for a in answers)
+        ):
             ahead = [
                 (t, p, a.next_offset, size) for a, (t, p, _, size) in zip(answers, requests, strict=True)
             ]

@@ -15,6 +15,7 @@ import struct
 import zlib
 from array import array
 from collections.abc import Iterator, Sequence
+from operator import itemgetter
 from typing import NamedTuple, overload
 
 from zkafka.consumer.stream import _in_partition
@@ -52,6 +53,7 @@ class MessageAndMetadata08(NamedTuple):
 
 
 _new_item = tuple.__new__
+_key_of, _value_of, _offset_of = itemgetter(0), itemgetter(1), itemgetter(4)
 _LAYOUT = native.layout(MessageAndMetadata08, ("key", "value", 0, 1, "offset"))  # constants: topic, partition
 
 
@@ -100,19 +102,19 @@ class MessageBatch08(Sequence):
     @property
     def keys(self) -> list[bytes | None]:
         if self._keys is None:
-            self._keys = [m[0] for m in self._rows]
+            self._keys = list(map(_key_of, self._rows))
         return self._keys
 
     @property
     def values(self) -> list[bytes | None]:
         if self._values is None:
-            self._values = [m[1] for m in self._rows]
+            self._values = list(map(_value_of, self._rows))
         return self._values
 
     @property
     def offsets(self) -> Sequence[int]:
         if self._offsets is None:
-            self._offsets = array("q", [m[4] for m in self._rows])
+            self._offsets = array("q", map(_offset_of, self._rows))
         return self._offsets
 
     @property
