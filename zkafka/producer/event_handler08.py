@@ -256,27 +256,28 @@ class DefaultEventHandler08:
 
     def dispatch(self, messages: Sequence[Outgoing]) -> list[Outgoing]:
         """One attempt: send every message to its leader; returns those not acknowledged."""
-        if len(messages) == 1 and messages[0].topic in self.metadata.topics:
-            return self._dispatch_lone(messages[0])
-        collated, failed = partition_and_collate(messages, self.metadata.partitions, self.choose)
+        collated, failed = self.collate(messages)
         for broker_id, groups in collated.items():
             for key in self.send(broker_id, groups):
                 failed.extend(groups[key])
         return failed
 
-    def _dispatch_lone(self, lone: Outgoing) -> list[Outgoing]:
-        """``dispatch`` of one message or ValueBatch (send_batch's case) to a topic with metadata: what
-        ``partition_and_collate`` does for it, without the collation."""
+    def collate(self, messages: Sequence[Outgoing]) -> tuple[Collated, list[Outgoing]]:
+        """``partition_and_collate`` with this handler's metadata and partition choice; a lone message or
+        ValueBatch (send_batch's case) to a topic with metadata is placed without the grouping."""
+        if len(messages) != 1 or messages[0].topic not in self.metadata.topics:
+            return partition_and_collate(messages, self.metadata.partitions, self.choose)
+        lone = messages[0]
         partitions = self.metadata.partitions(lone.topic)  # known: no request
         try:
             chosen = partitions[self.choose(lone.topic, lone.part_key, partitions)]
         except KafkaError as exc:
             log.warning("no partition for a message to %s: %s", lone.topic, exc)
-            return [lone]
+            return {}, [lone]
         if chosen.leader is None:
             log.warning("partitions %s-%d have no leader", lone.topic, chosen.partition)
-            return [lone]
-        return [lone] if self.send(chosen.leader, {(lone.topic, chosen.partition): [lone]}) else []
+            return {}, [lone]
+        return {chosen.leader: {(lone.topic, chosen.partition): [lone]}}, []
 
     def choose(self, topic: str, key: Any, partitions: list[PartitionAndLeader]) -> int:
         """The index in ``partitions`` for a message with ``key`` (see the module docstring)."""

@@ -36,7 +36,6 @@ from zkafka.producer.event_handler08 import (
     Outgoing,
     failed_partitions,
     message_count,
-    partition_and_collate,
 )
 
 log = logging.getLogger(__name__)
@@ -95,7 +94,7 @@ class PipelinedSender08:
 
     def _dispatch(self, messages: Sequence[Outgoing], retries: int) -> None:
         handler = self.handler
-        collated, unplaced = partition_and_collate(messages, handler.metadata.partitions, handler.choose)
+        collated, unplaced = handler.collate(messages)
         if unplaced:
             self._failed(unplaced, retries)
         for broker_id, groups in collated.items():
