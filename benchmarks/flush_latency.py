@@ -32,6 +32,9 @@ The measurement, for each line and each flush mode:
   CPU (or on every CPU), a spinning process at the idle scheduling class (``SCHED_IDLE``, in a session of its
   own whose autogroup has nice 19: it runs only when nothing else wants the CPU), so a wake-up never waits for a halted virtual CPU to
   resume.
+  ``--realtime`` (root only) starts the broker at ``SCHED_FIFO`` priority 1, every thread of it, so that no
+  other process of the machine (other users' test runs: a process's nice does not count across sessions
+  when autogroups are on) delays its wake-ups; the kernel's real-time throttling still leaves others 5%.
   ``shared``: no pinning (the scheduler places everything; the writer at ``--writer-nice``, default 0), as
   the runs before the rig were made.
 
@@ -45,7 +48,7 @@ from another checkout; ``--slow-fsync-ms`` adds that delay to every fsync of the
 
     python benchmarks/flush_latency.py [--lines 07,08] [--modes idle,none,loop,pool] [--rounds 2] [--seconds 10]
         [--write-mb-per-s 20] [--bulk-kb 64] [--flush-ms 100] [--segment-mb 64] [--rig pinned|shared]
-        [--broker-cpu 0] [--keep-awake off|broker|all] [--writer-nice N] [--slow-fsync-ms 0]
+        [--broker-cpu 0] [--keep-awake off|broker|all] [--realtime] [--writer-nice N] [--slow-fsync-ms 0]
 """
 
 from __future__ import annotations
@@ -183,8 +186,9 @@ SPIN = "import os\nos.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\nw
 class Rig:
     """Which CPUs the broker and the client side (this process, probe, writer, ZooKeeper) run on."""
 
-    def __init__(self, name: str, broker_cpu: int, keep_awake: str) -> None:
+    def __init__(self, name: str, broker_cpu: int, keep_awake: str, realtime: bool = False) -> None:
         self.name = name
+        self.realtime = realtime
         self.all_cpus = os.sched_getaffinity(0)
         self.keep_awake = keep_awake
         if name == "pinned":
@@ -197,12 +201,13 @@ class Rig:
         self._spinners: list[subprocess.Popen] = []
 
     def describe(self) -> str:
+        realtime = ", broker at SCHED_FIFO 1" if self.realtime else ""
         if self.name != "pinned":
-            return "shared: no CPU pinning"
+            return "shared: no CPU pinning" + realtime
         text = f"pinned: broker on CPU {sorted(self.broker_cpus)}, probe/writer/ZooKeeper on {sorted(self.client_cpus)}"
         if self.keep_awake != "off":
             text += f", SCHED_IDLE spinner on {'the broker' if self.keep_awake == 'broker' else 'every'} CPU"
-        return text
+        return text + realtime
 
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:
@@ -225,11 +230,16 @@ class Rig:
 
     @contextlib.contextmanager
     def broker_side(self) -> Iterator[None]:
-        """Processes started in this block run on the broker's CPUs (a child inherits its parent's affinity)."""
+        """Processes started in this block run on the broker's CPUs (a child inherits its parent's affinity), at
+        real-time priority with ``--realtime`` (and its scheduling policy)."""
         os.sched_setaffinity(0, self.broker_cpus)
+        if self.realtime:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
         try:
             yield
         finally:
+            if self.realtime:
+                os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
             os.sched_setaffinity(0, self.client_cpus)
 
 
@@ -363,7 +373,7 @@ def run(args: argparse.Namespace, report: Callable[[str], None] = print) -> dict
     shares = {(line, mode): [] for line in lines for mode in modes}
     if args.writer_nice is None:
         args.writer_nice = 10 if args.rig == "pinned" else 0
-    rig = Rig(args.rig, args.broker_cpu, args.keep_awake)
+    rig = Rig(args.rig, args.broker_cpu, args.keep_awake, args.realtime)
     report(f"rig {rig.describe()}, writer nice {args.writer_nice}")
     load_before = os.getloadavg()
     with rig.running(), zookeeper_for(lines) as zk:
@@ -426,6 +436,7 @@ def main() -> None:
     parser.add_argument("--writer-nice", type=int, help="the writer's nice (default: 10 pinned, 0 shared)")
     parser.add_argument("--rig", choices=("pinned", "shared"), default="pinned")
     parser.add_argument("--broker-cpu", type=int, default=0, help="the broker's CPU in the pinned rig")
+    parser.add_argument("--realtime", action="store_true", help="the broker at SCHED_FIFO priority 1 (root)")
     parser.add_argument(
         "--keep-awake",
         choices=("off", "broker", "all"),
