@@ -32,9 +32,10 @@ The measurement, for each line and each flush mode:
   CPU (or on every CPU), a spinning process at the idle scheduling class (``SCHED_IDLE``, in a session of its
   own whose autogroup has nice 19: it runs only when nothing else wants the CPU), so a wake-up never waits for a halted virtual CPU to
   resume.
-  ``--realtime`` (root only) starts the broker at ``SCHED_FIFO`` priority 1, every thread of it, so that no
-  other process of the machine (other users' test runs: a process's nice does not count across sessions
-  when autogroups are on) delays its wake-ups; the kernel's real-time throttling still leaves others 5%.
+  ``--realtime`` (root only) starts the broker at ``SCHED_FIFO`` priority 1, every thread of it, and runs the
+  probe at that priority while it measures, so that no other process of the machine (other users' test
+  runs: a process's nice does not count across sessions when autogroups are on) delays their wake-ups; the
+  writer and ZooKeeper stay at normal priority, and the kernel's real-time throttling leaves others 5%.
   ``shared``: no pinning (the scheduler places everything; the writer at ``--writer-nice``, default 0), as
   the runs before the rig were made.
 
@@ -201,7 +202,7 @@ class Rig:
         self._spinners: list[subprocess.Popen] = []
 
     def describe(self) -> str:
-        realtime = ", broker at SCHED_FIFO 1" if self.realtime else ""
+        realtime = ", broker and probe at SCHED_FIFO 1" if self.realtime else ""
         if self.name != "pinned":
             return "shared: no CPU pinning" + realtime
         text = f"pinned: broker on CPU {sorted(self.broker_cpus)}, probe/writer/ZooKeeper on {sorted(self.client_cpus)}"
@@ -227,6 +228,17 @@ class Rig:
                 spinner.kill()
                 spinner.wait()
             os.sched_setaffinity(0, self.all_cpus)
+
+    @contextlib.contextmanager
+    def probing(self) -> Iterator[None]:
+        """This process at real-time priority for the block with ``--realtime`` (the probe's measurement)."""
+        if self.realtime:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+        try:
+            yield
+        finally:
+            if self.realtime:
+                os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
 
     @contextlib.contextmanager
     def broker_side(self) -> Iterator[None]:
@@ -321,7 +333,8 @@ def run_one(
                 writer.start()
                 time.sleep(1.0)
             clock = ThreadClock(proc.pid)
-            samples = probe(port, line, args.seconds, args.probe_hz)
+            with rig.probing():
+                samples = probe(port, line, args.seconds, args.probe_hz)
             shares = clock.shares()
             stop.set()
             if writer.is_alive():
