@@ -231,7 +231,7 @@ class Rig:
 
     @contextlib.contextmanager
     def probing(self) -> Iterator[None]:
-        """This process at real-time priority for the block with ``--realtime`` (the probe's measurement)."""
+        """This process (and what it starts) at real-time priority for the block with ``--realtime``."""
         if self.realtime:
             os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
         try:
@@ -245,13 +245,10 @@ class Rig:
         """Processes started in this block run on the broker's CPUs (a child inherits its parent's affinity), at
         real-time priority with ``--realtime`` (and its scheduling policy)."""
         os.sched_setaffinity(0, self.broker_cpus)
-        if self.realtime:
-            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
         try:
-            yield
+            with self.probing():
+                yield
         finally:
-            if self.realtime:
-                os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
             os.sched_setaffinity(0, self.client_cpus)
 
 
