@@ -40,6 +40,9 @@ from benchmarks.broker_process import start_broker, start_broker08  # noqa: E402
 from zkafka.launch.zookeeper_server import ZooKeeperServer, free_port  # noqa: E402
 
 CLI = [sys.executable, "-m", "zkafka.cli"]
+LINES = ("0.7", "0.8")
+CODECS = ("native", "pure")
+CLIENTS = ("kafka-python", "confluent-kafka")
 THIRD_PARTY = [sys.executable, os.path.join(ROOT, "benchmarks", "third_party_clients.py")]
 FETCH_SIZE = 1024 * 1024
 SOCKET_BUFFER = str(1024 * 1024)  # every client's and the broker's socket buffers: 0.7's 100 KB default
@@ -320,9 +323,11 @@ def main() -> None:
         default=5,
         help="zkafka 0.8 acks=1 rows: max.in.flight.requests.per.connection (1: 0.8.2's one request at a time)",
     )
-    parser.add_argument("--lines", default="0.7,0.8")
-    parser.add_argument("--codecs", default="native,pure", help="zkafka rows: native, pure or both")
-    parser.add_argument("--clients", default="kafka-python,confluent-kafka", help="third-party, 0.8 line")
+    parser.add_argument("--lines", default=",".join(LINES))
+    parser.add_argument("--codecs", default=",".join(CODECS), help="zkafka rows: native, pure or both")
+    parser.add_argument(
+        "--clients", default=",".join(CLIENTS), help="third-party clients, 0.8 line (an empty value: none)"
+    )
     parser.add_argument(
         "--log-root",
         default="/dev/shm" if os.path.isdir("/dev/shm") else None,
@@ -331,6 +336,10 @@ def main() -> None:
     parser.add_argument("--markdown", help="write the table here")
     parser.add_argument("--chart", help="draw the table into this PNG")
     opts = parser.parse_args()
+    for option, known in (("lines", LINES), ("codecs", CODECS), ("clients", CLIENTS)):
+        unknown = set(filter(None, getattr(opts, option).split(","))) - set(known)
+        if unknown:
+            parser.error(f"--{option}: unknown {', '.join(sorted(unknown))} (choose from {', '.join(known)})")
 
     work = tempfile.mkdtemp(prefix="zkafka-compare-", dir=opts.log_root)
     zookeeper = ZooKeeperServer(os.path.join(work, "zk"), port=free_port())
