@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 from gevent.queue import Empty, Queue
 
-from tests.support.consumers08 import produce08, start_cluster08
+from tests.support.consumers08 import fetcher08, produce08, start_cluster08
 from tests.support.server08 import Client08, fetch_request
-from zkafka.consumer.fetcher08 import Fetcher08
 from zkafka.consumer.partition_state import PartitionTopicInfo
 from zkafka.consumer.simple08 import SimpleConsumer08
 from zkafka.protocol import v08
@@ -22,16 +21,7 @@ pytestmark = pytest.mark.integration
 def test_not_leader_sends_the_partition_back_to_the_leader_finder(start_broker08, zk_client):
     brokers = start_cluster08(start_broker08, zk_client, topics={"t": 2})
     sent = produce08(brokers, "t", 100)
-    fetcher = Fetcher08(
-        brokers=lambda: [("127.0.0.1", b.port) for b in brokers],
-        fetch_size=1 << 20,
-        min_bytes=1,
-        max_wait_ms=100,
-        socket_timeout_ms=5000,
-        socket_buffersize=1 << 16,
-        auto_offset_reset="smallest",
-        refresh_leader_backoff_ms=50,
-    )
+    fetcher = fetcher08(lambda: [("127.0.0.1", b.port) for b in brokers])
     queue: Queue = Queue()
     try:
         fetcher.start([PartitionTopicInfo("t", 1, None, queue, "c-0", 0)])
@@ -77,16 +67,8 @@ def test_fetches_ahead_deliver_every_message_once_in_order_and_a_stale_one_is_dr
         return send_fetch(consumer, fetches, *args)
 
     monkeypatch.setattr(SimpleConsumer08, "send_fetch", counted)
-    fetcher = Fetcher08(
-        brokers=lambda: [("127.0.0.1", brokers[0].port)],
-        fetch_size=2048,  # a few dozen messages a fetch: many fetches, each decoded while the next is sent
-        min_bytes=1,
-        max_wait_ms=100,
-        socket_timeout_ms=5000,
-        socket_buffersize=1 << 16,
-        auto_offset_reset="smallest",
-        refresh_leader_backoff_ms=50,
-    )
+    # a few dozen messages a fetch: many fetches, each decoded while the next is sent
+    fetcher = fetcher08(lambda: [("127.0.0.1", brokers[0].port)], fetch_size=2048)
     queue: Queue = Queue(4)  # the fetcher waits for the reader: fetches ahead stay in flight meanwhile
     infos = [PartitionTopicInfo("t", p, None, queue, "c-0", 0) for p in (0, 1)]
     got = []

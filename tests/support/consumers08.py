@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tests.support.consumers import committed, owners, with_overrides
@@ -24,18 +25,23 @@ FAST_CONSUMER08 = {
 }
 
 
-def offline_fetcher08() -> Fetcher08:
-    """A Fetcher08 that knows no broker: for feeding fetched bytes to its ``_enqueue`` in unit tests."""
+def fetcher08(brokers: Callable[[], list[tuple[str, int]]], fetch_size: int = 1 << 20) -> Fetcher08:
+    """A Fetcher08 with the tests' short waits and backoffs, finding leaders through ``brokers()``."""
     return Fetcher08(
-        brokers=lambda: [],
-        fetch_size=1 << 20,
+        brokers=brokers,
+        fetch_size=fetch_size,
         min_bytes=1,
         max_wait_ms=100,
-        socket_timeout_ms=1000,
-        socket_buffersize=1024,
+        socket_timeout_ms=5000,
+        socket_buffersize=1 << 16,
         auto_offset_reset="smallest",
-        refresh_leader_backoff_ms=10,
+        refresh_leader_backoff_ms=50,
     )
+
+
+def offline_fetcher08() -> Fetcher08:
+    """A Fetcher08 that knows no broker: for feeding fetched bytes to its ``_enqueue`` in unit tests."""
+    return fetcher08(lambda: [])
 
 
 def consumer08_config(zk_connect: str, group: str, **overrides: Any) -> dict[str, str]:
