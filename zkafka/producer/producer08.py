@@ -154,7 +154,8 @@ class Producer08:
         """Send ``values`` to ``topic``, each with ``key``: ``send`` of a KeyedMessage per value, except that
         all go to one partition (chosen by ``part_key`` when set, else by the key; a null key takes the
         topic's random partition of the moment) as one message set built in one call. Same guarantees and
-        errors as ``send``."""
+        errors as ``send``. An async producer queues the values as events of their own: with a null key, a
+        metadata refresh while they wait can send the later ones to another partition."""
         if self._closed or threading.get_ident() != self._thread:
             self._check_open()
         if topic not in self._check_topic.valid:
