@@ -263,21 +263,8 @@ class DefaultEventHandler08:
         return failed
 
     def collate(self, messages: Sequence[Outgoing]) -> tuple[Collated, list[Outgoing]]:
-        """``partition_and_collate`` with this handler's metadata and partition choice; a lone message or
-        ValueBatch (send_batch's case) to a topic with metadata is placed without the grouping."""
-        if len(messages) != 1 or messages[0].topic not in self.metadata.topics:
-            return partition_and_collate(messages, self.metadata.partitions, self.choose)
-        lone = messages[0]
-        partitions = self.metadata.partitions(lone.topic)  # known: no request
-        try:
-            chosen = partitions[self.choose(lone.topic, lone.part_key, partitions)]
-        except KafkaError as exc:
-            log.warning("no partition for a message to %s: %s", lone.topic, exc)
-            return {}, [lone]
-        if chosen.leader is None:
-            log.warning("partitions %s-%d have no leader", lone.topic, chosen.partition)
-            return {}, [lone]
-        return {chosen.leader: {(lone.topic, chosen.partition): [lone]}}, []
+        """``partition_and_collate`` with this handler's metadata and partition choice."""
+        return partition_and_collate(messages, self.metadata.partitions, self.choose)
 
     def choose(self, topic: str, key: Any, partitions: list[PartitionAndLeader]) -> int:
         """The index in ``partitions`` for a message with ``key`` (see the module docstring)."""
@@ -299,11 +286,6 @@ class DefaultEventHandler08:
 
     def produce_request(self, groups: Mapping[tuple[str, int], list[Outgoing]]) -> ProduceRequestV0:
         """The Produce request of one leader's groups: a message set per (topic, partition)."""
-        if len(groups) == 1:
-            (((topic, partition), group),) = groups.items()
-            data = message_set(group, codec_for_topic(self.codec, self.compressed_topics, topic))
-            parts = [ProduceRequestPartition(partition, data)]
-            return ProduceRequestV0(self.acks, self.timeout_ms, [ProduceRequestTopic(topic, parts)])
         by_topic: dict[str, list] = {}
         for (topic, partition), group in groups.items():
             data = message_set(group, codec_for_topic(self.codec, self.compressed_topics, topic))
