@@ -135,12 +135,7 @@ class FetchedPartition:
     def messages(self) -> list[MessageAndOffset08]:
         """All the messages at once (cheaper than iterating)."""
         self._check_readable()
-        try:
-            found = list(self._messages())
-        except MessageSizeTooLargeError as err:
-            raise self._inflated_too_far(err) from None
-        self._last_read = found[-1].offset if found else None
-        return found
+        return self._all(self._messages(), 0)
 
     def records(
         self, layout: Any, convert: Callable[[int, Any], Any], constants: tuple = (), offset_at: int = 0
@@ -152,12 +147,16 @@ class FetchedPartition:
         self._check_readable()
         data = self.data if type(self.data) is bytes else bytes(self.data)
         limit = self.max_bytes or DEFAULT_MAX_INFLATED
+        return self._all(
+            decoded_messages(data, FORMAT08, 0, True, layout, convert, self.fetch_offset, limit, constants),
+            offset_at,
+        )
+
+    def _all(self, messages: Iterator, offset_at: int) -> list:
+        """``messages`` read to the end (a bomb's error naming this partition); the last one's offset, at
+        index ``offset_at`` of it, is where reading got to."""
         try:
-            found = list(
-                decoded_messages(
-                    data, FORMAT08, 0, True, layout, convert, self.fetch_offset, limit, constants
-                )
-            )
+            found = list(messages)
         except MessageSizeTooLargeError as err:
             raise self._inflated_too_far(err) from None
         self._last_read = found[-1][offset_at] if found else None
