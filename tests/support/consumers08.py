@@ -10,6 +10,7 @@ from tests.support.server08 import Client08, wait_for_leaders
 from zkafka.admin.topics import create_topic
 from zkafka.consumer.fetcher08 import Fetcher08
 from zkafka.producer.producer08 import KeyedMessage, Producer08
+from zkafka.records.format08 import assign_offsets, build_message_set
 from zkafka.utils import wait_until
 
 # Small timeouts: the test ZooKeeper has tickTime 200, so sessions of 2-4 s are allowed.
@@ -23,6 +24,18 @@ FAST_CONSUMER08 = {
     "auto.offset.reset": "smallest",
     "socket.timeout.ms": "10000",
 }
+
+
+def log_bytes(pairs, base: int, codec: int = 0) -> bytes:
+    """A message set as the leader stored it from ``base`` on."""
+    return assign_offsets(build_message_set(pairs, codec), base).data
+
+
+def entry_each(messages, base: int) -> bytes:
+    """A log of one entry per ``(key, value, codec)`` (a plain message, or a wrapper of one), from ``base`` on."""
+    return b"".join(
+        log_bytes([(key, value)], base + i, codec) for i, (key, value, codec) in enumerate(messages)
+    )
 
 
 def fetcher08(brokers: Callable[[], list[tuple[str, int]]], fetch_size: int = 1 << 20) -> Fetcher08:

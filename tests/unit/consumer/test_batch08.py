@@ -10,22 +10,16 @@ from gevent.queue import Queue
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.support.consumers08 import offline_fetcher08
+from tests.support.consumers08 import entry_each, log_bytes, offline_fetcher08
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
 from zkafka.consumer.stream import FETCH_PIECE, SHUTDOWN, ConsumerTimeoutError, KafkaStream
 from zkafka.consumer.stream08 import MessageAndMetadata08, MessageBatch08, decode_batch08, decode_chunk08
 from zkafka.errors import InvalidMessageError
 from zkafka.records import native
 from zkafka.records.compression import GZIP
-from zkafka.records.format08 import assign_offsets, build_message_set
 
 # The codec's decoding runs on the native core and on the pure path.
 pytestmark = pytest.mark.usefixtures("codec_path")
-
-
-def log_bytes(pairs, base: int, codec: int = 0) -> bytes:
-    """A message set as the leader stored it from ``base`` on."""
-    return assign_offsets(build_message_set(pairs, codec), base).data
 
 
 def values_set(values, base: int) -> bytes:
@@ -140,11 +134,7 @@ def test_without_the_extension_a_column_batch_still_iterates(monkeypatch):
     st.sampled_from([-1, 1, 3]),
 )
 def test_the_batches_hold_what_decode_chunk08_decodes(messages, skip, most):
-    data = b""
-    offset = 1000
-    for key, value, codec in messages:
-        data += log_bytes([(key, value)], offset, codec)
-        offset += 1
+    data = entry_each(messages, 1000)
     start = 1000 + min(skip, len(messages) - 1)
     expected, error, _, next_offset = decode_chunk08(data, start, "t", 3)
     assert error is None

@@ -7,22 +7,17 @@ from gevent.queue import Queue
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.support.consumers08 import offline_fetcher08
+from tests.support.consumers08 import entry_each, log_bytes, offline_fetcher08
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
 from zkafka.consumer.stream import FETCH_PIECE, KafkaStream
 from zkafka.consumer.stream08 import MessageAndMetadata08, decode_chunk08
 from zkafka.errors import InvalidMessageError
 from zkafka.records import native
 from zkafka.records.compression import GZIP, SNAPPY
-from zkafka.records.format08 import assign_offsets, build_message_set, iter_messages
+from zkafka.records.format08 import iter_messages
 
 # The codec's decoding runs on the native core and on the pure path.
 pytestmark = pytest.mark.usefixtures("codec_path")
-
-
-def log_bytes(pairs, base: int, codec: int = 0) -> bytes:
-    """A message set as the leader stored it from ``base`` on."""
-    return assign_offsets(build_message_set(pairs, codec), base).data
 
 
 def decoded(data: bytes, fetch_offset: int, start: int = 0):
@@ -99,11 +94,8 @@ def test_a_too_short_entry_cannot_be_skipped():
     st.integers(0, 14),
 )
 def test_same_messages_as_the_records_iterator(messages, skip):
-    data = b""
-    offset = 1000
-    for key, value, codec in messages:
-        data += log_bytes([(key, value)], offset, codec)
-        offset += 1
+    data = entry_each(messages, 1000)
+    offset = 1000 + len(messages)
     start = 1000 + min(skip, len(messages) - 1)
     items, error, _, next_offset = decoded(data, start)
     assert error is None and next_offset == offset
