@@ -17,7 +17,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from zkafka.coordinator.assignors import (  # noqa: E402
+from zkafka.consumer.group.assignors import (  # noqa: E402
     RangeAssignor,
     RoundRobinAssignor,
     StickyAssignor,

@@ -18,13 +18,13 @@ import socket
 import tempfile
 import time
 
-from zkafka.broker.log import Log
-from zkafka.broker.start import BrokerThread
 from zkafka.config import BrokerConfig
-from zkafka.consumer.simple import SimpleConsumer
+from zkafka.consumer.simple07 import SimpleConsumer
+from zkafka.log.log07 import Log
 from zkafka.protocol.v07 import LATEST_TIME, ProducerRequest, encode_request
 from zkafka.records.format07 import FORMAT07
-from zkafka.records.message import build_message_set
+from zkafka.records.message07 import build_message_set
+from zkafka.server.start import BrokerThread
 from zkafka.utils import wait_until
 
 

@@ -25,13 +25,13 @@ import gevent
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from zkafka.broker.start import BrokerThread  # noqa: E402
 from zkafka.config import BrokerConfig  # noqa: E402
 from zkafka.consumer import ZookeeperConsumerConnector  # noqa: E402
 from zkafka.launch.zookeeper_server import ZooKeeperServer  # noqa: E402
 from zkafka.protocol.v07 import ProducerRequest, encode_request  # noqa: E402
 from zkafka.rebalance import assign, broker_partitions  # noqa: E402
-from zkafka.records.message import build_message_set  # noqa: E402
+from zkafka.records.message07 import build_message_set  # noqa: E402
+from zkafka.server.start import BrokerThread  # noqa: E402
 from zkafka.zk.client import get_children, gevent_handler, make_zk_client, start_zk_client  # noqa: E402
 
 

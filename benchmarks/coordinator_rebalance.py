@@ -26,14 +26,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from benchmarks.broker_process import broker08_cluster  # noqa: E402
-from zkafka.coordinator.assignors import (  # noqa: E402
+from zkafka.consumer.group.assignors import (  # noqa: E402
     RangeAssignor,
     assign_group,
     decode_assignment,
     subscription_metadata,
 )
+from zkafka.protocol import group_membership as g  # noqa: E402
 from zkafka.protocol import v08  # noqa: E402
-from zkafka.protocol import v09_group as g  # noqa: E402
 from zkafka.utils import wait_until  # noqa: E402
 
 TOPIC, GROUP = "bench", "bench-group"

@@ -77,7 +77,7 @@ from tests.support.server08 import Client08, wait_for_leaders  # noqa: E402
 from zkafka.launch.zookeeper_server import ZooKeeperServer  # noqa: E402
 from zkafka.protocol import v07, v08  # noqa: E402
 from zkafka.records import format08  # noqa: E402
-from zkafka.records.message import build_message_set  # noqa: E402
+from zkafka.records.message07 import build_message_set  # noqa: E402
 
 NEVER_MS = str(2**31 - 1)  # an int on both lines: about 25 days
 MODES = ("idle", "none", "loop", "pool")

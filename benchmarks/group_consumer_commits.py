@@ -19,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from benchmarks.broker_process import broker08_cluster  # noqa: E402
-from zkafka.consumer09 import GroupConsumer, TopicPartition  # noqa: E402
+from zkafka.consumer.group import GroupConsumer, TopicPartition  # noqa: E402
 
 TOPIC, GROUP = "bench", "bench-commits"
 

@@ -16,7 +16,7 @@ import random
 import tempfile
 import time
 
-from zkafka.broker.log08 import Log08, LogConfig
+from zkafka.log.log08 import Log08, LogConfig
 from zkafka.records.compression import GZIP
 from zkafka.records.format08 import build_message_set
 

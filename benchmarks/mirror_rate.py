@@ -18,10 +18,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks.broker_process import start_broker  # noqa: E402
 from zkafka.config import ConsumerConfig, ProducerConfig
-from zkafka.consumer.simple import SimpleConsumer
+from zkafka.consumer.simple07 import SimpleConsumer
 from zkafka.launch.zookeeper_server import ZooKeeperServer
 from zkafka.protocol.v07 import LATEST_TIME, ProducerRequest, encode_request
-from zkafka.records.message import build_message_set
+from zkafka.records.message07 import build_message_set
 from zkafka.tools.mirror_maker import MirrorMaker
 from zkafka.topic_count import Whitelist
 from zkafka.utils import wait_until

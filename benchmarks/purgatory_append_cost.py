@@ -19,7 +19,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from zkafka.broker.purgatory import DelayedOperation, Purgatory  # noqa: E402
+from zkafka.server.purgatory import DelayedOperation, Purgatory  # noqa: E402
 
 
 class WaitForBytes(DelayedOperation):

@@ -33,7 +33,7 @@ def main() -> None:
         os.fsync = slow_fsync(float(delay_ms) / 1000)
     if args[:1] == [ON_LOOP]:
         args = args[1:]
-        from zkafka.broker.server_base import DiskPool
+        from zkafka.server.server_base import DiskPool
 
         DiskPool.run = lambda self, task: task()  # type: ignore[method-assign]
     from zkafka.cli import main as cli

@@ -19,8 +19,8 @@ import gevent
 
 from zkafka.admin.topics import create_topic
 from zkafka.consumer.connector08 import ZookeeperConsumerConnector08
-from zkafka.consumer09 import GroupConsumer
-from zkafka.demo import DemoCluster, _BrokerProcess, _Consumer
+from zkafka.consumer.group import GroupConsumer
+from zkafka.demo07 import DemoCluster, _BrokerProcess, _Consumer
 from zkafka.producer.producer08 import KeyedMessage, Producer08
 from zkafka.ui.cluster_state import read_controller, read_topics, read_zk_groups
 from zkafka.ui.coordinator_groups import CoordinatorGroups

@@ -2,7 +2,7 @@
 assignors, with what would move if a member left or joined.
 
 Pure: the results come from the real algorithms (``zkafka.rebalance`` for the ZooKeeper consumers,
-``zkafka.coordinator.assignors`` for the coordinator's); this module only lays out their inputs, their
+``zkafka.consumer.group.assignors`` for the coordinator's); this module only lays out their inputs, their
 intermediate values and their output as numbered steps, each naming the function that does it. ``zkafka
 explain`` prints them and the web view (``zkafka.ui``) shows them in its rebalance timeline.
 """
@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from zkafka import rebalance
-from zkafka.consumer.group_view import read_group_view
+from zkafka.consumer.group import assignors
+from zkafka.consumer.group_view07 import read_group_view
 from zkafka.consumer.rebalancer import ZKRebalancer
-from zkafka.coordinator import assignors
 from zkafka.coordinator.group import GroupMetadata
 from zkafka.topic_count import thread_ids
 
@@ -275,7 +275,7 @@ def _zk_what_ifs(
 def coordinator_assign(
     strategy: str, partition_counts: Mapping[str, int], subscriptions: Mapping[str, Iterable[str]]
 ) -> assignors.Assignment:
-    """What the group leader's assignor gives each member (``zkafka.coordinator.assignors``)."""
+    """What the group leader's assignor gives each member (``zkafka.consumer.group.assignors``)."""
     subs = {m: assignors.Subscription(sorted(set(ts))) for m, ts in subscriptions.items()}
     return assignors.get_assignor(strategy).assign(partition_counts, subs)
 

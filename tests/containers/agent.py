@@ -233,7 +233,7 @@ def watch08(args: argparse.Namespace) -> None:
 
 
 def member09(args: argparse.Namespace) -> None:
-    from zkafka.consumer09 import GroupConsumer, TopicPartition
+    from zkafka.consumer.group import GroupConsumer, TopicPartition
 
     stop = stop_event(args.max_seconds)
     consumer = GroupConsumer(

@@ -17,7 +17,7 @@ import time
 import uuid
 from pathlib import Path
 
-from zkafka.consumer.simple import SimpleConsumer
+from zkafka.consumer.simple07 import SimpleConsumer
 from zkafka.launch.zookeeper_server import free_port
 from zkafka.utils import wait_until
 

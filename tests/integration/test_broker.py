@@ -8,7 +8,6 @@ import pytest
 
 from tests.support.wire import connect, is_closed_by_peer, read_response, round_trip
 from tests.unit.protocol.golden07 import FETCH_FRAME, HELLO_ENTRY, OFFSETS_FRAME, PRODUCE_FRAME
-from zkafka.broker.registry import BrokerIdConflictError
 from zkafka.protocol.v07 import (
     FetchRequest,
     MultiFetchRequest,
@@ -20,7 +19,8 @@ from zkafka.protocol.v07 import (
     encode_request,
 )
 from zkafka.records.format07 import iter_messages
-from zkafka.records.message import build_message_set
+from zkafka.records.message07 import build_message_set
+from zkafka.server.registry07 import BrokerIdConflictError
 from zkafka.utils import wait_until
 from zkafka.zk.client import get_children, session_id
 

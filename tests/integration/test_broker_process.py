@@ -19,7 +19,7 @@ from zkafka.protocol.v07 import (
     encode_request,
 )
 from zkafka.records.format07 import iter_messages
-from zkafka.records.message import build_message_set
+from zkafka.records.message07 import build_message_set
 from zkafka.utils import wait_until
 
 pytestmark = pytest.mark.integration

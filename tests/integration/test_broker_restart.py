@@ -18,7 +18,7 @@ from zkafka.protocol.v07 import FetchRequest, ProducerRequest, encode_request
 from zkafka.records.format07 import iter_messages
 from zkafka.records.format08 import build_message_set as build_message_set08
 from zkafka.records.format08 import iter_messages as iter_messages08
-from zkafka.records.message import build_message_set
+from zkafka.records.message07 import build_message_set
 from zkafka.utils import wait_until
 from zkafka.zk.paths08 import BrokerRegistration
 
@@ -71,7 +71,7 @@ def test_0_7_live_duplicate_is_refused_naming_its_host_and_port(broker_process, 
 HEALTHCHECK = textwrap.dedent(
     """
     import sys, threading
-    from zkafka.broker.registry08 import KafkaHealthcheck
+    from zkafka.server.registry08 import KafkaHealthcheck
     from zkafka.config08 import BrokerConfig08
     config = BrokerConfig08({"broker.id": "4", "zookeeper.connect": sys.argv[1],
                              "zookeeper.session.timeout.ms": "3000", "advertised.host.name": "127.0.0.1"})

@@ -16,7 +16,7 @@ from tests.support.wire import Producer, fetch
 from zkafka.protocol import v08
 from zkafka.protocol.v07 import ProducerRequest, encode_request
 from zkafka.records import format08
-from zkafka.records.message import build_message_set
+from zkafka.records.message07 import build_message_set
 from zkafka.utils import wait_until
 
 pytestmark = pytest.mark.integration

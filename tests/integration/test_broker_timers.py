@@ -13,9 +13,9 @@ import pytest
 
 from tests.support.logs import set_mtime
 from tests.support.wire import Producer, connect, fetch
-from zkafka.broker.log import segment_file_name
+from zkafka.log.log07 import segment_file_name
 from zkafka.protocol.v07 import ProducerRequest, encode_request
-from zkafka.records.message import build_message_set
+from zkafka.records.message07 import build_message_set
 from zkafka.utils import wait_until
 
 pytestmark = pytest.mark.integration

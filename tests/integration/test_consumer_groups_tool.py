@@ -17,7 +17,7 @@ from click.testing import CliRunner  # noqa: E402
 from tests.integration.test_coordinator_kafka_python import TOPIC, produce, start_with_topic  # noqa: E402
 from tests.integration.test_group_consumer import consumer, poll_until  # noqa: E402
 from zkafka.cli import main  # noqa: E402
-from zkafka.consumer09 import TopicPartition  # noqa: E402
+from zkafka.consumer.group import TopicPartition  # noqa: E402
 
 pytestmark = pytest.mark.integration
 

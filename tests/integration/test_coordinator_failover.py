@@ -37,8 +37,8 @@ from tests.support.replication import zk_state
 from tests.support.server08 import Client08, wait_for_leaders
 from zkafka.admin.reassignment import start_reassignment
 from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC, partition_for
+from zkafka.protocol import group_membership as g
 from zkafka.protocol import v08
-from zkafka.protocol import v09_group as g
 from zkafka.protocol.errors import ErrorCode as E
 from zkafka.utils import wait_until
 

@@ -8,15 +8,15 @@ from __future__ import annotations
 import pytest
 
 from tests.support.server08 import Client08, wait_for_leaders
-from zkafka.coordinator.assignors import (
+from zkafka.consumer.group.assignors import (
     RangeAssignor,
     decode_assignment,
     encode_assignment,
     subscription_metadata,
 )
 from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC, partition_for
+from zkafka.protocol import group_membership as g
 from zkafka.protocol import v08
-from zkafka.protocol import v09_group as g
 from zkafka.protocol.errors import ErrorCode as E
 from zkafka.utils import wait_until
 

@@ -1,4 +1,4 @@
-"""zkafka's own 0.9 group consumer (zkafka.consumer09.GroupConsumer) against real brokers and a real
+"""zkafka's own 0.9 group consumer (zkafka.consumer.group.GroupConsumer) against real brokers and a real
 ZooKeeper: members split a topic and read everything once, commit, and a restart resumes from the commits;
 listeners see revocations before the join and assignments after; every rebalance trigger (a member joins,
 leaves, misses its session timeout; partitions are added; a new topic matches a pattern); seek, position,
@@ -14,7 +14,7 @@ kafka = pytest.importorskip("kafka")
 from kafka import KafkaProducer  # noqa: E402
 
 from tests.integration.test_coordinator_kafka_python import TOPIC, produce, start_with_topic  # noqa: E402
-from zkafka.consumer09 import (  # noqa: E402
+from zkafka.consumer.group import (  # noqa: E402
     GroupConsumer,
     NoOffsetForPartitionError,
     OffsetAndMetadata,

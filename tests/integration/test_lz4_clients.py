@@ -20,8 +20,8 @@ from tests.integration.test_clients08 import producer, ready_topic
 from tests.support.consumers import connector_factory
 from tests.support.consumers08 import consumer08_config
 from zkafka.consumer.connector08 import ZookeeperConsumerConnector08
+from zkafka.consumer.group import GroupConsumer
 from zkafka.consumer.simple08 import SimpleConsumer08
-from zkafka.consumer09 import GroupConsumer
 from zkafka.producer.producer08 import KeyedMessage
 from zkafka.records.compression import LZ4
 from zkafka.records.format08 import iter_messages

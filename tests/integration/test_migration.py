@@ -15,7 +15,7 @@ from tests.support.zookeeper import started_client
 from zkafka.admin.topics import create_topic
 from zkafka.consumer.simple08 import SimpleConsumer08
 from zkafka.protocol.v07 import ProducerRequest, encode_request
-from zkafka.records.message import build_message_set
+from zkafka.records.message07 import build_message_set
 from zkafka.utils import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -10,10 +10,10 @@ from collections import Counter
 import pytest
 
 from tests.support.wire import connect
-from zkafka.consumer.simple import SimpleConsumer
+from zkafka.consumer.simple07 import SimpleConsumer
 from zkafka.protocol.v07 import LATEST_TIME, ProducerRequest, encode_request
 from zkafka.records.format07 import iter_messages
-from zkafka.records.message import build_message_set
+from zkafka.records.message07 import build_message_set
 from zkafka.utils import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

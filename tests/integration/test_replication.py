@@ -12,8 +12,8 @@ from tests.support.replication import metadata, produce, read_all, zk_state
 from tests.support.server08 import Client08
 from zkafka.admin.topics import create_topic
 from zkafka.cli import main
+from zkafka.protocol import inter_broker as admin
 from zkafka.protocol import v08
-from zkafka.protocol import v08_admin as admin
 from zkafka.protocol.errors import ErrorCode
 from zkafka.utils import wait_until
 from zkafka.zk.paths08 import parse_partition_list, parse_reassignment, parse_topic_assignment
@@ -342,7 +342,7 @@ def test_deleting_a_replicated_topic_removes_every_replica_and_its_metadata(
             message=f"broker {broker_id} deleted its replicas",
         )
         wait_until(
-            lambda broker=broker: "doomed" not in broker.server.broker_metadata.snapshot().topics,
+            lambda broker=broker: "doomed" not in broker.server.metadata_cache.snapshot().topics,
             20,
             message=f"broker {broker_id} forgot the topic (UpdateMetadata with leader -2)",
         )

@@ -23,9 +23,9 @@ from tests.integration.test_coordinator_kafka_python import TOPIC, produce  # no
 from tests.integration.test_group_consumer import listening, poll_until  # noqa: E402
 from tests.support.server08 import Client08, wait_for_leaders  # noqa: E402
 from zkafka.admin.topics import create_topic_with_assignment  # noqa: E402
-from zkafka.consumer09 import GroupConsumer, TopicPartition  # noqa: E402
+from zkafka.consumer.group import GroupConsumer, TopicPartition  # noqa: E402
 from zkafka.errors import FencedInstanceIdError  # noqa: E402
-from zkafka.protocol import v08, v09_group  # noqa: E402
+from zkafka.protocol import group_membership, v08  # noqa: E402
 from zkafka.protocol.api_keys import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP  # noqa: E402
 from zkafka.protocol.errors import ErrorCode  # noqa: E402
 from zkafka.utils import wait_until  # noqa: E402
@@ -212,15 +212,15 @@ def test_the_replaced_incarnation_is_fenced(bootstrap):
             poll_until([old], lambda r: False, timeout=20)
         assert old.coordinator.fenced and a.coordinator.generation == generation
         with raw_client(bootstrap) as client:
-            heartbeat = v09_group.HeartbeatRequestV3(GROUP, generation, old_id, "s-1")
+            heartbeat = group_membership.HeartbeatRequestV3(GROUP, generation, old_id, "s-1")
             assert client.call(heartbeat).error == ErrorCode.FENCED_INSTANCE_ID
-            sync = v09_group.SyncGroupRequestV3(GROUP, generation, old_id, "s-1", [])
+            sync = group_membership.SyncGroupRequestV3(GROUP, generation, old_id, "s-1", [])
             assert client.call(sync).error == ErrorCode.FENCED_INSTANCE_ID
             leave = client.call(
-                v09_group.LeaveGroupRequestV3(GROUP, [v09_group.LeavingMember(old_id, "s-1")])
+                group_membership.LeaveGroupRequestV3(GROUP, [group_membership.LeavingMember(old_id, "s-1")])
             )
             assert (leave.error, [m.error for m in leave.members]) == (0, [ErrorCode.FENCED_INSTANCE_ID])
-            assert client.call(v09_group.HeartbeatRequestV0(GROUP, generation, old_id)).error == (
+            assert client.call(group_membership.HeartbeatRequestV0(GROUP, generation, old_id)).error == (
                 ErrorCode.UNKNOWN_MEMBER_ID  # v0 names no instance: an unknown member, as 0.9 says
             )
 
@@ -229,7 +229,7 @@ def test_leave_group_v3_removes_a_static_member_by_its_instance_id(bootstrap):
     with static_pair(bootstrap, session_timeout_ms=30000) as (log, a, s, closing):
         generation = a.coordinator.generation
         with raw_client(bootstrap) as client:
-            leave = client.call(v09_group.LeaveGroupRequestV3(GROUP, [v09_group.LeavingMember("", "s-1")]))
+            leave = client.call(group_membership.LeaveGroupRequestV3(GROUP, [group_membership.LeavingMember("", "s-1")]))
         assert leave.error == 0 and [(m.group_instance_id, m.error) for m in leave.members] == [("s-1", 0)]
         poll_until([a], lambda r: a.assignment() == ALL)  # at once, not after s's 30 s session timeout
         assert a.coordinator.generation == generation + 1

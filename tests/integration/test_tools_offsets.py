@@ -27,7 +27,7 @@ from zkafka.protocol.v07 import (
     decode_offsets_response,
     encode_request,
 )
-from zkafka.records.message import build_message_set
+from zkafka.records.message07 import build_message_set
 from zkafka.utils import wait_until
 
 pytestmark = pytest.mark.integration

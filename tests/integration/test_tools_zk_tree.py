@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from zkafka.cli import main
 from zkafka.launch.zookeeper_server import free_port
 from zkafka.protocol.v07 import ProducerRequest, encode_request
-from zkafka.records.message import build_message_set
+from zkafka.records.message07 import build_message_set
 from zkafka.utils import wait_until
 
 pytestmark = pytest.mark.integration

@@ -70,7 +70,7 @@ def test_coordinator_group_and_its_rebalance(start_broker08, zk_connect):
         assert wheres[0] == "zkafka.coordinator.group_apis.GroupApis.handle_group_coordinator"
         assert "zkafka.coordinator.group.GroupMetadata.heartbeat" in wheres
         assert "zkafka.coordinator.group.GroupMetadata.complete_join" in wheres
-        assert "zkafka.coordinator.assignors.RangeAssignor.assign" in wheres
+        assert "zkafka.consumer.group.assignors.RangeAssignor.assign" in wheres
         assert wheres[-1] == "zkafka.coordinator.group.GroupMetadata.sync"
         assert f"generation {group['generation']}" in entry["steps"][2]["title"]
     finally:

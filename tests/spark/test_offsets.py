@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zkafka.records.message import build_message_set
+from zkafka.records.message07 import build_message_set
 from zkafka.spark.offsets import (
     EARLIEST,
     LATEST,

@@ -6,12 +6,12 @@ import pytest
 
 from tests.support.spark import RawProducer
 from tests.support.zookeeper import wait_topic_registered
-from zkafka.spark.cluster import Cluster
+from zkafka.spark.cluster07 import Cluster
 from zkafka.spark.errors import BrokerGoneError
 from zkafka.spark.offsets import TopicPartition
 from zkafka.spark.options import parse_options
 from zkafka.spark.planner import latest_offsets, plan_batch, plan_micro_batch
-from zkafka.spark.reader import read_range
+from zkafka.spark.reader07 import read_range
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 

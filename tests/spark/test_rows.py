@@ -7,7 +7,7 @@ import pytest
 from zkafka.errors import InvalidMessageError, InvalidMessageSizeError
 from zkafka.records.compression import GZIP, SNAPPY, compress
 from zkafka.records.format07 import ByteBufferMessageSet
-from zkafka.records.message import Message, build_message_set
+from zkafka.records.message07 import Message, build_message_set
 from zkafka.spark.rows import decode_entries
 
 pytestmark = pytest.mark.spark

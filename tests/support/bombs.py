@@ -17,7 +17,7 @@ from zkafka.records import format08
 from zkafka.records.compression import _GZIP_HEADER, _SNAPPY_HEADER, GZIP, LZ4, SNAPPY, SNAPPY_BLOCK_SIZE
 from zkafka.records.kafka_lz4 import BLOCK_SIZE as LZ4_BLOCK_SIZE
 from zkafka.records.kafka_lz4 import END_MARK, lz4_compress
-from zkafka.records.message import Message
+from zkafka.records.message07 import Message
 
 _CHUNK = 1 << 20
 _ZEROS = bytes(_CHUNK)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from zkafka.broker.start import BrokerThread
 from zkafka.config import BrokerConfig
 from zkafka.launch.zookeeper_server import free_port
+from zkafka.server.start import BrokerThread
 
 # Every append flushed at once, so tests can fetch what they produced without waiting for the flusher.
 TEST_BROKER_PROPS = {

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from zkafka.broker.controller import KafkaController
-from zkafka.broker.metadata_cache import MetadataCache
-from zkafka.broker.registry08 import KafkaHealthcheck
 from zkafka.config08 import BrokerConfig08
+from zkafka.controller.context import ControllerContext
+from zkafka.controller.controller import KafkaController
+from zkafka.server.registry08 import KafkaHealthcheck
 from zkafka.zk.client import make_zk_client, start_zk_client
 
 SESSION_TIMEOUT_MS = 3000
@@ -27,7 +27,7 @@ class Broker08:
         self.healthcheck = KafkaHealthcheck(
             broker_id, "127.0.0.1", 9000 + broker_id, SESSION_TIMEOUT_MS, client=self.client
         )
-        self.cache = MetadataCache(self.client)
+        self.cache = ControllerContext(self.client)
         self.deleted: list[str] = []
         self.controller = KafkaController(
             self.config, self.client, self.cache, on_delete_topic=self.deleted.append

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zkafka.consumer.simple import SimpleConsumer
+from zkafka.consumer.simple07 import SimpleConsumer
 from zkafka.producer import Producer
 from zkafka.records.compression import decompress
 from zkafka.records.format07 import iter_messages

@@ -16,10 +16,10 @@ import pytest
 
 from tests.support.brokers import broker_processes
 from tests.support.wire import recv_exact
-from zkafka.broker.metadata_cache import ClusterSnapshot, PartitionMetadata
-from zkafka.broker.start import BrokerThread
+from zkafka.cluster.snapshot import ClusterSnapshot, PartitionMetadata
 from zkafka.config08 import BrokerConfig08
 from zkafka.protocol import v08
+from zkafka.server.start import BrokerThread
 from zkafka.utils import wait_until
 from zkafka.zk.paths08 import BrokerRegistration, PartitionState
 

@@ -12,7 +12,7 @@ from tests.support.server08 import Client08, produce_request, wait_for_leaders
 from tests.support.wire import Producer
 from zkafka.protocol.v07 import ProducerRequest, encode_request
 from zkafka.records.format08 import build_message_set as build_message_set08
-from zkafka.records.message import build_message_set
+from zkafka.records.message07 import build_message_set
 from zkafka.utils import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -25,7 +25,7 @@ class Tags:
         self.listener_base: type = object
         heartbeat_ms = max(session_timeout_ms // 6, 100)
         if client == "zkafka":
-            from zkafka.consumer09 import GroupConsumer, TopicPartition
+            from zkafka.consumer.group import GroupConsumer, TopicPartition
 
             self.consumer = GroupConsumer(
                 {

@@ -10,7 +10,7 @@ import logging
 import sys
 
 from tests.support.kafka_python_member import report_forever
-from zkafka.consumer09 import GroupConsumer
+from zkafka.consumer.group import GroupConsumer
 
 
 class Report:

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from zkafka import rebalance
 from zkafka.cli import main
-from zkafka.coordinator import assignors
+from zkafka.consumer.group import assignors
 from zkafka.explain import (
     Move,
     diff_owners,
@@ -84,7 +84,7 @@ def test_coordinator_explanation_matches_the_assignor(strategy):
     )
     assert explanation.owners == {f"{t}:{p}": m for (t, p), m in assignors.owners(real).items()}
     assert set(explanation.what_if) == {"m1 left", "m2 left", "m3 left", "m4 joined"}
-    assert explanation.steps[-1].where == "zkafka.coordinator.assignors.assign_group"
+    assert explanation.steps[-1].where == "zkafka.consumer.group.assignors.assign_group"
 
 
 def test_coordinator_range_step_names_each_members_range():
@@ -94,7 +94,7 @@ def test_coordinator_range_step_names_each_members_range():
         step.title
         == "topic t, members sorted by id: 5 partitions / 2 members = 2 each, the first 1 get one more"
     )
-    assert step.where == "zkafka.coordinator.assignors.RangeAssignor.assign"
+    assert step.where == "zkafka.consumer.group.assignors.RangeAssignor.assign"
     assert step.lines == ["m1: 0, 1, 2", "m2: 3, 4"]
     assert explanation.what_if["m1 left"] == [Move("t", str(p), "m1", "m2") for p in range(3)]
 

@@ -2,10 +2,10 @@
 
 from prometheus_client import generate_latest
 
-from zkafka.broker.purgatory import Purgatory
-from zkafka.broker.segmented_log import LogAppendInfo
+from zkafka.log.segmented_log import LogAppendInfo
 from zkafka.metrics import BrokerMetrics, request_name
 from zkafka.protocol import v07, v08
+from zkafka.server.purgatory import Purgatory
 
 
 def sample(metrics: BrokerMetrics, name: str, **labels) -> float | None:

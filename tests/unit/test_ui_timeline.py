@@ -33,7 +33,7 @@ def test_a_member_leaving_releasing_first_then_settling():
     wheres = [step.where for step in entry.steps]
     assert wheres[:5] == [
         "zkafka.consumer.membership.GroupMembership.on_watch",
-        "zkafka.consumer.group_view.read_group_view",
+        "zkafka.consumer.group_view07.read_group_view",
         "zkafka.rebalance.sort_partitions",
         "zkafka.rebalance.sort_threads",
         "zkafka.rebalance.range_share",
@@ -119,4 +119,4 @@ def test_leader_moves_make_settled_election_entries():
     (entry,) = timeline.entries
     assert entry.title == "leader of t-0: broker 1 -> 2" and entry.status == "settled"
     assert "is gone" in entry.steps[0].title
-    assert entry.steps[1].where == "zkafka.broker.leader_election.next_partition_state"
+    assert entry.steps[1].where == "zkafka.controller.leader_selector.next_partition_state"

@@ -25,9 +25,9 @@ def broker_start(properties: str, overrides: tuple[str, ...]) -> None:
     """
     import gevent
 
-    from zkafka.broker.start import broker_id, start_broker
     from zkafka.config import parse_overrides
     from zkafka.config08 import load_broker_config
+    from zkafka.server.start import broker_id, start_broker
 
     configure_logging(Context.verbose)
     config = load_broker_config(properties, parse_overrides(overrides))

@@ -121,7 +121,7 @@ def console_consumer(
         delete_consumer_offsets=delete_consumer_offsets,
     )
     if bootstrap_server is not None:
-        from zkafka.consumer09.console import run_group
+        from zkafka.consumer.group.console import run_group
 
         run_group(options, bootstrap_server)
     else:

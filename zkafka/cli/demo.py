@@ -30,7 +30,7 @@ def parse_action(value: str) -> tuple[float, str]:
         seconds = -1.0
     if not sep or seconds < 0:
         raise click.BadParameter(f"{value!r} is not SECONDS:ACTION")
-    from zkafka.demo import ACTIONS
+    from zkafka.demo07 import ACTIONS
     from zkafka.demo08 import ACTIONS08
 
     if action not in ACTIONS + ACTIONS08:
@@ -97,7 +97,7 @@ def demo(
     """Start ZooKeeper, brokers, a keyed producer and a consumer group on loopback, and show them live."""
     import gevent
 
-    from zkafka.demo import ACTIONS, DemoCluster, render
+    from zkafka.demo07 import ACTIONS, DemoCluster, render
     from zkafka.demo08 import ACTIONS08, DemoCluster08, render08
 
     configure_logging(Context.verbose, level=logging.ERROR)

@@ -123,7 +123,7 @@ def perf_produce(
     """Send MESSAGES messages to TOPIC as fast as possible and print the rate, as Kafka's
     ProducerPerformance does (start, end, compression, message size, batch size, MB, MB/s, messages,
     messages/s)."""
-    from zkafka.client08.metadata import is_broker_list_08
+    from zkafka.client08.topic_metadata import is_broker_list_08
     from zkafka.config import parse_overrides
     from zkafka.records.compression import ALL_CODECS, CODECS_07, parse_codec
     from zkafka.tools.producer_performance import CSV_HEADER, PerfOptions, run

@@ -103,7 +103,7 @@ def console_producer(
     A topic name the broker would refuse stops it before anything is sent; it exits with status 1, saying
     how many, if some messages could not be delivered.
     """
-    from zkafka.client08.metadata import is_broker_list_08
+    from zkafka.client08.topic_metadata import is_broker_list_08
     from zkafka.config import parse_overrides
     from zkafka.records.compression import ALL_CODECS, CODECS_07, parse_codec
 
@@ -142,7 +142,7 @@ def _console_producer07(
 ):
     from zkafka.config import ProducerConfig, parse_overrides
     from zkafka.producer.console import produce_lines, read_lines
-    from zkafka.producer.producer import Producer
+    from zkafka.producer.producer07 import Producer
 
     if separator is not None and broker_list:
         click.echo(

@@ -19,8 +19,6 @@ from typing import Any
 
 import gevent
 
-from zkafka.broker.purgatory import DelayedOperation, Purgatory
-from zkafka.broker.segmented_log import current_millis
 from zkafka.coordinator.effects import (
     AnswerJoin,
     AnswerSync,
@@ -36,9 +34,11 @@ from zkafka.coordinator.effects import (
 from zkafka.coordinator.group import GroupMetadata
 from zkafka.coordinator.offsets_cache import OffsetsCache, Record
 from zkafka.coordinator.offsets_schema import OffsetAndMetadata
+from zkafka.log.segmented_log import current_millis
 from zkafka.network.server import PendingResponse
 from zkafka.protocol.errors import ErrorCode
-from zkafka.protocol.v09_group import DescribedGroup
+from zkafka.protocol.group_membership import DescribedGroup
+from zkafka.server.purgatory import DelayedOperation, Purgatory
 
 log = logging.getLogger(__name__)
 

@@ -45,7 +45,7 @@ from zkafka.coordinator.effects import (
 from zkafka.coordinator.member import MemberMetadata, Protocols
 from zkafka.coordinator.offsets_schema import GroupMemberRecord, GroupValueV0
 from zkafka.protocol.errors import ErrorCode
-from zkafka.protocol.v09_group import DescribedGroup, DescribedMember
+from zkafka.protocol.group_membership import DescribedGroup, DescribedMember
 
 
 class GroupState(StrEnum):

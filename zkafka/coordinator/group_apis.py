@@ -3,7 +3,7 @@
 GroupCoordinator v0 (finding the coordinator, creating ``__consumer_offsets`` on first use), JoinGroup,
 SyncGroup, Heartbeat, LeaveGroup, DescribeGroups and ListGroups v0, OffsetCommit v1/v2 and OffsetFetch v1
 (offsets in ``__consumer_offsets``); static membership's JoinGroup v5, SyncGroup v3, Heartbeat v3 and
-LeaveGroup v3 (served, not advertised: ``v09_group.UNADVERTISED``; the versions between stay refused). ``handlers()`` gives KafkaApis the (API key, version) → handler entries;
+LeaveGroup v3 (served, not advertised: ``group_membership.UNADVERTISED``; the versions between stay refused). ``handlers()`` gives KafkaApis the (API key, version) → handler entries;
 a handler decodes nothing itself (the protocol did) and returns response parts, or a pending response for a
 JoinGroup or SyncGroup that waits for the group, or an OffsetCommit that waits for its replicas.
 """
@@ -18,7 +18,7 @@ from zkafka.coordinator.coordinator import GroupCoordinator
 from zkafka.coordinator.group import JoinResult
 from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC, OffsetAndMetadata
 from zkafka.network.server import client_address
-from zkafka.protocol import v08, v09_group
+from zkafka.protocol import group_membership, v08
 from zkafka.protocol.api_keys import (
     DESCRIBE_GROUPS,
     GROUP_COORDINATOR,
@@ -111,11 +111,11 @@ class GroupApis:
             fields = (result.error, result.generation_id, result.protocol, result.leader_id, result.member_id)
             if static:
                 instance_ids = dict(result.instance_ids)
-                members = [v09_group.JoinGroupMemberV5(m, instance_ids.get(m), d) for m, d in result.members]
-                response = v09_group.JoinGroupResponseV5(NO_THROTTLE, *fields, members)
+                members = [group_membership.JoinGroupMemberV5(m, instance_ids.get(m), d) for m, d in result.members]
+                response = group_membership.JoinGroupResponseV5(NO_THROTTLE, *fields, members)
             else:
-                members = [v09_group.JoinGroupMember(m, data) for m, data in result.members]
-                response = v09_group.JoinGroupResponseV0(*fields, members)
+                members = [group_membership.JoinGroupMember(m, data) for m, data in result.members]
+                response = group_membership.JoinGroupResponseV0(*fields, members)
             return v08.encode_response(request.correlation_id, response)
 
         return self.coordinator.join_group(
@@ -138,9 +138,9 @@ class GroupApis:
 
         def respond(error: int, assignment: bytes) -> list:
             if static:
-                response = v09_group.SyncGroupResponseV3(NO_THROTTLE, error, assignment)
+                response = group_membership.SyncGroupResponseV3(NO_THROTTLE, error, assignment)
             else:
-                response = v09_group.SyncGroupResponseV0(error, assignment)
+                response = group_membership.SyncGroupResponseV0(error, assignment)
             return v08.encode_response(request.correlation_id, response)
 
         assignments = {a.member_id: a.member_assignment or b"" for a in body.group_assignment}
@@ -157,13 +157,13 @@ class GroupApis:
         )
         if request.api_version >= 3:
             return v08.encode_response(
-                request.correlation_id, v09_group.HeartbeatResponseV3(NO_THROTTLE, error)
+                request.correlation_id, group_membership.HeartbeatResponseV3(NO_THROTTLE, error)
             )
-        return v08.encode_response(request.correlation_id, v09_group.HeartbeatResponseV0(error))
+        return v08.encode_response(request.correlation_id, group_membership.HeartbeatResponseV0(error))
 
     def handle_leave_group(self, request: v08.Request) -> list:
         error = self.coordinator.leave_group(request.body.group_id, request.body.member_id or "")
-        return v08.encode_response(request.correlation_id, v09_group.LeaveGroupResponseV0(error))
+        return v08.encode_response(request.correlation_id, group_membership.LeaveGroupResponseV0(error))
 
     def handle_leave_group_members(self, request: v08.Request) -> list:
         """LeaveGroup v3: each member by member id and/or instance id, each with its own error; an error
@@ -174,20 +174,20 @@ class GroupApis:
             member_id, instance_id = member.member_id or "", member.group_instance_id
             error = self.coordinator.leave_group(body.group_id, member_id, instance_id)
             if error in COORDINATOR_ERRORS:
-                response = v09_group.LeaveGroupResponseV3(NO_THROTTLE, error, [])
+                response = group_membership.LeaveGroupResponseV3(NO_THROTTLE, error, [])
                 return v08.encode_response(request.correlation_id, response)
-            left.append(v09_group.LeftMember(member_id, instance_id, error))
-        response = v09_group.LeaveGroupResponseV3(NO_THROTTLE, ErrorCode.NONE, left)
+            left.append(group_membership.LeftMember(member_id, instance_id, error))
+        response = group_membership.LeaveGroupResponseV3(NO_THROTTLE, ErrorCode.NONE, left)
         return v08.encode_response(request.correlation_id, response)
 
     def handle_describe_groups(self, request: v08.Request) -> list:
         groups = [self.coordinator.describe_group(group_id) for group_id in request.body.group_ids]
-        return v08.encode_response(request.correlation_id, v09_group.DescribeGroupsResponseV0(groups))
+        return v08.encode_response(request.correlation_id, group_membership.DescribeGroupsResponseV0(groups))
 
     def handle_list_groups(self, request: v08.Request) -> list:
         error, groups = self.coordinator.list_groups()
-        listed = [v09_group.ListedGroup(group_id, protocol_type) for group_id, protocol_type in groups]
-        return v08.encode_response(request.correlation_id, v09_group.ListGroupsResponseV0(error, listed))
+        listed = [group_membership.ListedGroup(group_id, protocol_type) for group_id, protocol_type in groups]
+        return v08.encode_response(request.correlation_id, group_membership.ListGroupsResponseV0(error, listed))
 
     # -- offsets --------------------------------------------------------------------------------------------
 

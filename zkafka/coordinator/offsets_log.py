@@ -19,14 +19,14 @@ import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from zkafka.broker.delayed_produce import DelayedProduce, ProduceStatus
-from zkafka.broker.purgatory import Purgatory
-from zkafka.broker.replica_manager import ReplicaManager, error_code
 from zkafka.coordinator.offsets_cache import Record
 from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC
 from zkafka.errors import KafkaError
 from zkafka.protocol.errors import ErrorCode
 from zkafka.records.format08 import build_message_set, iter_messages
+from zkafka.server.delayed_produce import DelayedProduce, ProduceStatus
+from zkafka.server.purgatory import Purgatory
+from zkafka.server.replica_manager import ReplicaManager, error_code
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ Quick start::
         p.send("events", ["hello", "world"], key="user-42")
 
 A Producer belongs to the thread that created it and runs its background work on that thread's gevent hub;
-see ``zkafka.producer.producer`` for how it behaves in plain scripts, gevent programs and threads.
+see ``zkafka.producer.producer07`` for how it behaves in plain scripts, gevent programs and threads.
 """
 
 from __future__ import annotations
@@ -19,25 +19,25 @@ from zkafka.utils import lazy_exports
 # Exported names and their modules, imported on first use so that the pure modules (partitioner,
 # encoders) do not pull in gevent and kazoo.
 _EXPORTS = {
-    "AsyncProducer": "async_producer",
-    "CallbackHandler": "event_handler",
+    "AsyncProducer": "async_producer07",
+    "CallbackHandler": "event_handler07",
     "DefaultEncoder": "encoders",
-    "DefaultEventHandler": "event_handler",
+    "DefaultEventHandler": "event_handler07",
     "DefaultPartitioner": "partitioner",
-    "EventHandler": "event_handler",
+    "EventHandler": "event_handler07",
     "FailedToSendMessageError": "errors",
     "KeyedMessage": "producer08",
     "NoBrokersForPartitionError": "errors",
-    "Producer": "producer",
+    "Producer": "producer07",
     "Producer08": "producer08",
     "ProducerClosedError": "errors",
     "ProducerConnectionError": "errors",
-    "ProducerData": "producer",
+    "ProducerData": "producer07",
     "ProducerSendError": "errors",
     "QueueFullError": "errors",
-    "QueueItem": "event_handler",
+    "QueueItem": "event_handler07",
     "StringEncoder": "encoders",
-    "SyncProducer": "sync_producer",
+    "SyncProducer": "sync_producer07",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import gevent.os
 
-from zkafka.producer.producer import Producer
+from zkafka.producer.producer07 import Producer
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from zkafka.records.compression import NO_COMPRESSION
-from zkafka.records.message import Message, build_message_set
+from zkafka.records.message07 import Message, build_message_set
 
 JAVA_DEFAULT_ENCODER = "kafka.serializer.DefaultEncoder"
 JAVA_STRING_ENCODER = "kafka.serializer.StringEncoder"

@@ -23,11 +23,11 @@ from typing import Any, NamedTuple
 import gevent
 
 from zkafka.client08.channel import broker_channel
-from zkafka.client08.metadata import PartitionAndLeader, TopicMetadataCache
+from zkafka.client08.topic_metadata import PartitionAndLeader, TopicMetadataCache
 from zkafka.errors import KafkaError, LeaderNotAvailableError, UnknownTopicOrPartitionError
 from zkafka.network.client import BlockingChannel
 from zkafka.producer.errors import FailedToSendMessageError
-from zkafka.producer.event_handler import codec_for_topic
+from zkafka.producer.event_handler07 import codec_for_topic
 from zkafka.producer.partitioner import Partitioner
 from zkafka.protocol.errors import error_name
 from zkafka.protocol.v08 import ProduceRequestPartition, ProduceRequestTopic, ProduceRequestV0
@@ -189,7 +189,7 @@ class DefaultEventHandler08:
         metadata: TopicMetadataCache | None = None,
         rng: random.Random | None = None,
     ) -> None:
-        from zkafka.client08.metadata import parse_broker_list
+        from zkafka.client08.topic_metadata import parse_broker_list
 
         self.acks: int = config["request.required.acks"]
         self.timeout_ms: int = config["request.timeout.ms"]

@@ -33,10 +33,10 @@ from typing import Any, NamedTuple
 import gevent
 
 from zkafka.config08 import ProducerConfig08
-from zkafka.producer.async_producer import BatchingSender
+from zkafka.producer.async_producer07 import BatchingSender
 from zkafka.producer.encoders import DefaultEncoder, Encoder, load_encoder
 from zkafka.producer.errors import FailedToSendMessageError, ProducerClosedError
-from zkafka.producer.event_handler import QueueItem
+from zkafka.producer.event_handler07 import QueueItem
 from zkafka.producer.event_handler08 import DefaultEventHandler08, Serialized, ValueBatch
 from zkafka.producer.partitioner import (
     JAVA_DEFAULT_PARTITIONER,

@@ -1,5 +1,5 @@
 """The 0.8/0.9 request API keys (``ApiKeys.java``), defined once, and the declaration helper of the schema
-modules (``v08``, ``v08_admin``, ``v09_group``)."""
+modules (``v08``, ``inter_broker``, ``group_membership``)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Request frame: ``int32 size | int16 api_key | int16 api_version | int32 correlation_id | string client_id |
 body`` (ControlledShutdown v0 has no client id). Response frame: ``int32 size | int32 correlation_id | body``.
 ``SCHEMAS`` maps every (api_key, version) a 0.9.0.1 broker answers, plus ApiVersions v0, to its request and
-response classes; the inter-broker schemas live in ``v08_admin``, the group ones in ``v09_group``. Message
+response classes; the inter-broker schemas live in ``inter_broker``, the group ones in ``group_membership``. Message
 sets are ``MessageSet`` fields (reads give a memoryview; writes take bytes or a file region); their entries
 are ``zkafka.records``' business. Pure: bytes in, values out.
 """
@@ -28,6 +28,8 @@ from zkafka.protocol.api_keys import (
     PRODUCE,
     api_struct,
 )
+from zkafka.protocol.group_membership import GROUP_APIS, UNADVERTISED
+from zkafka.protocol.inter_broker import ADMIN_APIS
 from zkafka.protocol.produce_wire import (
     read_produce_body,
     read_produce_response,
@@ -47,8 +49,6 @@ from zkafka.protocol.types import (
     parts_size,
     struct_class,
 )
-from zkafka.protocol.v08_admin import ADMIN_APIS
-from zkafka.protocol.v09_group import GROUP_APIS, UNADVERTISED
 
 # replica_id values of Fetch and ListOffsets
 CONSUMER_REPLICA_ID = -1
@@ -313,7 +313,7 @@ for _request, _response in SCHEMAS.values():
 def api_version_ranges(served: Any = None) -> list[Any]:
     """Every API key with its lowest and highest version, in key order (an ApiVersions answer): of the
     ``(api_key, version)`` pairs in ``served``, by default of every schema here; never the static membership
-    versions (``v09_group.UNADVERTISED``), which are served to clients that ask for them by number."""
+    versions (``group_membership.UNADVERTISED``), which are served to clients that ask for them by number."""
     ranges: dict[int, list[int]] = {}
     for key, version in SCHEMAS if served is None else served:
         if (key, version) in UNADVERTISED:

@@ -21,7 +21,7 @@ from zkafka.errors import (
 from zkafka.records import entries, native
 from zkafka.records.compression import CODECS_07, DEFAULT_MAX_INFLATED, NO_COMPRESSION
 from zkafka.records.entries import UINT32, EntryFormat, entry_error
-from zkafka.records.message import (
+from zkafka.records.message07 import (
     CODEC_MASK,
     ENTRY_V1,
     HEADER_SIZE,

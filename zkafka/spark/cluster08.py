@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
-from zkafka.client08.metadata import TopicMetadataCache
+from zkafka.client08.topic_metadata import TopicMetadataCache
 from zkafka.consumer.simple08 import SimpleConsumer08
 from zkafka.errors import (
     BrokerNotAvailableError,
@@ -24,7 +24,7 @@ from zkafka.errors import (
     LeaderNotAvailableError,
     NotLeaderForPartitionError,
 )
-from zkafka.spark.cluster import ClusterView
+from zkafka.spark.cluster07 import ClusterView
 from zkafka.spark.errors import BrokerGoneError
 from zkafka.spark.offsets import TopicPartition08
 from zkafka.spark.options import SourceOptions

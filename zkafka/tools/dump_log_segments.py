@@ -14,14 +14,14 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from zkafka.broker.offset_index import ENTRY_SIZE, INDEX_SUFFIX
 from zkafka.errors import KafkaError
+from zkafka.log.offset_index import ENTRY_SIZE, INDEX_SUFFIX
 from zkafka.records.compression import CODEC_OBJECT_NAMES, CODECS_07, NO_COMPRESSION, decompress
 from zkafka.records.entries import INT32, UINT32, messages
 from zkafka.records.format07 import FORMAT07, iter_messages
 from zkafka.records.format08 import FORMAT08, OFFSET, Message08, key_value
 from zkafka.records.format08 import MAGIC as FORMAT08_MAGIC
-from zkafka.records.message import HEADER_SIZE, LOG_OVERHEAD, Message
+from zkafka.records.message07 import HEADER_SIZE, LOG_OVERHEAD, Message
 
 
 @dataclass

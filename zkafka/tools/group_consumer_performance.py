@@ -10,7 +10,7 @@ import random
 import time
 from collections.abc import Callable
 
-from zkafka.consumer09.consumer import GroupConsumer
+from zkafka.consumer.group.consumer import GroupConsumer
 from zkafka.errors import KafkaError
 from zkafka.tools.consumer_performance import ConsumerPerfResult
 

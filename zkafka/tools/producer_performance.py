@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 
-from zkafka.client08.metadata import is_broker_list_08
+from zkafka.client08.topic_metadata import is_broker_list_08
 from zkafka.producer.errors import FailedToSendMessageError
 from zkafka.records.compression import CODEC_NAMES
 from zkafka.tools.perf_result import Throughput, format_time

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import gevent
 import gevent.event
 
-from zkafka.client08.metadata import TopicMetadataCache, parse_broker_list
+from zkafka.client08.topic_metadata import TopicMetadataCache, parse_broker_list
 from zkafka.consumer.simple08 import SimpleConsumer08
 from zkafka.errors import LeaderNotAvailableError
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME

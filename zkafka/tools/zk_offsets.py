@@ -14,7 +14,7 @@ from kazoo.client import KazooClient
 
 from zkafka.errors import KafkaError
 from zkafka.protocol.v07 import EARLIEST_TIME, LATEST_TIME
-from zkafka.tools.offset_checker import (
+from zkafka.tools.offset_checker07 import (
     ask_offsets,
     registered_brokers,
     registered_partitions,

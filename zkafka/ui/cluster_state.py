@@ -3,7 +3,7 @@
 Brokers with their znodes and sessions, the controller (0.8); topics with, per partition, where it lives and
 its log end (0.7: broker-partition and the flushed end; 0.8: leader, replicas, ISR and the high watermark
 the leader answers); ZooKeeper-managed groups with their members, owners, committed offsets and lag (the
-offset checkers' reads, ``zkafka.tools.offset_checker``/``offset_checker08``); one level of the raw
+offset checkers' reads, ``zkafka.tools.offset_checker07``/``offset_checker08``); one level of the raw
 ZooKeeper tree with ephemeral owners. Reads only: nothing here writes to ZooKeeper.
 """
 
@@ -16,7 +16,12 @@ from kazoo.exceptions import NoNodeError
 
 from zkafka.config08 import LINE_08
 from zkafka.protocol.v07 import LATEST_TIME
-from zkafka.tools.offset_checker import ask_offsets, check_offsets, registered_brokers, registered_partitions
+from zkafka.tools.offset_checker07 import (
+    ask_offsets,
+    check_offsets,
+    registered_brokers,
+    registered_partitions,
+)
 from zkafka.tools.offset_checker08 import check_offsets08, log_sizes, registered_brokers08, topic_partitions
 from zkafka.tools.zk_tree import describe
 from zkafka.ui.zk_groups import ZkGroup, read_zk_group, zk_group_names

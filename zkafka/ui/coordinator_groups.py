@@ -14,8 +14,8 @@ import logging
 from typing import Any
 
 from zkafka.client08.channel import broker_channel
+from zkafka.consumer.group.assignors import decode_assignment
 from zkafka.consumer.simple08 import SimpleConsumer08
-from zkafka.coordinator.assignors import decode_assignment
 from zkafka.coordinator.offsets_schema import (
     OFFSETS_TOPIC,
     GroupKey,
@@ -25,7 +25,7 @@ from zkafka.coordinator.offsets_schema import (
 )
 from zkafka.errors import KafkaError
 from zkafka.protocol import v08
-from zkafka.protocol.v09_group import (
+from zkafka.protocol.group_membership import (
     ConsumerProtocolMetadata,
     DescribeGroupsRequestV0,
     ListGroupsRequestV0,

@@ -16,12 +16,12 @@ from collections.abc import Hashable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from zkafka.broker.controller import KafkaController
-from zkafka.broker.leader_election import next_partition_state
-from zkafka.broker.metadata_cache import MetadataCache
 from zkafka.consumer.membership import GroupMembership
 from zkafka.consumer.ownership import release
 from zkafka.consumer.rebalancer import ZKRebalancer
+from zkafka.controller.context import ControllerContext
+from zkafka.controller.controller import KafkaController
+from zkafka.controller.leader_selector import next_partition_state
 from zkafka.coordinator.group import GroupMetadata
 from zkafka.coordinator.group_apis import GroupApis
 from zkafka.explain import Step, explain_assignment, explain_zk_rebalance, where, zk_assign
@@ -101,7 +101,7 @@ class Timeline:
         entry.steps = [
             Step(
                 f"broker {old} {'is gone: its session ended and /brokers/ids/' + str(old) + ' vanished' if gone else 'no longer leads'}",
-                where(MetadataCache._on_watch),
+                where(ControllerContext._on_watch),
                 ["the controller watches /brokers/ids and sees the change"],
             ),
             Step(
@@ -122,7 +122,7 @@ class Timeline:
             ),
             Step(
                 "every broker's metadata cache reads it; the new leader serves, clients retry NOT_LEADER",
-                where(MetadataCache._run),
+                where(ControllerContext._run),
                 [],
             ),
         ]

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from zkafka.config08 import LINE_08
-from zkafka.consumer.group_view import get_many
-from zkafka.tools.offset_checker import registered_partitions
+from zkafka.consumer.group_view07 import get_many
+from zkafka.tools.offset_checker07 import registered_partitions
 from zkafka.tools.offset_checker08 import topic_partitions
 from zkafka.topic_count import parse_topic_count
 from zkafka.topic_count08 import parse_topic_count08

@@ -3,7 +3,7 @@
 import pytest
 
 from zkafka.client08.channel import ClientCodec08, CorrelationIdMismatchError, check_error
-from zkafka.client08.metadata import parse_broker_list
+from zkafka.client08.topic_metadata import parse_broker_list
 from zkafka.errors import InvalidConfigError, NotLeaderForPartitionError
 from zkafka.protocol.v08 import (
     RESPONSE_HEADER,

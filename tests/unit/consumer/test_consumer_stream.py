@@ -12,9 +12,9 @@ from gevent.queue import Queue
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zkafka.consumer.fetcher import Fetcher
+from zkafka.consumer.fetcher07 import Fetcher
 from zkafka.consumer.partition_state import PartitionTopicInfo
-from zkafka.consumer.stream import (
+from zkafka.consumer.stream07 import (
     FETCH_PIECE,
     SHUTDOWN,
     ConsumerTimeoutError,
@@ -27,7 +27,7 @@ from zkafka.errors import InvalidMessageError, InvalidMessageSizeError, KafkaErr
 from zkafka.records import native
 from zkafka.records.compression import GZIP, SNAPPY
 from zkafka.records.format07 import iter_messages
-from zkafka.records.message import build_message_set, encode_message
+from zkafka.records.message07 import build_message_set, encode_message
 from zkafka.zk.paths07 import Broker, BrokerPartition
 
 # The codec's decoding, checks and offset assignment run on the native core and on the pure path.
@@ -125,7 +125,7 @@ def test_message_and_metadata_is_its_message_and_unpacks_like_the_tuple():
 
 
 def encode_message_object(payload: bytes):
-    from zkafka.records.message import Message
+    from zkafka.records.message07 import Message
 
     return Message(payload)
 

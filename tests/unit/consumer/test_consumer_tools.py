@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from zkafka.consumer.console import ConsoleOptions, format_message
-from zkafka.consumer.stream import decode_chunk
-from zkafka.records.message import build_message_set
+from zkafka.consumer.stream07 import decode_chunk
+from zkafka.records.message07 import build_message_set
 from zkafka.tools.consumer_performance import CSV_HEADER, ConsumerPerfOptions, ConsumerPerfResult
 from zkafka.topic_count import Blacklist, Whitelist
 from zkafka.zk.paths07 import BrokerPartition

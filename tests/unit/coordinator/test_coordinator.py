@@ -10,13 +10,13 @@ import gevent
 import pytest
 from gevent.event import AsyncResult
 
-from zkafka.broker.log08 import LogConfig
-from zkafka.broker.log_manager08 import LogManager08
-from zkafka.broker.replica_manager import ReplicaManager
 from zkafka.coordinator.coordinator import CoordinatorConfig, GroupCoordinator
 from zkafka.coordinator.offsets_log import OffsetsLog
 from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC, OffsetAndMetadata, partition_for
+from zkafka.log.log08 import LogConfig
+from zkafka.log.log_manager08 import LogManager08
 from zkafka.protocol.errors import ErrorCode as E
+from zkafka.server.replica_manager import ReplicaManager
 from zkafka.utils import wait_until
 
 PARTITIONS = 2

@@ -11,15 +11,15 @@ from __future__ import annotations
 import pytest
 from gevent.event import AsyncResult
 
-from zkafka.broker.log08 import LogConfig
-from zkafka.broker.log_manager08 import LogManager08
-from zkafka.broker.purgatory import Purgatory
-from zkafka.broker.replica_manager import ReplicaManager
 from zkafka.coordinator.coordinator import CoordinatorConfig, GroupCoordinator
 from zkafka.coordinator.offsets_log import OffsetsLog
 from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC, OffsetAndMetadata
+from zkafka.log.log08 import LogConfig
+from zkafka.log.log_manager08 import LogManager08
 from zkafka.protocol.errors import ErrorCode as E
-from zkafka.protocol.v08_admin import LeaderAndIsrRequestV0, PartitionState, PartitionStateEntry
+from zkafka.protocol.inter_broker import LeaderAndIsrRequestV0, PartitionState, PartitionStateEntry
+from zkafka.server.purgatory import Purgatory
+from zkafka.server.replica_manager import ReplicaManager
 from zkafka.utils import wait_until
 
 GROUP = "g"  # offsets partition 1 of 2

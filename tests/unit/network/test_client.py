@@ -9,9 +9,8 @@ import time
 import gevent
 import pytest
 
-from zkafka.broker.handlers import KafkaRequestHandlers
-from zkafka.broker.log_manager import LogManager
 from zkafka.config import BrokerConfig
+from zkafka.log.log_manager07 import LogManager
 from zkafka.network.client import BlockingChannel, ChannelClosedError
 from zkafka.network.server import PendingResponse, SocketServer
 from zkafka.protocol.v07 import (
@@ -23,7 +22,8 @@ from zkafka.protocol.v07 import (
     OffsetResponse,
     ProducerRequest,
 )
-from zkafka.records.message import build_message_set
+from zkafka.records.message07 import build_message_set
+from zkafka.server.apis07 import KafkaRequestHandlers
 from zkafka.utils import wait_until
 
 

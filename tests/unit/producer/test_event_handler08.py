@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from zkafka.client08.metadata import PartitionAndLeader
+from zkafka.client08.topic_metadata import PartitionAndLeader
 from zkafka.config08 import ProducerConfig08
 from zkafka.errors import LeaderNotAvailableError, UnknownTopicOrPartitionError
 from zkafka.producer.event_handler08 import (

@@ -15,11 +15,11 @@ import pytest
 
 from tests.support.frame_recorder import FrameRecorder
 from zkafka.config import ProducerConfig
-from zkafka.producer.async_producer import AsyncProducer, EventQueue
+from zkafka.producer.async_producer07 import AsyncProducer, EventQueue
 from zkafka.producer.encoders import DefaultEncoder, StringEncoder
 from zkafka.producer.errors import ProducerClosedError, QueueFullError
-from zkafka.producer.event_handler import CallbackHandler, EventHandler, QueueItem, collate
-from zkafka.producer.sync_producer import SyncProducer
+from zkafka.producer.event_handler07 import CallbackHandler, EventHandler, QueueItem, collate
+from zkafka.producer.sync_producer07 import SyncProducer
 from zkafka.protocol.v07 import MULTIPRODUCE
 from zkafka.records.compression import GZIP, NO_COMPRESSION, SNAPPY
 from zkafka.records.format07 import ByteBufferMessageSet

@@ -14,7 +14,7 @@ from zkafka.producer.encoders import (
 )
 from zkafka.records.compression import GZIP, NO_COMPRESSION, SNAPPY
 from zkafka.records.format07 import ByteBufferMessageSet
-from zkafka.records.message import Message, build_message_set
+from zkafka.records.message07 import Message, build_message_set
 
 
 def payloads_of(message_set: bytes) -> list[bytes]:

@@ -9,7 +9,7 @@ import pytest
 from tests.support.frame_recorder import FrameRecorder
 from zkafka.errors import InvalidConfigError
 from zkafka.producer import Producer, ProducerClosedError, ProducerData
-from zkafka.producer.broker_partition_info import ConfigBrokerPartitionInfo, parse_broker_list
+from zkafka.producer.broker_partition_info07 import ConfigBrokerPartitionInfo, parse_broker_list
 from zkafka.producer.partitioner import DefaultPartitioner
 from zkafka.protocol.v07 import MULTIPRODUCE, PRODUCE, RANDOM_PARTITION
 from zkafka.records.compression import GZIP, SNAPPY

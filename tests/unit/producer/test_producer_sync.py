@@ -14,10 +14,10 @@ from tests.support.frame_recorder import FrameRecorder
 from zkafka.config import ProducerConfig
 from zkafka.errors import MessageSizeTooLargeError
 from zkafka.producer.errors import ProducerClosedError, ProducerConnectionError
-from zkafka.producer.sync_producer import SyncProducer
+from zkafka.producer.sync_producer07 import SyncProducer
 from zkafka.protocol.v07 import MULTIPRODUCE, PRODUCE, ProducerRequest
 from zkafka.records.compression import GZIP
-from zkafka.records.message import build_message_set
+from zkafka.records.message07 import build_message_set
 from zkafka.utils import wait_until as gwait
 
 

@@ -38,7 +38,7 @@ from zkafka.protocol.v07 import (
     expects_response,
     response_header,
 )
-from zkafka.records.message import build_message_set
+from zkafka.records.message07 import build_message_set
 
 
 def test_golden_frames():

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.unit.protocol import test_v08_admin, test_v08_client, test_v09_group
+from tests.unit.protocol import test_group_membership, test_inter_broker, test_v08_client
 from tests.unit.protocol.golden08 import hexbytes
 from zkafka.errors import InvalidRequestError
 from zkafka.protocol.api_keys import API_VERSIONS, CONTROLLED_SHUTDOWN, FETCH, PRODUCE
@@ -26,8 +26,8 @@ from zkafka.protocol.v08 import (
     encode_request,
 )
 
-GOLDEN_REQUESTS = [*test_v08_client.REQUESTS, *test_v08_admin.REQUESTS, *test_v09_group.REQUESTS]
-GOLDEN_RESPONSES = [*test_v08_client.RESPONSES, *test_v08_admin.RESPONSES, *test_v09_group.RESPONSES]
+GOLDEN_REQUESTS = [*test_v08_client.REQUESTS, *test_inter_broker.REQUESTS, *test_group_membership.REQUESTS]
+GOLDEN_RESPONSES = [*test_v08_client.RESPONSES, *test_inter_broker.RESPONSES, *test_group_membership.RESPONSES]
 REQUEST_FRAMES = [hexbytes(p.values[1]) for p in GOLDEN_REQUESTS]
 
 

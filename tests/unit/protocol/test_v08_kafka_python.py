@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.protocol import test_v08_client, test_v09_group
+from tests.unit.protocol import test_group_membership, test_v08_client
 from tests.unit.protocol.golden08 import ASSIGNMENT_T01, CLIENT_ID, CORRELATION_ID, METADATA_T
+from zkafka.protocol.group_membership import ConsumerProtocolAssignment, ConsumerProtocolMetadata
 from zkafka.protocol.v08 import encode_request
-from zkafka.protocol.v09_group import ConsumerProtocolAssignment, ConsumerProtocolMetadata
 
 kafka_protocol = pytest.importorskip("kafka.protocol")
 from kafka.coordinator import protocol as kp_consumer  # noqa: E402
@@ -72,8 +72,8 @@ PARAMS = [
     for p in (
         *test_v08_client.REQUESTS,
         *test_v08_client.RESPONSES,
-        *test_v09_group.REQUESTS,
-        *test_v09_group.RESPONSES,
+        *test_group_membership.REQUESTS,
+        *test_group_membership.RESPONSES,
     )
     if kafka_python_class(p.values[0]) is not None
 ]

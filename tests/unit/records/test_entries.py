@@ -9,7 +9,7 @@ from zkafka.records import format08
 from zkafka.records.entries import check_sizes, entry_size, spans, walk
 from zkafka.records.format07 import FORMAT07
 from zkafka.records.format08 import FORMAT08
-from zkafka.records.message import build_message_set
+from zkafka.records.message07 import build_message_set
 
 
 def corrupt_last_byte(data: bytes) -> bytes:

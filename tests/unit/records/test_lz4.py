@@ -26,7 +26,7 @@ from zkafka.records.compression import (
     parse_codec,
 )
 from zkafka.records.kafka_lz4 import header_checksum, lz4_compress, lz4_decompress, xxh32
-from zkafka.records.message import Message
+from zkafka.records.message07 import Message
 
 KAFKA_HEADER = hexbytes("04224d18 60 40 1a")  # magic, FLG, BD 64 KiB, Kafka's HC over all six bytes
 SPEC_HEADER = hexbytes("04224d18 60 40 82")  # the same with the LZ4 spec's HC (over FLG and BD)

@@ -26,7 +26,7 @@ from zkafka.records.compression import (
     snappy_compress,
 )
 from zkafka.records.format07 import FORMAT07, ByteBufferMessageSet, iter_messages
-from zkafka.records.message import Message, build_message_set, encode_entries
+from zkafka.records.message07 import Message, build_message_set, encode_entries
 
 
 def payloads(ms):

@@ -13,18 +13,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support.codec import codec, outcome, run_both
+from zkafka.consumer.group.fetcher import _RECORD, _converter
+from zkafka.consumer.group.subscription import ConsumerRecord
 from zkafka.consumer.simple08 import FetchedPartition
-from zkafka.consumer.stream import _LAYOUT as _LAYOUT07
-from zkafka.consumer.stream import decode_chunk
+from zkafka.consumer.stream07 import _LAYOUT as _LAYOUT07
+from zkafka.consumer.stream07 import decode_chunk
 from zkafka.consumer.stream08 import MessageBatch08, decode_batch08, decode_chunk08
-from zkafka.consumer09.fetcher import _RECORD, _converter
-from zkafka.consumer09.subscription import ConsumerRecord
 from zkafka.records import format07, format08, native
 from zkafka.records.compression import GZIP, LZ4, NO_COMPRESSION, SNAPPY
 from zkafka.records.entries import valid_prefix
 from zkafka.records.format07 import FORMAT07
 from zkafka.records.format08 import FORMAT08
-from zkafka.records.message import Message, build_message_set, encode_entries
+from zkafka.records.message07 import Message, build_message_set, encode_entries
 from zkafka.zk.paths07 import BrokerPartition
 
 P = BrokerPartition(0, 0)

@@ -7,7 +7,7 @@ import struct
 import subprocess
 import sys
 
-from tests.unit.broker.test_log08 import open_log
+from tests.unit.log.test_log08 import open_log
 from zkafka.records.compression import GZIP, LZ4
 from zkafka.records.format08 import build_message_set, encode_message
 from zkafka.tools.dump_log_segments import dump_index, dump_log08

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from zkafka.tools.offset_checker import (
+from zkafka.tools.offset_checker07 import (
     BrokerInfo,
     OffsetReport,
     PartitionRow,

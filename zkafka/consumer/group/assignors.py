@@ -1,0 +1,281 @@
+"""Client-side partition assignors of the "consumer" protocol: range and roundrobin as 0.9's Java assignors,
+and a sticky assignor that moves as few partitions as it can while staying balanced.
+
+An assignor sees ``partitions_per_topic`` (topic → partition count; topics without metadata are absent) and
+each member's ``Subscription`` (topics and the assignor's ``user_data``) and returns, for every member, the
+partitions it gets (topic → sorted partition ids). ``assign_group`` is the leader's whole step: the members'
+JoinGroup metadata in, the SyncGroup assignment bytes out. Pure: no sockets, no ZooKeeper.
+
+Sticky's ``user_data`` (zkafka's encoding, modelled on Kafka's later StickyAssignor v1): ``int16 version 0 ·
+[ string topic · [ int32 partition ] ] · int32 generation`` — the partitions the member owned and the
+generation it owned them in (-1 when unknown). When two members claim a partition, the later generation keeps
+it (equal generations: the smaller member id).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple, Protocol
+
+from zkafka.errors import InvalidRequestError
+from zkafka.protocol.group_membership import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolMetadata,
+    TopicPartitions,
+)
+from zkafka.protocol.types import Array, Int16, Int32, Reader, struct_class
+
+TopicPartition = tuple[str, int]
+Assignment = dict[str, dict[str, list[int]]]  # member id -> topic -> partitions
+
+
+class Subscription(NamedTuple):
+    """What a member sent for an assignor: the topics it subscribes to and the assignor's user data."""
+
+    topics: list[str]
+    user_data: bytes = b""
+
+
+class Assignor(Protocol):
+    """A partition assignor: its protocol ``name``, the user data a member sends, and ``assign``."""
+
+    name: str
+
+    def user_data(self, owned: Mapping[str, Iterable[int]] | None, generation: int) -> bytes: ...
+
+    def assign(
+        self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
+    ) -> Assignment: ...
+
+
+def _empty(subscriptions: Mapping[str, Subscription]) -> Assignment:
+    return {member: {} for member in subscriptions}
+
+
+def _add(assignment: Assignment, member: str, topic: str, partitions: Iterable[int]) -> None:
+    parts = list(partitions)
+    if parts:
+        assignment[member].setdefault(topic, []).extend(parts)
+
+
+class _NoUserData:
+    """An assignor whose members send no user data."""
+
+    def user_data(self, owned: Mapping[str, Iterable[int]] | None = None, generation: int = -1) -> bytes:
+        return b""
+
+
+class RangeAssignor(_NoUserData):
+    """0.9's RangeAssignor: per topic, members sorted by id; member i gets ``[n·i + min(i, e), +n + (i < e))``
+    with ``n = P // M`` and ``e = P % M``."""
+
+    name = "range"
+
+    def assign(
+        self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
+    ) -> Assignment:
+        assignment = _empty(subscriptions)
+        for topic in sorted({t for s in subscriptions.values() for t in s.topics}):
+            count = partitions_per_topic.get(topic)
+            if count is None:
+                continue
+            members = sorted(m for m, s in subscriptions.items() if topic in s.topics)
+            per_member, extra = divmod(count, len(members))
+            for i, member in enumerate(members):
+                start = per_member * i + min(i, extra)
+                _add(assignment, member, topic, range(start, start + per_member + (1 if i < extra else 0)))
+        return assignment
+
+
+class RoundRobinAssignor(_NoUserData):
+    """0.9's RoundRobinAssignor: all subscribed topics sorted, their partitions in order; each goes to the next
+    member (members sorted, in a circle) subscribed to its topic."""
+
+    name = "roundrobin"
+
+    def assign(
+        self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
+    ) -> Assignment:
+        assignment = _empty(subscriptions)
+        members = sorted(subscriptions)
+        if not members:
+            return assignment
+        subscribed = {m: set(subscriptions[m].topics) for m in members}
+        at = 0
+        for topic, partition in all_partitions_sorted(partitions_per_topic, subscriptions):
+            while topic not in subscribed[members[at]]:
+                at = (at + 1) % len(members)
+            _add(assignment, members[at], topic, [partition])
+            at = (at + 1) % len(members)
+        return assignment
+
+
+def all_partitions_sorted(
+    partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
+) -> list[TopicPartition]:
+    """Every partition of every subscribed topic that has metadata, sorted by topic then partition."""
+    topics = sorted({t for s in subscriptions.values() for t in s.topics if t in partitions_per_topic})
+    return [(topic, p) for topic in topics for p in range(partitions_per_topic[topic])]
+
+
+StickyUserData = struct_class(
+    "StickyUserData",
+    ("version", Int16),  # 0
+    ("partitions", Array(TopicPartitions.SCHEMA)),
+    ("generation", Int32),  # -1: unknown
+    doc="What a sticky member sends in its subscription: the partitions it owns and since which generation.",
+)
+
+
+def encode_sticky_user_data(owned: Mapping[str, Iterable[int]] | None, generation: int = -1) -> bytes:
+    topics = [TopicPartitions(t, sorted(ps)) for t, ps in sorted((owned or {}).items()) if ps]
+    return StickyUserData(0, topics, generation).encode()
+
+
+def decode_sticky_user_data(data: bytes | None) -> tuple[list[TopicPartition], int]:
+    """The owned partitions and generation a sticky member sent; nothing for empty data.
+
+    A later version is read as version 0 (its extra fields ignored); malformed data is InvalidRequestError.
+    """
+    if not data:
+        return [], -1
+    reader = Reader(data)
+    value = StickyUserData.read_from(reader)
+    if value.version < 0:
+        raise InvalidRequestError(f"sticky user data has negative version {value.version}")
+    return [(tp.topic, p) for tp in value.partitions for p in tp.partitions], value.generation
+
+
+class StickyAssignor:
+    """Balanced like roundrobin, but every member keeps what it owned unless balance requires a move.
+
+    Steps: (1) each member keeps the partitions it owned that still exist and that it still subscribes to
+    (a partition claimed twice goes to the later generation); (2) the other partitions go one by one, in
+    order, to the eligible member with the fewest; (3) while some member has at least two more partitions
+    than another member subscribed to one of them, one such partition moves from the fullest to the emptiest.
+    With equal subscriptions every member ends with ``P // M`` or ``P // M + 1`` partitions; a member leaving
+    moves only its partitions, a member joining takes only what balance requires.
+    """
+
+    name = "sticky"
+
+    def user_data(self, owned: Mapping[str, Iterable[int]] | None = None, generation: int = -1) -> bytes:
+        return encode_sticky_user_data(owned, generation)
+
+    def assign(
+        self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
+    ) -> Assignment:
+        members = sorted(subscriptions)
+        topics_of = {m: set(subscriptions[m].topics) for m in members}
+        valid = set(all_partitions_sorted(partitions_per_topic, subscriptions))
+        owned: dict[str, list[TopicPartition]] = {m: [] for m in members}
+        claim: dict[TopicPartition, tuple[int, str]] = {}  # partition -> (generation, member) keeping it
+        for member in members:
+            previous, generation = decode_sticky_user_data(subscriptions[member].user_data)
+            for tp in previous:
+                if tp not in valid or tp[0] not in topics_of[member]:
+                    continue
+                holder = claim.get(tp)
+                if holder is None or generation > holder[0]:
+                    claim[tp] = (generation, member)
+        for tp, (_, member) in sorted(claim.items()):
+            owned[member].append(tp)
+        eligible = {tp: [m for m in members if tp[0] in topics_of[m]] for tp in valid}
+        for tp in sorted(valid - claim.keys()):
+            target = min(eligible[tp], key=lambda m: (len(owned[m]), m))
+            owned[target].append(tp)
+        _balance(owned, eligible)
+        assignment = _empty(subscriptions)
+        for member, tps in owned.items():
+            for topic, partition in sorted(tps):
+                _add(assignment, member, topic, [partition])
+        return assignment
+
+
+def _balance(owned: dict[str, list[TopicPartition]], eligible: Mapping[TopicPartition, list[str]]) -> None:
+    """Move partitions from the fullest member to an emptier eligible one while that narrows the gap by 2+.
+
+    Each move lowers the sum of squared counts, so the loop ends. Deterministic: members by (count, id),
+    a donor's partitions in order.
+    """
+    while True:
+        moved = False
+        for donor in sorted(owned, key=lambda m: (-len(owned[m]), m)):
+            best = None
+            for tp in sorted(owned[donor]):
+                for receiver in eligible[tp]:
+                    if len(owned[donor]) - len(owned[receiver]) > 1 and (
+                        best is None or (len(owned[receiver]), receiver) < (len(owned[best[1]]), best[1])
+                    ):
+                        best = (tp, receiver)
+            if best is not None:
+                tp, receiver = best
+                owned[donor].remove(tp)
+                owned[receiver].append(tp)
+                moved = True
+                break
+        if not moved:
+            return
+
+
+ASSIGNORS: dict[str, type] = {
+    RangeAssignor.name: RangeAssignor,
+    RoundRobinAssignor.name: RoundRobinAssignor,
+    StickyAssignor.name: StickyAssignor,
+}
+
+
+def get_assignor(name: str) -> Assignor:
+    """An assignor by protocol name (``range``, ``roundrobin``, ``sticky``); also accepts the Java class
+    names ``org.apache.kafka.clients.consumer.RangeAssignor`` and ``...RoundRobinAssignor``."""
+    short = name.rsplit(".", 1)[-1]
+    for cls in ASSIGNORS.values():
+        if name == cls.name or short == cls.__name__:
+            return cls()
+    raise ValueError(f"unknown partition assignor {name!r} (known: {', '.join(ASSIGNORS)})")
+
+
+def subscription_metadata(
+    assignor: Assignor, topics: Iterable[str], owned=None, generation: int = -1
+) -> bytes:
+    """The JoinGroup protocol metadata a member sends for ``assignor``."""
+    return ConsumerProtocolMetadata(0, sorted(set(topics)), assignor.user_data(owned, generation)).encode()
+
+
+def assign_group(
+    assignor: Assignor, partitions_per_topic: Mapping[str, int], members_metadata: Mapping[str, bytes]
+) -> dict[str, bytes]:
+    """The leader's step: members' JoinGroup metadata → each member's SyncGroup assignment bytes."""
+    subscriptions = {}
+    for member, data in members_metadata.items():
+        meta = ConsumerProtocolMetadata.decode(data)
+        subscriptions[member] = Subscription(list(meta.subscription), meta.user_data or b"")
+    result = assignor.assign(partitions_per_topic, subscriptions)
+    return {member: encode_assignment(result.get(member, {})) for member in members_metadata}
+
+
+def encode_assignment(partitions: Mapping[str, Iterable[int]], user_data: bytes = b"") -> bytes:
+    """A ``ConsumerProtocolAssignment`` (version 0) of topic → partitions."""
+    topics = [TopicPartitions(t, sorted(ps)) for t, ps in sorted(partitions.items())]
+    return ConsumerProtocolAssignment(0, topics, user_data).encode()
+
+
+def decode_assignment(data: bytes | None) -> dict[str, list[int]]:
+    """Topic → partitions of a SyncGroup assignment (empty bytes: nothing)."""
+    if not data:
+        return {}
+    value = ConsumerProtocolAssignment.decode(data)
+    return {tp.topic: list(tp.partitions) for tp in value.partitions}
+
+
+def owners(assignment: Mapping[str, Mapping[str, Iterable[int]]]) -> dict[TopicPartition, str]:
+    """Partition → member of an assignment."""
+    return {(t, p): member for member, topics in assignment.items() for t, ps in topics.items() for p in ps}
+
+
+def partitions_moved(
+    previous: Mapping[str, Mapping[str, Iterable[int]]], current: Mapping[str, Mapping[str, Iterable[int]]]
+) -> int:
+    """Partitions owned before and now owned by another member (a rebalance's revocations that matter)."""
+    before, after = owners(previous), owners(current)
+    return sum(1 for tp, member in after.items() if tp in before and before[tp] != member)

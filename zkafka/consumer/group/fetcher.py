@@ -1,0 +1,203 @@
+"""Long-poll fetches for a 0.9 group consumer: one greenlet per leader broker keeps one Fetch v1 in flight
+for the assigned partitions that broker leads (``fetch.max.wait.ms``, ``fetch.min.bytes``), and buffers at
+most one answer per partition until ``poll`` drains it.
+
+An answer is kept only if its partition is still assigned with the position it was fetched from, and
+``drain`` checks that again when it hands records out, so nothing of a partition that was given up or sought
+elsewhere reaches the application. OFFSET_OUT_OF_RANGE asks for a reset by ``auto.offset.reset``; leader
+errors and lost connections ask for fresh metadata, after which the partitions go to their new leaders.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import gevent
+from gevent.event import Event
+
+from zkafka.consumer.group.cluster import Cluster
+from zkafka.consumer.group.subscription import ConsumerRecord, SubscriptionState, TopicPartition
+from zkafka.consumer.simple08 import FetchedPartition
+from zkafka.errors import KafkaError
+from zkafka.protocol.errors import ErrorCode, error_name
+from zkafka.protocol.v08 import CONSUMER_REPLICA_ID, FetchRequestPartition, FetchRequestTopic, FetchRequestV1
+from zkafka.records import native
+
+log = logging.getLogger(__name__)
+
+LEADER_ERRORS = {
+    ErrorCode.NOT_LEADER_FOR_PARTITION,
+    ErrorCode.LEADER_NOT_AVAILABLE,
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+}
+
+
+# How the native decoder builds a ConsumerRecord; the call's constants are (topic, partition).
+_RECORD = native.layout(ConsumerRecord, (0, 1, "offset", "key", "value"))
+
+
+def _converter(topic: str, partition: int) -> Callable[[int, Any], ConsumerRecord]:
+    """The record of a message the native decoder does not build (all of them on the pure path)."""
+    new = tuple.__new__  # spares the NamedTuple's Python-level constructor
+
+    def record(offset: int, message: Any) -> ConsumerRecord:
+        return new(ConsumerRecord, (topic, partition, offset, message.key, message.value))
+
+    return record
+
+
+class Fetcher:
+    """The fetch greenlets and the buffer of answers not handed out yet."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        subscriptions: SubscriptionState,
+        *,
+        max_partition_fetch_bytes: int = 1024 * 1024,
+        fetch_max_wait_ms: int = 500,
+        fetch_min_bytes: int = 1,
+        retry_backoff_ms: int = 100,
+        on_data: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.cluster = cluster
+        self.subscriptions = subscriptions
+        self.max_bytes = max_partition_fetch_bytes
+        self.max_wait_ms = fetch_max_wait_ms
+        self.min_bytes = fetch_min_bytes
+        self.retry_backoff_s = retry_backoff_ms / 1000.0
+        self.on_data = on_data
+        self.buffer: dict[TopicPartition, FetchedPartition] = {}
+        self._workers: dict[int, gevent.Greenlet] = {}
+        self._changed = Event()
+
+    def changed(self) -> None:
+        """Wake the workers: the assignment, positions or buffer changed."""
+        event, self._changed = self._changed, Event()
+        event.set()
+
+    def _mine(self, broker_id: int) -> dict[TopicPartition, int]:
+        """Partition -> fetch offset of what ``broker_id`` leads and is fetchable now (nothing buffered)."""
+        out = {}
+        for tp, position in self.subscriptions.fetchable().items():
+            leader = self.cluster.leader(tp)
+            if leader is not None and leader.id == broker_id and tp not in self.buffer:
+                out[tp] = position
+        return out
+
+    def ensure_workers(self) -> None:
+        """A greenlet for every broker leading a fetchable partition; a partition with no known leader asks
+        for fresh metadata."""
+        for tp in self.subscriptions.fetchable():
+            leader = self.cluster.leader(tp)
+            if leader is None:
+                self.cluster.request_refresh()
+                continue
+            worker = self._workers.get(leader.id)
+            if worker is None or worker.dead:
+                self._workers[leader.id] = gevent.spawn(self._work, leader.id)
+
+    def _leads_any(self, broker_id: int) -> bool:
+        return any(
+            (leader := self.cluster.leader(tp)) is not None and leader.id == broker_id
+            for tp in self.subscriptions.fetchable()
+        )
+
+    def _work(self, broker_id: int) -> None:
+        channel = None
+        try:
+            while self._leads_any(broker_id):
+                leader = self.cluster.metadata.brokers.get(broker_id)
+                if leader is None:
+                    return
+                if channel is None or (channel.host, channel.port) != (leader.host, leader.port):
+                    if channel is not None:
+                        channel.close()
+                    channel = self.cluster.channel(leader.host, leader.port)
+                fetches = self._mine(broker_id)
+                if not fetches:
+                    self._changed.wait(1.0)
+                    continue
+                if not self._fetch(channel, fetches):
+                    channel.close()
+                    channel = None
+                    gevent.sleep(self.retry_backoff_s)
+        finally:
+            if channel is not None:
+                channel.close()
+            if self._workers.get(broker_id) is gevent.getcurrent():
+                del self._workers[broker_id]
+
+    def _fetch(self, channel, fetches: dict[TopicPartition, int]) -> bool:
+        by_topic: dict[str, list] = {}
+        for tp, offset in fetches.items():
+            by_topic.setdefault(tp.topic, []).append(
+                FetchRequestPartition(tp.partition, offset, self.max_bytes)
+            )
+        request = FetchRequestV1(
+            CONSUMER_REPLICA_ID,
+            self.max_wait_ms,
+            self.min_bytes,
+            [FetchRequestTopic(t, ps) for t, ps in by_topic.items()],
+        )
+        try:
+            response = channel.request(request, retries=0)
+        except (OSError, KafkaError) as exc:
+            log.info("fetch from %s:%d failed: %s", channel.host, channel.port, exc)
+            self.cluster.request_refresh()
+            return False
+        arrived = False
+        for topic in response.topics:
+            for p in topic.partitions:
+                tp = TopicPartition(topic.topic, p.partition)
+                offset = fetches.get(tp)
+                state = self.subscriptions.assignment.get(tp)
+                if offset is None or state is None or state.position != offset:
+                    continue  # given up or sought elsewhere meanwhile
+                if p.error == ErrorCode.NONE:
+                    if len(p.message_set):
+                        self.buffer[tp] = FetchedPartition(
+                            tp.topic, tp.partition, offset, 0, p.high_watermark, p.message_set, self.max_bytes
+                        )
+                        arrived = True
+                elif p.error == ErrorCode.OFFSET_OUT_OF_RANGE:
+                    log.info("%s-%d: offset %d out of range; resetting", tp.topic, tp.partition, offset)
+                    self.subscriptions.request_reset(tp)
+                    arrived = True
+                elif p.error in LEADER_ERRORS:
+                    self.cluster.request_refresh()
+                else:
+                    log.warning("fetch of %s-%d: %s", tp.topic, tp.partition, error_name(p.error))
+        if arrived:
+            self.on_data()
+        return True
+
+    def drain(self) -> dict[TopicPartition, list[ConsumerRecord]]:
+        """Every buffered record of a partition still assigned at the position it was fetched from; the
+        positions move past them."""
+        out: dict[TopicPartition, list[ConsumerRecord]] = {}
+        buffered, self.buffer = self.buffer, {}
+        for tp, fetched in buffered.items():
+            state = self.subscriptions.assignment.get(tp)
+            if state is None or state.paused or state.position != fetched.fetch_offset:
+                continue
+            # one ConsumerRecord a message, made by the native decoder (the fetch offset and on)
+            records = fetched.records(
+                _RECORD, _converter(tp.topic, tp.partition), (tp.topic, tp.partition), 2
+            )
+            state.position = fetched.next_offset
+            if records:
+                out[tp] = records
+        if buffered:
+            self.changed()
+        return out
+
+    def clear(self) -> None:
+        self.buffer.clear()
+        self.changed()
+
+    def close(self) -> None:
+        gevent.killall(list(self._workers.values()), block=False)
+        self._workers.clear()

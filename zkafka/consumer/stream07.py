@@ -1,0 +1,421 @@
+"""Streams of the high-level consumer: chunk decoding, the per-stream iterator and MessageAndMetadata.
+
+A fetcher decodes what one fetch returned for one partition into a chunk of ``MessageAndMetadata``
+objects (``decode_chunk``, one pass over the bytes that also finds how far the fetch offset advances) and
+puts it on a stream's queue; the stream hands the messages out one by one. The 0.8 consumer's streams are
+these same streams with ``stream08``'s items.
+
+Ownership rule: every chunk belongs to the ``PartitionTopicInfo`` of the rebalance that fetched it. When
+the consumer stops owning that partition (a rebalance starts, the session expires, shutdown) the info is
+*revoked*, and the iterator drops every chunk of it, including the one it is in the middle of; while the
+ZooKeeper connection is down (ownership unknown) the info is *paused* and the iterator waits. So a stream
+never hands out a message of a partition its consumer no longer owns, whatever is still queued.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import gevent
+import gevent.event
+from gevent.queue import Empty, Queue
+
+from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
+from zkafka.errors import KafkaError
+from zkafka.records import native
+from zkafka.records.entries import entry_messages
+from zkafka.records.format07 import FORMAT07
+from zkafka.records.message07 import CODEC_MASK, Message
+from zkafka.records.native_runs import DONE, NO_MIN_OFFSET, WALK, decode_in_place, decoding_walk, walked_to
+from zkafka.zk.paths07 import BrokerPartition
+
+log = logging.getLogger(__name__)
+
+# Put on a stream's queue by shutdown(): the stream ends.
+SHUTDOWN = object()
+
+
+class ConsumerTimeoutError(KafkaError):
+    """No message arrived within ``consumer.timeout.ms``; the stream stays usable."""
+
+
+class MessageAndMetadata(Message):
+    """A consumed message together with its topic, broker partition and the offset to resume from after it.
+
+    It *is* the Message (``mm.message is mm``), so the stream makes one object per message instead of a
+    Message plus a tuple: that alone makes iteration about a quarter faster. It unpacks like the tuple
+    ``(message, topic, partition, offset)`` and compares by all four.
+    """
+
+    __slots__ = ("topic", "partition", "offset")
+
+    topic: str
+    partition: BrokerPartition
+    offset: int
+
+    def __init__(self, message: Message, topic: str, partition: BrokerPartition, offset: int) -> None:
+        self.magic = message.magic
+        self.attributes = message.attributes
+        self.checksum = message.checksum
+        self.payload = message.payload
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+
+    @property
+    def message(self) -> Message:
+        return self
+
+    @property
+    def next_offset(self) -> int:
+        """The offset a consumer resumes from after this message: a 0.7 offset already is."""
+        return self.offset
+
+    def __iter__(self) -> Iterator:
+        return iter((self, self.topic, self.partition, self.offset))
+
+    def _key(self) -> tuple:
+        return (
+            self.magic,
+            self.attributes,
+            self.checksum,
+            self.payload,
+            self.topic,
+            self.partition,
+            self.offset,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, MessageAndMetadata):
+            return self._key() == other._key()
+        return super().__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (
+            f"MessageAndMetadata(topic={self.topic!r}, partition={self.partition}, offset={self.offset}, "
+            f"codec={self.codec}, size={len(self.payload)})"
+        )
+
+
+_new_item = MessageAndMetadata.__new__
+# The native core builds the same objects; the call's constants are (topic, partition).
+_LAYOUT = native.layout(
+    MessageAndMetadata,
+    (
+        ("magic", "magic"),
+        ("attributes", "attributes"),
+        ("checksum", "crc"),
+        ("payload", "payload"),
+        ("topic", 0),
+        ("partition", 1),
+        ("offset", "offset"),
+    ),
+)
+
+
+def decode_chunk(
+    buf: bytes | memoryview,
+    initial_offset: int,
+    topic: str,
+    partition: BrokerPartition,
+    deep: bool = True,
+    start: int = 0,
+    max_items: int = -1,
+) -> tuple[list[MessageAndMetadata], KafkaError | None, int | None, int]:
+    """Decode a fetched message set from byte ``start`` with exactly the rules of ``format07.iter_messages``.
+
+    Returns ``(items, error, resume, end)``: the messages before the first bad entry; that entry's error
+    (or None); the position after the bad entry to decode on from (None when nothing after it can be read);
+    and the position decoding stopped at (after the last complete entry, or at an unreadable one), i.e. how
+    many bytes of ``buf`` are used up. The entries come from the records walker; wrappers are expanded by it
+    with the 0.7 offset rule. A ``buf`` that is not bytes (a received frame) is read in place by the native
+    core, and copied only if an entry needs the Python walker; there ``max_items`` (-1: no limit) may stop
+    the native run early: then ``error`` is None and ``resume`` (= ``end``) is where to decode on from.
+    """
+    # The loop makes an object per message and never switches greenlets: pausing the cyclic GC for it saves
+    # a young-generation pass every few hundred messages.
+    collecting = gc.isenabled()
+    if collecting:
+        gc.disable()
+    try:
+        items: list[MessageAndMetadata] = []
+        if type(buf) is not bytes:
+            start, _, rest = decode_in_place(
+                buf,
+                FORMAT07,
+                start,
+                initial_offset,
+                NO_MIN_OFFSET,
+                _LAYOUT,
+                (topic, partition),
+                items,
+                max_items,
+            )
+            if rest is not WALK:
+                return items, None, None if rest is DONE else start, start
+            buf = bytes(buf)
+        return _decode(buf, initial_offset, topic, partition, deep, start, items)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+# Messages a fetcher decodes at a time from one fetch on the native path (each lot goes on the stream's queue
+# as a chunk of its own): a lot's objects are still in the CPU's cache when the stream hands them out and
+# frees them, which a whole 1 MB fetch's (some megabytes of objects) are not.
+FETCH_PIECE = 2048
+
+
+def _decode(
+    data: bytes,
+    initial_offset: int,
+    topic: str,
+    partition: BrokerPartition,
+    deep: bool,
+    start: int,
+    items: list[MessageAndMetadata],
+) -> tuple[list[MessageAndMetadata], KafkaError | None, int | None, int]:
+    new_item, cls = _new_item, MessageAndMetadata
+    append = items.append
+    after = start
+    entries = decoding_walk(data, FORMAT07, start, initial_offset, _LAYOUT, (topic, partition), items)
+    try:
+        for pos, after, magic, attributes, crc, payload in entries:
+            if deep and attributes & CODEC_MASK:
+                try:
+                    expanded = entry_messages(
+                        data, FORMAT07, pos, after, magic, attributes, crc, payload, initial_offset
+                    )
+                except KafkaError as err:
+                    return items, _in_partition(err, topic, partition), after, after
+                for offset, message in expanded:
+                    append(cls(message, topic, partition, offset))
+                continue
+            item = new_item(cls)
+            item.magic = magic
+            item.attributes = attributes
+            item.checksum = crc
+            item.payload = payload
+            item.topic = topic
+            item.partition = partition
+            item.offset = initial_offset + after
+            append(item)
+    except KafkaError as err:
+        resume = err.resume
+        return items, _in_partition(err, topic, partition), resume, err.position if resume is None else resume
+    return items, None, None, walked_to(entries, after)
+
+
+def _in_partition(err: KafkaError, topic: str, partition: BrokerPartition) -> KafkaError:
+    """The error with the partition it was found in named in its text."""
+    err.args = (f"{topic}:{partition}: {err.args[0] if err.args else err}",)
+    return err
+
+
+class _NoChunk:
+    """Stands for "no chunk being iterated": never active, never revoked."""
+
+    active = False
+    revoked = False
+
+
+_NO_CHUNK = _NoChunk()
+_EMPTY_ITERATOR = iter(())
+
+
+class _StreamCore:
+    """The per-message step of a stream, in Python (the native core's ``StreamCore`` is the same, compiled)."""
+
+    _info: PartitionTopicInfo | _NoChunk
+    _it: Iterator
+
+    def __iter__(self) -> _StreamCore:
+        return self
+
+    def __next__(self) -> MessageAndMetadata:
+        if self._info.active:
+            for item in self._it:
+                return item
+        return self._next_slow(0)
+
+    def _next_slow(self, batch: int) -> MessageAndMetadata | list[MessageAndMetadata]:
+        raise NotImplementedError
+
+
+class KafkaStream(native.built.StreamCore if native.built is not None else _StreamCore):
+    """An iterator of ``MessageAndMetadata`` over one consumer thread's queue of fetched chunks.
+
+    ``consumer.timeout.ms`` >= 0 makes ``next()`` raise ConsumerTimeoutError when nothing arrives in time;
+    the stream stays usable. The stream ends (StopIteration) when its connector shuts down. The consumed
+    offset of a partition is the offset of the last message handed out for it (read lazily from the
+    position in the current chunk, so handing out a message costs one ownership check and a list step).
+    """
+
+    def __init__(
+        self,
+        queue: Queue,
+        consumer_timeout_ms: int = -1,
+        resumed: gevent.event.Event | None = None,
+        name: str = "",
+    ) -> None:
+        self.queue = queue
+        self.consumer_timeout = consumer_timeout_ms / 1000.0 if consumer_timeout_ms >= 0 else None
+        self.name = name
+        self._resumed = resumed if resumed is not None else gevent.event.Event()
+        if resumed is None:
+            self._resumed.set()
+        self._items: Sequence[Any] = []  # the chunk's list of messages (0.8: its MessageBatch08)
+        self._it = _EMPTY_ITERATOR
+        self._info: PartitionTopicInfo | _NoChunk = _NO_CHUNK
+        self._chunk: FetchedChunk | None = None
+        self._ended = False
+
+    def next_batch(self, max_messages: int | None = None) -> Sequence[Any]:
+        """The next messages at once: those of the current chunk (one fetch piece of one partition) not yet
+        handed out, at most ``max_messages`` of them; never empty. On the 0.7 line a list of
+        ``MessageAndMetadata``; on the 0.8 line a ``stream08.MessageBatch08``, a sequence of
+        ``MessageAndMetadata08`` that also reads as columns (``keys``, ``values``, ``offsets``) without
+        making an object per message.
+
+        The batch form of ``next()``, with the same guarantees: it waits for a chunk as ``next()`` does
+        (ConsumerTimeoutError after ``consumer.timeout.ms``; StopIteration once the stream ended), never
+        holds a message of a partition the consumer gave up, and raises a chunk's error after its messages.
+        Handing out a batch hands out every message of it: the consumed offset (what a commit stores) moves
+        to after its last one. Cheaper per message than ``next()``: ``zkafka perf consume`` reads with it.
+        """
+        if max_messages is not None and max_messages < 1:
+            raise ValueError(f"max_messages must be at least 1, not {max_messages}")
+        return self._next_slow(max_messages or -1)
+
+    def batches(self, max_messages: int | None = None) -> Iterator[Sequence[Any]]:
+        """``next_batch()`` until the stream ends. A ConsumerTimeoutError raised through it ends this iterator,
+        not the stream: call ``batches()`` again to go on."""
+        while True:
+            try:
+                batch = self._next_slow(max_messages or -1)
+            except StopIteration:
+                return
+            yield batch
+
+    def _next_slow(self, batch: int) -> Any:
+        """The next message (``batch`` 0) or batch of at most ``batch`` messages (-1: the rest of a chunk)."""
+        deadline = None if self.consumer_timeout is None else time.monotonic() + self.consumer_timeout
+        while True:
+            info = self._info
+            if info is not _NO_CHUNK:
+                if info.revoked:
+                    self._drop_chunk()
+                    continue
+                if not info.active:
+                    self._wait_resumed(deadline)
+                    continue
+                if batch:
+                    taken = self._take_batch(batch)
+                    if taken:
+                        return taken
+                else:
+                    for item in self._it:
+                        return item
+                self._finish_chunk()
+                continue
+            if self._ended:
+                raise StopIteration
+            self._take_chunk(deadline)
+
+    def _take_batch(self, most: int) -> Sequence[Any]:
+        """Hand out the chunk's next messages (at most ``most``; -1: all of them): a slice of the chunk's list
+        or batch."""
+        items, it = self._items, self._it
+        left = it.__length_hint__()
+        if not left:
+            return []  # used up: the state stays as it is, for last_offset()
+        taken = len(items) - left
+        if most < 0 or most >= left:
+            if taken:
+                items = items[taken:]
+            # The caller gets the list (or batch) itself, not a copy (on the native path the decoder left its
+            # lists untracked by the cyclic GC: a young list of thousands of messages would make each
+            # collection walk them); last_offset() needs only its last message.
+            self._items, self._it = items[-1:], _EMPTY_ITERATOR
+            return items
+        it.__setstate__(taken + most)
+        return items[taken : taken + most]
+
+    def last_offset(self) -> int | None:
+        """Where the partition resumes after the last message handed out from the current chunk (None if
+        none yet): the item's ``next_offset``."""
+        taken = len(self._items) - self._it.__length_hint__()
+        return self._items[taken - 1].next_offset if taken else None
+
+    def _finish_chunk(self) -> None:
+        """The chunk's messages are used up: raise its error, if it carries one, then drop it."""
+        chunk, info = self._chunk, self._info
+        self._drop_chunk()
+        if info.revoked or chunk.error is None:
+            return
+        if chunk.error_offset is not None:
+            info.consumed_offset = chunk.error_offset  # past the bad entry: a commit does not bring it back
+        raise chunk.error
+
+    def _take_chunk(self, deadline: float | None) -> None:
+        queue = self.queue
+        if queue.qsize():
+            gevent.sleep(0)  # let fetchers and the ZooKeeper client run between chunks
+        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        try:
+            chunk = queue.get(timeout=timeout)
+        except Empty:
+            raise ConsumerTimeoutError(
+                f"no message within consumer.timeout.ms={self.consumer_timeout * 1000:.0f}"
+            ) from None
+        if chunk is SHUTDOWN:
+            self._ended = True
+            return
+        info = chunk.info
+        if info.revoked:
+            return
+        self._chunk, self._info = chunk, info
+        self._items, self._it = chunk.items, iter(chunk.items)
+        info.reader = self
+
+    def _drop_chunk(self) -> None:
+        info = self._info
+        if info is not _NO_CHUNK:
+            offset = self.last_offset()
+            if offset is not None:
+                info.consumed_offset = offset
+            if info.reader is self:
+                info.reader = None
+        self._chunk, self._info = None, _NO_CHUNK
+        self._items, self._it = [], _EMPTY_ITERATOR
+
+    def _wait_resumed(self, deadline: float | None) -> None:
+        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        if not self._resumed.wait(timeout):
+            raise ConsumerTimeoutError(
+                "no message within consumer.timeout.ms while the ZooKeeper connection was down"
+            )
+        info = self._info
+        if not info.active and not info.revoked:
+            gevent.sleep(0.01)  # resumed for the session but this info not yet re-activated
+
+    def clear(self) -> None:
+        """Drop the chunk being iterated and everything queued (the connector does this in a rebalance)."""
+        self._drop_chunk()
+        while True:
+            try:
+                item = self.queue.get_nowait()
+            except Empty:
+                return
+            if item is SHUTDOWN:
+                self._ended = True
+
+    def __repr__(self) -> str:
+        return f"KafkaStream({self.name!r}, {self.queue.qsize()} chunks queued)"

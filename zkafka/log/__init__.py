@@ -1,0 +1,1 @@
+"""Logs: segments and their indexes, each line's partition log and log manager, checkpoints, the cleaner."""

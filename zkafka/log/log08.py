@@ -1,0 +1,492 @@
+"""The 0.8 log of one topic partition: entries numbered by logical offsets, each segment with an offset index.
+
+The leader assigns offsets when it appends (``format08.assign_offsets``); a follower's append keeps the
+leader's offsets. Consumers read up to the visible end (the high watermark: the log end offset while the
+partition has one replica), followers up to the log end offset, and a read returns bytes of ONE segment,
+cut at ``max_bytes`` (a partial last entry is normal). Flushing advances the recovery point, which the log
+manager checkpoints; after an unclean stop the segments from the one holding the recovery point on are
+recovered: index rebuilt, torn or corrupt tail truncated, later segments deleted. Deleted segments are
+renamed ``*.deleted`` and removed ``file_delete_delay_ms`` later.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Unpack
+
+from zkafka.errors import MessageSetSizeTooLargeError, OffsetOutOfRangeError
+from zkafka.log.offset_index import INDEX_SUFFIX, CorruptIndexError
+from zkafka.log.segment import (
+    DELETED_SUFFIX,
+    IndexedSegment,
+    parse_segment_file_name,
+    segment_file_name,
+)
+from zkafka.log.segmented_log import (
+    FlushPlan,
+    LogAppendInfo,
+    LogLayoutError,
+    LogOptions,
+    LogRegion,
+    SegmentedLog,
+    log_end,
+)
+from zkafka.records import format08
+from zkafka.records.format08 import FORMAT08
+
+logger = logging.getLogger(__name__)
+
+LONG_MAX = 2**63 - 1
+_INT32_MAX = 2**31 - 1
+SWAP_SUFFIX = ".swap"
+CLEANED_SUFFIX = ".cleaned"
+
+# Runs a task after a delay in milliseconds (0: soon, off the caller's path).
+Scheduler = Callable[[int, Callable[[], object]], object]
+
+
+@dataclass(frozen=True)
+class LogConfig:
+    """The settings of one 0.8 log (broker defaults with the topic's overrides applied)."""
+
+    segment_bytes: int = 1024 * 1024 * 1024
+    segment_ms: int = 7 * 24 * 3600 * 1000
+    segment_jitter_ms: int = 0
+    index_max_bytes: int = 10 * 1024 * 1024
+    index_interval_bytes: int = 4096
+    flush_interval_messages: int = LONG_MAX
+    flush_interval_ms: int = LONG_MAX
+    retention_bytes: int = -1
+    retention_ms: int = 7 * 24 * 3600 * 1000
+    max_message_size: int = 1000012
+    file_delete_delay_ms: int = 60000
+    compact: bool = False
+    delete_retention_ms: int = 24 * 3600 * 1000
+    min_cleanable_ratio: float = 0.5
+
+    _TOPIC_KEYS = {
+        "segment.bytes": "segment_bytes",
+        "segment.ms": "segment_ms",
+        "segment.jitter.ms": "segment_jitter_ms",
+        "segment.index.bytes": "index_max_bytes",
+        "index.interval.bytes": "index_interval_bytes",
+        "flush.messages": "flush_interval_messages",
+        "flush.ms": "flush_interval_ms",
+        "retention.bytes": "retention_bytes",
+        "retention.ms": "retention_ms",
+        "max.message.bytes": "max_message_size",
+        "file.delete.delay.ms": "file_delete_delay_ms",
+        "delete.retention.ms": "delete_retention_ms",
+        "min.cleanable.dirty.ratio": "min_cleanable_ratio",
+    }
+
+    @classmethod
+    def from_topic_config(cls, values: Mapping[str, Any]) -> LogConfig:
+        """From typed topic-level keys (``segment.bytes``, ``retention.ms``, ...); others are ignored."""
+        fields = {name: values[key] for key, name in cls._TOPIC_KEYS.items() if values.get(key) is not None}
+        if values.get("cleanup.policy") is not None:
+            fields["compact"] = values["cleanup.policy"] == "compact"
+        return cls(**fields)
+
+
+class Log08(SegmentedLog):
+    """An append-only 0.8 log of one topic partition: offsets are message numbers."""
+
+    touch_kept_empty_segment = False
+    default_format = FORMAT08
+    default_visible_end = staticmethod(log_end)
+
+    def __init__(
+        self,
+        dir_path: str | os.PathLike[str],
+        topic: str,
+        partition: int,
+        config: LogConfig,
+        *,
+        recovery_point: int = 0,
+        need_recovery: bool = True,
+        scheduler: Scheduler | None = None,
+        **options: Unpack[LogOptions],
+    ) -> None:
+        super().__init__(dir_path, topic, partition, flush_interval=config.flush_interval_messages, **options)
+        self.config = config
+        self._scheduler = scheduler
+        self.recovery_point = recovery_point
+        self._next_offset = 0
+        self._segments = self._load(need_recovery)
+
+    # -- loading --------------------------------------------------------------------------------------------
+
+    def _load(self, need_recovery: bool) -> tuple[IndexedSegment, ...]:
+        suffix = self.entry_format.log_suffix
+        self._remove_leftovers(suffix)
+        starts = []
+        names = set(os.listdir(self.dir_path))
+        for name in names:
+            start = parse_segment_file_name(name, suffix)
+            if start is not None:
+                starts.append(start)
+            elif name.endswith(suffix):
+                raise LogLayoutError(f"segment file {self.dir_path}/{name} is not named <offset>{suffix}")
+            index_start = parse_segment_file_name(name, INDEX_SUFFIX)
+            if index_start is not None and segment_file_name(index_start, suffix) not in names:
+                logger.warning("log %s: deleting %s, an index without its segment", self.name, name)
+                os.unlink(os.path.join(self.dir_path, name))
+        segments: list[IndexedSegment] = []
+        try:
+            for start in sorted(starts):
+                had_index = segment_file_name(start, INDEX_SUFFIX) in names
+                segment = self._segment(start, index_max_bytes=None)
+                segments.append(segment)
+                self._check_index(segment, had_index)
+            if not segments:
+                segments.append(self._segment(0, index_max_bytes=self.config.index_max_bytes))
+                self.recovery_point = 0
+            else:
+                self._recover(segments, need_recovery)
+                segments[-1].index.resize(self.config.index_max_bytes)
+            self._next_offset = segments[-1].next_offset
+            for segment in segments:
+                segment.index.sanity_check()
+        except CorruptIndexError as exc:
+            _close_all(segments)
+            raise LogLayoutError(f"log {self.name}: {exc}") from None
+        except BaseException:
+            _close_all(segments)
+            raise
+        return tuple(segments)
+
+    def _remove_leftovers(self, suffix: str) -> None:
+        """Step 1 of a load: ``*.deleted`` and ``*.cleaned`` go, ``*.swap`` segments replace theirs (and the
+        segments a swapped-in cleaned segment covers: a cleaning interrupted mid-swap)."""
+        swapped = []
+        for name in sorted(os.listdir(self.dir_path)):
+            path = os.path.join(self.dir_path, name)
+            if name.endswith((DELETED_SUFFIX, CLEANED_SUFFIX)):
+                os.unlink(path)
+            elif name.endswith(SWAP_SUFFIX):
+                original = path[: -len(SWAP_SUFFIX)]
+                if original.endswith(INDEX_SUFFIX):
+                    os.unlink(path)
+                elif original.endswith(suffix):
+                    index = original[: -len(suffix)] + INDEX_SUFFIX
+                    if os.path.exists(index):
+                        os.unlink(index)
+                    os.rename(path, original)
+                    swapped.append(original)
+        for path in swapped:
+            self._remove_covered_segments(path, suffix)
+
+    def _remove_covered_segments(self, path: str, suffix: str) -> None:
+        """Delete the segments whose base offset lies inside the entries of the segment file ``path``."""
+        base = parse_segment_file_name(os.path.basename(path), suffix)
+        with open(path, "rb") as handle:
+            data = handle.read()
+        last = max((offset for offset, _, _ in format08.entries(data)), default=base)
+        for name in os.listdir(self.dir_path):
+            start = parse_segment_file_name(name, suffix)
+            if start is not None and base < start <= last:
+                logger.warning("log %s: deleting %s, covered by the swapped-in %s", self.name, name, path)
+                for doomed in (name, segment_file_name(start, INDEX_SUFFIX)):
+                    if os.path.exists(os.path.join(self.dir_path, doomed)):
+                        os.unlink(os.path.join(self.dir_path, doomed))
+
+    def _check_index(self, segment: IndexedSegment, had_index: bool) -> None:
+        if not had_index:
+            logger.warning("log %s: no index for %s, rebuilding it", self.name, segment.path)
+            segment.recover(self.entry_format, self.config.index_max_bytes)
+            return
+        try:
+            segment.index.sanity_check()
+        except CorruptIndexError as exc:
+            logger.warning("log %s: %s; rebuilding the index", self.name, exc)
+            segment.recover(self.entry_format, self.config.index_max_bytes)
+
+    def _recover(self, segments: list[IndexedSegment], need_recovery: bool) -> None:
+        """Recover every segment from the one holding the recovery point; cut everything after a bad entry."""
+        active = segments[-1]
+        if not need_recovery:
+            active.next_offset = active.read_next_offset()
+            self.recovery_point = active.next_offset
+            return
+        first = max(0, self.segment_for(self.recovery_point, tuple(segments)))
+        for i in range(first, len(segments)):
+            truncated = segments[i].recover(self.entry_format, self.config.index_max_bytes)
+            if truncated:
+                later = segments[i + 1 :]
+                logger.warning(
+                    "log %s: corrupt or torn entries in %s: truncated %d bytes at offset %d and deleted %d"
+                    " later segment(s)",
+                    self.name,
+                    segments[i].path,
+                    truncated,
+                    segments[i].next_offset,
+                    len(later),
+                )
+                del segments[i + 1 :]
+                for segment in later:
+                    segment.delete()
+                break
+        if segments[-1] is not active:
+            segments[-1].index.resize(self.config.index_max_bytes)
+        self.recovery_point = min(self.recovery_point, segments[-1].next_offset)
+
+    def _segment(self, start: int, *, index_max_bytes: int | None) -> IndexedSegment:
+        jitter = self.config.segment_jitter_ms
+        return IndexedSegment(
+            self.dir_path,
+            start,
+            log_suffix=self.entry_format.log_suffix,
+            index_max_bytes=index_max_bytes,
+            index_interval_bytes=self.config.index_interval_bytes,
+            created_ms=self._time_ms(),
+            roll_jitter_ms=random.randrange(jitter) if jitter > 0 else 0,
+        )
+
+    def open_segment(self, start: int) -> IndexedSegment:
+        """Open the sealed segment whose files start at ``start`` (the cleaner's swapped-in segment)."""
+        return self._segment(start, index_max_bytes=None)
+
+    # -- state ------------------------------------------------------------------------------------------------
+
+    @property
+    def log_end_offset(self) -> int:
+        """The offset the next message gets (LEO)."""
+        return self._next_offset
+
+    @property
+    def flushed_end(self) -> int:
+        """The recovery point: every offset below it is on disk."""
+        return self.recovery_point
+
+    @property
+    def unflushed_messages(self) -> int:
+        return self._next_offset - self.recovery_point
+
+    # -- appending --------------------------------------------------------------------------------------------
+
+    def append(
+        self, message_set: bytes | memoryview, assign_offsets: bool = True, flush_due: bool = True
+    ) -> LogAppendInfo:
+        """Append a message set; returns its first offset, the new log end offset, bytes and messages.
+
+        ``assign_offsets`` (the leader): validate, then number the messages from the log end offset.
+        Otherwise (a follower): validate and keep the offsets, which must increase from the log end
+        offset. Validation errors leave the log untouched; a partial trailing entry is dropped. A set larger
+        than a segment raises MessageSetSizeTooLargeError. OSError propagates: the broker halts on it.
+        With ``flush.messages`` unflushed messages the append flushes, after releasing the lock; a caller
+        with work to do first (the leader raising its high watermark) passes ``flush_due=False`` and calls
+        ``flush_if_due`` after it.
+        """
+        config = self.config
+        with self._lock:
+            leo = self._next_offset
+            if assign_offsets:
+                data, first, last, count = format08.assign_offsets(message_set, leo, config.max_message_size)
+            else:
+                valid, count = self.entry_format.validate(message_set, config.max_message_size)
+                data = memoryview(message_set)[:valid]
+                first, last = format08.check_follower_offsets(data, leo)
+            if not data:
+                return LogAppendInfo(leo, leo, 0, 0)
+            if len(data) > config.segment_bytes:
+                raise MessageSetSizeTooLargeError(
+                    f"message set of {len(data)} bytes is larger than a segment of log {self.name}"
+                    f" (segment.bytes {config.segment_bytes})"
+                )
+            segment = self._maybe_roll(len(data), last)
+            segment.append_entries(first, last + 1, data)
+            self._next_offset = last + 1
+        if flush_due:
+            self.flush_if_due()
+        info = LogAppendInfo(first, last + 1, len(data), count)
+        if self._listeners:
+            self._notify(info)
+        return info
+
+    def flush_if_due(self) -> bool:
+        """Flush when ``flush.messages`` messages are unflushed; True when it flushed."""
+        if self._next_offset - self.recovery_point < self.config.flush_interval_messages:
+            return False
+        return self.flush()
+
+    def _maybe_roll(self, size: int, last_offset: int) -> IndexedSegment:
+        segment = self._segments[-1]
+        config = self.config
+        if (
+            segment.size > config.segment_bytes - size
+            or (
+                segment.size > 0
+                and self._time_ms() - segment.created_ms > config.segment_ms - segment.roll_jitter_ms
+            )
+            or segment.index.is_full
+            or last_offset - segment.start > _INT32_MAX
+        ):
+            return self._roll()
+        return segment
+
+    def _seal(self, segment: IndexedSegment) -> None:
+        if self._scheduler is None:
+            segment.index.trim()  # else on the disk pool, before the flush after the roll (_sealed)
+
+    def _sealed(self, segment: IndexedSegment, new_start: int) -> None:
+        if self._scheduler is None:
+            self._flush(new_start)
+        else:
+            trim = segment.index.trim_task()
+            self._scheduler(0, lambda: self._flush_rolled(trim, new_start))
+
+    def _flush_rolled(self, trim_index: Callable[[], None], new_start: int) -> None:
+        """After a roll: the sealed index trimmed, then everything below the new segment flushed (offloaded)."""
+        self.offload(trim_index)
+        self.flush(new_start)
+
+    def _open_new_segment(self, start: int) -> IndexedSegment:
+        for suffix in (self.entry_format.log_suffix, INDEX_SUFFIX):
+            path = os.path.join(self.dir_path, segment_file_name(start, suffix))
+            if os.path.exists(path):
+                logger.warning(
+                    "log %s: deleting the existing file %s before rolling onto it", self.name, path
+                )
+                os.unlink(path)
+        return self._segment(start, index_max_bytes=self.config.index_max_bytes)
+
+    def _schedule(self, delay_ms: int, task: Callable[[], object]) -> None:
+        if self._scheduler is None:
+            task()
+        else:
+            self._scheduler(delay_ms, task)
+
+    # -- flushing -----------------------------------------------------------------------------------------------
+
+    def _plan_flush(self, offset: int | None) -> FlushPlan | None:
+        """The segments holding offsets from the recovery point to below ``offset`` (default: the log end)."""
+        target = self._next_offset if offset is None else min(offset, self._next_offset)
+        start = self.recovery_point
+        if target <= start:
+            return None
+        segments = self._segments
+        first, last = self.segment_for(start, segments), self.segment_for(target - 1, segments)
+        return FlushPlan(
+            tuple((segment, segment.size) for segment in segments[max(first, 0) : last + 1]),
+            target,
+            self._truncations,
+        )
+
+    def _flushed(self, plan: FlushPlan) -> None:
+        """The recovery point advances to the flush's end (the log manager checkpoints it)."""
+        if plan.end > self.recovery_point:
+            self.recovery_point = plan.end
+
+    # -- reading ------------------------------------------------------------------------------------------------
+
+    def read(self, offset: int, max_bytes: int, max_offset: int | None = None) -> LogRegion:
+        """The bytes a fetch from ``offset`` gets: from ONE segment, the first entry with an offset >= ``offset``
+        on, up to ``max_bytes`` and stopping before the first entry at or past ``max_offset`` (default: the
+        visible end; a follower passes the log end offset).
+
+        ``offset`` equal to the log end offset, or at or past ``max_offset``, gives an empty region; before
+        the log start or past the log end raises OffsetOutOfRangeError.
+        """
+        segments = self._segments
+        end = self._next_offset
+        last = segments[-1]
+        if offset == end:
+            return LogRegion(last, last.size, 0)
+        i = self.segment_for(offset, segments)
+        if offset > end or i < 0:
+            raise OffsetOutOfRangeError(
+                f"offset {offset} is out of range for log {self.name}: valid offsets are"
+                f" {segments[0].start} to {end}"
+            )
+        if max_offset is None:
+            max_offset = self._visible_end(self)
+        if offset >= max_offset:
+            return LogRegion(last, last.size, 0)
+        for segment in segments[i:]:
+            size = segment.size
+            found = segment.translate_offset(offset)
+            if found is None:
+                continue
+            position = found[1]
+            stop = size
+            if max_offset < end:
+                limit = segment.translate_offset(max_offset, position)
+                if limit is not None:
+                    stop = limit[1]
+            return LogRegion(segment, position, max(0, min(max_bytes, stop - position)))
+        return LogRegion(last, last.size, 0)
+
+    def _offsets_end(self) -> int:
+        return self._next_offset
+
+    # -- truncation (followers) ------------------------------------------------------------------------------
+
+    def truncate_to(self, offset: int) -> None:
+        """Remove every message with an offset >= ``offset`` (a follower matching its leader)."""
+        if offset < 0:
+            raise ValueError(f"cannot truncate log {self.name} to a negative offset {offset}")
+        with self._lock:
+            if offset >= self._next_offset:
+                return
+            if self._segments[0].start > offset:
+                doomed = self._reset_at(offset)
+            else:
+                keep = tuple(s for s in self._segments if s.start <= offset)
+                doomed = self._segments[len(keep) :]
+                self._segments = keep
+                active = keep[-1]
+                active.truncate_to_offset(offset)
+                active.index.resize(self.config.index_max_bytes)
+                active.next_offset = offset
+                if active.size == 0:
+                    active.created_ms = self._time_ms()
+                self._next_offset = offset
+                self.recovery_point = min(self.recovery_point, offset)
+                self._truncations += 1
+        logger.info("log %s: truncated to offset %d", self.name, offset)
+        for segment in doomed:
+            self._delete_segment(segment)
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Delete every segment and start again, empty, at ``offset`` (a follower behind its leader's start)."""
+        with self._lock:
+            doomed = self._reset_at(offset)
+        logger.info("log %s: emptied, restarting at offset %d", self.name, offset)
+        for segment in doomed:
+            self._delete_segment(segment)
+
+    def _reset_at(self, offset: int) -> tuple[IndexedSegment, ...]:
+        doomed = self._segments
+        for segment in doomed:
+            segment.rename_deleted()
+        self._segments = (self._open_new_segment(offset),)
+        self._next_offset = self.recovery_point = offset
+        self._truncations += 1
+        return doomed
+
+    # -- retention ------------------------------------------------------------------------------------------------
+
+    def _delete_segment(self, segment: IndexedSegment) -> None:
+        if not segment.path.endswith(DELETED_SUFFIX):
+            segment.rename_deleted()
+        self._schedule(self.config.file_delete_delay_ms, segment.delete)
+
+    def delete(self) -> None:
+        """Close and remove the whole log directory (the partition was deleted)."""
+        with self._lock:
+            for segment in self._segments:
+                segment.close()
+            self._segments = ()
+        for name in os.listdir(self.dir_path):
+            os.unlink(os.path.join(self.dir_path, name))
+        os.rmdir(self.dir_path)
+
+
+def _close_all(segments: list[IndexedSegment]) -> None:
+    for segment in segments:
+        segment.close()

@@ -1,0 +1,268 @@
+"""Segment files: ``LogSegment`` is one data file (all a 0.7 segment is); ``IndexedSegment`` adds the 0.8 index.
+
+A segment is named after the offset of its first entry, 20 zero-padded digits and the entry format's suffix
+(``00000000000000000000.kafka`` on the 0.7 line, ``00000000000000000000.log`` + ``.index`` on the 0.8 line).
+"""
+
+from __future__ import annotations
+
+import logging
+import mmap
+import os
+from collections.abc import Iterator
+from typing import Protocol
+
+from zkafka.log.offset_index import INDEX_SUFFIX, OffsetIndex
+from zkafka.records.format08 import entries, find_offset, iter_messages
+
+logger = logging.getLogger(__name__)
+
+DELETED_SUFFIX = ".deleted"
+
+
+class EntryFormat(Protocol):
+    """What a segment needs to know about the entries it holds (zkafka.records FORMAT07 / FORMAT08)."""
+
+    name: str
+    log_suffix: str
+    overhead: int
+
+    def valid_prefix(self, buf) -> int: ...
+
+
+def segment_file_name(start: int, suffix: str) -> str:
+    """The file name of the segment starting at ``start``: 20 zero-padded digits and the suffix."""
+    return f"{start:020d}{suffix}"
+
+
+def parse_segment_file_name(name: str, suffix: str) -> int | None:
+    """The start offset a segment file name encodes, or None if it is not ``<digits><suffix>``."""
+    if not name.endswith(suffix):
+        return None
+    stem = name[: -len(suffix)]
+    return int(stem) if stem.isascii() and stem.isdigit() else None
+
+
+class LogSegment:
+    """One segment file: the log's entries from offset ``start``, with the sizes written and flushed."""
+
+    __slots__ = ("path", "start", "size", "flushed_size", "first_append_ms", "_fd")
+
+    def __init__(self, path: str, start: int, *, writable: bool) -> None:
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT if writable else os.O_RDONLY
+        self._fd: int | None = os.open(path, flags, 0o644)
+        self.path = path
+        self.start = start
+        self.size = os.fstat(self._fd).st_size
+        self.flushed_size = self.size
+        self.first_append_ms: int | None = None
+
+    def fileno(self) -> int:
+        """The open descriptor, for ``sendfile``.
+
+        Retention closes the descriptors of the segments it deletes: a sender that may yield while using
+        one should ``os.dup`` it first.
+        """
+        if self._fd is None:
+            raise ValueError(f"segment {self.path} is closed")
+        return self._fd
+
+    def read(self, position: int, length: int) -> bytes:
+        """Up to ``length`` bytes from a position in this file."""
+        return os.pread(self.fileno(), length, position)
+
+    def append(self, data: bytes | memoryview) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.write(self.fileno(), view)
+            self.size += written
+            view = view[written:]
+
+    def descriptors(self) -> tuple[int, ...]:
+        """The open descriptors whose fsync makes the segment durable (ValueError once it is closed)."""
+        return (self.fileno(),)
+
+    def truncate(self, size: int) -> None:
+        os.ftruncate(self.fileno(), size)
+        self.size = self.flushed_size = size
+
+    def valid_prefix(self, entry_format: EntryFormat) -> int:
+        """Bytes of the longest prefix of whole, valid entries in the file (what recovery keeps)."""
+        if self.size == 0:
+            return 0
+        with mmap.mmap(self.fileno(), self.size, access=mmap.ACCESS_READ) as mapped:
+            return entry_format.valid_prefix(mapped)
+
+    @property
+    def mtime_ms(self) -> int:
+        """The file's last modification time in milliseconds (retention and the offsets request use it)."""
+        return os.stat(self.path).st_mtime_ns // 1_000_000
+
+    def touch(self, now_ms: int) -> None:
+        os.utime(self.path, ns=(now_ms * 1_000_000, now_ms * 1_000_000))
+
+    def close(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
+
+    def delete(self) -> None:
+        self.close()
+        os.unlink(self.path)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self.path!r}, start={self.start}, size={self.size},"
+            f" flushed={self.flushed_size})"
+        )
+
+
+class IndexedSegment(LogSegment):
+    """A 0.8 segment: ``<base>.log`` holding entries with logical offsets, and its sparse ``<base>.index``.
+
+    ``start`` is the base offset. Every segment file is opened read-write: a follower's truncation can make
+    an older segment the active one again.
+    """
+
+    __slots__ = (
+        "index",
+        "index_interval_bytes",
+        "bytes_since_index_entry",
+        "created_ms",
+        "roll_jitter_ms",
+        "next_offset",
+    )
+
+    def __init__(
+        self,
+        dir_path: str,
+        base_offset: int,
+        *,
+        log_suffix: str,
+        index_max_bytes: int | None,
+        index_interval_bytes: int,
+        created_ms: int,
+        roll_jitter_ms: int = 0,
+    ) -> None:
+        super().__init__(
+            os.path.join(dir_path, segment_file_name(base_offset, log_suffix)), base_offset, writable=True
+        )
+        try:
+            self.index = OffsetIndex(
+                os.path.join(dir_path, segment_file_name(base_offset, INDEX_SUFFIX)),
+                base_offset,
+                max_bytes=index_max_bytes,
+            )
+        except BaseException:
+            self.close()
+            raise
+        self.index_interval_bytes = index_interval_bytes
+        self.bytes_since_index_entry = 0
+        self.created_ms = created_ms
+        self.roll_jitter_ms = roll_jitter_ms
+        self.next_offset = base_offset
+
+    def append_entries(self, first_offset: int, next_offset: int, data: bytes | memoryview) -> None:
+        """Write entries whose offsets run from ``first_offset``; index them if enough bytes went by."""
+        if self.bytes_since_index_entry > self.index_interval_bytes:
+            self.index.append(first_offset, self.size)
+            self.bytes_since_index_entry = 0
+        self.append(data)
+        self.bytes_since_index_entry += len(data)
+        self.next_offset = next_offset
+
+    def descriptors(self) -> tuple[int, ...]:
+        # On Linux an fsync of the index file also writes the pages changed through its mapping.
+        return (self.fileno(), self.index.fileno())
+
+    # -- offsets to positions -------------------------------------------------------------------------------
+
+    def entries_from(self, position: int, end: int | None = None) -> Iterator[tuple[int, int, int]]:
+        """Shallow entries ``(offset, position, size)`` of the file from ``position`` (a whole entry's start)."""
+        end = self.size if end is None else end
+        if end <= position:
+            return
+        with mmap.mmap(self.fileno(), end, access=mmap.ACCESS_READ) as mapped:
+            view = memoryview(mapped)
+            try:
+                for offset, relative, size in entries(view[position:end]):
+                    yield offset, position + relative, size
+            finally:
+                view.release()
+
+    def translate_offset(self, offset: int, from_position: int = 0) -> tuple[int, int] | None:
+        """``(entry offset, position)`` of the first entry with an offset >= ``offset``, None past the end.
+
+        The index gives the last indexed entry at or before the offset; the file is scanned from there.
+        """
+        position = max(self.index.lookup(offset)[1], from_position)
+        size = self.size
+        if size <= position:
+            return None
+        with mmap.mmap(self.fileno(), size, access=mmap.ACCESS_READ) as mapped:
+            return find_offset(mapped, offset, position)
+
+    def read_next_offset(self) -> int:
+        """The offset after the last entry in the file (the base offset if it is empty)."""
+        last = self.index.last_position
+        next_offset = self.start
+        for entry_offset, _, _ in self.entries_from(last):
+            next_offset = entry_offset + 1
+        return next_offset
+
+    # -- recovery and truncation ----------------------------------------------------------------------------
+
+    def recover(self, entry_format: EntryFormat, index_max_bytes: int) -> int:
+        """Rebuild the index, truncate after the last whole valid entry; returns the bytes cut off."""
+        valid = self.valid_prefix(entry_format)
+        self.index.truncate_to_entries(0)
+        self.index.resize(index_max_bytes)
+        next_offset, last_indexed = self.start, 0
+        for entry_offset, position, size in self.entries_from(0, valid):
+            if position - last_indexed > self.index_interval_bytes:
+                # A wrapper's entry offset is its last inner offset: the index wants the first one.
+                inner = next(iter_messages(self.read(position, size)), None)
+                self.index.append(entry_offset if inner is None else inner.offset, position)
+                last_indexed = position
+            next_offset = entry_offset + 1
+        truncated = self.size - valid
+        if truncated:
+            self.truncate(valid)
+        self.index.trim()
+        self.next_offset = next_offset
+        return truncated
+
+    def truncate_to_offset(self, offset: int) -> int:
+        """Drop every entry with an offset >= ``offset``; returns the bytes removed."""
+        found = self.translate_offset(offset)
+        if found is None:
+            return 0
+        position = found[1]
+        self.index.truncate_to_offset(offset)
+        removed = self.size - position
+        self.truncate(position)
+        self.next_offset = offset
+        self.bytes_since_index_entry = 0
+        return removed
+
+    def close(self) -> None:
+        index = getattr(self, "index", None)
+        if index is not None:
+            index.close()
+        super().close()
+
+    def rename_deleted(self) -> None:
+        """Rename the files to ``*.deleted`` (the step before the delayed delete); the descriptors stay open."""
+        for path in (self.path, self.index.path):
+            if os.path.exists(path):
+                os.rename(path, path + DELETED_SUFFIX)
+        self.path += DELETED_SUFFIX
+        self.index.path += DELETED_SUFFIX
+
+    def delete(self) -> None:
+        self.close()
+        for path in (self.path, self.index.path):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass

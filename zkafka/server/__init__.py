@@ -1,0 +1,2 @@
+"""The broker servers of both lines: start-up, request handlers, the metadata cache, replication, the purgatory
+and the registries."""

@@ -1,0 +1,336 @@
+"""KafkaApis: the 0.8.2 broker's request handlers, one short method per API key.
+
+``handle(request)`` takes a decoded request (``protocol.v08.Request``) and returns the response parts, None
+(a Produce with acks 0), or a pending result the network layer waits on (a fetch parked in the purgatory).
+An API or version a 0.8.2 broker does not serve raises InvalidRequestError, and so does an acks=0 produce
+that failed: the server then closes that one connection, as 0.8.2 does.
+
+Served: Produce v0, Fetch v0, ListOffsets v0, Metadata v0, OffsetCommit v0 and OffsetFetch v0 (offsets kept
+in ZooKeeper at ``/consumers/<group>/offsets/<topic>/<partition>``); with a group coordinator (``group_apis``)
+also 0.9's Produce v1 and Fetch v1 (a ``throttle_time_ms`` of 0) and the coordinator's APIs
+(``zkafka.coordinator.group_apis``); ApiVersions (0.10's key 18), listing exactly the versions served
+here, so clients that ask first need not be told the broker version; with ``replica_apis`` the controller's
+requests (LeaderAndIsr, StopReplica, UpdateMetadata) and ControlledShutdown (``zkafka.server.replica_apis``).
+
+A produce with acks -1 (or N > 1) waits in the produce purgatory for its replicas (DelayedProduce); a fetch
+from a follower (replica id >= 0) first records the follower's log end offsets with the replica manager.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from typing import Any
+
+from zkafka.errors import (
+    InvalidRequestError,
+    KafkaError,
+    OffsetMetadataTooLargeError,
+    UnknownTopicOrPartitionError,
+)
+from zkafka.network.send import FileRegion
+from zkafka.protocol import v08
+from zkafka.protocol.api_keys import (
+    API_NAMES,
+    API_VERSIONS,
+    FETCH,
+    LIST_OFFSETS,
+    METADATA,
+    OFFSET_COMMIT,
+    OFFSET_FETCH,
+    PRODUCE,
+)
+from zkafka.protocol.errors import ErrorCode
+from zkafka.records.down_convert import to_magic0
+from zkafka.server.delayed_fetch import DelayedFetch
+from zkafka.server.delayed_produce import DelayedProduce, ProduceStatus
+from zkafka.server.metadata_view import MetadataView
+from zkafka.server.offsets_zk import ZkOffsetStore
+from zkafka.server.purgatory import Purgatory
+from zkafka.server.replica_manager import PartitionRead, ReplicaManager, error_code
+
+log = logging.getLogger(__name__)
+
+CONSUMER_REPLICA_ID = v08.CONSUMER_REPLICA_ID
+DEBUGGING_REPLICA_ID = v08.DEBUGGING_REPLICA_ID
+
+
+class ProduceFailedError(KafkaError):
+    """An acks=0 produce failed: there is no response to carry the error, so the connection is closed."""
+
+
+class KafkaApis:
+    """Maps each (API key, version) a 0.8.2 broker answers to the call that serves it."""
+
+    def __init__(
+        self,
+        replica_manager: ReplicaManager,
+        metadata: MetadataView,
+        fetch_purgatory: Any,
+        *,
+        offset_store: ZkOffsetStore | None = None,
+        offset_metadata_max_bytes: int = 4096,
+        halt: Callable[[OSError], None] | None = None,
+        group_apis: Any = None,
+        on_sent: Callable[[str, int], None] | None = None,
+        produce_purgatory: Any = None,
+        replica_apis: Any = None,
+    ) -> None:
+        self.replica_manager = replica_manager
+        self.metadata = metadata
+        self.fetch_purgatory = fetch_purgatory
+        self.produce_purgatory = produce_purgatory if produce_purgatory is not None else Purgatory("produce")
+        self.offset_store = offset_store
+        self.offset_metadata_max_bytes = offset_metadata_max_bytes
+        self.halt = halt
+        self.on_sent = on_sent  # told the topic and size of every log region a fetch response sends (metrics)
+        self._handlers: dict[tuple[int, int], Callable[[v08.Request], Any]] = {
+            (PRODUCE, 0): self.handle_produce,
+            (FETCH, 0): self.handle_fetch,
+            (LIST_OFFSETS, 0): self.handle_list_offsets,
+            (METADATA, 0): self.handle_metadata,
+            (OFFSET_COMMIT, 0): self.handle_offset_commit,
+            (OFFSET_FETCH, 0): self.handle_offset_fetch,
+        }
+        if group_apis is not None:
+            self._handlers.update(group_apis.handlers())
+            self._handlers[(PRODUCE, 1)] = self.handle_produce
+            self._handlers[(FETCH, 1)] = self.handle_fetch
+        self._handlers[(API_VERSIONS, 0)] = self.handle_api_versions
+        if replica_apis is not None:
+            self._handlers.update(replica_apis.handlers())
+
+    def handle(self, request: v08.Request) -> Any:
+        if request.api_key == API_VERSIONS:
+            return self.handle_api_versions(request)
+        handler = self._handlers.get((request.api_key, request.api_version))
+        if handler is None:
+            name = API_NAMES.get(request.api_key, f"API key {request.api_key}")
+            raise InvalidRequestError(f"{name} v{request.api_version} is not served by a 0.8.2 broker")
+        log.debug("%s from %s: %s", request.name, request.client_id, request.body)
+        return handler(request)
+
+    __call__ = handle
+
+    # -- ApiVersions --------------------------------------------------------------------------------------
+
+    def handle_api_versions(self, request: v08.Request) -> list:
+        """The ranges this broker serves; a version newer than v0 gets them in a v0 response with
+        UNSUPPORTED_VERSION, as later brokers answer it, so the client asks again with v0."""
+        error = ErrorCode.UNSUPPORTED_VERSION if request.api_version > 0 else ErrorCode.NONE
+        body = v08.ApiVersionsResponseV0(error, v08.api_version_ranges(self._handlers))
+        return v08.encode_response(request.correlation_id, body)
+
+    # -- Produce ------------------------------------------------------------------------------------------
+
+    def handle_produce(self, request: v08.Request) -> Any:
+        body = request.body
+        statuses = [
+            self._append(data.topic, p.partition, p.message_set, body.acks)
+            for data in body.topics
+            for p in data.partitions
+        ]
+        if body.acks == 0:
+            failed = [(s.topic, s.partition, s.error) for s in statuses if s.error]
+            if failed:
+                raise ProduceFailedError(f"acks=0 produce failed for (topic, partition, error) {failed}")
+            return None
+
+        def respond(statuses: list[ProduceStatus]) -> list:
+            topics: dict[str, list] = {}
+            for s in statuses:
+                offset = s.base_offset if s.error in (0, ErrorCode.REQUEST_TIMED_OUT) else -1
+                partition = v08.ProduceResponsePartition(s.partition, s.error, offset)
+                topics.setdefault(s.topic, []).append(partition)
+            answer = [v08.ProduceResponseTopic(topic, parts) for topic, parts in topics.items()]
+            return v08.encode_response(request.correlation_id, _produce_response(request.api_version, answer))
+
+        if body.acks == 1 or not any(s.pending for s in statuses):
+            return respond(statuses)
+        delayed = DelayedProduce(
+            body.timeout_ms, body.acks, statuses, self.replica_manager.check_produce, respond
+        )
+        self.produce_purgatory.try_complete_else_watch(delayed, delayed.watch_keys())
+        return delayed.result
+
+    def _append(self, topic: str, partition: int, message_set: memoryview, acks: int) -> ProduceStatus:
+        try:
+            info = self.replica_manager.append(topic, partition, to_magic0(message_set), acks)
+            return ProduceStatus(topic, partition, 0, info.first_offset, info.next_offset, acks not in (0, 1))
+        except KafkaError as exc:
+            log.debug("produce to %s-%d: %s", topic, partition, exc)
+            return ProduceStatus(topic, partition, error_code(exc), -1, -1, False)
+        except OSError:
+            raise  # the replica manager halted the broker
+        except Exception:
+            log.exception("produce to %s-%d failed", topic, partition)
+            return ProduceStatus(topic, partition, ErrorCode.UNKNOWN, -1, -1, False)
+
+    # -- Fetch --------------------------------------------------------------------------------------------
+
+    def handle_fetch(self, request: v08.Request) -> Any:
+        body = request.body
+        fetches = [
+            (data.topic, p.partition, p.fetch_offset, p.max_bytes)
+            for data in body.topics
+            for p in data.partitions
+        ]
+        if body.replica_id >= 0:
+            self.replica_manager.record_follower_fetch(body.replica_id, fetches)
+        reads = self.replica_manager.read_all(fetches, body.replica_id)
+
+        def respond(reads: list[PartitionRead]) -> list:
+            if self.on_sent is not None:
+                for (topic, *_), read in zip(fetches, reads, strict=True):
+                    self.on_sent(topic, read.size)
+            return self._fetch_response(request.correlation_id, body.topics, reads, request.api_version)
+
+        if (
+            body.max_wait_ms <= 0
+            or not fetches
+            or sum(read.size for read in reads) >= body.min_bytes
+            or any(read.error for read in reads)
+        ):
+            return respond(reads)
+        delayed = DelayedFetch(
+            body.max_wait_ms, body.min_bytes, body.replica_id, fetches, self.replica_manager, respond
+        )
+        self.fetch_purgatory.try_complete_else_watch(delayed, delayed.watch_keys())
+        return delayed.result
+
+    @staticmethod
+    def _fetch_response(
+        correlation_id: int, request_topics: list, reads: list[PartitionRead], api_version: int = 0
+    ) -> list:
+        """The response parts; each region becomes a file region on its own descriptor (sent with sendfile)."""
+        it = iter(reads)
+        topics = []
+        for data in request_topics:
+            partitions = []
+            for p in data.partitions:
+                read = next(it)
+                region = read.region
+                message_set: Any = b""
+                if region is not None:
+                    message_set = FileRegion(os.dup(region.segment.fileno()), region.position, region.length)
+                partitions.append(
+                    v08.FetchResponsePartition(p.partition, read.error, read.high_watermark, message_set)
+                )
+            topics.append(v08.FetchResponseTopic(data.topic, partitions))
+        body = v08.FetchResponseV1(0, topics) if api_version >= 1 else v08.FetchResponseV0(topics)
+        return v08.encode_response(correlation_id, body)
+
+    # -- ListOffsets --------------------------------------------------------------------------------------
+
+    def handle_list_offsets(self, request: v08.Request) -> list:
+        body = request.body
+        topics = [
+            v08.ListOffsetsResponseTopic(
+                data.topic,
+                [self._offsets(body.replica_id, data.topic, p) for p in data.partitions],
+            )
+            for data in body.topics
+        ]
+        return v08.encode_response(request.correlation_id, v08.ListOffsetsResponseV0(topics))
+
+    def _offsets(self, replica_id: int, topic: str, p: Any) -> Any:
+        try:
+            if replica_id == DEBUGGING_REPLICA_ID:
+                partition_log = self.replica_manager.local_log(topic, p.partition)
+                if partition_log is None:
+                    raise UnknownTopicOrPartitionError(f"{topic}-{p.partition} is not hosted here")
+            else:
+                partition_log = self.replica_manager.leader_log(topic, p.partition)
+            offsets = partition_log.offsets_before(p.time, p.max_num_offsets)
+            if replica_id == CONSUMER_REPLICA_ID:
+                # An ordinary consumer's "latest" is the high watermark; newer offsets are not offered.
+                high_watermark = self.replica_manager.high_watermark(partition_log)
+                if any(offset > high_watermark for offset in offsets):
+                    offsets = [high_watermark, *(o for o in offsets if o <= high_watermark)]
+            return v08.ListOffsetsResponsePartition(p.partition, 0, offsets)
+        except KafkaError as exc:
+            log.debug("offsets of %s-%d: %s", topic, p.partition, exc)
+            return v08.ListOffsetsResponsePartition(p.partition, error_code(exc), [])
+        except Exception:
+            log.exception("offsets of %s-%d failed", topic, p.partition)
+            return v08.ListOffsetsResponsePartition(p.partition, ErrorCode.UNKNOWN, [])
+
+    # -- Metadata -----------------------------------------------------------------------------------------
+
+    def handle_metadata(self, request: v08.Request) -> list:
+        requested = list(dict.fromkeys(request.body.topics))
+        try:
+            topics = self.metadata.topic_metadata(requested)
+            brokers = self.metadata.alive_brokers()
+        except KafkaError as exc:
+            # 0.8.2: a failed auto-creation (an illegal name...) answers every topic with its code, no brokers.
+            log.info("metadata request for %s failed: %s", requested, exc)
+            code = error_code(exc)
+            topics, brokers = [v08.TopicMetadata(code, topic, []) for topic in requested], []
+        body = v08.MetadataResponseV0([v08.MetadataBroker(*broker) for broker in brokers], topics)
+        return v08.encode_response(request.correlation_id, body)
+
+    # -- OffsetCommit / OffsetFetch v0 (ZooKeeper) --------------------------------------------------------
+
+    def handle_offset_commit(self, request: v08.Request) -> list:
+        body = request.body
+        topics = [
+            v08.OffsetCommitResponseTopic(
+                data.topic,
+                [
+                    v08.OffsetCommitResponsePartition(p.partition, self._commit(body.group_id, data.topic, p))
+                    for p in data.partitions
+                ],
+            )
+            for data in body.topics
+        ]
+        return v08.encode_response(request.correlation_id, v08.OffsetCommitResponseV0(topics))
+
+    def _commit(self, group: str, topic: str, p: Any) -> int:
+        try:
+            self.metadata.ensure_topic_exists(topic)
+            if p.metadata is not None and len(p.metadata) > self.offset_metadata_max_bytes:
+                raise OffsetMetadataTooLargeError(
+                    f"metadata of {len(p.metadata)} characters over offset.metadata.max.bytes"
+                )
+            self._offsets_store().commit(group, topic, p.partition, p.offset)
+            return 0
+        except KafkaError as exc:
+            return error_code(exc)
+        except Exception:
+            log.exception("commit of %s %s-%d failed", group, topic, p.partition)
+            return ErrorCode.UNKNOWN
+
+    def handle_offset_fetch(self, request: v08.Request) -> list:
+        body = request.body
+        topics = [
+            v08.OffsetFetchResponseTopic(
+                data.topic, [self._fetch_offset(body.group_id, data.topic, p) for p in data.partitions]
+            )
+            for data in body.topics
+        ]
+        return v08.encode_response(request.correlation_id, v08.OffsetFetchResponseV0(topics))
+
+    def _fetch_offset(self, group: str, topic: str, partition: int) -> Any:
+        try:
+            self.metadata.ensure_topic_exists(topic)
+            offset = self._offsets_store().fetch(group, topic, partition)
+            if offset is None:
+                raise UnknownTopicOrPartitionError(f"no offset committed for {group} {topic}-{partition}")
+            return v08.OffsetFetchResponsePartition(partition, offset, "", 0)
+        except KafkaError as exc:
+            return v08.OffsetFetchResponsePartition(partition, -1, "", error_code(exc))
+        except Exception:
+            log.exception("offset fetch of %s %s-%d failed", group, topic, partition)
+            return v08.OffsetFetchResponsePartition(partition, -1, "", ErrorCode.UNKNOWN)
+
+    def _offsets_store(self) -> ZkOffsetStore:
+        if self.offset_store is None:
+            raise KafkaError("this broker keeps no consumer offsets (no ZooKeeper)")
+        return self.offset_store
+
+
+def _produce_response(api_version: int, topics: list) -> Any:
+    """Produce v1 (0.9) adds ``throttle_time_ms`` (always 0 here: zkafka has no quotas)."""
+    return v08.ProduceResponseV1(topics, 0) if api_version >= 1 else v08.ProduceResponseV0(topics)

@@ -1,0 +1,64 @@
+"""DelayedFetch: a fetch that waits in the purgatory until its partitions hold ``min_bytes`` or ``max_wait_ms`` ends.
+
+It is watched under each requested ``(topic, partition)``; every append to one of them re-checks it
+(``try_complete``). It completes, and then re-reads every partition for the response, when (0.8.2's cases):
+a partition is no longer led here or unknown (A, B); the fetch offset lies in an older segment than the end
+(C: the consumer is a whole segment behind); or the bytes readable past the fetch offsets add up to
+``min_bytes`` (D; each partition counted up to its ``max_bytes``, as 0.9 does). Otherwise it completes at
+``max_wait_ms`` with whatever there is then.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from zkafka.server.purgatory import DelayedOperation
+from zkafka.server.replica_manager import PartitionRead, ReplicaManager
+
+Fetch = tuple[str, int, int, int]  # topic, partition, fetch offset, max bytes
+
+
+class DelayedFetch(DelayedOperation):
+    """A parked fetch. Its ``result`` is what the connection waits on: the response parts once it completes;
+    if the connection closes first the network layer cancels the result, which drops the fetch."""
+
+    def __init__(
+        self,
+        max_wait_ms: int,
+        min_bytes: int,
+        replica_id: int,
+        fetches: list[Fetch],
+        replica_manager: ReplicaManager,
+        respond: Callable[[list[PartitionRead]], Any],
+    ) -> None:
+        super().__init__(max_wait_ms)
+        self.min_bytes = min_bytes
+        self.replica_id = replica_id
+        self.fetches = fetches
+        self.replica_manager = replica_manager
+        self.respond = respond
+
+    def watch_keys(self) -> list[tuple[str, int]]:
+        return list(dict.fromkeys((topic, partition) for topic, partition, _, _ in self.fetches))
+
+    def is_satisfied(self) -> bool:
+        """Whether the fetch can be answered now (cases A-D above)."""
+        accumulated = 0
+        for topic, partition, offset, max_bytes in self.fetches:
+            read = self.replica_manager.read(topic, partition, offset, max_bytes, self.replica_id)
+            if read.error or read.behind:
+                return True
+            accumulated += read.size
+        return accumulated >= self.min_bytes
+
+    def try_complete(self) -> bool:
+        if self.is_satisfied():
+            return self.force_complete()
+        return False
+
+    def on_complete(self) -> Any:
+        return self.respond(self.replica_manager.read_all(self.fetches, self.replica_id))
+
+    def on_expiration(self) -> None:
+        """Nothing to count: ``on_complete`` answers with what there is."""

@@ -1,0 +1,70 @@
+"""DelayedProduce: a produce with acks -1 (or more than 1) waiting in the purgatory for its replicas (§9.3).
+
+Each partition appended without error needs its messages (up to ``required_offset`` = the last offset + 1) on
+the replicas: with acks -1, the leader's high watermark reaching it (then NOT_ENOUGH_REPLICAS_AFTER_APPEND if
+the ISR fell below ``min.insync.replicas`` meanwhile); with acks N > 1, N replicas of the ISR (leader
+included) holding it. A partition whose leader moved away answers NOT_LEADER_FOR_PARTITION. The produce is
+watched under its partitions, re-checked when a high watermark moves or a follower's log end offset does,
+and answered when every partition is done, or at ``timeout_ms`` with REQUEST_TIMED_OUT for those still
+waiting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from zkafka.protocol.errors import ErrorCode
+from zkafka.server.purgatory import DelayedOperation
+
+
+@dataclass
+class ProduceStatus:
+    """One partition of a delayed produce: the answer so far and the offset it waits for."""
+
+    topic: str
+    partition: int
+    error: int
+    base_offset: int
+    required_offset: int
+    pending: bool
+
+
+class DelayedProduce(DelayedOperation):
+    """A parked produce; ``respond(statuses)`` builds the answer once it completes."""
+
+    def __init__(
+        self,
+        timeout_ms: int,
+        acks: int,
+        statuses: list[ProduceStatus],
+        check: Callable[[str, int, int, int], tuple[bool, int]],
+        respond: Callable[[list[ProduceStatus]], Any],
+    ) -> None:
+        super().__init__(timeout_ms)
+        self.acks = acks
+        self.statuses = statuses
+        self.check = check
+        self.respond = respond
+
+    def watch_keys(self) -> list[tuple[str, int]]:
+        return list(dict.fromkeys((s.topic, s.partition) for s in self.statuses if s.pending))
+
+    def try_complete(self) -> bool:
+        for status in self.statuses:
+            if status.pending:
+                done, error = self.check(status.topic, status.partition, status.required_offset, self.acks)
+                if done:
+                    status.pending = False
+                    status.error = error
+        if any(status.pending for status in self.statuses):
+            return False
+        return self.force_complete()
+
+    def on_complete(self) -> Any:
+        for status in self.statuses:
+            if status.pending:
+                status.pending = False
+                status.error = ErrorCode.REQUEST_TIMED_OUT
+        return self.respond(self.statuses)

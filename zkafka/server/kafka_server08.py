@@ -1,0 +1,438 @@
+"""KafkaServer08: starts and stops one 0.8-line broker.
+
+Startup follows 0.8.2's KafkaServer: open the logs (recovering them after an unclean stop) → start the socket
+server → connect to ZooKeeper, start the controller election (with the watch-based ControllerContext it decides
+from) → register ``/brokers/ids/<id>`` → start the periodic tasks (recovery-point and high-watermark
+checkpoints, ISR shrink, retention, time-based flush). Requests wait until the registration is done. What the
+broker leads and follows, and what it answers Metadata requests with, come only from the controller's
+LeaderAndIsr, StopReplica and UpdateMetadata requests (replica_apis.py).
+
+A clean shutdown (SIGTERM) first asks the controller to move its leaderships away (ControlledShutdown, up to
+``controlled.shutdown.max.retries`` attempts ``controlled.shutdown.retry.backoff.ms`` apart, when
+``controlled.shutdown.enable``), then stops accepting, finishes the requests in flight, answers the parked
+fetches and produces, resigns, stops the replica fetchers, checkpoints the high watermarks, closes every log
+(flushing it and writing the recovery points and ``.kafka_cleanshutdown``) and ends the ZooKeeper session.
+An I/O error on a log halts the process, as 0.8.2 does.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import gevent
+import gevent.event
+
+from zkafka.admin.topics import TopicExistsError, auto_create_topic, create_topic, live_broker_ids
+from zkafka.client08.channel import broker_channel
+from zkafka.config08 import LINE_08, BrokerConfig08, parse_topic_overrides
+from zkafka.controller.channel_manager import ControllerChannelManager
+from zkafka.controller.context import ClusterSnapshot, ControllerContext
+from zkafka.controller.controller import KafkaController
+from zkafka.coordinator.coordinator import CoordinatorConfig, GroupCoordinator
+from zkafka.coordinator.group_apis import GroupApis
+from zkafka.coordinator.offsets_log import OffsetsLog
+from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC
+from zkafka.errors import KafkaError
+from zkafka.log.log08 import LogConfig
+from zkafka.log.log_cleaner import LogCleaner
+from zkafka.log.log_manager08 import LogManager08
+from zkafka.network.server import SocketServer
+from zkafka.protocol import inter_broker as admin
+from zkafka.protocol import v08
+from zkafka.server.apis08 import KafkaApis
+from zkafka.server.metadata_cache import MetadataCache
+from zkafka.server.metadata_view import MetadataView
+from zkafka.server.offsets_zk import ZkOffsetStore
+from zkafka.server.purgatory import Purgatory
+from zkafka.server.registry08 import KafkaHealthcheck, advertised_address
+from zkafka.server.replica_apis import ReplicaApis
+from zkafka.server.replica_fetcher import FetcherSettings
+from zkafka.server.replica_manager import ReplicaManager, zk_isr_writer
+from zkafka.server.server_base import BrokerServer
+from zkafka.zk.client import get_data, gevent_handler, make_zk_client, start_zk_client
+from zkafka.zk.paths08 import (
+    CONTROLLER_PATH,
+    BrokerRegistration,
+    broker_id_path,
+    parse_controller,
+    parse_topic_config,
+    topic_config_path,
+)
+
+log = logging.getLogger(__name__)
+
+MS = 1000.0
+
+
+def log_config(config: BrokerConfig08) -> LogConfig:
+    """The broker-wide log settings (``log.*`` keys) every partition gets unless its topic overrides them."""
+    return LogConfig(
+        segment_bytes=config["log.segment.bytes"],
+        segment_ms=config["log.roll.ms"],
+        segment_jitter_ms=config["log.roll.jitter.ms"],
+        index_max_bytes=config["log.index.size.max.bytes"],
+        index_interval_bytes=config["log.index.interval.bytes"],
+        flush_interval_messages=config["log.flush.interval.messages"],
+        flush_interval_ms=config["log.flush.interval.ms"],
+        retention_bytes=config["log.retention.bytes"],
+        retention_ms=config["log.retention.ms"],
+        max_message_size=config["message.max.bytes"],
+        file_delete_delay_ms=config["log.segment.delete.delay.ms"],
+        compact=config["log.cleanup.policy"] == "compact",
+        delete_retention_ms=config["log.cleaner.delete.retention.ms"],
+        min_cleanable_ratio=config["log.cleaner.min.cleanable.ratio"],
+    )
+
+
+def offsets_log_config(config: BrokerConfig08) -> LogConfig:
+    """``__consumer_offsets``' log settings: compacted, ``offsets.topic.segment.bytes`` segments."""
+    return replace(log_config(config), compact=True, segment_bytes=config["offsets.topic.segment.bytes"])
+
+
+class KafkaServer08(BrokerServer):
+    """One 0.8 broker. Runs on the gevent hub of the thread that calls ``startup``."""
+
+    def __init__(self, config: BrokerConfig08, halt: Callable[[int], None] = os._exit) -> None:
+        super().__init__(config["broker.id"], halt)
+        self.config = config
+        self.log_manager: LogManager08 | None = None
+        self.zk_client: Any = None
+        self.controller_context: ControllerContext | None = None
+        self.controller: KafkaController | None = None
+        self.healthcheck: KafkaHealthcheck | None = None
+        self.replica_manager: ReplicaManager | None = None
+        self.fetch_purgatory: Purgatory | None = None
+        self.produce_purgatory: Purgatory | None = None
+        self.metadata_cache = MetadataCache()
+        self._min_isr: dict[str, int] = {}
+        self.apis: KafkaApis | None = None
+        self.coordinator: GroupCoordinator | None = None
+        self._snapshot = ClusterSnapshot()
+        self._ready = gevent.event.Event()
+
+    def startup(self) -> None:
+        config = self.config
+        metrics = self._start_metrics(config["metrics.port"], config["host.name"], LINE_08)
+        disk_pool = self._start_disk_pool()
+        try:
+            self.log_manager = LogManager08(
+                config["log.dirs"],
+                log_config(config),
+                topic_configs={OFFSETS_TOPIC: offsets_log_config(config)},
+                scheduler=self._schedule_log_task,
+                offload=disk_pool.run,
+                on_open_log=metrics.attach if metrics else None,
+            )
+        except BaseException:
+            disk_pool.close()
+            self._stop_metrics()
+            raise
+        self.fetch_purgatory = Purgatory("fetch")
+        self.produce_purgatory = Purgatory("produce")
+        self.replica_manager = ReplicaManager(
+            self.broker_id,
+            self.log_manager,
+            on_append=self._appended,
+            on_produce_progress=lambda t, p: self.produce_purgatory.check_and_complete((t, p)),
+            on_log_failure=self.halt,
+            fetcher_settings=FetcherSettings.from_config(config),
+            lag_time_ms=config["replica.lag.time.max.ms"],
+            lag_max_messages=config["replica.lag.max.messages"],
+            min_insync_replicas=self._min_insync_replicas,
+        )
+        offsets_log = OffsetsLog(
+            self.replica_manager,
+            config["offsets.load.buffer.size"],
+            purgatory=self.produce_purgatory,
+            required_acks=config["offsets.commit.required.acks"],
+            timeout_ms=config["offsets.commit.timeout.ms"],
+        )
+        self.coordinator = GroupCoordinator(
+            CoordinatorConfig.from_broker_config(config),
+            append=offsets_log.append,
+            read_partition=offsets_log.read,
+        )
+        try:
+            self.socket_server = SocketServer(
+                config["host.name"] or "0.0.0.0",
+                config["port"],
+                v08.CODEC,
+                self._serve,
+                max_request_size=config["socket.request.max.bytes"],
+                send_buffer=config["socket.send.buffer.bytes"],
+                receive_buffer=config["socket.receive.buffer.bytes"],
+                observer=metrics.request_done if metrics else None,
+            )
+            self.socket_server.start()
+            self._start_zookeeper_parts()
+        except BaseException:
+            self._stop_after_failed_start()
+            raise
+        self._ready.set()
+        self._schedule_log_tasks()
+        log.info("0.8 broker %d started on port %d", self.broker_id, self.port)
+
+    def _start_zookeeper_parts(self) -> None:
+        config = self.config
+        self.zk_client = make_zk_client(
+            config["zookeeper.connect"],
+            config["zookeeper.session.timeout.ms"],
+            config["zookeeper.connection.timeout.ms"],
+            handler=gevent_handler(),
+        )
+        start_zk_client(self.zk_client)
+        self.replica_manager.isr_writer = zk_isr_writer(self.zk_client)
+        self.replica_manager.add_leadership_listener(self._on_leadership)
+        self.metadata_cache.add_listener(self._on_metadata)
+        self.controller_context = ControllerContext(self.zk_client)
+        self.controller_context.start()
+        self.apis = KafkaApis(
+            self.replica_manager,
+            MetadataView(
+                lambda: self._snapshot,
+                create_topic=self._create_topic,
+                auto_create_topics=config["auto.create.topics.enable"],
+            ),
+            self.fetch_purgatory,
+            offset_store=ZkOffsetStore(self.zk_client),
+            offset_metadata_max_bytes=config["offset.metadata.max.bytes"],
+            group_apis=GroupApis(self.coordinator, lambda: self._snapshot, self._create_offsets_topic),
+            on_sent=self.metrics.sent if self.metrics else None,
+            produce_purgatory=self.produce_purgatory,
+            replica_apis=ReplicaApis(self.replica_manager, self.metadata_cache, lambda: self.controller),
+        )
+        host, port = advertised_address(config, self.port)
+        channels = ControllerChannelManager(
+            f"id_{self.broker_id}-host_{host}-port_{port}", config["controller.socket.timeout.ms"]
+        )
+        self.controller = KafkaController(config, self.zk_client, self.controller_context, channels=channels)
+        self.controller.startup()
+        self.healthcheck = KafkaHealthcheck.from_config(config, self.port, client=self.zk_client)
+        self.healthcheck.startup()
+        if self.metrics is not None:
+            self._watch_state(self.metrics)
+
+    def _watch_state(self, metrics: Any) -> None:
+        """The 0.8 gauges, read at each scrape: under-replicated partitions led here, the purgatories, whether
+        this broker is the active controller."""
+
+        def under_replicated():
+            led = [p for p in self.replica_manager.partitions() if p.is_leader]
+            return [((), sum(1 for p in led if len(p.isr) < len(p.replicas)))]
+
+        metrics.gauge(
+            "kafka_server_under_replicated_partitions",
+            "Partitions led here whose ISR is smaller than their replica list.",
+            under_replicated,
+        )
+        metrics.gauge(
+            "kafka_controller_active_controller_count",
+            "1 while this broker is the controller.",
+            lambda: [((), 1 if self.controller is not None and self.controller.active else 0)],
+        )
+        metrics.watch_purgatories(
+            lambda: [
+                p for p in (self.fetch_purgatory, self.produce_purgatory, self.coordinator.purgatory) if p
+            ]
+        )
+
+    def _schedule_log_tasks(self) -> None:
+        config, logs = self.config, self.log_manager
+        checkpoint_s = config["log.flush.offset.checkpoint.interval.ms"] / MS
+        retention_s = config["log.retention.check.interval.ms"] / MS
+        flush_s = min(config["log.flush.scheduler.interval.ms"], 2**31 - 1) / MS
+        self.schedule(checkpoint_s, checkpoint_s, logs.checkpoint_recovery_points)
+        self.schedule(retention_s, retention_s, logs.cleanup_logs)
+        self.schedule(flush_s, flush_s, logs.flush_due)
+        hw_s = config["replica.high.watermark.checkpoint.interval.ms"] / MS
+        self.schedule(hw_s, hw_s, self.replica_manager.checkpoint_high_watermarks)
+        shrink_s = config["replica.lag.time.max.ms"] / MS / 2
+        self.schedule(shrink_s, shrink_s, self.replica_manager.shrink_isrs)
+        offsets_s = config["offsets.retention.check.interval.ms"] / MS
+        self.schedule(offsets_s, offsets_s, self.coordinator.expire_offsets)
+        if config["log.cleaner.enable"]:
+            cleaner = LogCleaner(
+                logs.all_logs,
+                dedupe_buffer_size=config["log.cleaner.dedupe.buffer.size"]
+                // max(config["log.cleaner.threads"], 1),
+                load_factor=config["log.cleaner.io.buffer.load.factor"],
+                offload=self.disk_pool.run,
+            )
+            backoff_s = config["log.cleaner.backoff.ms"] / MS
+            self.schedule(backoff_s, backoff_s, cleaner.clean_once)
+
+    def _schedule_log_task(self, delay_ms: int, task: Callable[[], object]) -> None:
+        """The logs' delayed work (segment deletion, the flush after a roll) on the hub; OSError halts."""
+        gevent.spawn_later(delay_ms / MS, self._run_log_task, task)
+
+    def _run_log_task(self, task: Callable[[], object]) -> None:
+        try:
+            task()
+        except OSError as exc:
+            self.halt(exc)
+        except Exception:
+            log.exception("log task %r failed", task)
+
+    # -- requests -----------------------------------------------------------------------------------------
+
+    def _serve(self, request: v08.Request) -> Any:
+        self._ready.wait()
+        return self.apis.handle(request)
+
+    def _appended(self, topic: str, partition: int) -> None:
+        self.fetch_purgatory.check_and_complete((topic, partition))
+
+    def _on_metadata(self, snapshot: ClusterSnapshot) -> None:
+        """An UpdateMetadata: answer Metadata requests from it, and tell NOT_LEADER from UNKNOWN by it."""
+        if self.metrics is not None:
+            self.metrics.on_partition_states(
+                self.broker_id,
+                (
+                    (t, p, meta.leader, meta.isr)
+                    for t, parts in snapshot.topics.items()
+                    for p, meta in parts.items()
+                ),
+            )
+        self.replica_manager.set_known(self.metadata_cache.leaders())
+        self._snapshot = snapshot
+
+    def _on_leadership(self, led: list[tuple[str, int]]) -> None:
+        self._min_isr.clear()  # read again: the topic's overrides may have changed
+        self.coordinator.on_leadership(p for topic, p in led if topic == OFFSETS_TOPIC)
+
+    def _min_insync_replicas(self, topic: str) -> int:
+        """The topic's ``min.insync.replicas`` (its override in ``/config/topics/<t>``, else the broker's)."""
+        value = self._min_isr.get(topic)
+        if value is None:
+            value = self.config["min.insync.replicas"]
+            data = get_data(self.zk_client, topic_config_path(topic)) if self.zk_client is not None else None
+            if data is not None:
+                try:
+                    overrides = parse_topic_overrides(parse_topic_config(topic, data))
+                    value = overrides.get("min.insync.replicas") or value
+                except Exception as exc:
+                    log.warning("topic %s: %s; using the broker's min.insync.replicas", topic, exc)
+            self._min_isr[topic] = value
+        return value
+
+    def _create_topic(self, topic: str) -> None:
+        if topic == OFFSETS_TOPIC:
+            self._create_offsets_topic()
+        else:
+            auto_create_topic(self.zk_client, self.config, topic)
+
+    def _create_offsets_topic(self) -> None:
+        """``__consumer_offsets`` as 0.9 creates it: offsets.topic.* settings, compacted, RF capped at the live
+        brokers."""
+        config = self.config
+        replication = min(config["offsets.topic.replication.factor"], len(live_broker_ids(self.zk_client)))
+        overrides = {"cleanup.policy": "compact", "segment.bytes": str(config["offsets.topic.segment.bytes"])}
+        try:
+            create_topic(
+                self.zk_client,
+                OFFSETS_TOPIC,
+                config["offsets.topic.num.partitions"],
+                max(replication, 1),
+                overrides,
+            )
+        except TopicExistsError:
+            pass
+
+    # -- shutdown -----------------------------------------------------------------------------------------
+
+    def _prepare_shutdown(self) -> None:
+        if self.config["controlled.shutdown.enable"] and self.zk_client is not None:
+            self._controlled_shutdown()
+
+    def _controlled_shutdown(self) -> bool:
+        """Ask the controller to move this broker's leaderships away (0.8.2's ``controlledShutdown``)."""
+        config = self.config
+        attempts = max(config["controlled.shutdown.max.retries"], 1)
+        for attempt in range(1, attempts + 1):
+            try:
+                remaining = self._ask_controller_to_shut_down()
+                if remaining == []:
+                    log.info("broker %d: controlled shutdown succeeded", self.broker_id)
+                    return True
+                log.info(
+                    "broker %d: controlled shutdown attempt %d: still leads %s",
+                    self.broker_id,
+                    attempt,
+                    remaining,
+                )
+            except Exception as exc:
+                log.warning(
+                    "broker %d: controlled shutdown attempt %d failed: %s", self.broker_id, attempt, exc
+                )
+            if attempt < attempts:
+                gevent.sleep(config["controlled.shutdown.retry.backoff.ms"] / MS)
+        log.warning("broker %d: controlled shutdown failed; shutting down anyway", self.broker_id)
+        return False
+
+    def _ask_controller_to_shut_down(self) -> list | None:
+        data = get_data(self.zk_client, CONTROLLER_PATH)
+        if data is None:
+            raise KafkaError("there is no controller")
+        controller_id = parse_controller(data)
+        registration = get_data(self.zk_client, broker_id_path(controller_id))
+        if registration is None:
+            raise KafkaError(f"controller {controller_id} is not registered")
+        broker = BrokerRegistration.parse(controller_id, registration)
+        channel = broker_channel(
+            broker.host, broker.port, socket_timeout_ms=self.config["controller.socket.timeout.ms"]
+        )
+        try:
+            answer = channel.request(admin.ControlledShutdownRequestV0(self.broker_id), retries=0)
+        finally:
+            channel.close()
+        if answer.error:
+            raise KafkaError(f"controller {controller_id} answered error {answer.error}")
+        return [(p.topic, p.partition) for p in answer.partitions_remaining]
+
+    def _drop_waiting_requests(self) -> None:
+        if self.coordinator is not None:
+            self.coordinator.shutdown()
+        for purgatory in (self.fetch_purgatory, self.produce_purgatory):
+            if purgatory is not None:
+                purgatory.shutdown()  # their connections close, as 0.8.2's socket server shutdown does
+
+    def _shutdown(self) -> None:
+        if self.replica_manager is not None:
+            try:
+                self.replica_manager.shutdown()
+            except OSError as exc:
+                log.error("checkpointing the high watermarks failed: %s", exc)
+        self._stop_zookeeper_parts()
+        if self.log_manager is not None:
+            self.log_manager.close()
+
+    def _stop_zookeeper_parts(self) -> None:
+        stops = (
+            self.controller.shutdown if self.controller else None,
+            self.controller_context.close if self.controller_context else None,
+        )
+        for stop in stops:
+            try:
+                if stop is not None:
+                    stop()
+            except Exception:
+                log.exception("%s failed", stop)
+        if self.healthcheck is not None:
+            self.healthcheck.close()
+        if self.zk_client is not None:
+            self.zk_client.stop()
+            self.zk_client.close()
+
+    def _stop_after_failed_start(self) -> None:
+        if self.socket_server is not None:
+            self.socket_server.stop(timeout=0)
+        self._stop_zookeeper_parts()
+        if self.log_manager is not None:
+            self.log_manager.close(clean=False)
+        if self.disk_pool is not None:
+            self.disk_pool.close()
+        self._stop_metrics()

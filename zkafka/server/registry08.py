@@ -1,0 +1,97 @@
+"""KafkaHealthcheck: a 0.8 broker's ``/brokers/ids/<id>`` registration, kept across session expiry and crashes.
+
+The znode is ephemeral JSON (paths08.BrokerRegistration) naming the host and port clients should use: the
+advertised ones, else ``host.name``, else the local host's canonical name. The session machinery and the
+crash-restart wait are registry.py's ``ZkRegistry``.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Callable
+
+from kazoo.client import KazooClient
+
+from zkafka.config08 import BrokerConfig08
+from zkafka.server.registry07 import ZkRegistry
+from zkafka.utils import now_ms
+from zkafka.zk.paths08 import PERSISTENT_PATHS, BrokerRegistration, broker_id_path
+
+log = logging.getLogger(__name__)
+
+
+def advertised_address(config: BrokerConfig08, bound_port: int) -> tuple[str, int]:
+    """(host, port) a 0.8 broker registers: ``advertised.*`` when set, else host.name / the bound port."""
+    host = (config["advertised.host.name"] or "").strip() or socket.getfqdn()
+    port = config["advertised.port"] if "advertised.port" in config.raw else bound_port
+    return host, port
+
+
+class KafkaHealthcheck(ZkRegistry):
+    """Registers a 0.8 broker under ``/brokers/ids`` and registers it again after a session expiry."""
+
+    def __init__(
+        self,
+        broker_id: int,
+        host: str,
+        port: int,
+        session_timeout_ms: int,
+        *,
+        client: KazooClient | None = None,
+        connect: str | None = None,
+        connection_timeout_ms: int | None = None,
+        use_gevent: bool = True,
+        jmx_port: int = -1,
+    ) -> None:
+        super().__init__(
+            broker_id,
+            session_timeout_ms,
+            client=client,
+            connect=connect,
+            connection_timeout_ms=connection_timeout_ms,
+            use_gevent=use_gevent,
+        )
+        self.host = host
+        self.port = port
+        self.jmx_port = jmx_port
+
+    @classmethod
+    def from_config(
+        cls,
+        config: BrokerConfig08,
+        bound_port: int,
+        *,
+        client: KazooClient | None = None,
+        use_gevent: bool = True,
+    ) -> KafkaHealthcheck:
+        host, port = advertised_address(config, bound_port)
+        return cls(
+            config["broker.id"],
+            host,
+            port,
+            config["zookeeper.session.timeout.ms"],
+            client=client,
+            connect=config["zookeeper.connect"],
+            connection_timeout_ms=config["zookeeper.connection.timeout.ms"],
+            use_gevent=use_gevent,
+        )
+
+    def startup(self) -> None:
+        """Connect, make sure of the 0.8 layout's persistent paths, and register (refusing a live duplicate)."""
+        self.start(PERSISTENT_PATHS)
+
+    def registration(self) -> BrokerRegistration:
+        return BrokerRegistration(self.broker_id, self.host, self.port, self.jmx_port, str(now_ms()))
+
+    def register_all(self) -> None:
+        value = self.registration().to_json()
+        self.register_broker_id(broker_id_path(self.broker_id), value, _address08(self.broker_id))
+
+
+def _address08(broker_id: int) -> Callable[[bytes], str]:
+    def address(value: bytes) -> str:
+        broker = BrokerRegistration.parse(broker_id, value)
+        return f"{broker.host}:{broker.port}"
+
+    return address

@@ -1,0 +1,97 @@
+"""ReplicaApis: the 0.8 broker's handlers for the controller's requests and for ControlledShutdown (§5).
+
+LeaderAndIsr and StopReplica go to the replica manager, UpdateMetadata to the broker's metadata cache (all
+three refused with STALE_CONTROLLER_EPOCH (11) when an older controller sends them); ControlledShutdown goes
+to this broker's controller, which answers with the partitions the broker still leads (an error when this
+broker is not the controller, or the broker is not live).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from zkafka.errors import InvalidRequestError, KafkaError
+from zkafka.protocol import inter_broker as admin
+from zkafka.protocol import v08
+from zkafka.protocol.api_keys import CONTROLLED_SHUTDOWN, LEADER_AND_ISR, STOP_REPLICA, UPDATE_METADATA
+from zkafka.protocol.errors import ErrorCode
+from zkafka.server.metadata_cache import MetadataCache
+from zkafka.server.replica_manager import ReplicaManager, error_code
+
+log = logging.getLogger(__name__)
+
+
+class ReplicaApis:
+    """Inter-broker request handlers, added to KafkaApis' table through ``handlers()``."""
+
+    def __init__(
+        self,
+        replica_manager: ReplicaManager,
+        metadata_cache: MetadataCache,
+        controller: Callable[[], Any] = lambda: None,
+    ) -> None:
+        self.replica_manager = replica_manager
+        self.metadata_cache = metadata_cache
+        self.controller = controller
+
+    def handlers(self) -> dict[tuple[int, int], Callable[[v08.Request], Any]]:
+        return {
+            (LEADER_AND_ISR, 0): self.handle_leader_and_isr,
+            (STOP_REPLICA, 0): self.handle_stop_replica,
+            (UPDATE_METADATA, 0): self.handle_update_metadata,
+            (UPDATE_METADATA, 1): self.handle_update_metadata,
+            (CONTROLLED_SHUTDOWN, 0): self.handle_controlled_shutdown,
+            (CONTROLLED_SHUTDOWN, 1): self.handle_controlled_shutdown,
+        }
+
+    def handle_leader_and_isr(self, request: v08.Request) -> list:
+        error, results = self.replica_manager.become_leader_or_follower(request.body)
+        partitions = [admin.TopicPartitionError(topic, partition, code) for topic, partition, code in results]
+        return v08.encode_response(request.correlation_id, admin.LeaderAndIsrResponseV0(error, partitions))
+
+    def handle_stop_replica(self, request: v08.Request) -> list:
+        if request.body.delete_partitions not in (0, 1):
+            raise InvalidRequestError(
+                f"StopReplica delete_partitions {request.body.delete_partitions} is not 0 or 1"
+            )
+        error, results = self.replica_manager.stop_replicas(request.body)
+        partitions = [admin.TopicPartitionError(topic, partition, code) for topic, partition, code in results]
+        return v08.encode_response(request.correlation_id, admin.StopReplicaResponseV0(error, partitions))
+
+    def handle_update_metadata(self, request: v08.Request) -> list:
+        body = request.body
+        response = (
+            admin.UpdateMetadataResponseV1 if request.api_version >= 1 else admin.UpdateMetadataResponseV0
+        )
+        if body.controller_epoch < self.replica_manager.controller_epoch:
+            log.warning(
+                "UpdateMetadata from controller %d with stale epoch %d",
+                body.controller_id,
+                body.controller_epoch,
+            )
+            return v08.encode_response(request.correlation_id, response(ErrorCode.STALE_CONTROLLER_EPOCH))
+        self.replica_manager.controller_epoch = body.controller_epoch
+        self.metadata_cache.update(body)
+        return v08.encode_response(request.correlation_id, response(ErrorCode.NONE))
+
+    def handle_controlled_shutdown(self, request: v08.Request) -> list:
+        response = (
+            admin.ControlledShutdownResponseV1
+            if request.api_version >= 1
+            else admin.ControlledShutdownResponseV0
+        )
+        controller = self.controller()
+        try:
+            if controller is None:
+                raise KafkaError("this broker runs no controller")
+            remaining = controller.shutdown_broker(request.body.broker_id)
+            body = response(ErrorCode.NONE, [admin.TopicPartition(t, p) for t, p in remaining])
+        except KafkaError as exc:
+            log.info("controlled shutdown of broker %d: %s", request.body.broker_id, exc)
+            body = response(error_code(exc), [])
+        except Exception as exc:
+            log.warning("controlled shutdown of broker %d failed: %r", request.body.broker_id, exc)
+            body = response(ErrorCode.UNKNOWN, [])
+        return v08.encode_response(request.correlation_id, body)

@@ -1,0 +1,488 @@
+"""ReplicaManager: the partitions hosted on this broker, led or followed, and reading and appending their logs.
+
+As 0.8.2's ReplicaManager: LeaderAndIsr requests (``become_leader_or_follower``) make this broker a
+partition's leader or follower, once per newer leader epoch and never for an older controller epoch; a new
+follower truncates its log to its high watermark and fetches from its leader (replica_fetcher.py); StopReplica
+(``stop_replicas``) ends both, deleting the log if asked. As leader it records each follower fetch (the
+follower's log end offset), grows the ISR with a follower that caught up and shrinks it by the stuck and the
+slow (``shrink_isrs``, run every ``replica.lag.time.max.ms``), each time writing the partition's state znode
+conditional on its version; the high watermark (partition.py) is checkpointed in
+``replication-offset-checkpoint``. Consumers (replica id < 0) read below the high watermark, followers up to
+the log end. A partition the cluster knows but that is not led here answers NOT_LEADER_FOR_PARTITION (6); one
+it does not know, UNKNOWN_TOPIC_OR_PARTITION (3).
+
+``update_leaders`` is the one-replica shortcut (tests, tools): partitions led here with an ISR of this broker.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple
+
+import gevent
+
+from zkafka.cluster.partition import Partition
+from zkafka.errors import (
+    KafkaError,
+    NotEnoughReplicasError,
+    NotLeaderForPartitionError,
+    UnknownTopicOrPartitionError,
+    code_for_error,
+)
+from zkafka.log.checkpoint import REPLICATION_OFFSET_CHECKPOINT, OffsetCheckpoint
+from zkafka.protocol.errors import LAST_CODE, ErrorCode
+from zkafka.server.replica_fetcher import FetcherSettings, ReplicaFetcherManager
+from zkafka.utils import now_ms
+from zkafka.zk.paths08 import NO_LEADER, PartitionState
+
+log = logging.getLogger(__name__)
+
+TopicPartition = tuple[str, int]
+Wake = Callable[[str, int], None]
+# Writes a leader's new ISR into the partition's state znode (conditional on its version): the new version,
+# or None when the znode changed meanwhile (the controller acted; its LeaderAndIsr will follow).
+IsrWriter = Callable[[Partition, tuple[int, ...]], "int | None"]
+
+
+def error_code(exc: BaseException) -> int:
+    """The 0.8 wire error code for an exception (every code up to 0.9's, unlike the 0.7 default)."""
+    return code_for_error(exc, LAST_CODE)
+
+
+class PartitionRead(NamedTuple):
+    """What a fetch reads from one partition: an error code, the high watermark and the bytes' region.
+
+    ``region`` is a log region (segment, position, length) or None when nothing is returned; ``behind`` says
+    the region lies in an older segment than the log's last one.
+    """
+
+    error: int
+    high_watermark: int
+    region: Any
+    behind: bool = False
+
+    @property
+    def size(self) -> int:
+        return self.region.length if self.region is not None else 0
+
+
+class _OneReplicaState(NamedTuple):
+    leader_epoch: int
+    controller_epoch: int
+    isr: tuple[int, ...]
+    zk_version: int
+
+
+class ReplicaManager:
+    """The partitions hosted here, their replication state and their logs."""
+
+    def __init__(
+        self,
+        broker_id: int,
+        log_manager: Any,
+        *,
+        on_append: Wake | None = None,
+        on_produce_progress: Wake | None = None,
+        on_log_failure: Callable[[OSError], None] | None = None,
+        isr_writer: IsrWriter | None = None,
+        fetcher_settings: FetcherSettings | None = None,
+        lag_time_ms: int = 10000,
+        lag_max_messages: int = 4000,
+        min_insync_replicas: Callable[[str], int] = lambda topic: 1,
+        time_ms: Callable[[], int] = now_ms,
+    ) -> None:
+        self.broker_id = broker_id
+        self.log_manager = log_manager
+        self.on_append = on_append
+        self.on_produce_progress = on_produce_progress
+        self.on_log_failure = on_log_failure
+        self.isr_writer = isr_writer
+        self.lag_time_ms = lag_time_ms
+        self.lag_max_messages = lag_max_messages
+        self.min_insync_replicas = min_insync_replicas
+        self._time_ms = time_ms
+        self.controller_epoch = -1
+        self._partitions: dict[TopicPartition, Partition] = {}
+        self._known: Mapping[TopicPartition, int] = {}  # every partition of the cluster -> its leader id
+        self._leadership_listeners: list[Callable[[list[TopicPartition]], None]] = []
+        settings = fetcher_settings or FetcherSettings(broker_id)
+        self.fetchers = ReplicaFetcherManager(settings, self)
+        self._checkpointed = self._read_high_watermarks()
+
+    # -- lookup -------------------------------------------------------------------------------------------
+
+    def partition(self, topic: str, partition: int) -> Partition | None:
+        return self._partitions.get((topic, partition))
+
+    def partitions(self) -> list[Partition]:
+        return list(self._partitions.values())
+
+    def led_partitions(self) -> list[TopicPartition]:
+        return sorted(tp for tp, p in self._partitions.items() if p.is_leader)
+
+    def set_known(self, leaders: Mapping[TopicPartition, int]) -> None:
+        """The cluster's partitions with their leader ids (from the metadata cache), for NOT_LEADER answers."""
+        self._known = leaders
+
+    def add_leadership_listener(self, listener: Callable[[list[TopicPartition]], None]) -> None:
+        """Call ``listener(led partitions)`` after each LeaderAndIsr or StopReplica."""
+        self._leadership_listeners.append(listener)
+
+    def leader_log(self, topic: str, partition: int) -> Any:
+        """The log of a partition led here; UnknownTopicOrPartition or NotLeaderForPartition otherwise."""
+        hosted = self._partitions.get((topic, partition))
+        if hosted is not None and hosted.is_leader:
+            return hosted.log
+        if hosted is not None or (topic, partition) in self._known:
+            leader = hosted.leader if hosted is not None else self._known[(topic, partition)]
+            raise NotLeaderForPartitionError(
+                f"broker {self.broker_id} is not the leader of {topic}-{partition} (leader {leader})"
+            )
+        raise UnknownTopicOrPartitionError(f"{topic}-{partition} is not a partition of this cluster")
+
+    def local_log(self, topic: str, partition: int) -> Any | None:
+        """The log of a partition hosted here, led or not (None when there is none)."""
+        hosted = self._partitions.get((topic, partition))
+        return hosted.log if hosted is not None else self.log_manager.get_log(topic, partition)
+
+    def high_watermark(self, partition_log: Any) -> int:
+        """What consumers may read up to."""
+        hosted = self._partitions.get((partition_log.topic, partition_log.partition))
+        return hosted.high_watermark if hosted is not None else partition_log.visible_end
+
+    # -- the controller's requests ----------------------------------------------------------------------
+
+    def update_leaders(self, leaders: Mapping[TopicPartition, int]) -> None:
+        """One replica per partition: lead those mapped to this broker (ISR = this broker), stop the others."""
+        self._known = dict(leaders)
+        changed = []
+        for tp, hosted in list(self._partitions.items()):
+            if tp not in leaders:
+                del self._partitions[tp]
+                changed.append(tp)
+            elif hosted.is_leader and leaders[tp] != self.broker_id:
+                hosted.stop()
+                changed.append(tp)
+        for tp in sorted(tp for tp, leader in leaders.items() if leader == self.broker_id):
+            hosted = self._get_or_create(tp)
+            if not hosted.is_leader:
+                state = _OneReplicaState(
+                    hosted.leader_epoch + 1, self.controller_epoch, (self.broker_id,), -1
+                )
+                hosted.make_leader(state, (self.broker_id,), self._time_ms())
+                changed.append(tp)
+        self._after_leadership_change(changed)
+
+    def become_leader_or_follower(self, request: Any) -> tuple[int, list[tuple[str, int, int]]]:
+        """Apply a LeaderAndIsr request: (error, [(topic, partition, error)])."""
+        if request.controller_epoch < self.controller_epoch:
+            log.warning(
+                "broker %d: LeaderAndIsr from controller %d with stale epoch %d (current %d)",
+                self.broker_id,
+                request.controller_id,
+                request.controller_epoch,
+                self.controller_epoch,
+            )
+            return ErrorCode.STALE_CONTROLLER_EPOCH, []
+        self.controller_epoch = request.controller_epoch
+        leaders = {b.node_id: (b.node_id, b.host, b.port) for b in request.leaders}
+        results, to_lead, to_follow = [], [], []
+        for entry in request.partition_states:
+            tp, state = (entry.topic, entry.partition), entry.state
+            hosted = self._partitions.get(tp)
+            if self.broker_id not in state.replicas:
+                code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            elif hosted is not None and state.leader_epoch <= hosted.leader_epoch:
+                code = ErrorCode.STALE_LEADER_EPOCH
+            else:
+                code = ErrorCode.NONE
+                (to_lead if state.leader == self.broker_id else to_follow).append((tp, state))
+            if code:
+                log.info("broker %d ignores LeaderAndIsr for %s-%d: error %d", self.broker_id, *tp, code)
+            results.append((tp[0], tp[1], code))
+        self.fetchers.remove_partitions(tp for tp, _ in to_lead)
+        now = self._time_ms()
+        for tp, state in to_lead:
+            hosted = self._get_or_create(tp)
+            hosted.make_leader(state, state.replicas, now)
+            log.info("broker %d leads %r", self.broker_id, hosted)
+        for tp, state in to_follow:
+            self._make_follower(self._get_or_create(tp), state, leaders.get(state.leader))
+        self._after_leadership_change([tp for tp, _ in to_lead + to_follow])
+        return ErrorCode.NONE, results
+
+    def _make_follower(self, hosted: Partition, state: Any, leader: tuple[int, str, int] | None) -> None:
+        tp = hosted.key
+        if hosted.make_follower(state, state.replicas):
+            self.fetchers.remove_partitions([tp])
+            hosted.log.truncate_to(hosted.high_watermark)
+            hosted.truncated()
+            log.info("broker %d follows %r", self.broker_id, hosted)
+        if leader is None or state.leader == NO_LEADER:
+            self.fetchers.remove_partitions([tp])
+        elif self.fetchers.leader_of(tp) != leader:
+            self.fetchers.add_partitions({tp: (leader, hosted.log_end_offset)})
+
+    def stop_replicas(self, request: Any) -> tuple[int, list[tuple[str, int, int]]]:
+        """Apply a StopReplica request: stop fetching and leading, and delete the logs if asked."""
+        if request.controller_epoch < self.controller_epoch:
+            return ErrorCode.STALE_CONTROLLER_EPOCH, []
+        self.controller_epoch = request.controller_epoch
+        tps = [(p.topic, p.partition) for p in request.partitions]
+        self.fetchers.remove_partitions(tps)
+        results = []
+        for tp in tps:
+            hosted = self._partitions.get(tp)
+            if hosted is not None:
+                hosted.stop()
+            if request.delete_partitions:
+                self._partitions.pop(tp, None)
+                self._checkpointed.pop(tp, None)
+                self.log_manager.delete_log(*tp)
+            results.append((tp[0], tp[1], ErrorCode.NONE))
+        log.info(
+            "broker %d stopped %d replica(s)%s",
+            self.broker_id,
+            len(tps),
+            " and deleted them" if request.delete_partitions else "",
+        )
+        self._after_leadership_change(tps)
+        return ErrorCode.NONE, results
+
+    def _get_or_create(self, tp: TopicPartition) -> Partition:
+        hosted = self._partitions.get(tp)
+        if hosted is None:
+            partition_log = self.log_manager.create_log(*tp)
+            hosted = Partition(tp[0], tp[1], self.broker_id, partition_log, self._checkpointed.get(tp, 0))
+            self._partitions[tp] = hosted
+        return hosted
+
+    def _after_leadership_change(self, changed: Iterable[TopicPartition]) -> None:
+        led = self.led_partitions()
+        for listener in list(self._leadership_listeners):
+            try:
+                listener(led)
+            except Exception:
+                log.exception("leadership listener %r failed", listener)
+        for tp in changed:  # parked requests of a partition that changed hands answer now
+            self._wake(tp, produce=True)
+
+    def _wake(self, tp: TopicPartition, *, fetch: bool = True, produce: bool = False) -> None:
+        if fetch and self.on_append is not None:
+            self.on_append(*tp)
+        if produce and self.on_produce_progress is not None:
+            self.on_produce_progress(*tp)
+
+    # -- leader side --------------------------------------------------------------------------------------
+
+    def append(self, topic: str, partition: int, message_set: bytes | memoryview, acks: int = 1) -> Any:
+        """Append as the leader (offsets assigned here); the LogAppendInfo. With ``acks`` -1 and an ISR
+        smaller than ``min.insync.replicas`` nothing is appended (NotEnoughReplicas). An I/O error halts."""
+        partition_log = self.leader_log(topic, partition)
+        hosted = self._partitions[(topic, partition)]
+        if acks < 0:
+            needed = self.min_insync_replicas(topic)
+            if len(hosted.isr) < needed:
+                raise NotEnoughReplicasError(
+                    f"{topic}-{partition} has {len(hosted.isr)} in-sync replica(s) {list(hosted.isr)},"
+                    f" fewer than min.insync.replicas {needed}"
+                )
+        try:
+            info = partition_log.append(message_set, flush_due=False)
+            if info.count:
+                # Readers and waiting requests see the new high watermark before a due fsync runs.
+                moved = hosted.maybe_increment_high_watermark()
+                self._wake((topic, partition), produce=moved)
+                partition_log.flush_if_due()
+        except OSError as exc:
+            if self.on_log_failure is not None:
+                self.on_log_failure(exc)
+            raise
+        return info
+
+    def check_produce(self, topic: str, partition: int, required_offset: int, acks: int) -> tuple[bool, int]:
+        """Whether a produce waiting for ``acks`` up to ``required_offset`` is done, and its error code."""
+        hosted = self._partitions.get((topic, partition))
+        if hosted is None:
+            return True, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return hosted.replicas_reached(required_offset, acks, self.min_insync_replicas(topic))
+
+    def record_follower_fetch(self, replica_id: int, fetches: Iterable[tuple[str, int, int, int]]) -> None:
+        """A follower fetched from these offsets: its LEO, then maybe a bigger ISR and a higher HW."""
+        now = self._time_ms()
+        for topic, partition, offset, _ in fetches:
+            hosted = self._partitions.get((topic, partition))
+            if hosted is None or not hosted.is_leader:
+                continue
+            moved = hosted.update_follower(replica_id, offset, now)
+            expanded = hosted.isr_to_expand(replica_id)
+            if expanded is not None and not hosted.isr_updating:
+                self._expand_isr(hosted, expanded)
+            if hosted.maybe_increment_high_watermark():
+                self._wake(hosted.key, produce=True)
+            elif moved:
+                self._wake(hosted.key, fetch=False, produce=True)
+
+    def _expand_isr(self, hosted: Partition, isr: tuple[int, ...]) -> None:
+        """The ISR grows in memory first (the high watermark stays where the smaller ISR had it), then in
+        ZooKeeper; a failed write takes it back."""
+        log.info(
+            "%s-%d: ISR expands from %s to %s", hosted.topic, hosted.partition, list(hosted.isr), list(isr)
+        )
+        old, hosted.isr = hosted.isr, isr
+        if self.isr_writer is None:
+            return
+        hosted.isr_updating = True
+        epoch = hosted.leader_epoch
+
+        def write() -> None:
+            try:
+                version = self.isr_writer(hosted, isr)
+            finally:
+                hosted.isr_updating = False
+            if hosted.leader_epoch != epoch:
+                return
+            if version is None:
+                if hosted.isr == isr:
+                    hosted.isr = old
+            else:
+                hosted.zk_version = version
+
+        gevent.spawn(write)
+
+    def shrink_isrs(self) -> int:
+        """Take stuck and slow followers out of every led ISR (ZooKeeper first); returns the ISRs shrunk."""
+        shrunk = 0
+        now = self._time_ms()
+        for hosted in self.partitions():
+            isr = hosted.isr_to_shrink(now, self.lag_time_ms, self.lag_max_messages)
+            if isr is None or hosted.isr_updating:
+                continue
+            log.info(
+                "%s-%d: ISR shrinks from %s to %s",
+                hosted.topic,
+                hosted.partition,
+                list(hosted.isr),
+                list(isr),
+            )
+            version = hosted.zk_version
+            if self.isr_writer is not None:
+                hosted.isr_updating = True
+                try:
+                    version = self.isr_writer(hosted, isr)
+                finally:
+                    hosted.isr_updating = False
+                if version is None or not hosted.is_leader:
+                    continue
+            hosted.isr_written(isr, version)
+            shrunk += 1
+            hosted.maybe_increment_high_watermark()
+            self._wake(hosted.key, produce=True)
+        return shrunk
+
+    # -- reading --------------------------------------------------------------------------------------------
+
+    def read(self, topic: str, partition: int, offset: int, max_bytes: int, replica_id: int) -> PartitionRead:
+        """One partition of a fetch: consumers (replica_id < 0) read below the high watermark, followers
+        up to the log end. Errors come back as codes with high watermark -1."""
+        try:
+            partition_log = self.leader_log(topic, partition)
+            high_watermark = self.high_watermark(partition_log)
+            max_offset = high_watermark if replica_id < 0 else partition_log.log_end_offset
+            region = partition_log.read(offset, max_bytes, max_offset)
+            if region is None or not region.length:
+                return PartitionRead(0, high_watermark, None)
+            return PartitionRead(0, high_watermark, region, region.segment is not partition_log.segments[-1])
+        except KafkaError as exc:
+            log.debug("fetch of %s-%d at %d: %s", topic, partition, offset, exc)
+            return PartitionRead(error_code(exc), -1, None)
+        except OSError as exc:
+            log.error("fetch of %s-%d at %d failed: %s", topic, partition, offset, exc)
+            return PartitionRead(error_code(exc), -1, None)
+
+    def read_all(self, fetches: Iterable[tuple[str, int, int, int]], replica_id: int) -> list[PartitionRead]:
+        """``read`` for each ``(topic, partition, offset, max_bytes)``, in order."""
+        return [
+            self.read(topic, partition, offset, max_bytes, replica_id)
+            for topic, partition, offset, max_bytes in fetches
+        ]
+
+    # -- follower side (the fetchers) ---------------------------------------------------------------------
+
+    def append_as_follower(self, topic: str, partition: int, message_set: Any, leader_hw: int) -> int:
+        hosted = self._partitions.get((topic, partition))
+        if hosted is None or hosted.is_leader:
+            raise NotLeaderForPartitionError(f"{topic}-{partition} is not followed here")
+        try:
+            hosted.log.append(message_set, assign_offsets=False)
+        except OSError as exc:
+            if self.on_log_failure is not None:
+                self.on_log_failure(exc)
+            raise
+        hosted.follower_high_watermark(leader_hw)
+        return hosted.log_end_offset
+
+    def truncate_follower(self, topic: str, partition: int, offset: int, *, restart: bool = False) -> int:
+        hosted = self._partitions[(topic, partition)]
+        if restart:
+            hosted.log.truncate_fully_and_start_at(offset)
+        else:
+            hosted.log.truncate_to(offset)
+        hosted.truncated()
+        return hosted.log_end_offset
+
+    # -- high watermark checkpoints ------------------------------------------------------------------------
+
+    def _read_high_watermarks(self) -> dict[TopicPartition, int]:
+        offsets: dict[TopicPartition, int] = {}
+        for log_dir in self.log_manager.log_dirs:
+            offsets.update(OffsetCheckpoint(os.path.join(log_dir, REPLICATION_OFFSET_CHECKPOINT)).read())
+        return offsets
+
+    def checkpoint_high_watermarks(self) -> None:
+        """Write every log directory's ``replication-offset-checkpoint`` (on the log manager's disk pool)."""
+        by_dir: dict[str, dict[TopicPartition, int]] = {d: {} for d in self.log_manager.log_dirs}
+        for tp, hosted in list(self._partitions.items()):
+            log_dir = self.log_manager.log_dir_of(*tp)
+            if log_dir is not None:
+                by_dir[log_dir][tp] = hosted.high_watermark
+        for log_dir, offsets in by_dir.items():
+            self.log_manager.write_checkpoint(log_dir, REPLICATION_OFFSET_CHECKPOINT, offsets)
+
+    def shutdown(self) -> None:
+        """Stop the fetchers and checkpoint the high watermarks."""
+        self.fetchers.shutdown()
+        self.checkpoint_high_watermarks()
+
+
+def zk_isr_writer(client: Any) -> IsrWriter:
+    """An IsrWriter on a kazoo client: a version-checked write; after a conflict, success only if the znode
+    holds exactly what was written (a retried write that had gone through)."""
+    from kazoo.exceptions import BadVersionError, KazooException, NoNodeError
+
+    from zkafka.zk.paths08 import partition_state_path
+
+    def write(hosted: Partition, isr: tuple[int, ...]) -> int | None:
+        path = partition_state_path(hosted.topic, hosted.partition)
+        wanted = hosted.state_with_isr(isr)
+        try:
+            return client.set(path, wanted.to_json().encode(), version=hosted.zk_version).version
+        except BadVersionError:
+            try:
+                data, stat = client.get(path)
+            except NoNodeError:
+                return None
+            found = PartitionState.parse(hosted.topic, hosted.partition, data)
+            if found == wanted:
+                return stat.version
+            log.info("%s-%d: ISR not written, the state changed to %s", hosted.topic, hosted.partition, found)
+            return None
+        except NoNodeError:
+            return None
+        except KazooException as exc:
+            log.warning("%s-%d: ISR write failed: %r", hosted.topic, hosted.partition, exc)
+            return None
+
+    return write
