@@ -36,7 +36,7 @@ from zkafka.protocol.v08 import (
 )
 from zkafka.records import native
 from zkafka.records.compression import DEFAULT_MAX_INFLATED
-from zkafka.records.entries import decoded_messages
+from zkafka.records.deep_iterator import decoded_messages
 from zkafka.records.format08 import FORMAT08, LOG_OVERHEAD, MessageAndOffset08, entries, iter_messages
 
 log = logging.getLogger(__name__)

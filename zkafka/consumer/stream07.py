@@ -27,7 +27,7 @@ from gevent.queue import Empty, Queue
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
 from zkafka.errors import KafkaError
 from zkafka.records import native
-from zkafka.records.entries import entry_messages
+from zkafka.records.deep_iterator import entry_messages
 from zkafka.records.format07 import FORMAT07
 from zkafka.records.message07 import CODEC_MASK, Message
 from zkafka.records.native_runs import DONE, NO_MIN_OFFSET, WALK, decode_in_place, decoding_walk, walked_to

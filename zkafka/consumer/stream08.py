@@ -22,7 +22,8 @@ from zkafka.consumer.stream07 import _in_partition
 from zkafka.errors import KafkaError
 from zkafka.records import native
 from zkafka.records.compression import DEFAULT_MAX_INFLATED
-from zkafka.records.entries import entry_messages, walk
+from zkafka.records.deep_iterator import entry_messages
+from zkafka.records.entries import walk
 from zkafka.records.format08 import CODEC_MASK, FORMAT08, MIN_MESSAGE_SIZE, key_value
 from zkafka.records.native_runs import DONE, WALK, decode_in_place, what_follows
 

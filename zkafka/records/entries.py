@@ -2,11 +2,10 @@
 
 A message set is a bare concatenation of entries ``[int64 offset] | int32 N | message(N bytes)``. An
 ``EntryFormat`` says where N and the message header sit and what the line's rules for bad entries are;
-the functions here do the walking for both lines: the spans of whole entries, the checked shallow walk
-(with its fast path for plain messages), the recovery scan, the produce-path validation with its size
-limit, and deep iteration with the line's rule for offsets inside a compressed wrapper. Pure: bytes in,
-values out. With the native core built, recovery, validation and decoding hand runs of plain entries to it
-through ``native_runs``.
+the functions here do the shallow walking for both lines: the spans of whole entries, the checked walk
+(with its fast path for plain messages), the recovery scan, and the produce-path validation with its size
+limit; ``deep_iterator`` reads the messages inside wrappers on top of it. Pure: bytes in, values out. With
+the native core built, recovery and validation hand runs of plain entries to it through ``native_runs``.
 
 Wrappers are inflated with a cap (``max_inflated``): everything inflated for one top-level entry (for one
 message set on the produce path) may take at most that many bytes, nested wrappers included, and a wrapper
@@ -26,7 +25,7 @@ from typing import Any, NamedTuple
 from zkafka.errors import InvalidMessageError, InvalidMessageSizeError, KafkaError, MessageSizeTooLargeError
 from zkafka.records import native
 from zkafka.records.compression import DEFAULT_MAX_INFLATED, decompress
-from zkafka.records.native_runs import NO_MIN_OFFSET, NativeWalk, decoding_walk, scan_run
+from zkafka.records.native_runs import NativeWalk, scan_run
 
 INT32 = struct.Struct(">i")
 UINT32 = struct.Struct(">I")
@@ -224,50 +223,6 @@ def walk(
         pos = after
 
 
-def decoded_messages(
-    data: Any,
-    fmt: EntryFormat,
-    base: int,
-    deep: bool,
-    layout: Any,
-    convert: Any,
-    min_offset: int = NO_MIN_OFFSET,
-    max_inflated: int = DEFAULT_MAX_INFLATED,
-    constants: tuple = (),
-) -> Iterator[Any]:
-    """Every message of a set as the line's reader object: plain entries decoded by ``layout`` (with
-    ``constants``) on the native path, the rest (and everything on the pure path) as ``convert(offset,
-    message)`` of ``messages``; on the 0.8 line only those at or past ``min_offset``; each wrapper inflating
-    to at most ``max_inflated`` bytes. A bad entry raises after the messages before it."""
-    out: list = []
-    entries = decoding_walk(data, fmt, 0, base, layout, constants, out, min_offset)
-    mask, entry_offset, make_message = fmt.codec_mask, fmt.entry_offset, fmt.make_message
-    while True:
-        try:
-            pos, end, magic, attributes, crc, body = next(entries)
-        except StopIteration:
-            yield from out
-            return
-        except KafkaError as err:
-            yield from out
-            raise err
-        if out:
-            yield from out
-            out.clear()
-        if deep and attributes & mask:
-            found = entry_messages(data, fmt, pos, end, magic, attributes, crc, body, base, max_inflated)
-        else:
-            found = [
-                (
-                    entry_offset(data, pos, end, base),
-                    make_message(data, pos, end, magic, attributes, crc, body),
-                )
-            ]
-        for offset, message in found:
-            if offset >= min_offset:
-                yield convert(offset, message)
-
-
 def _crc_error(pos: int, after: int, base: int) -> KafkaError:
     return entry_error(
         InvalidMessageError, f"CRC mismatch for the message at offset {base + pos}", pos, after
@@ -306,7 +261,7 @@ def validate(
             DEFAULT_MAX_INFLATED if max_message_size is None else fmt.inflate_limit(max_message_size)
         )
     try:
-        return _validate(data, fmt, max_message_size, _Budget(max_inflated))
+        return _validate(data, fmt, max_message_size, InflateBudget(max_inflated))
     except (InvalidMessageError, InvalidMessageSizeError) as err:
         if max_message_size is not None:
             upto = None if fmt.sizes_first else getattr(err, "position", None)
@@ -314,7 +269,7 @@ def validate(
         raise
 
 
-def _validate(data: bytes, fmt: EntryFormat, max_message_size: int | None, budget: _Budget) -> ValidatedSet:
+def _validate(data: bytes, fmt: EntryFormat, max_message_size: int | None, budget: InflateBudget) -> ValidatedSet:
     limits = fmt.entry_limits(max_message_size) if max_message_size is not None else None
     mask = fmt.codec_mask
     valid = count = 0
@@ -328,7 +283,7 @@ def _validate(data: bytes, fmt: EntryFormat, max_message_size: int | None, budge
         if limits is not None and valid - pos > limits[magic]:
             raise fmt.too_large(valid - pos, magic, max_message_size)
         if attributes & mask:
-            inflated = _inflate(data, fmt, pos, valid, attributes, body, budget)
+            inflated = inflate_wrapper(data, fmt, pos, valid, attributes, body, budget)
             count += _validate(inflated, fmt, None, budget).count
         else:
             count += 1
@@ -353,8 +308,9 @@ def check_sizes(buf: Any, fmt: EntryFormat, max_message_size: int, upto: int | N
             raise fmt.too_large(size, magic, max_message_size)
 
 
-class _Budget:
-    """The bytes inflating may still produce under one cap (shared by nested wrappers)."""
+class InflateBudget:
+    """The bytes inflating may still produce under one cap (shared by nested wrappers, and by the top-level
+    wrappers of one message set on the produce path)."""
 
     __slots__ = ("limit", "left")
 
@@ -362,8 +318,8 @@ class _Budget:
         self.limit = self.left = limit
 
 
-def _inflate(
-    data: Any, fmt: EntryFormat, pos: int, end: int, attributes: int, body: Any, budget: _Budget
+def inflate_wrapper(
+    data: Any, fmt: EntryFormat, pos: int, end: int, attributes: int, body: Any, budget: InflateBudget
 ) -> bytes:
     """A wrapper's inner set, refused (MessageSizeTooLargeError) before the budget's cap is passed."""
     payload = fmt.wrapper_payload(data, pos, end, body)
@@ -378,52 +334,3 @@ def _inflate(
         ) from None
     budget.left -= len(inflated)
     return inflated
-
-
-def entry_messages(
-    data: Any,
-    fmt: EntryFormat,
-    pos: int,
-    end: int,
-    magic: int,
-    attributes: int,
-    crc: int,
-    body: Any,
-    base: int = 0,
-    max_inflated: int | _Budget = DEFAULT_MAX_INFLATED,
-) -> list[tuple[int, Any]]:
-    """``(offset, message)`` of what one checked top-level entry holds: itself, or a wrapper's messages.
-
-    A wrapper is decompressed and its inner set read deep (nested wrappers too) before anything is
-    returned, so a bad inner message yields none of them; the line's rule gives the offsets. Inflating it
-    (nested wrappers included) past ``max_inflated`` bytes raises MessageSizeTooLargeError.
-    """
-    if not attributes & fmt.codec_mask:
-        message = fmt.make_message(data, pos, end, magic, attributes, crc, body)
-        return [(fmt.entry_offset(data, pos, end, base), message)]
-    budget = max_inflated if type(max_inflated) is _Budget else _Budget(max_inflated)
-    inflated = _inflate(data, fmt, pos, end, attributes, body, budget)
-    inner = list(messages(inflated, fmt, 0, True, max_inflated=budget))
-    offsets = fmt.wrapper_offsets(pos, end, base, [offset for offset, _ in inner])
-    return [(offset, message) for offset, (_, message) in zip(offsets, inner, strict=True)]
-
-
-def messages(
-    data: Any,
-    fmt: EntryFormat,
-    base: int = 0,
-    deep: bool = True,
-    start: int = 0,
-    max_inflated: int | _Budget = DEFAULT_MAX_INFLATED,
-) -> Iterator[tuple[int, Any]]:
-    """``(offset, message)`` of every message of a set, wrappers expanded when ``deep`` (each top-level one
-    inflating to at most ``max_inflated`` bytes)."""
-    entry_offset, make_message, mask = fmt.entry_offset, fmt.make_message, fmt.codec_mask
-    for pos, end, magic, attributes, crc, body in walk(data, fmt, start, base):
-        if deep and attributes & mask:
-            yield from entry_messages(data, fmt, pos, end, magic, attributes, crc, body, base, max_inflated)
-        else:
-            yield (
-                entry_offset(data, pos, end, base),
-                make_message(data, pos, end, magic, attributes, crc, body),
-            )

@@ -18,7 +18,7 @@ from zkafka.errors import (
     UnknownMagicByteError,
     error_for_code,
 )
-from zkafka.records import entries, native
+from zkafka.records import deep_iterator, native
 from zkafka.records.compression import CODECS_07, DEFAULT_MAX_INFLATED, NO_COMPRESSION
 from zkafka.records.entries import UINT32, EntryFormat, entry_error
 from zkafka.records.message07 import (
@@ -142,10 +142,10 @@ def iter_messages(buf: Any, initial_offset: int = 0, deep: bool = True) -> Itera
     """
     data = buf if type(buf) is bytes else bytes(buf)
     if native.lib is not None:
-        return entries.decoded_messages(data, FORMAT07, initial_offset, deep, _LAYOUT, _with_offset)
+        return deep_iterator.decoded_messages(data, FORMAT07, initial_offset, deep, _LAYOUT, _with_offset)
     return (
         MessageAndOffset(message, offset)
-        for offset, message in entries.messages(data, FORMAT07, initial_offset, deep)
+        for offset, message in deep_iterator.messages(data, FORMAT07, initial_offset, deep)
     )
 
 

@@ -17,17 +17,8 @@ from typing import Any, NamedTuple
 from zkafka.errors import InvalidMessageError, KafkaError, MessageSizeTooLargeError, UnknownMagicByteError
 from zkafka.records import native
 from zkafka.records.compression import ALL_CODECS, DEFAULT_MAX_INFLATED, NO_COMPRESSION, compress
-from zkafka.records.entries import (
-    INT32,
-    UINT32,
-    EntryFormat,
-    decoded_messages,
-    entry_error,
-    messages,
-    spans,
-    validate,
-    walk,
-)
+from zkafka.records.deep_iterator import decoded_messages, messages
+from zkafka.records.entries import INT32, UINT32, EntryFormat, entry_error, spans, validate, walk
 
 MAGIC = 0
 LOG_OVERHEAD = 12  # int64 offset, int32 N

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from zkafka.records.entries import entry_messages, walk
+from zkafka.records.deep_iterator import entry_messages
+from zkafka.records.entries import walk
 from zkafka.records.format07 import FORMAT07
 
 

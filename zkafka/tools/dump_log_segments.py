@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from zkafka.errors import KafkaError
 from zkafka.log.offset_index import ENTRY_SIZE, INDEX_SUFFIX
 from zkafka.records.compression import CODEC_OBJECT_NAMES, CODECS_07, NO_COMPRESSION, decompress
-from zkafka.records.entries import INT32, UINT32, messages
+from zkafka.records.deep_iterator import messages
+from zkafka.records.entries import INT32, UINT32
 from zkafka.records.format07 import FORMAT07, iter_messages
 from zkafka.records.format08 import FORMAT08, OFFSET, Message08, key_value
 from zkafka.records.format08 import MAGIC as FORMAT08_MAGIC
