@@ -10,7 +10,7 @@ the same assignment. 0.8 partitions are ids (ints), which the same functions sor
 
 from collections.abc import Callable, Hashable, Iterable, Mapping
 
-from zkafka.producer.partitioner import java_string_hash
+from zkafka.utils.java import java_string_hash
 
 # ``(threads per topic, partitions per topic) -> {(topic, partition): thread id}``: range (``assign``) in 0.7;
 # the 0.8 consumer adds roundrobin (``roundrobin_assign``) with the same shape. A partition is a 0.7 name or

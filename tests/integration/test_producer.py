@@ -26,9 +26,9 @@ from tests.support.producers import (
 from tests.support.zookeeper import wait_topic_registered
 from zkafka.launch.zookeeper_server import free_port
 from zkafka.producer import Producer, QueueFullError
-from zkafka.producer.partitioner import java_abs, java_mod, to_int32
 from zkafka.records.compression import GZIP, NO_COMPRESSION, SNAPPY
 from zkafka.utils import wait_until as gwait
+from zkafka.utils.java import java_abs, java_mod, to_int32
 
 pytestmark = pytest.mark.integration
 

@@ -26,9 +26,9 @@ from zkafka.consumer.simple08 import FetchedPartition, SimpleConsumer08
 from zkafka.consumer.stream07 import FETCH_PIECE
 from zkafka.consumer.stream08 import decode_batch08
 from zkafka.errors import KafkaError, MessageSizeTooLargeError
-from zkafka.producer.partitioner import java_string_hash
 from zkafka.protocol.errors import ErrorCode, error_name
 from zkafka.records import native
+from zkafka.utils.java import java_string_hash
 
 log = logging.getLogger(__name__)
 

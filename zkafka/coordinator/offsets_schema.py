@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from zkafka.errors import InvalidRequestError
-from zkafka.producer.partitioner import INT32_MIN, java_string_hash
 from zkafka.protocol.types import Array, Bytes, Int16, Int32, Int64, Reader, String, struct_class
+from zkafka.utils.java import java_string_hash, kafka_abs
 
 OFFSETS_TOPIC = "__consumer_offsets"
 DEFAULT_NUM_PARTITIONS = 50
@@ -74,8 +74,7 @@ class OffsetAndMetadata(NamedTuple):
 def partition_for(group: str, num_partitions: int = DEFAULT_NUM_PARTITIONS) -> int:
     """The offsets partition of a group: ``abs(String.hashCode(group)) % n`` with 0.9's ``Utils.abs``
     (``abs(-2^31) = 0``)."""
-    h = java_string_hash(group)
-    return (0 if h == INT32_MIN else abs(h)) % num_partitions
+    return kafka_abs(java_string_hash(group)) % num_partitions
 
 
 def _versioned(version: int, value: Any) -> bytes:

@@ -8,8 +8,8 @@ import importlib
 import zlib
 from typing import Any, Protocol
 
-INT32_MIN = -(2**31)
-INT64_MIN = -(2**63)
+from zkafka.utils.java import java_abs, java_int_hash, java_mod, java_string_hash, kafka_abs, to_int32
+
 JAVA_DEFAULT_PARTITIONER = "kafka.producer.DefaultPartitioner"
 
 
@@ -17,48 +17,6 @@ class Partitioner(Protocol):
     """Anything with ``partition(key, num_partitions) -> int`` (0.7's ``Partitioner`` trait)."""
 
     def partition(self, key: Any, num_partitions: int) -> int: ...
-
-
-def to_int32(value: int) -> int:
-    """Wrap an int to a signed 32-bit value, as a Java ``int`` overflows."""
-    return (value + 2**31) % 2**32 - 2**31
-
-
-def java_string_hash(s: str) -> int:
-    """Java ``String.hashCode``: ``h = 31*h + c`` over UTF-16 code units, in int32.
-
-    A character outside the BMP counts as its two surrogate code units; lone surrogates are kept as is.
-    """
-    data = s.encode("utf-16-be", "surrogatepass")
-    h = 0
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return to_int32(h)
-
-
-def java_int_hash(value: int) -> int:
-    """Java hashCode of an integer key: an ``Integer`` is itself, a ``Long`` is ``(int)(v ^ (v >>> 32))``.
-
-    Values in int32 range are taken as ``Integer``, the rest of the int64 range as ``Long``.
-    """
-    if INT32_MIN <= value < 2**31:
-        return value
-    if not INT64_MIN <= value < 2**63:
-        raise ValueError(f"integer key {value} does not fit a Java long")
-    bits = value & 0xFFFFFFFFFFFFFFFF
-    return to_int32(bits ^ (bits >> 32))
-
-
-def java_abs(value: int) -> int:
-    """Java ``Math.abs`` on an int: ``abs(Integer.MIN_VALUE)`` overflows and stays ``MIN_VALUE``."""
-    value = to_int32(value)
-    return value if value == INT32_MIN else abs(value)
-
-
-def java_mod(a: int, b: int) -> int:
-    """Java ``%``: the remainder has the sign of the dividend (division truncates toward zero)."""
-    r = abs(a) % abs(b)
-    return -r if a < 0 else r
 
 
 def key_hash(key: Any) -> int:
@@ -91,8 +49,7 @@ class DefaultPartitioner08:
     maps ``Integer.MIN_VALUE`` to 0 (so, unlike 0.7's, the result is never negative)."""
 
     def partition(self, key: Any, num_partitions: int) -> int:
-        h = key_hash(key)
-        return (0 if h == INT32_MIN else abs(h)) % num_partitions
+        return kafka_abs(key_hash(key)) % num_partitions
 
 
 def load_partitioner(class_path: str, default: type = DefaultPartitioner) -> Partitioner:

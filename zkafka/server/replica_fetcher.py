@@ -23,9 +23,9 @@ import gevent
 import gevent.event
 
 from zkafka.client08.channel import broker_channel
-from zkafka.producer.partitioner import java_string_hash, to_int32
 from zkafka.protocol import v08
 from zkafka.protocol.errors import ErrorCode
+from zkafka.utils.java import java_string_hash, to_int32
 
 log = logging.getLogger(__name__)
 
