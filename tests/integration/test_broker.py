@@ -20,7 +20,7 @@ from zkafka.protocol.v07 import (
 )
 from zkafka.records.format07 import iter_messages
 from zkafka.records.message07 import build_message_set
-from zkafka.server.registry07 import BrokerIdConflictError
+from zkafka.server.registry import BrokerIdConflictError
 from zkafka.utils import wait_until
 from zkafka.zk.client import get_children, session_id
 

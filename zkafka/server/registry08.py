@@ -14,7 +14,7 @@ from collections.abc import Callable
 from kazoo.client import KazooClient
 
 from zkafka.config08 import BrokerConfig08
-from zkafka.server.registry07 import ZkRegistry
+from zkafka.server.registry import ZkRegistry
 from zkafka.utils import now_ms
 from zkafka.zk.paths08 import PERSISTENT_PATHS, BrokerRegistration, broker_id_path
 
