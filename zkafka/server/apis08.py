@@ -45,7 +45,7 @@ from zkafka.protocol.errors import ErrorCode
 from zkafka.records.down_convert import to_magic0
 from zkafka.server.delayed_fetch import DelayedFetch
 from zkafka.server.delayed_produce import DelayedProduce, ProduceStatus
-from zkafka.server.metadata_view import MetadataView
+from zkafka.server.metadata_cache import MetadataCache
 from zkafka.server.offsets_zk import ZkOffsetStore
 from zkafka.server.purgatory import Purgatory
 from zkafka.server.replica_manager import PartitionRead, ReplicaManager, error_code
@@ -66,7 +66,7 @@ class KafkaApis:
     def __init__(
         self,
         replica_manager: ReplicaManager,
-        metadata: MetadataView,
+        metadata: MetadataCache,
         fetch_purgatory: Any,
         *,
         offset_store: ZkOffsetStore | None = None,

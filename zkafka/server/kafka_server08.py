@@ -45,7 +45,6 @@ from zkafka.protocol import inter_broker as admin
 from zkafka.protocol import v08
 from zkafka.server.apis08 import KafkaApis
 from zkafka.server.metadata_cache import MetadataCache
-from zkafka.server.metadata_view import MetadataView
 from zkafka.server.offsets_zk import ZkOffsetStore
 from zkafka.server.purgatory import Purgatory
 from zkafka.server.registry08 import KafkaHealthcheck, advertised_address
@@ -107,11 +106,12 @@ class KafkaServer08(BrokerServer):
         self.replica_manager: ReplicaManager | None = None
         self.fetch_purgatory: Purgatory | None = None
         self.produce_purgatory: Purgatory | None = None
-        self.metadata_cache = MetadataCache()
+        self.metadata_cache = MetadataCache(
+            create_topic=self._create_topic, auto_create_topics=config["auto.create.topics.enable"]
+        )
         self._min_isr: dict[str, int] = {}
         self.apis: KafkaApis | None = None
         self.coordinator: GroupCoordinator | None = None
-        self._snapshot = ClusterSnapshot()
         self._ready = gevent.event.Event()
 
     def startup(self) -> None:
@@ -192,15 +192,11 @@ class KafkaServer08(BrokerServer):
         self.controller_context.start()
         self.apis = KafkaApis(
             self.replica_manager,
-            MetadataView(
-                lambda: self._snapshot,
-                create_topic=self._create_topic,
-                auto_create_topics=config["auto.create.topics.enable"],
-            ),
+            self.metadata_cache,
             self.fetch_purgatory,
             offset_store=ZkOffsetStore(self.zk_client),
             offset_metadata_max_bytes=config["offset.metadata.max.bytes"],
-            group_apis=GroupApis(self.coordinator, lambda: self._snapshot, self._create_offsets_topic),
+            group_apis=GroupApis(self.coordinator, self.metadata_cache.snapshot, self._create_offsets_topic),
             on_sent=self.metrics.sent if self.metrics else None,
             produce_purgatory=self.produce_purgatory,
             replica_apis=ReplicaApis(self.replica_manager, self.metadata_cache, lambda: self.controller),
@@ -287,7 +283,7 @@ class KafkaServer08(BrokerServer):
         self.fetch_purgatory.check_and_complete((topic, partition))
 
     def _on_metadata(self, snapshot: ClusterSnapshot) -> None:
-        """An UpdateMetadata: answer Metadata requests from it, and tell NOT_LEADER from UNKNOWN by it."""
+        """An UpdateMetadata: tell NOT_LEADER from UNKNOWN by it (the cache answers Metadata requests from it)."""
         if self.metrics is not None:
             self.metrics.on_partition_states(
                 self.broker_id,
@@ -298,7 +294,6 @@ class KafkaServer08(BrokerServer):
                 ),
             )
         self.replica_manager.set_known(self.metadata_cache.leaders())
-        self._snapshot = snapshot
 
     def _on_leadership(self, led: list[tuple[str, int]]) -> None:
         self._min_isr.clear()  # read again: the topic's overrides may have changed

@@ -22,7 +22,7 @@ from zkafka.protocol import v08
 from zkafka.protocol.errors import ErrorCode
 from zkafka.records import format08
 from zkafka.server.apis08 import KafkaApis, ProduceFailedError
-from zkafka.server.metadata_view import MetadataView, partition_metadata
+from zkafka.server.metadata_cache import MetadataCache, partition_metadata
 from zkafka.server.purgatory import Purgatory
 from zkafka.server.replica_manager import ReplicaManager
 
@@ -30,7 +30,7 @@ BROKER = 0
 
 
 class Broker:
-    """The request-handling half of a 0.8 broker: logs, replica manager, purgatory, metadata view, KafkaApis."""
+    """The request-handling half of a 0.8 broker: logs, replica manager, purgatory, metadata cache, KafkaApis."""
 
     def __init__(self, log_dir, leaders: dict, alive=(BROKER,), **log_config) -> None:
         self.log_manager = LogManager08([str(log_dir)], LogConfig(**log_config))
@@ -41,7 +41,7 @@ class Broker:
         self.snapshot = cluster_snapshot(leaders, alive)
         self.replicas.update_leaders(leaders)
         self.created: list[str] = []
-        self.metadata = MetadataView(lambda: self.snapshot, create_topic=self.created.append)
+        self.metadata = MetadataCache(snapshot=self.snapshot, create_topic=self.created.append)
         self.apis = KafkaApis(self.replicas, self.metadata, self.purgatory)
         self.correlation_id = 0
 
