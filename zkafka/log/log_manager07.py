@@ -10,17 +10,22 @@ import logging
 import os
 import random
 import threading
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable
 
 from zkafka.config import BrokerConfig
-from zkafka.errors import InvalidPartitionError, InvalidTopicError
+from zkafka.errors import InvalidPartitionError
 from zkafka.log.log07 import Log, current_millis
-from zkafka.log.segmented_log import Offload, SegmentedLog, run_here
-from zkafka.topic import log_dir_name, parse_log_dir_name, validate_topic
+from zkafka.log.log_manager import (
+    close_logs,
+    partition_dirs,
+    take_clean_shutdown_marker,
+    write_clean_shutdown_marker,
+)
+from zkafka.log.segmented_log import Offload, run_here
+from zkafka.topic import log_dir_name, validate_topic
 
 logger = logging.getLogger(__name__)
 
-CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 HOUR_MS = 60 * 60 * 1000
 # Topic names already validated, with their partition counts (bounded: clients choose the names).
 MAX_CHECKED_TOPICS = 10000
@@ -187,55 +192,3 @@ class LogManager:
             raise failure
         if clean:
             write_clean_shutdown_marker(self.log_dir)
-
-
-# -- what both lines' log managers do with a log directory ------------------------------------------------
-
-
-def take_clean_shutdown_marker(log_dir: str) -> bool:
-    """Whether the last stop was clean (``.kafka_cleanshutdown`` exists); the marker is deleted."""
-    marker = os.path.join(log_dir, CLEAN_SHUTDOWN_FILE)
-    if not os.path.exists(marker):
-        return False
-    os.unlink(marker)
-    return True
-
-
-def close_logs(logs: Iterable[SegmentedLog]) -> OSError | None:
-    """Flush and close every log, going on after a failure; returns the first OSError (None: all closed)."""
-    failure = None
-    for log in logs:
-        try:
-            log.close()
-        except OSError as exc:
-            logger.error("closing log %s failed: %s", log.name, exc)
-            failure = failure or exc
-    return failure
-
-
-def write_clean_shutdown_marker(log_dir: str) -> None:
-    with open(os.path.join(log_dir, CLEAN_SHUTDOWN_FILE), "w"):
-        pass
-
-
-def partition_dirs(
-    log_dir: str, max_topic_length: int, own_files: Collection[str] = ()
-) -> Iterator[tuple[str, int, str]]:
-    """``(topic, partition, path)`` of every partition directory in a log directory, by name.
-
-    The log directory's own files (``own_files``: its lock, marker, checkpoints) are skipped silently;
-    anything else (other files, names that are not ``<topic>-<partition>``, invalid topics) with a warning.
-    """
-    for name in sorted(os.listdir(log_dir)):
-        path = os.path.join(log_dir, name)
-        if not os.path.isdir(path):
-            if name not in own_files:
-                logger.warning("skipping %s in %s: it is not a partition directory", path, log_dir)
-            continue
-        try:
-            topic, partition = parse_log_dir_name(name)
-            validate_topic(topic, max_topic_length)
-        except (ValueError, InvalidTopicError) as exc:
-            logger.warning("skipping directory %s in %s: %s", path, log_dir, exc)
-            continue
-        yield topic, partition, path

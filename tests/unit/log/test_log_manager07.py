@@ -10,7 +10,8 @@ from tests.support.logs import Clock, entry, set_mtime
 from zkafka.config import BrokerConfig
 from zkafka.errors import InvalidPartitionError, InvalidTopicError
 from zkafka.log.log07 import segment_file_name
-from zkafka.log.log_manager07 import CLEAN_SHUTDOWN_FILE, HOUR_MS, LogManager
+from zkafka.log.log_manager import CLEAN_SHUTDOWN_FILE
+from zkafka.log.log_manager07 import HOUR_MS, LogManager
 from zkafka.topic import log_dir_name, parse_log_dir_name, validate_topic
 
 
@@ -128,7 +129,7 @@ def test_startup_loads_partition_dirs_and_skips_the_rest(tmp_path, caplog):
     for name in ("my-topic-0", "my-topic-3", "other-1", "nodash", "..-0", "t-01"):
         (logs / name).mkdir(parents=True)
     (logs / "stray-file-0").write_text("not a directory")
-    with caplog.at_level(logging.WARNING, logger="zkafka.log.log_manager07"):
+    with caplog.at_level(logging.WARNING, logger="zkafka.log.log_manager"):
         manager = LogManager(make_config(tmp_path, **{"num.partitions": "4"}))
     assert manager.topics() == {"my-topic", "other"}
     assert sorted(log.name for log in manager.all_logs()) == ["my-topic-0", "my-topic-3", "other-1"]

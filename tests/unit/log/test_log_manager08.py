@@ -9,7 +9,7 @@ from tests.support.logs import Clock, set_mtime
 from zkafka.errors import InvalidTopicError
 from zkafka.log.checkpoint import OffsetCheckpoint
 from zkafka.log.log08 import LogConfig
-from zkafka.log.log_manager07 import CLEAN_SHUTDOWN_FILE
+from zkafka.log.log_manager import CLEAN_SHUTDOWN_FILE
 from zkafka.log.log_manager08 import LogDirInUseError, LogManager08
 from zkafka.log.segmented_log import LogLayoutError
 from zkafka.records.format08 import build_message_set, iter_messages
@@ -112,7 +112,7 @@ def test_a_restart_warns_about_strays_only_not_the_log_dirs_own_files(tmp_path, 
         pass
     own_files = {".lock", CLEAN_SHUTDOWN_FILE, "recovery-point-offset-checkpoint"}
     assert own_files <= set(os.listdir(log_dir))
-    with caplog.at_level(logging.WARNING, logger="zkafka.log.log_manager07"):
+    with caplog.at_level(logging.WARNING, logger="zkafka.log.log_manager"):
         again = manager([log_dir])
     warned = [record.getMessage() for record in caplog.records]
     assert warned == [
