@@ -16,7 +16,8 @@ import random
 import tempfile
 import time
 
-from zkafka.log.log08 import Log08, LogConfig
+from zkafka.log.log08 import Log08
+from zkafka.log.log_config import LogConfig
 from zkafka.records.compression import GZIP
 from zkafka.records.format08 import build_message_set
 

@@ -14,22 +14,17 @@ from __future__ import annotations
 import logging
 import os
 import random
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Unpack
+from collections.abc import Callable
+from typing import Unpack
 
 from zkafka.errors import MessageSetSizeTooLargeError, OffsetOutOfRangeError
-from zkafka.log.offset_index import INDEX_SUFFIX, CorruptIndexError
-from zkafka.log.segment import (
-    DELETED_SUFFIX,
-    IndexedSegment,
-    parse_segment_file_name,
-    segment_file_name,
-)
+from zkafka.log.log_config import LogConfig
+from zkafka.log.log_loader import LogLoader
+from zkafka.log.offset_index import INDEX_SUFFIX
+from zkafka.log.segment import DELETED_SUFFIX, IndexedSegment, segment_file_name
 from zkafka.log.segmented_log import (
     FlushPlan,
     LogAppendInfo,
-    LogLayoutError,
     LogOptions,
     LogRegion,
     SegmentedLog,
@@ -40,57 +35,10 @@ from zkafka.records.format08 import FORMAT08
 
 logger = logging.getLogger(__name__)
 
-LONG_MAX = 2**63 - 1
 _INT32_MAX = 2**31 - 1
-SWAP_SUFFIX = ".swap"
-CLEANED_SUFFIX = ".cleaned"
 
 # Runs a task after a delay in milliseconds (0: soon, off the caller's path).
 Scheduler = Callable[[int, Callable[[], object]], object]
-
-
-@dataclass(frozen=True)
-class LogConfig:
-    """The settings of one 0.8 log (broker defaults with the topic's overrides applied)."""
-
-    segment_bytes: int = 1024 * 1024 * 1024
-    segment_ms: int = 7 * 24 * 3600 * 1000
-    segment_jitter_ms: int = 0
-    index_max_bytes: int = 10 * 1024 * 1024
-    index_interval_bytes: int = 4096
-    flush_interval_messages: int = LONG_MAX
-    flush_interval_ms: int = LONG_MAX
-    retention_bytes: int = -1
-    retention_ms: int = 7 * 24 * 3600 * 1000
-    max_message_size: int = 1000012
-    file_delete_delay_ms: int = 60000
-    compact: bool = False
-    delete_retention_ms: int = 24 * 3600 * 1000
-    min_cleanable_ratio: float = 0.5
-
-    _TOPIC_KEYS = {
-        "segment.bytes": "segment_bytes",
-        "segment.ms": "segment_ms",
-        "segment.jitter.ms": "segment_jitter_ms",
-        "segment.index.bytes": "index_max_bytes",
-        "index.interval.bytes": "index_interval_bytes",
-        "flush.messages": "flush_interval_messages",
-        "flush.ms": "flush_interval_ms",
-        "retention.bytes": "retention_bytes",
-        "retention.ms": "retention_ms",
-        "max.message.bytes": "max_message_size",
-        "file.delete.delay.ms": "file_delete_delay_ms",
-        "delete.retention.ms": "delete_retention_ms",
-        "min.cleanable.dirty.ratio": "min_cleanable_ratio",
-    }
-
-    @classmethod
-    def from_topic_config(cls, values: Mapping[str, Any]) -> LogConfig:
-        """From typed topic-level keys (``segment.bytes``, ``retention.ms``, ...); others are ignored."""
-        fields = {name: values[key] for key, name in cls._TOPIC_KEYS.items() if values.get(key) is not None}
-        if values.get("cleanup.policy") is not None:
-            fields["compact"] = values["cleanup.policy"] == "compact"
-        return cls(**fields)
 
 
 class Log08(SegmentedLog):
@@ -122,118 +70,15 @@ class Log08(SegmentedLog):
     # -- loading --------------------------------------------------------------------------------------------
 
     def _load(self, need_recovery: bool) -> tuple[IndexedSegment, ...]:
-        suffix = self.entry_format.log_suffix
-        self._remove_leftovers(suffix)
-        starts = []
-        names = set(os.listdir(self.dir_path))
-        for name in names:
-            start = parse_segment_file_name(name, suffix)
-            if start is not None:
-                starts.append(start)
-            elif name.endswith(suffix):
-                raise LogLayoutError(f"segment file {self.dir_path}/{name} is not named <offset>{suffix}")
-            index_start = parse_segment_file_name(name, INDEX_SUFFIX)
-            if index_start is not None and segment_file_name(index_start, suffix) not in names:
-                logger.warning("log %s: deleting %s, an index without its segment", self.name, name)
-                os.unlink(os.path.join(self.dir_path, name))
-        segments: list[IndexedSegment] = []
-        try:
-            for start in sorted(starts):
-                had_index = segment_file_name(start, INDEX_SUFFIX) in names
-                segment = self._segment(start, index_max_bytes=None)
-                segments.append(segment)
-                self._check_index(segment, had_index)
-            if not segments:
-                segments.append(self._segment(0, index_max_bytes=self.config.index_max_bytes))
-                self.recovery_point = 0
-            else:
-                self._recover(segments, need_recovery)
-                segments[-1].index.resize(self.config.index_max_bytes)
-            self._next_offset = segments[-1].next_offset
-            for segment in segments:
-                segment.index.sanity_check()
-        except CorruptIndexError as exc:
-            _close_all(segments)
-            raise LogLayoutError(f"log {self.name}: {exc}") from None
-        except BaseException:
-            _close_all(segments)
-            raise
-        return tuple(segments)
-
-    def _remove_leftovers(self, suffix: str) -> None:
-        """Step 1 of a load: ``*.deleted`` and ``*.cleaned`` go, ``*.swap`` segments replace theirs (and the
-        segments a swapped-in cleaned segment covers: a cleaning interrupted mid-swap)."""
-        swapped = []
-        for name in sorted(os.listdir(self.dir_path)):
-            path = os.path.join(self.dir_path, name)
-            if name.endswith((DELETED_SUFFIX, CLEANED_SUFFIX)):
-                os.unlink(path)
-            elif name.endswith(SWAP_SUFFIX):
-                original = path[: -len(SWAP_SUFFIX)]
-                if original.endswith(INDEX_SUFFIX):
-                    os.unlink(path)
-                elif original.endswith(suffix):
-                    index = original[: -len(suffix)] + INDEX_SUFFIX
-                    if os.path.exists(index):
-                        os.unlink(index)
-                    os.rename(path, original)
-                    swapped.append(original)
-        for path in swapped:
-            self._remove_covered_segments(path, suffix)
-
-    def _remove_covered_segments(self, path: str, suffix: str) -> None:
-        """Delete the segments whose base offset lies inside the entries of the segment file ``path``."""
-        base = parse_segment_file_name(os.path.basename(path), suffix)
-        with open(path, "rb") as handle:
-            data = handle.read()
-        last = max((offset for offset, _, _ in format08.entries(data)), default=base)
-        for name in os.listdir(self.dir_path):
-            start = parse_segment_file_name(name, suffix)
-            if start is not None and base < start <= last:
-                logger.warning("log %s: deleting %s, covered by the swapped-in %s", self.name, name, path)
-                for doomed in (name, segment_file_name(start, INDEX_SUFFIX)):
-                    if os.path.exists(os.path.join(self.dir_path, doomed)):
-                        os.unlink(os.path.join(self.dir_path, doomed))
-
-    def _check_index(self, segment: IndexedSegment, had_index: bool) -> None:
-        if not had_index:
-            logger.warning("log %s: no index for %s, rebuilding it", self.name, segment.path)
-            segment.recover(self.entry_format, self.config.index_max_bytes)
-            return
-        try:
-            segment.index.sanity_check()
-        except CorruptIndexError as exc:
-            logger.warning("log %s: %s; rebuilding the index", self.name, exc)
-            segment.recover(self.entry_format, self.config.index_max_bytes)
-
-    def _recover(self, segments: list[IndexedSegment], need_recovery: bool) -> None:
-        """Recover every segment from the one holding the recovery point; cut everything after a bad entry."""
-        active = segments[-1]
-        if not need_recovery:
-            active.next_offset = active.read_next_offset()
-            self.recovery_point = active.next_offset
-            return
-        first = max(0, self.segment_for(self.recovery_point, tuple(segments)))
-        for i in range(first, len(segments)):
-            truncated = segments[i].recover(self.entry_format, self.config.index_max_bytes)
-            if truncated:
-                later = segments[i + 1 :]
-                logger.warning(
-                    "log %s: corrupt or torn entries in %s: truncated %d bytes at offset %d and deleted %d"
-                    " later segment(s)",
-                    self.name,
-                    segments[i].path,
-                    truncated,
-                    segments[i].next_offset,
-                    len(later),
-                )
-                del segments[i + 1 :]
-                for segment in later:
-                    segment.delete()
-                break
-        if segments[-1] is not active:
-            segments[-1].index.resize(self.config.index_max_bytes)
-        self.recovery_point = min(self.recovery_point, segments[-1].next_offset)
+        loader = LogLoader(
+            self.dir_path,
+            self.name,
+            self.entry_format,
+            self.config,
+            lambda start, index_max_bytes: self._segment(start, index_max_bytes=index_max_bytes),
+        )
+        segments, self.recovery_point, self._next_offset = loader.load(self.recovery_point, need_recovery)
+        return segments
 
     def _segment(self, start: int, *, index_max_bytes: int | None) -> IndexedSegment:
         jitter = self.config.segment_jitter_ms
@@ -485,8 +330,3 @@ class Log08(SegmentedLog):
         for name in os.listdir(self.dir_path):
             os.unlink(os.path.join(self.dir_path, name))
         os.rmdir(self.dir_path)
-
-
-def _close_all(segments: list[IndexedSegment]) -> None:
-    for segment in segments:
-        segment.close()

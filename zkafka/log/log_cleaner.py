@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zkafka.log.checkpoint import CLEANER_CHECKPOINT, OffsetCheckpoint
-from zkafka.log.log08 import CLEANED_SUFFIX, SWAP_SUFFIX, Log08
+from zkafka.log.log08 import Log08
 from zkafka.log.offset_index import INDEX_SUFFIX, OffsetIndex
-from zkafka.log.segment import IndexedSegment, segment_file_name
+from zkafka.log.segment import CLEANED_SUFFIX, SWAP_SUFFIX, IndexedSegment, segment_file_name
 from zkafka.log.segmented_log import Offload, run_here
 from zkafka.records.compression import compress
 from zkafka.records.format08 import CODEC_MASK, encode_entry, encode_message, entries, iter_messages

@@ -19,7 +19,8 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 
 from zkafka.log.checkpoint import CHECKPOINT_FILES, RECOVERY_POINT_CHECKPOINT, TMP_SUFFIX, OffsetCheckpoint
-from zkafka.log.log08 import Log08, LogConfig, Scheduler
+from zkafka.log.log08 import Log08, Scheduler
+from zkafka.log.log_config import LogConfig
 from zkafka.log.log_manager import (
     CLEAN_SHUTDOWN_FILE,
     close_logs,

@@ -18,6 +18,9 @@ from zkafka.records.format08 import entries, find_offset, iter_messages
 logger = logging.getLogger(__name__)
 
 DELETED_SUFFIX = ".deleted"
+# 0.8: a cleaned segment being written, and one waiting to be swapped in (the log loader finishes the swap).
+CLEANED_SUFFIX = ".cleaned"
+SWAP_SUFFIX = ".swap"
 
 
 class EntryFormat(Protocol):

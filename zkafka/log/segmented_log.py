@@ -194,7 +194,7 @@ class SegmentedLog:
 
     def segment_for(self, offset: int, segments: tuple[LogSegment, ...] | None = None) -> int:
         """The index in ``segments`` of the last segment starting at or before ``offset`` (-1 if none)."""
-        return bisect.bisect_right(segments or self._segments, offset, key=_start_of) - 1
+        return segment_index(segments or self._segments, offset)
 
     # -- listeners ------------------------------------------------------------------------------------------
 
@@ -471,6 +471,11 @@ class SegmentedLog:
 
 def _start_of(segment: LogSegment) -> int:
     return segment.start
+
+
+def segment_index(segments: Sequence[LogSegment], offset: int) -> int:
+    """The index in ``segments`` (oldest first) of the last segment starting at or before ``offset`` (-1 if none)."""
+    return bisect.bisect_right(segments, offset, key=_start_of) - 1
 
 
 def _descriptors(segment: LogSegment) -> tuple[int, ...]:

@@ -37,8 +37,8 @@ from zkafka.coordinator.group_apis import GroupApis
 from zkafka.coordinator.offsets_log import OffsetsLog
 from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC
 from zkafka.errors import KafkaError
-from zkafka.log.log08 import LogConfig
 from zkafka.log.log_cleaner import LogCleaner
+from zkafka.log.log_config import LogConfig
 from zkafka.log.log_manager08 import LogManager08
 from zkafka.network.server import SocketServer
 from zkafka.protocol import inter_broker as admin

@@ -8,7 +8,8 @@ from typing import NamedTuple
 import pytest
 
 from zkafka.cluster.partition import Partition
-from zkafka.log.log08 import Log08, LogConfig
+from zkafka.log.log08 import Log08
+from zkafka.log.log_config import LogConfig
 from zkafka.protocol.errors import ErrorCode
 from zkafka.records import format08
 

@@ -7,7 +7,8 @@ import pytest
 
 from tests.support.logs import Clock, set_mtime
 from zkafka.errors import InvalidMessageError, MessageSetSizeTooLargeError, OffsetOutOfRangeError
-from zkafka.log.log08 import Log08, LogConfig
+from zkafka.log.log08 import Log08
+from zkafka.log.log_config import LogConfig
 from zkafka.log.segmented_log import EARLIEST_TIME, LATEST_TIME
 from zkafka.records.compression import GZIP, SNAPPY
 from zkafka.records.format08 import OffsetsOutOfOrderError, build_message_set, entries, iter_messages
@@ -300,7 +301,7 @@ def test_recovery_truncates_a_torn_tail_and_deletes_later_segments(tmp_path, cap
     crash(log)
     middle = path / "00000000000000000003.log"
     middle.write_bytes(middle.read_bytes()[: ENTRY + 10])  # offset 4 torn
-    with caplog.at_level(logging.WARNING, logger="zkafka.log.log08"):
+    with caplog.at_level(logging.WARNING, logger="zkafka.log.log_loader"):
         log = open_log(path, segment_bytes=3 * ENTRY, index_interval_bytes=0, need_recovery=True)
     assert names(path) == [
         "00000000000000000000.index",

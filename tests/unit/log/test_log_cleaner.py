@@ -10,8 +10,9 @@ import pytest
 
 from tests.support.logs import Clock, set_mtime
 from zkafka.log.checkpoint import OffsetCheckpoint
-from zkafka.log.log08 import Log08, LogConfig
+from zkafka.log.log08 import Log08
 from zkafka.log.log_cleaner import CLEANER_CHECKPOINT, LogCleaner, OffsetMap, group_segments_by_size
+from zkafka.log.log_config import LogConfig
 from zkafka.records.compression import GZIP, SNAPPY
 from zkafka.records.format08 import build_message_set, iter_messages
 

@@ -12,7 +12,8 @@ import gevent
 from tests.support.logs import Clock, HeldDisk, entry
 from zkafka.log.checkpoint import RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
 from zkafka.log.log07 import Log
-from zkafka.log.log08 import Log08, LogConfig
+from zkafka.log.log08 import Log08
+from zkafka.log.log_config import LogConfig
 from zkafka.log.log_manager08 import LogManager08
 from zkafka.records.format08 import build_message_set
 from zkafka.server.replica_manager import ReplicaManager

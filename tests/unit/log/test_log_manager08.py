@@ -8,7 +8,7 @@ import pytest
 from tests.support.logs import Clock, set_mtime
 from zkafka.errors import InvalidTopicError
 from zkafka.log.checkpoint import OffsetCheckpoint
-from zkafka.log.log08 import LogConfig
+from zkafka.log.log_config import LogConfig
 from zkafka.log.log_manager import CLEAN_SHUTDOWN_FILE
 from zkafka.log.log_manager08 import LogDirInUseError, LogManager08
 from zkafka.log.segmented_log import LogLayoutError

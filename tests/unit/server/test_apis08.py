@@ -16,7 +16,7 @@ from gevent.event import AsyncResult
 from tests.support.server08 import cluster_snapshot
 from tests.support.wire import wire_bytes
 from zkafka.errors import InvalidRequestError
-from zkafka.log.log08 import LogConfig
+from zkafka.log.log_config import LogConfig
 from zkafka.log.log_manager08 import LogManager08
 from zkafka.protocol import v08
 from zkafka.protocol.errors import ErrorCode

@@ -1,0 +1,54 @@
+"""``LogConfig``: the settings of one 0.8 log (0.8 line only; Kafka's ``kafka.log.LogConfig``): the broker's
+``log.*`` defaults with a topic's overrides (``segment.bytes``, ``retention.ms``, ...) applied."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from zkafka.config import LONG_MAX
+
+
+@dataclass(frozen=True)
+class LogConfig:
+    """The settings of one 0.8 log (broker defaults with the topic's overrides applied)."""
+
+    segment_bytes: int = 1024 * 1024 * 1024
+    segment_ms: int = 7 * 24 * 3600 * 1000
+    segment_jitter_ms: int = 0
+    index_max_bytes: int = 10 * 1024 * 1024
+    index_interval_bytes: int = 4096
+    flush_interval_messages: int = LONG_MAX
+    flush_interval_ms: int = LONG_MAX
+    retention_bytes: int = -1
+    retention_ms: int = 7 * 24 * 3600 * 1000
+    max_message_size: int = 1000012
+    file_delete_delay_ms: int = 60000
+    compact: bool = False
+    delete_retention_ms: int = 24 * 3600 * 1000
+    min_cleanable_ratio: float = 0.5
+
+    _TOPIC_KEYS = {
+        "segment.bytes": "segment_bytes",
+        "segment.ms": "segment_ms",
+        "segment.jitter.ms": "segment_jitter_ms",
+        "segment.index.bytes": "index_max_bytes",
+        "index.interval.bytes": "index_interval_bytes",
+        "flush.messages": "flush_interval_messages",
+        "flush.ms": "flush_interval_ms",
+        "retention.bytes": "retention_bytes",
+        "retention.ms": "retention_ms",
+        "max.message.bytes": "max_message_size",
+        "file.delete.delay.ms": "file_delete_delay_ms",
+        "delete.retention.ms": "delete_retention_ms",
+        "min.cleanable.dirty.ratio": "min_cleanable_ratio",
+    }
+
+    @classmethod
+    def from_topic_config(cls, values: Mapping[str, Any]) -> LogConfig:
+        """From typed topic-level keys (``segment.bytes``, ``retention.ms``, ...); others are ignored."""
+        fields = {name: values[key] for key, name in cls._TOPIC_KEYS.items() if values.get(key) is not None}
+        if values.get("cleanup.policy") is not None:
+            fields["compact"] = values["cleanup.policy"] == "compact"
+        return cls(**fields)
