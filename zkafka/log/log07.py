@@ -16,8 +16,6 @@ from zkafka.errors import OffsetOutOfRangeError
 from zkafka.log import segment as _segment
 from zkafka.log.segment import LogSegment
 from zkafka.log.segmented_log import (
-    EARLIEST_TIME,
-    LATEST_TIME,
     FlushPlan,
     LogAppendInfo,
     LogLayoutError,
@@ -30,8 +28,6 @@ from zkafka.log.segmented_log import (
 from zkafka.records.format07 import FORMAT07
 
 __all__ = [
-    "EARLIEST_TIME",
-    "LATEST_TIME",
     "Log",
     "LogAppendInfo",
     "LogLayoutError",

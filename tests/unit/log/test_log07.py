@@ -13,7 +13,8 @@ from zkafka.errors import (
     MessageSizeTooLargeError,
     OffsetOutOfRangeError,
 )
-from zkafka.log.log07 import EARLIEST_TIME, LATEST_TIME, Log, LogLayoutError, segment_file_name
+from zkafka.log.log07 import Log, LogLayoutError, segment_file_name
+from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
 from zkafka.records.compression import GZIP
 from zkafka.records.format07 import iter_messages
 from zkafka.records.message07 import build_message_set

@@ -9,7 +9,7 @@ from tests.support.logs import Clock, set_mtime
 from zkafka.errors import InvalidMessageError, MessageSetSizeTooLargeError, OffsetOutOfRangeError
 from zkafka.log.log08 import Log08
 from zkafka.log.log_config import LogConfig
-from zkafka.log.segmented_log import EARLIEST_TIME, LATEST_TIME
+from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
 from zkafka.records.compression import GZIP, SNAPPY
 from zkafka.records.format08 import OffsetsOutOfOrderError, build_message_set, entries, iter_messages
 
