@@ -30,8 +30,12 @@ from zkafka.client08.channel import broker_channel  # noqa: E402
 from zkafka.consumer.simple08 import SimpleConsumer08  # noqa: E402
 from zkafka.consumer.stream08 import decode_chunk08  # noqa: E402
 from zkafka.launch.zookeeper_server import ZooKeeperServer, free_port  # noqa: E402
-from zkafka.protocol import v08  # noqa: E402
 from zkafka.protocol.errors import ErrorCode  # noqa: E402
+from zkafka.protocol.produce import (  # noqa: E402
+    ProduceRequestPartition,
+    ProduceRequestTopic,
+    ProduceRequestV0,
+)
 from zkafka.records.format08 import build_message_set  # noqa: E402
 from zkafka.utils import wait_until  # noqa: E402
 from zkafka.zk.client import make_zk_client, start_zk_client  # noqa: E402
@@ -49,8 +53,8 @@ def fill(port: int, topic: str, partitions: int, messages: int, size: int) -> No
         while sent < messages:
             n = min(BATCH, messages - sent)
             data = batch if n == BATCH else build_message_set([(None, b"x" * size)] * n)
-            request = v08.ProduceRequestV0(
-                1, 10000, [v08.ProduceRequestTopic(topic, [v08.ProduceRequestPartition(part, data)])]
+            request = ProduceRequestV0(
+                1, 10000, [ProduceRequestTopic(topic, [ProduceRequestPartition(part, data)])]
             )
             error = channel.request(request).topics[0].partitions[0].error
             if error == ErrorCode.NOT_LEADER_FOR_PARTITION and time.monotonic() < deadline:

@@ -34,6 +34,13 @@ from zkafka.consumer.group.assignors import (  # noqa: E402
 )
 from zkafka.protocol import group_membership as g  # noqa: E402
 from zkafka.protocol import v08  # noqa: E402
+from zkafka.protocol.metadata import MetadataRequestV0  # noqa: E402
+from zkafka.protocol.offset_commit import (  # noqa: E402
+    GroupCoordinatorRequestV0,
+    OffsetCommitRequestPartitionV0,
+    OffsetCommitRequestTopicV0,
+    OffsetCommitRequestV2,
+)
 from zkafka.utils import wait_until  # noqa: E402
 
 TOPIC, GROUP = "bench", "bench-group"
@@ -155,11 +162,9 @@ def measure_commits(port: int, seconds: float, per_request: int) -> float:
     deadline = time.perf_counter() + seconds
     started = time.perf_counter()
     while time.perf_counter() < deadline:
-        partitions = [v08.OffsetCommitRequestPartitionV0(p, count, "") for p in range(per_request)]
+        partitions = [OffsetCommitRequestPartitionV0(p, count, "") for p in range(per_request)]
         answer = conn.call(
-            v08.OffsetCommitRequestV2(
-                "committer", -1, "", -1, [v08.OffsetCommitRequestTopicV0(TOPIC, partitions)]
-            )
+            OffsetCommitRequestV2("committer", -1, "", -1, [OffsetCommitRequestTopicV0(TOPIC, partitions)])
         )
         assert all(p.error == 0 for t in answer.topics for p in t.partitions), answer
         count += per_request
@@ -176,8 +181,8 @@ def main() -> None:
     opts = parser.parse_args()
     with broker08_cluster(opts.partitions, **{"offsets.topic.num.partitions": "1"}) as (_, port):
         probe = Connection(port, "probe")
-        wait_until(lambda: probe.call(v08.MetadataRequestV0([TOPIC])).topics[0].partitions, 30)
-        wait_until(lambda: probe.call(v08.GroupCoordinatorRequestV0(GROUP)).error == 0, 30)
+        wait_until(lambda: probe.call(MetadataRequestV0([TOPIC])).topics[0].partitions, 30)
+        wait_until(lambda: probe.call(GroupCoordinatorRequestV0(GROUP)).error == 0, 30)
         leaves, joins = measure_rebalances(port, opts)
         print(
             f"{opts.members} members x {opts.partitions} partitions, heartbeat every {opts.heartbeat_ms} ms"
@@ -185,7 +190,7 @@ def main() -> None:
         for what, times in (("a member leaves", leaves), ("a member joins", joins)):
             ms = [t * 1000 for t in times]
             print(f"  rebalance when {what}: median {statistics.median(ms):.0f} ms, max {max(ms):.0f} ms")
-        wait_until(lambda: probe.call(v08.GroupCoordinatorRequestV0("committer")).error == 0, 30)
+        wait_until(lambda: probe.call(GroupCoordinatorRequestV0("committer")).error == 0, 30)
         for per_request in (1, opts.partitions):
             rate = measure_commits(port, opts.seconds, per_request)
             print(f"  offset commits ({per_request} per OffsetCommit v2): {rate:,.0f} offsets/s")

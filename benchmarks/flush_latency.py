@@ -76,6 +76,11 @@ from benchmarks.broker_process import start_broker, start_broker08  # noqa: E402
 from tests.support.server08 import Client08, wait_for_leaders  # noqa: E402
 from zkafka.launch.zookeeper_server import ZooKeeperServer  # noqa: E402
 from zkafka.protocol import v07, v08  # noqa: E402
+from zkafka.protocol.produce import (  # noqa: E402
+    ProduceRequestPartition,
+    ProduceRequestTopic,
+    ProduceRequestV0,
+)
 from zkafka.records import format08  # noqa: E402
 from zkafka.records.message07 import build_message_set  # noqa: E402
 
@@ -121,8 +126,8 @@ def probe_exchange(line: str) -> tuple[bytes, int]:
 
 
 def _produce08(topic: str, message_set: bytes, acks: int):
-    partition = v08.ProduceRequestPartition(0, message_set)
-    return v08.ProduceRequestV0(acks, 5000, [v08.ProduceRequestTopic(topic, [partition])])
+    partition = ProduceRequestPartition(0, message_set)
+    return ProduceRequestV0(acks, 5000, [ProduceRequestTopic(topic, [partition])])
 
 
 # -- load and probe ---------------------------------------------------------------------------------------------

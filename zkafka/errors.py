@@ -1,18 +1,15 @@
 """Exceptions, and the one mapping between wire error codes and exceptions for both protocol lines.
 
 The codes are ``zkafka.protocol.errors.ErrorCode``; 0.7 sends -1..4, which mean the same on 0.8/0.9. Each
-exception class carries its ``error_code``; ``error_for_code`` and ``code_for_error`` convert both ways.
+exception class carries its ``error_code``; ``error_for_code`` and ``code_for_error`` convert both ways. The
+root ``KafkaError`` and the codec's ``InvalidRequestError`` are defined beside the codes, in
+``zkafka.protocol.errors``, and importable from here as every other exception is.
 """
 
 from __future__ import annotations
 
-from zkafka.protocol.errors import LAST_CODE_07, ErrorCode
-
-
-class KafkaError(Exception):
-    """Base class of every zkafka error."""
-
-    error_code: int = ErrorCode.UNKNOWN
+from zkafka.protocol.errors import LAST_CODE_07, ErrorCode, KafkaError
+from zkafka.protocol.errors import InvalidRequestError as InvalidRequestError
 
 
 class UnknownError(KafkaError):
@@ -252,10 +249,6 @@ class FencedInstanceIdError(KafkaError):
     """Error code 82 (2.3): another consumer with this ``group.instance.id`` took this member's place."""
 
     error_code = ErrorCode.FENCED_INSTANCE_ID
-
-
-class InvalidRequestError(KafkaError):
-    """A request frame that cannot be parsed: the broker closes that connection."""
 
 
 class InvalidConfigError(KafkaError, ValueError):

@@ -11,6 +11,8 @@ import socket
 import struct
 import sys
 
+from zkafka.protocol.metadata import MetadataRequestV0
+
 args = sys.argv[1:]
 line = "0.7"
 if args[:1] == ["--line"]:
@@ -31,7 +33,7 @@ try:
         if line == "0.8":
             from zkafka.protocol import v08
 
-            request = v08.MetadataRequestV0([])
+            request = MetadataRequestV0([])
             sock.sendall(v08.encode_request(request, 1, "healthcheck"))
             (size,) = struct.unpack(">i", recv_exact(sock, 4))
             answer = v08.decode_response(request.API_KEY, request.API_VERSION, recv_exact(sock, size)).body

@@ -25,6 +25,7 @@ from tests.support.server08 import Client08, fetch_request, produce_request, wai
 from zkafka.admin.topics import create_topic_with_assignment
 from zkafka.protocol import v08
 from zkafka.protocol.api_keys import API_VERSIONS
+from zkafka.protocol.offsets import ListOffsetsRequestPartition, ListOffsetsRequestTopic, ListOffsetsRequestV0
 from zkafka.records import format08
 from zkafka.records.compression import GZIP, LZ4, SNAPPY
 from zkafka.utils import wait_until
@@ -207,8 +208,8 @@ def test_fuzzed_frames_of_every_request_type_close_only_their_connection(
 
     assert broker.proc.poll() is None, "the broker process died"
     assert fetch(good, VICTIM, 0) == [b"v0", b"v1", b"v2"]
-    offsets = v08.ListOffsetsRequestV0(
-        -1, [v08.ListOffsetsRequestTopic(VICTIM, [v08.ListOffsetsRequestPartition(0, -1, 1)])]
+    offsets = ListOffsetsRequestV0(
+        -1, [ListOffsetsRequestTopic(VICTIM, [ListOffsetsRequestPartition(0, -1, 1)])]
     )
     assert good.call(offsets).topics[0].partitions[0].offsets == [3], "bytes were appended to the victim"
     assert produce(good, GOOD, [b"last"]) == good_end + counts["good"]

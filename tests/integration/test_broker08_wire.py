@@ -12,6 +12,15 @@ import pytest
 from tests.support.server08 import Client08, fetch_request, produce_request, wait_for_leaders
 from tests.support.wire import is_closed_by_peer
 from zkafka.protocol import v08
+from zkafka.protocol.metadata import MetadataRequestV0, TopicMetadata
+from zkafka.protocol.offset_commit import (
+    OffsetCommitRequestPartitionV0,
+    OffsetCommitRequestTopicV0,
+    OffsetCommitRequestV0,
+    OffsetFetchRequestTopic,
+    OffsetFetchRequestV0,
+)
+from zkafka.protocol.offsets import ListOffsetsRequestPartition, ListOffsetsRequestTopic, ListOffsetsRequestV0
 from zkafka.records import format08
 
 pytestmark = pytest.mark.integration
@@ -41,25 +50,25 @@ def test_golden_response_bytes_of_every_api(broker, client):
         # the 0.8 worked example: offset 0, null key, value "hello"
         "0000000000000000 00000013 87a77ab2 00 00 ffffffff 00000005 68656c6c6f"
     )
-    offsets = v08.ListOffsetsRequestV0(
-        -1, [v08.ListOffsetsRequestTopic("t", [v08.ListOffsetsRequestPartition(0, -1, 10)])]
+    offsets = ListOffsetsRequestV0(
+        -1, [ListOffsetsRequestTopic("t", [ListOffsetsRequestPartition(0, -1, 10)])]
     )
     client.send(offsets, correlation_id=3)
     assert client.read_frame() == bytes.fromhex(
         "00000029 00000003 00000001 000174 00000001 00000000 0000 00000002 0000000000000001 0000000000000000"
     )
-    client.send(v08.MetadataRequestV0(["t"]), correlation_id=4)
+    client.send(MetadataRequestV0(["t"]), correlation_id=4)
     port = struct.pack(">i", broker.port).hex()
     assert client.read_frame() == bytes.fromhex(
         "00000042 00000004 00000001 00000000 0009 3132372e302e302e31" + port + "00000001 0000 000174"
         " 00000001 0000 00000000 00000000 00000001 00000000 00000001 00000000"
     )
-    commit = v08.OffsetCommitRequestV0(
-        "g", [v08.OffsetCommitRequestTopicV0("t", [v08.OffsetCommitRequestPartitionV0(0, 5, "")])]
+    commit = OffsetCommitRequestV0(
+        "g", [OffsetCommitRequestTopicV0("t", [OffsetCommitRequestPartitionV0(0, 5, "")])]
     )
     client.send(commit, correlation_id=5)
     assert client.read_frame() == bytes.fromhex("00000015 00000005 00000001 000174 00000001 00000000 0000")
-    client.send(v08.OffsetFetchRequestV0("g", [v08.OffsetFetchRequestTopic("t", [0])]), correlation_id=6)
+    client.send(OffsetFetchRequestV0("g", [OffsetFetchRequestTopic("t", [0])]), correlation_id=6)
     assert client.read_frame() == bytes.fromhex(
         "0000001f 00000006 00000001 000174 00000001 00000000 0000000000000005 0000 0000"
     )
@@ -74,7 +83,7 @@ def test_fifty_pipelined_requests_are_answered_in_request_order(client):
         elif i % 2:
             bodies.append(fetch_request("t", 0, 0))
         else:
-            bodies.append(v08.MetadataRequestV0(["t"]))
+            bodies.append(MetadataRequestV0(["t"]))
     frames = b"".join(v08.encode_request(body, 1000 + i, "pipeline") for i, body in enumerate(bodies))
     client.sock.sendall(frames)
     answers = [client.receive(body) for body in bodies]
@@ -98,18 +107,18 @@ def test_a_malformed_frame_closes_only_its_connection(broker, client, frame):
     with Client08(broker.port) as bad:
         bad.sock.sendall(frame)
         assert is_closed_by_peer(bad.sock)
-    assert client.call(v08.MetadataRequestV0(["t"])).topics[0].error == 0
+    assert client.call(MetadataRequestV0(["t"])).topics[0].error == 0
 
 
 def test_a_client_gone_mid_frame_does_not_disturb_the_others(broker, client):
     raw = socket.create_connection(("127.0.0.1", broker.port))
-    raw.sendall(v08.encode_request(v08.MetadataRequestV0(["t"]), 1, "c")[:9])
+    raw.sendall(v08.encode_request(MetadataRequestV0(["t"]), 1, "c")[:9])
     raw.close()
-    assert client.call(v08.MetadataRequestV0(["t"])).topics[0].error == 0
+    assert client.call(MetadataRequestV0(["t"])).topics[0].error == 0
 
 
 def test_metadata_for_an_illegal_topic_name_answers_invalid_topic_and_no_brokers(client):
     # 0.8.2: a failed auto-creation answers every requested topic with its error, and no brokers
-    answer = client.call(v08.MetadataRequestV0(["bad/name", "t"]))
+    answer = client.call(MetadataRequestV0(["bad/name", "t"]))
     assert answer.brokers == []
-    assert answer.topics == [v08.TopicMetadata(17, "bad/name", []), v08.TopicMetadata(17, "t", [])]
+    assert answer.topics == [TopicMetadata(17, "bad/name", []), TopicMetadata(17, "t", [])]

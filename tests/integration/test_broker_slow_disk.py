@@ -13,7 +13,7 @@ import pytest
 from tests.support.logs import HeldDisk
 from tests.support.server08 import Client08, fetch_request, produce_request, wait_for_leaders
 from tests.support.wire import Producer, fetch
-from zkafka.protocol import v08
+from zkafka.protocol.offsets import ListOffsetsRequestPartition, ListOffsetsRequestTopic, ListOffsetsRequestV0
 from zkafka.protocol.v07 import ProducerRequest, encode_request
 from zkafka.records import format08
 from zkafka.records.message07 import build_message_set
@@ -56,8 +56,8 @@ def test_08_other_connections_are_served_while_an_acked_flush_waits_for_the_disk
 
         # The high watermark is the log end: the held message is readable before its fsync, as before.
         offsets = other.call(
-            v08.ListOffsetsRequestV0(
-                -1, [v08.ListOffsetsRequestTopic("slow", [v08.ListOffsetsRequestPartition(0, -1, 1)])]
+            ListOffsetsRequestV0(
+                -1, [ListOffsetsRequestTopic("slow", [ListOffsetsRequestPartition(0, -1, 1)])]
             )
         )
         assert offsets.topics[0].partitions[0].offsets == [2]

@@ -15,7 +15,8 @@ from tests.support.server08 import Client08
 from zkafka.cli import main
 from zkafka.consumer.connector08 import ZookeeperConsumerConnector08
 from zkafka.producer.producer08 import KeyedMessage, Producer08
-from zkafka.protocol import v08
+from zkafka.protocol.metadata import MetadataRequestV0
+from zkafka.protocol.offsets import ListOffsetsRequestPartition, ListOffsetsRequestTopic, ListOffsetsRequestV0
 from zkafka.utils import wait_until
 from zkafka.zk.client import get_children
 from zkafka.zk.line import cluster_line
@@ -89,15 +90,15 @@ def test_offset_checker_on_a_real_group(cluster08, zk_connect, zk_client):
         connector.commit_offsets()
         produce08(brokers, "logs", 10, prefix="later")  # not consumed yet: lag
         with Client08(brokers[0].port) as client:
-            answer = client.call(v08.MetadataRequestV0(["logs"]))
+            answer = client.call(MetadataRequestV0(["logs"]))
         leaders = {p.partition: p.leader for p in answer.topics[0].partitions}
 
         def ends():
             out = {}
             for p, leader in leaders.items():
                 with Client08(brokers[leader].port) as c:
-                    request = v08.ListOffsetsRequestV0(
-                        -1, [v08.ListOffsetsRequestTopic("logs", [v08.ListOffsetsRequestPartition(p, -1, 1)])]
+                    request = ListOffsetsRequestV0(
+                        -1, [ListOffsetsRequestTopic("logs", [ListOffsetsRequestPartition(p, -1, 1)])]
                     )
                     out[p] = c.call(request).topics[0].partitions[0].offsets[0]
             return out

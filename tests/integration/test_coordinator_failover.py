@@ -38,8 +38,12 @@ from tests.support.server08 import Client08, wait_for_leaders
 from zkafka.admin.reassignment import start_reassignment
 from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC, partition_for
 from zkafka.protocol import group_membership as g
-from zkafka.protocol import v08
 from zkafka.protocol.errors import ErrorCode as E
+from zkafka.protocol.offset_commit import (
+    OffsetCommitRequestPartitionV0,
+    OffsetCommitRequestTopicV0,
+    OffsetCommitRequestV2,
+)
 from zkafka.utils import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(300)]
@@ -215,10 +219,10 @@ def test_kill_9_of_the_group_coordinator_under_load(start_cluster, members):
 
 def commit(port: int, group: str, offsets: dict[int, int]) -> dict[int, int]:
     """OffsetCommit v2 without group management at ``port``: {partition: error}."""
-    partitions = [v08.OffsetCommitRequestPartitionV0(p, o, "") for p, o in offsets.items()]
+    partitions = [OffsetCommitRequestPartitionV0(p, o, "") for p, o in offsets.items()]
     with Client08(port) as client:
         answer = client.call(
-            v08.OffsetCommitRequestV2(group, -1, "", -1, [v08.OffsetCommitRequestTopicV0(TOPIC, partitions)])
+            OffsetCommitRequestV2(group, -1, "", -1, [OffsetCommitRequestTopicV0(TOPIC, partitions)])
         )
     return {p.partition: p.error for t in answer.topics for p in t.partitions}
 

@@ -16,8 +16,17 @@ from zkafka.consumer.group.assignors import (
 )
 from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC, partition_for
 from zkafka.protocol import group_membership as g
-from zkafka.protocol import v08
 from zkafka.protocol.errors import ErrorCode as E
+from zkafka.protocol.metadata import MetadataRequestV0
+from zkafka.protocol.offset_commit import (
+    GroupCoordinatorRequestV0,
+    GroupCoordinatorResponseV0,
+    OffsetCommitRequestPartitionV0,
+    OffsetCommitRequestTopicV0,
+    OffsetCommitRequestV2,
+    OffsetFetchRequestTopic,
+    OffsetFetchRequestV1,
+)
 from zkafka.utils import wait_until
 
 pytestmark = pytest.mark.integration
@@ -42,7 +51,7 @@ def client(broker):
 
 def find_coordinator(client: Client08, group: str):
     return wait_until(
-        lambda: (a := client.call(v08.GroupCoordinatorRequestV0(group))).error == 0 and a,
+        lambda: (a := client.call(GroupCoordinatorRequestV0(group))).error == 0 and a,
         20,
         message=f"a coordinator for {group}",
     )
@@ -55,25 +64,25 @@ def join(client, group="g", member="", session=6000, protocols=None):
 
 def commit_v2(client, group, generation, member, offsets):
     topics = [
-        v08.OffsetCommitRequestTopicV0(t, [v08.OffsetCommitRequestPartitionV0(p, o, "md")])
+        OffsetCommitRequestTopicV0(t, [OffsetCommitRequestPartitionV0(p, o, "md")])
         for (t, p), o in offsets.items()
     ]
-    answer = client.call(v08.OffsetCommitRequestV2(group, generation, member, -1, topics))
+    answer = client.call(OffsetCommitRequestV2(group, generation, member, -1, topics))
     return {(t.topic, p.partition): p.error for t in answer.topics for p in t.partitions}
 
 
 def fetch_offsets(client, group, partitions=None):
-    topics = [v08.OffsetFetchRequestTopic("t", partitions)] if partitions is not None else []
-    answer = client.call(v08.OffsetFetchRequestV1(group, topics))
+    topics = [OffsetFetchRequestTopic("t", partitions)] if partitions is not None else []
+    answer = client.call(OffsetFetchRequestV1(group, topics))
     return {
         (t.topic, p.partition): (p.offset, p.metadata, p.error) for t in answer.topics for p in t.partitions
     }
 
 
 def test_the_coordinator_is_this_broker_and_the_offsets_topic_is_created_compacted(broker, client):
-    answer = client.call(v08.GroupCoordinatorRequestV0("g"))
-    assert answer == v08.GroupCoordinatorResponseV0(0, 0, "127.0.0.1", broker.port)
-    (meta,) = client.call(v08.MetadataRequestV0([OFFSETS_TOPIC])).topics
+    answer = client.call(GroupCoordinatorRequestV0("g"))
+    assert answer == GroupCoordinatorResponseV0(0, 0, "127.0.0.1", broker.port)
+    (meta,) = client.call(MetadataRequestV0([OFFSETS_TOPIC])).topics
     assert len(meta.partitions) == 3
     log = broker.server.log_manager.get_log(OFFSETS_TOPIC, partition_for("g", 3))
     assert log.config.compact

@@ -10,8 +10,8 @@ from tests.support.consumers08 import fetcher08, produce08, start_cluster08
 from tests.support.server08 import Client08, fetch_request
 from zkafka.consumer.partition_state import PartitionTopicInfo
 from zkafka.consumer.simple08 import SimpleConsumer08
-from zkafka.protocol import v08
 from zkafka.protocol.errors import ErrorCode
+from zkafka.protocol.metadata import MetadataRequestV0
 from zkafka.records import native
 from zkafka.utils import wait_until
 
@@ -48,7 +48,7 @@ def test_not_leader_sends_the_partition_back_to_the_leader_finder(start_broker08
 
 def _leader(brokers, partition: int) -> int:
     with Client08(brokers[0].port) as client:
-        answer = client.call(v08.MetadataRequestV0(["t"]))
+        answer = client.call(MetadataRequestV0(["t"]))
     return next(p.leader for p in answer.topics[0].partitions if p.partition == partition)
 
 

@@ -13,8 +13,8 @@ from tests.support.server08 import Client08
 from zkafka.admin.topics import create_topic
 from zkafka.cli import main
 from zkafka.protocol import inter_broker as admin
-from zkafka.protocol import v08
 from zkafka.protocol.errors import ErrorCode
+from zkafka.protocol.metadata import MetadataRequestV0
 from zkafka.utils import wait_until
 from zkafka.zk.paths08 import parse_partition_list, parse_reassignment, parse_topic_assignment
 
@@ -189,7 +189,7 @@ def test_auto_creation_uses_default_replication_factor_and_refuses_too_few_broke
         wait_until(
             lambda: all(
                 t.error == 0 and all(p.leader >= 0 for p in t.partitions)
-                for t in client.call(v08.MetadataRequestV0(["auto3"])).topics
+                for t in client.call(MetadataRequestV0(["auto3"])).topics
             ),
             20,
             message="auto3 created with leaders",
@@ -199,7 +199,7 @@ def test_auto_creation_uses_default_replication_factor_and_refuses_too_few_broke
 
     too_many = start_broker08(5, default_replication_factor="6", **FAST)
     with Client08(too_many.port) as client:
-        answer = client.call(v08.MetadataRequestV0(["auto6"]))
+        answer = client.call(MetadataRequestV0(["auto6"]))
     assert [(t.topic, t.error, t.partitions) for t in answer.topics] == [("auto6", ErrorCode.UNKNOWN, [])]
     assert answer.brokers == []  # 0.8.2: a failed auto-creation answers no brokers
     assert zk_client.exists("/brokers/topics/auto6") is None

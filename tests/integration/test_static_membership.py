@@ -25,8 +25,9 @@ from tests.support.server08 import Client08, wait_for_leaders  # noqa: E402
 from zkafka.admin.topics import create_topic_with_assignment  # noqa: E402
 from zkafka.consumer.group import GroupConsumer, TopicPartition  # noqa: E402
 from zkafka.errors import FencedInstanceIdError  # noqa: E402
-from zkafka.protocol import group_membership, v08  # noqa: E402
+from zkafka.protocol import group_membership
 from zkafka.protocol.api_keys import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP  # noqa: E402
+from zkafka.protocol.api_versions import ApiVersionsRequestV0  # noqa: E402
 from zkafka.protocol.errors import ErrorCode  # noqa: E402
 from zkafka.utils import wait_until  # noqa: E402
 
@@ -237,7 +238,7 @@ def test_leave_group_v3_removes_a_static_member_by_its_instance_id(bootstrap):
 
 def test_api_versions_still_lists_only_0_9_group_versions_and_the_versions_between_are_refused(bootstrap):
     with raw_client(bootstrap) as client:
-        answer = client.call(v08.ApiVersionsRequestV0())
+        answer = client.call(ApiVersionsRequestV0())
     ranges = {r.api_key: (r.min_version, r.max_version) for r in answer.api_versions}
     assert {k: ranges[k] for k in (JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP)} == {
         JOIN_GROUP: (0, 0),

@@ -19,7 +19,8 @@ from typing import Any, NamedTuple
 from tests.support.bombs import bomb_set08
 from zkafka.protocol import v08
 from zkafka.protocol.api_keys import API_VERSIONS
-from zkafka.protocol.types import Array, Fixed, Schema, _Bytes, _MessageSet, _String
+from zkafka.protocol.schema import Schema
+from zkafka.protocol.types import Array, Fixed, _Bytes, _MessageSet, _String
 from zkafka.records import format08
 from zkafka.records.compression import GZIP, LZ4, SNAPPY
 

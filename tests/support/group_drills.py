@@ -9,8 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tests.support.server08 import Client08
-from zkafka.protocol import v08
 from zkafka.protocol.errors import ErrorCode
+from zkafka.protocol.offset_commit import (
+    GroupCoordinatorRequestV0,
+    OffsetFetchRequestTopic,
+    OffsetFetchRequestV1,
+)
 
 
 def coordinator_of(ports: list[int], group: str) -> int | None:
@@ -18,7 +22,7 @@ def coordinator_of(ports: list[int], group: str) -> int | None:
     for port in ports:
         try:
             with Client08(port) as client:
-                answer = client.call(v08.GroupCoordinatorRequestV0(group))
+                answer = client.call(GroupCoordinatorRequestV0(group))
         except OSError:
             continue
         if answer.error == ErrorCode.NONE:
@@ -29,9 +33,7 @@ def coordinator_of(ports: list[int], group: str) -> int | None:
 def fetch_offsets(port: int, group: str, topic: str, partitions: int) -> dict[int, tuple[int, int]]:
     """OffsetFetch v1 at ``port``: {partition: (offset, error)}."""
     with Client08(port) as client:
-        request = v08.OffsetFetchRequestV1(
-            group, [v08.OffsetFetchRequestTopic(topic, list(range(partitions)))]
-        )
+        request = OffsetFetchRequestV1(group, [OffsetFetchRequestTopic(topic, list(range(partitions)))])
         answer = client.call(request)
     return {p.partition: (p.offset, p.error) for t in answer.topics for p in t.partitions}
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from kazoo.client import KazooClient
 
 from tests.support.server08 import Client08, fetch_request, produce_request
-from zkafka.protocol import v08
+from zkafka.protocol.metadata import MetadataRequestV0
 from zkafka.records import format08
 from zkafka.zk.paths08 import PartitionState, partition_state_path
 
@@ -25,7 +25,7 @@ def zk_state(zk: KazooClient, topic: str, partition: int) -> PartitionState | No
 
 def metadata(port: int, topics: list[str]) -> list:
     with Client08(port) as client:
-        return client.call(v08.MetadataRequestV0(topics)).topics
+        return client.call(MetadataRequestV0(topics)).topics
 
 
 def produce(
@@ -41,7 +41,7 @@ def produce(
 def leaders_seen(port: int, topic: str) -> dict[int, tuple[int, int | None]]:
     """partition -> (leader id, leader's port) in the metadata of the broker at ``port``."""
     with Client08(port) as client:
-        answer = client.call(v08.MetadataRequestV0([topic]))
+        answer = client.call(MetadataRequestV0([topic]))
     ports = {b.node_id: b.port for b in answer.brokers}
     return {p.partition: (p.leader, ports.get(p.leader)) for t in answer.topics for p in t.partitions}
 

@@ -19,6 +19,9 @@ from tests.support.wire import recv_exact
 from zkafka.cluster.snapshot import ClusterSnapshot, PartitionMetadata
 from zkafka.config08 import BrokerConfig08
 from zkafka.protocol import v08
+from zkafka.protocol.fetch import FetchRequestPartition, FetchRequestTopic, FetchRequestV0
+from zkafka.protocol.metadata import MetadataRequestV0
+from zkafka.protocol.produce import ProduceRequestPartition, ProduceRequestTopic, ProduceRequestV0
 from zkafka.server.start import BrokerThread
 from zkafka.utils import wait_until
 from zkafka.zk.paths08 import BrokerRegistration, PartitionState
@@ -114,10 +117,10 @@ class Client08:
 
 
 def produce_request(topic: str, partition: int, message_set: bytes, acks: int = 1, timeout_ms: int = 5000):
-    return v08.ProduceRequestV0(
+    return ProduceRequestV0(
         acks,
         timeout_ms,
-        [v08.ProduceRequestTopic(topic, [v08.ProduceRequestPartition(partition, message_set)])],
+        [ProduceRequestTopic(topic, [ProduceRequestPartition(partition, message_set)])],
     )
 
 
@@ -129,11 +132,11 @@ def fetch_request(
     max_wait_ms: int = 0,
     min_bytes: int = 0,
 ):
-    return v08.FetchRequestV0(
+    return FetchRequestV0(
         -1,
         max_wait_ms,
         min_bytes,
-        [v08.FetchRequestTopic(topic, [v08.FetchRequestPartition(partition, offset, max_bytes)])],
+        [FetchRequestTopic(topic, [FetchRequestPartition(partition, offset, max_bytes)])],
     )
 
 
@@ -160,7 +163,7 @@ def wait_for_leaders(client: Client08, topics: list[str], timeout: float = 20.0)
     """Ask for the topics' metadata (auto-creating them) until each has a leader for every partition."""
 
     def ready():
-        answer = client.call(v08.MetadataRequestV0(topics))
+        answer = client.call(MetadataRequestV0(topics))
         ok = all(
             t.error == 0 and t.partitions and all(p.leader >= 0 for p in t.partitions) for t in answer.topics
         )

@@ -5,6 +5,7 @@ from prometheus_client import generate_latest
 from zkafka.log.segmented_log import LogAppendInfo
 from zkafka.metrics import BrokerMetrics, request_name
 from zkafka.protocol import v07, v08
+from zkafka.protocol.metadata import MetadataRequestV0
 from zkafka.server.purgatory import Purgatory
 
 
@@ -15,7 +16,7 @@ def sample(metrics: BrokerMetrics, name: str, **labels) -> float | None:
 def test_request_names_of_both_lines():
     assert request_name(v07.FetchRequest("t", 0, 0, 100)) == "Fetch"
     assert request_name(v07.MultiProducerRequest([])) == "MultiProduce"
-    request = v08.Request(3, 0, 7, "client", v08.MetadataRequestV0([]))
+    request = v08.Request(3, 0, 7, "client", MetadataRequestV0([]))
     assert request_name(request) == "Metadata"
 
 

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from zkafka.client08.channel import broker_channel, check_error
 from zkafka.errors import BrokerNotAvailableError, InvalidConfigError, KafkaError
 from zkafka.protocol.errors import ErrorCode, error_name
-from zkafka.protocol.v08 import MetadataRequestV0
+from zkafka.protocol.metadata import MetadataRequestV0
 
 log = logging.getLogger(__name__)
 

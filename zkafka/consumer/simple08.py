@@ -19,21 +19,21 @@ from zkafka.client08.channel import broker_channel, check_error
 from zkafka.errors import MessageSizeTooLargeError, UnknownError
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
 from zkafka.protocol.errors import ErrorCode
-from zkafka.protocol.v08 import (
+from zkafka.protocol.fetch import (
     CONSUMER_REPLICA_ID,
     FetchRequestPartition,
     FetchRequestTopic,
     FetchRequestV0,
-    ListOffsetsRequestPartition,
-    ListOffsetsRequestTopic,
-    ListOffsetsRequestV0,
-    MetadataRequestV0,
+)
+from zkafka.protocol.metadata import MetadataRequestV0
+from zkafka.protocol.offset_commit import (
     OffsetCommitRequestPartitionV0,
     OffsetCommitRequestTopicV0,
     OffsetCommitRequestV0,
     OffsetFetchRequestTopic,
     OffsetFetchRequestV0,
 )
+from zkafka.protocol.offsets import ListOffsetsRequestPartition, ListOffsetsRequestTopic, ListOffsetsRequestV0
 from zkafka.records import native
 from zkafka.records.compression import DEFAULT_MAX_INFLATED
 from zkafka.records.deep_iterator import decoded_messages

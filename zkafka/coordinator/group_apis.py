@@ -31,6 +31,14 @@ from zkafka.protocol.api_keys import (
     SYNC_GROUP,
 )
 from zkafka.protocol.errors import ErrorCode
+from zkafka.protocol.offset_commit import (
+    GroupCoordinatorResponseV0,
+    OffsetCommitResponsePartition,
+    OffsetCommitResponseTopic,
+    OffsetFetchResponsePartition,
+    OffsetFetchResponseTopic,
+    OffsetFetchResponseV1,
+)
 
 log = logging.getLogger(__name__)
 
@@ -96,9 +104,9 @@ class GroupApis:
                 log.warning("could not create %s: %s", OFFSETS_TOPIC, exc)
         leader = snapshot.leader_of(OFFSETS_TOPIC, partition)
         if leader is None:
-            body = v08.GroupCoordinatorResponseV0(ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE, -1, "", -1)
+            body = GroupCoordinatorResponseV0(ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE, -1, "", -1)
         else:
-            body = v08.GroupCoordinatorResponseV0(ErrorCode.NONE, leader.id, leader.host, leader.port)
+            body = GroupCoordinatorResponseV0(ErrorCode.NONE, leader.id, leader.host, leader.port)
         return v08.encode_response(request.correlation_id, body)
 
     # -- membership -----------------------------------------------------------------------------------------
@@ -214,10 +222,10 @@ class GroupApis:
         def respond(stored: dict[tuple[str, int], int]) -> list:
             answers = errors | stored
             topics = [
-                v08.OffsetCommitResponseTopic(
+                OffsetCommitResponseTopic(
                     data.topic,
                     [
-                        v08.OffsetCommitResponsePartition(p.partition, answers[(data.topic, p.partition)])
+                        OffsetCommitResponsePartition(p.partition, answers[(data.topic, p.partition)])
                         for p in data.partitions
                     ],
                 )
@@ -239,11 +247,11 @@ class GroupApis:
         by_topic: dict[str, list] = {}
         for (topic, partition), value in offsets.items():
             if value is None:
-                answer = v08.OffsetFetchResponsePartition(partition, -1, "", error)
+                answer = OffsetFetchResponsePartition(partition, -1, "", error)
             else:
-                answer = v08.OffsetFetchResponsePartition(
+                answer = OffsetFetchResponsePartition(
                     partition, value.offset, value.metadata, ErrorCode.NONE
                 )
             by_topic.setdefault(topic, []).append(answer)
-        topics = [v08.OffsetFetchResponseTopic(topic, partitions) for topic, partitions in by_topic.items()]
-        return v08.encode_response(request.correlation_id, v08.OffsetFetchResponseV1(topics))
+        topics = [OffsetFetchResponseTopic(topic, partitions) for topic, partitions in by_topic.items()]
+        return v08.encode_response(request.correlation_id, OffsetFetchResponseV1(topics))

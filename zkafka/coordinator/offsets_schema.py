@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from zkafka.errors import InvalidRequestError
-from zkafka.protocol.types import Array, Bytes, Int16, Int32, Int64, Reader, String, struct_class
+from zkafka.protocol.schema import struct_class
+from zkafka.protocol.types import Array, Bytes, Int16, Int32, Int64, Reader, String
 from zkafka.utils.java import java_string_hash, kafka_abs
 
 OFFSETS_TOPIC = "__consumer_offsets"

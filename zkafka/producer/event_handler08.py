@@ -30,7 +30,7 @@ from zkafka.producer.errors import FailedToSendMessageError
 from zkafka.producer.event_handler07 import codec_for_topic
 from zkafka.producer.partitioner import Partitioner
 from zkafka.protocol.errors import error_name
-from zkafka.protocol.v08 import ProduceRequestPartition, ProduceRequestTopic, ProduceRequestV0
+from zkafka.protocol.produce import ProduceRequestPartition, ProduceRequestTopic, ProduceRequestV0
 from zkafka.records.format08 import build_message_set, build_value_set
 
 log = logging.getLogger(__name__)

@@ -1,5 +1,7 @@
-"""The wire protocols: ``types`` (typed fields, one generic codec), ``v07`` (the 0.7 requests and responses),
-``v08`` / ``inter_broker`` / ``group_membership`` (the 0.8/0.9 APIs) and ``errors`` (the error codes).
+"""The wire protocols: ``types`` (typed fields, one generic codec) and ``schema`` (the ``Struct`` classes),
+``v07`` (the 0.7 requests and responses), ``v08`` (the 0.8/0.9 headers and the (api key, version) registry) with
+the schemas per API family (``produce``, ``fetch``, ``offsets``, ``metadata``, ``offset_commit``,
+``api_versions``, ``inter_broker``, ``group_membership``), ``api_keys`` and ``errors`` (the error codes).
 
 The offset-request times both lines (and the log that answers them) share are defined here.
 """

@@ -3,7 +3,8 @@ modules (``v08``, ``inter_broker``, ``group_membership``)."""
 
 from __future__ import annotations
 
-from zkafka.protocol.types import Type, struct_class
+from zkafka.protocol.schema import struct_class
+from zkafka.protocol.types import Type
 
 PRODUCE = 0
 FETCH = 1

@@ -1,6 +1,9 @@
-"""The wire error codes of both protocol lines, named as 0.9's ``Errors.java`` (0.7 uses -1..4, same meanings).
+"""The wire error codes of both protocol lines, named as 0.9's ``Errors.java`` (0.7 uses -1..4, same meanings),
+the root exception ``KafkaError`` (every zkafka exception carries the code it answers with) and the codec's
+own ``InvalidRequestError``.
 
-Defined once here; ``zkafka.errors`` pairs each code with its exception class. Pure: no imports of zkafka.
+Defined once here; ``zkafka.errors`` holds the other exceptions and pairs each code with its class, so the
+codecs raise without importing it. Pure: no imports of zkafka.
 """
 
 from __future__ import annotations
@@ -61,3 +64,13 @@ def error_name(code: int) -> str:
         return ErrorCode(code).name
     except ValueError:
         return f"UNKNOWN_CODE_{code}"
+
+
+class KafkaError(Exception):
+    """Base class of every zkafka error."""
+
+    error_code: int = ErrorCode.UNKNOWN
+
+
+class InvalidRequestError(KafkaError):
+    """A request frame that cannot be parsed: the broker closes that connection."""

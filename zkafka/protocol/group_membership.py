@@ -12,7 +12,6 @@ speaking v0. Pure: bytes in, values out.
 
 from __future__ import annotations
 
-from zkafka.errors import InvalidRequestError
 from zkafka.protocol.api_keys import (
     DESCRIBE_GROUPS,
     HEARTBEAT,
@@ -22,7 +21,9 @@ from zkafka.protocol.api_keys import (
     SYNC_GROUP,
     api_struct,
 )
-from zkafka.protocol.types import Array, Bytes, Int16, Int32, Reader, String, Struct, struct_class
+from zkafka.protocol.errors import InvalidRequestError
+from zkafka.protocol.schema import Struct, struct_class
+from zkafka.protocol.types import Array, Bytes, Int16, Int32, Reader, String
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 

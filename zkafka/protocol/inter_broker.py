@@ -13,7 +13,8 @@ from zkafka.protocol.api_keys import (
     UPDATE_METADATA,
     api_struct,
 )
-from zkafka.protocol.types import Array, Int8, Int16, Int32, String, struct_class
+from zkafka.protocol.schema import struct_class
+from zkafka.protocol.types import Array, Int8, Int16, Int32, String
 
 PartitionState = struct_class(
     "PartitionState",

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from zkafka.errors import InvalidRequestError
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME  # noqa: F401 (the OFFSETS times, for 0.7 callers)
+from zkafka.protocol.errors import InvalidRequestError
+from zkafka.protocol.schema import Struct, decode, struct_class
 from zkafka.protocol.types import (
     Array,
     Int16,
@@ -22,10 +23,7 @@ from zkafka.protocol.types import (
     Repeated,
     Sized,
     String,
-    Struct,
-    decode,
     frame_parts,
-    struct_class,
 )
 
 PRODUCE = 0

@@ -1,11 +1,11 @@
-"""The 0.8/0.9 wire protocol: the client APIs as schemas, the request/response header codec and the registry.
+"""The 0.8/0.9 wire protocol's request/response header codec and its (api key, version) registry.
 
 Request frame: ``int32 size | int16 api_key | int16 api_version | int32 correlation_id | string client_id |
 body`` (ControlledShutdown v0 has no client id). Response frame: ``int32 size | int32 correlation_id | body``.
 ``SCHEMAS`` maps every (api_key, version) a 0.9.0.1 broker answers, plus ApiVersions v0, to its request and
-response classes; the inter-broker schemas live in ``inter_broker``, the group ones in ``group_membership``. Message
-sets are ``MessageSet`` fields (reads give a memoryview; writes take bytes or a file region); their entries
-are ``zkafka.records``' business. Pure: bytes in, values out.
+response classes, declared per API family: ``produce``, ``fetch``, ``offsets`` (ListOffsets), ``metadata``,
+``offset_commit`` (OffsetCommit, OffsetFetch, GroupCoordinator), ``api_versions``, ``inter_broker`` and
+``group_membership``. Pure: bytes in, values out.
 """
 
 from __future__ import annotations
@@ -13,276 +13,46 @@ from __future__ import annotations
 import struct
 from typing import Any, NamedTuple
 
-from zkafka.errors import InvalidRequestError
-from zkafka.protocol import EARLIEST_TIME, LATEST_TIME  # noqa: F401 (the ListOffsets times)
-from zkafka.protocol.api_keys import (
-    API_NAMES,
-    API_VERSIONS,
-    CONTROLLED_SHUTDOWN,
-    FETCH,
-    GROUP_COORDINATOR,
-    LIST_OFFSETS,
-    METADATA,
-    OFFSET_COMMIT,
-    OFFSET_FETCH,
-    PRODUCE,
-    api_struct,
-)
+from zkafka.protocol.api_keys import API_NAMES, API_VERSIONS, CONTROLLED_SHUTDOWN, PRODUCE
+from zkafka.protocol.api_versions import ApiVersionRange, ApiVersionsRequestV0, ApiVersionsResponseV0
+from zkafka.protocol.errors import InvalidRequestError
+from zkafka.protocol.fetch import FetchRequestV0, FetchRequestV1, FetchResponseV0, FetchResponseV1
 from zkafka.protocol.group_membership import GROUP_APIS, UNADVERTISED
 from zkafka.protocol.inter_broker import ADMIN_APIS
+from zkafka.protocol.metadata import MetadataRequestV0, MetadataResponseV0
+from zkafka.protocol.offset_commit import (
+    GroupCoordinatorRequestV0,
+    GroupCoordinatorResponseV0,
+    OffsetCommitRequestV0,
+    OffsetCommitRequestV1,
+    OffsetCommitRequestV2,
+    OffsetCommitResponseV0,
+    OffsetCommitResponseV1,
+    OffsetCommitResponseV2,
+    OffsetFetchRequestV0,
+    OffsetFetchRequestV1,
+    OffsetFetchResponseV0,
+    OffsetFetchResponseV1,
+)
+from zkafka.protocol.offsets import ListOffsetsRequestV0, ListOffsetsResponseV0
+from zkafka.protocol.produce import (
+    ProduceRequestPartition,
+    ProduceRequestTopic,
+    ProduceRequestV0,
+    ProduceRequestV1,
+    ProduceResponsePartition,
+    ProduceResponseTopic,
+    ProduceResponseV0,
+    ProduceResponseV1,
+)
 from zkafka.protocol.produce_wire import (
     read_produce_body,
     read_produce_response,
     write_produce_body,
     write_produce_response,
 )
-from zkafka.protocol.types import (
-    Array,
-    Int16,
-    Int32,
-    Int64,
-    MessageSet,
-    Reader,
-    String,
-    Struct,
-    join_parts,
-    parts_size,
-    struct_class,
-)
-
-# replica_id values of Fetch and ListOffsets
-CONSUMER_REPLICA_ID = -1
-DEBUGGING_REPLICA_ID = -2  # may read from a follower, still capped at the high watermark
-
-# -- Produce (0) ------------------------------------------------------------------------------------------
-
-ProduceRequestPartition = struct_class(
-    "ProduceRequestPartition", ("partition", Int32), ("message_set", MessageSet)
-)
-ProduceRequestTopic = struct_class(
-    "ProduceRequestTopic", ("topic", String), ("partitions", Array(ProduceRequestPartition.SCHEMA))
-)
-ProduceResponsePartition = struct_class(
-    "ProduceResponsePartition",
-    ("partition", Int32),
-    ("error", Int16),
-    ("offset", Int64),  # base offset
-)
-ProduceResponseTopic = struct_class(
-    "ProduceResponseTopic", ("topic", String), ("partitions", Array(ProduceResponsePartition.SCHEMA))
-)
-_produce_request = (("acks", Int16), ("timeout_ms", Int32), ("topics", Array(ProduceRequestTopic.SCHEMA)))
-ProduceRequestV0 = api_struct("ProduceRequestV0", PRODUCE, 0, *_produce_request)
-ProduceRequestV1 = api_struct("ProduceRequestV1", PRODUCE, 1, *_produce_request)
-ProduceResponseV0 = api_struct(
-    "ProduceResponseV0", PRODUCE, 0, ("topics", Array(ProduceResponseTopic.SCHEMA))
-)
-ProduceResponseV1 = api_struct(
-    "ProduceResponseV1",
-    PRODUCE,
-    1,
-    ("topics", Array(ProduceResponseTopic.SCHEMA)),
-    ("throttle_time_ms", Int32),  # last
-)
-
-# -- Fetch (1) --------------------------------------------------------------------------------------------
-
-FetchRequestPartition = struct_class(
-    "FetchRequestPartition", ("partition", Int32), ("fetch_offset", Int64), ("max_bytes", Int32)
-)
-FetchRequestTopic = struct_class(
-    "FetchRequestTopic", ("topic", String), ("partitions", Array(FetchRequestPartition.SCHEMA))
-)
-FetchResponsePartition = struct_class(
-    "FetchResponsePartition",
-    ("partition", Int32),
-    ("error", Int16),
-    ("high_watermark", Int64),
-    ("message_set", MessageSet),
-)
-FetchResponseTopic = struct_class(
-    "FetchResponseTopic", ("topic", String), ("partitions", Array(FetchResponsePartition.SCHEMA))
-)
-_fetch_request = (
-    ("replica_id", Int32),
-    ("max_wait_ms", Int32),
-    ("min_bytes", Int32),
-    ("topics", Array(FetchRequestTopic.SCHEMA)),
-)
-FetchRequestV0 = api_struct("FetchRequestV0", FETCH, 0, *_fetch_request)
-FetchRequestV1 = api_struct("FetchRequestV1", FETCH, 1, *_fetch_request)
-FetchResponseV0 = api_struct("FetchResponseV0", FETCH, 0, ("topics", Array(FetchResponseTopic.SCHEMA)))
-FetchResponseV1 = api_struct(
-    "FetchResponseV1",
-    FETCH,
-    1,
-    ("throttle_time_ms", Int32),  # first
-    ("topics", Array(FetchResponseTopic.SCHEMA)),
-)
-
-# -- ListOffsets (2) --------------------------------------------------------------------------------------
-
-ListOffsetsRequestPartition = struct_class(
-    "ListOffsetsRequestPartition", ("partition", Int32), ("time", Int64), ("max_num_offsets", Int32)
-)
-ListOffsetsRequestTopic = struct_class(
-    "ListOffsetsRequestTopic", ("topic", String), ("partitions", Array(ListOffsetsRequestPartition.SCHEMA))
-)
-ListOffsetsResponsePartition = struct_class(
-    "ListOffsetsResponsePartition", ("partition", Int32), ("error", Int16), ("offsets", Array(Int64))
-)
-ListOffsetsResponseTopic = struct_class(
-    "ListOffsetsResponseTopic", ("topic", String), ("partitions", Array(ListOffsetsResponsePartition.SCHEMA))
-)
-ListOffsetsRequestV0 = api_struct(
-    "ListOffsetsRequestV0",
-    LIST_OFFSETS,
-    0,
-    ("replica_id", Int32),
-    ("topics", Array(ListOffsetsRequestTopic.SCHEMA)),
-)
-ListOffsetsResponseV0 = api_struct(
-    "ListOffsetsResponseV0", LIST_OFFSETS, 0, ("topics", Array(ListOffsetsResponseTopic.SCHEMA))
-)
-
-# -- Metadata (3) -----------------------------------------------------------------------------------------
-
-MetadataBroker = struct_class("MetadataBroker", ("node_id", Int32), ("host", String), ("port", Int32))
-PartitionMetadata = struct_class(
-    "PartitionMetadata",
-    ("error", Int16),
-    ("partition", Int32),
-    ("leader", Int32),
-    ("replicas", Array(Int32)),
-    ("isr", Array(Int32)),
-)
-TopicMetadata = struct_class(
-    "TopicMetadata", ("error", Int16), ("topic", String), ("partitions", Array(PartitionMetadata.SCHEMA))
-)
-MetadataRequestV0 = api_struct("MetadataRequestV0", METADATA, 0, ("topics", Array(String)))  # [] = all
-MetadataResponseV0 = api_struct(
-    "MetadataResponseV0",
-    METADATA,
-    0,
-    ("brokers", Array(MetadataBroker.SCHEMA)),
-    ("topics", Array(TopicMetadata.SCHEMA)),
-)
-
-# -- OffsetCommit (8) -------------------------------------------------------------------------------------
-
-OffsetCommitRequestPartitionV0 = struct_class(
-    "OffsetCommitRequestPartitionV0", ("partition", Int32), ("offset", Int64), ("metadata", String)
-)
-OffsetCommitRequestPartitionV1 = struct_class(
-    "OffsetCommitRequestPartitionV1",
-    ("partition", Int32),
-    ("offset", Int64),
-    ("timestamp", Int64),  # -1: now
-    ("metadata", String),
-)
-OffsetCommitRequestTopicV0 = struct_class(
-    "OffsetCommitRequestTopicV0",
-    ("topic", String),
-    ("partitions", Array(OffsetCommitRequestPartitionV0.SCHEMA)),
-)
-OffsetCommitRequestTopicV1 = struct_class(
-    "OffsetCommitRequestTopicV1",
-    ("topic", String),
-    ("partitions", Array(OffsetCommitRequestPartitionV1.SCHEMA)),
-)
-OffsetCommitResponsePartition = struct_class(
-    "OffsetCommitResponsePartition", ("partition", Int32), ("error", Int16)
-)
-OffsetCommitResponseTopic = struct_class(
-    "OffsetCommitResponseTopic",
-    ("topic", String),
-    ("partitions", Array(OffsetCommitResponsePartition.SCHEMA)),
-)
-OffsetCommitRequestV0 = api_struct(
-    "OffsetCommitRequestV0",
-    OFFSET_COMMIT,
-    0,
-    ("group_id", String),
-    ("topics", Array(OffsetCommitRequestTopicV0.SCHEMA)),
-)
-OffsetCommitRequestV1 = api_struct(
-    "OffsetCommitRequestV1",
-    OFFSET_COMMIT,
-    1,
-    ("group_id", String),
-    ("generation_id", Int32),  # -1: no group management
-    ("member_id", String),
-    ("topics", Array(OffsetCommitRequestTopicV1.SCHEMA)),
-)
-OffsetCommitRequestV2 = api_struct(
-    "OffsetCommitRequestV2",
-    OFFSET_COMMIT,
-    2,
-    ("group_id", String),
-    ("generation_id", Int32),
-    ("member_id", String),
-    ("retention_time_ms", Int64),  # -1: the broker's default
-    ("topics", Array(OffsetCommitRequestTopicV0.SCHEMA)),
-)
-_offset_commit_response = (("topics", Array(OffsetCommitResponseTopic.SCHEMA)),)
-OffsetCommitResponseV0 = api_struct("OffsetCommitResponseV0", OFFSET_COMMIT, 0, *_offset_commit_response)
-OffsetCommitResponseV1 = api_struct("OffsetCommitResponseV1", OFFSET_COMMIT, 1, *_offset_commit_response)
-OffsetCommitResponseV2 = api_struct("OffsetCommitResponseV2", OFFSET_COMMIT, 2, *_offset_commit_response)
-
-# -- OffsetFetch (9) --------------------------------------------------------------------------------------
-
-OffsetFetchRequestTopic = struct_class(
-    "OffsetFetchRequestTopic", ("topic", String), ("partitions", Array(Int32))
-)
-OffsetFetchResponsePartition = struct_class(
-    "OffsetFetchResponsePartition",
-    ("partition", Int32),
-    ("offset", Int64),  # -1: nothing committed
-    ("metadata", String),
-    ("error", Int16),
-)
-OffsetFetchResponseTopic = struct_class(
-    "OffsetFetchResponseTopic", ("topic", String), ("partitions", Array(OffsetFetchResponsePartition.SCHEMA))
-)
-_offset_fetch_request = (("group_id", String), ("topics", Array(OffsetFetchRequestTopic.SCHEMA)))
-_offset_fetch_response = (("topics", Array(OffsetFetchResponseTopic.SCHEMA)),)
-OffsetFetchRequestV0 = api_struct(
-    "OffsetFetchRequestV0", OFFSET_FETCH, 0, *_offset_fetch_request
-)  # ZooKeeper
-OffsetFetchRequestV1 = api_struct("OffsetFetchRequestV1", OFFSET_FETCH, 1, *_offset_fetch_request)  # Kafka
-OffsetFetchResponseV0 = api_struct("OffsetFetchResponseV0", OFFSET_FETCH, 0, *_offset_fetch_response)
-OffsetFetchResponseV1 = api_struct("OffsetFetchResponseV1", OFFSET_FETCH, 1, *_offset_fetch_response)
-
-# -- GroupCoordinator (10; 0.8.2's ConsumerMetadata) ------------------------------------------------------
-
-GroupCoordinatorRequestV0 = api_struct(
-    "GroupCoordinatorRequestV0", GROUP_COORDINATOR, 0, ("group_id", String)
-)
-GroupCoordinatorResponseV0 = api_struct(
-    "GroupCoordinatorResponseV0",
-    GROUP_COORDINATOR,
-    0,
-    ("error", Int16),
-    ("node_id", Int32),  # -1, "", -1 when there is none
-    ("host", String),
-    ("port", Int32),
-)
-ConsumerMetadataRequest = GroupCoordinatorRequestV0
-ConsumerMetadataResponse = GroupCoordinatorResponseV0
-
-# -- ApiVersions (18; 0.10) -------------------------------------------------------------------------------
-
-ApiVersionRange = struct_class(
-    "ApiVersionRange", ("api_key", Int16), ("min_version", Int16), ("max_version", Int16)
-)
-ApiVersionsRequestV0 = api_struct("ApiVersionsRequestV0", API_VERSIONS, 0)
-ApiVersionsResponseV0 = api_struct(
-    "ApiVersionsResponseV0",
-    API_VERSIONS,
-    0,
-    ("error", Int16),
-    ("api_versions", Array(ApiVersionRange.SCHEMA)),
-)
+from zkafka.protocol.schema import Struct
+from zkafka.protocol.types import Int16, Int32, Reader, String, join_parts, parts_size
 
 # -- the registry -----------------------------------------------------------------------------------------
 

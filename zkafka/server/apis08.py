@@ -41,7 +41,36 @@ from zkafka.protocol.api_keys import (
     OFFSET_FETCH,
     PRODUCE,
 )
+from zkafka.protocol.api_versions import ApiVersionsResponseV0
 from zkafka.protocol.errors import ErrorCode
+from zkafka.protocol.fetch import (
+    CONSUMER_REPLICA_ID,
+    DEBUGGING_REPLICA_ID,
+    FetchResponsePartition,
+    FetchResponseTopic,
+    FetchResponseV0,
+    FetchResponseV1,
+)
+from zkafka.protocol.metadata import MetadataBroker, MetadataResponseV0, TopicMetadata
+from zkafka.protocol.offset_commit import (
+    OffsetCommitResponsePartition,
+    OffsetCommitResponseTopic,
+    OffsetCommitResponseV0,
+    OffsetFetchResponsePartition,
+    OffsetFetchResponseTopic,
+    OffsetFetchResponseV0,
+)
+from zkafka.protocol.offsets import (
+    ListOffsetsResponsePartition,
+    ListOffsetsResponseTopic,
+    ListOffsetsResponseV0,
+)
+from zkafka.protocol.produce import (
+    ProduceResponsePartition,
+    ProduceResponseTopic,
+    ProduceResponseV0,
+    ProduceResponseV1,
+)
 from zkafka.records.down_convert import to_magic0
 from zkafka.server.delayed_fetch import DelayedFetch
 from zkafka.server.delayed_produce import DelayedProduce, ProduceStatus
@@ -51,9 +80,6 @@ from zkafka.server.purgatory import Purgatory
 from zkafka.server.replica_manager import PartitionRead, ReplicaManager, error_code
 
 log = logging.getLogger(__name__)
-
-CONSUMER_REPLICA_ID = v08.CONSUMER_REPLICA_ID
-DEBUGGING_REPLICA_ID = v08.DEBUGGING_REPLICA_ID
 
 
 class ProduceFailedError(KafkaError):
@@ -119,7 +145,7 @@ class KafkaApis:
         """The ranges this broker serves; a version newer than v0 gets them in a v0 response with
         UNSUPPORTED_VERSION, as later brokers answer it, so the client asks again with v0."""
         error = ErrorCode.UNSUPPORTED_VERSION if request.api_version > 0 else ErrorCode.NONE
-        body = v08.ApiVersionsResponseV0(error, v08.api_version_ranges(self._handlers))
+        body = ApiVersionsResponseV0(error, v08.api_version_ranges(self._handlers))
         return v08.encode_response(request.correlation_id, body)
 
     # -- Produce ------------------------------------------------------------------------------------------
@@ -141,9 +167,9 @@ class KafkaApis:
             topics: dict[str, list] = {}
             for s in statuses:
                 offset = s.base_offset if s.error in (0, ErrorCode.REQUEST_TIMED_OUT) else -1
-                partition = v08.ProduceResponsePartition(s.partition, s.error, offset)
+                partition = ProduceResponsePartition(s.partition, s.error, offset)
                 topics.setdefault(s.topic, []).append(partition)
-            answer = [v08.ProduceResponseTopic(topic, parts) for topic, parts in topics.items()]
+            answer = [ProduceResponseTopic(topic, parts) for topic, parts in topics.items()]
             return v08.encode_response(request.correlation_id, _produce_response(request.api_version, answer))
 
         if body.acks == 1 or not any(s.pending for s in statuses):
@@ -215,10 +241,10 @@ class KafkaApis:
                 if region is not None:
                     message_set = FileRegion(os.dup(region.segment.fileno()), region.position, region.length)
                 partitions.append(
-                    v08.FetchResponsePartition(p.partition, read.error, read.high_watermark, message_set)
+                    FetchResponsePartition(p.partition, read.error, read.high_watermark, message_set)
                 )
-            topics.append(v08.FetchResponseTopic(data.topic, partitions))
-        body = v08.FetchResponseV1(0, topics) if api_version >= 1 else v08.FetchResponseV0(topics)
+            topics.append(FetchResponseTopic(data.topic, partitions))
+        body = FetchResponseV1(0, topics) if api_version >= 1 else FetchResponseV0(topics)
         return v08.encode_response(correlation_id, body)
 
     # -- ListOffsets --------------------------------------------------------------------------------------
@@ -226,13 +252,13 @@ class KafkaApis:
     def handle_list_offsets(self, request: v08.Request) -> list:
         body = request.body
         topics = [
-            v08.ListOffsetsResponseTopic(
+            ListOffsetsResponseTopic(
                 data.topic,
                 [self._offsets(body.replica_id, data.topic, p) for p in data.partitions],
             )
             for data in body.topics
         ]
-        return v08.encode_response(request.correlation_id, v08.ListOffsetsResponseV0(topics))
+        return v08.encode_response(request.correlation_id, ListOffsetsResponseV0(topics))
 
     def _offsets(self, replica_id: int, topic: str, p: Any) -> Any:
         try:
@@ -248,13 +274,13 @@ class KafkaApis:
                 high_watermark = self.replica_manager.high_watermark(partition_log)
                 if any(offset > high_watermark for offset in offsets):
                     offsets = [high_watermark, *(o for o in offsets if o <= high_watermark)]
-            return v08.ListOffsetsResponsePartition(p.partition, 0, offsets)
+            return ListOffsetsResponsePartition(p.partition, 0, offsets)
         except KafkaError as exc:
             log.debug("offsets of %s-%d: %s", topic, p.partition, exc)
-            return v08.ListOffsetsResponsePartition(p.partition, error_code(exc), [])
+            return ListOffsetsResponsePartition(p.partition, error_code(exc), [])
         except Exception:
             log.exception("offsets of %s-%d failed", topic, p.partition)
-            return v08.ListOffsetsResponsePartition(p.partition, ErrorCode.UNKNOWN, [])
+            return ListOffsetsResponsePartition(p.partition, ErrorCode.UNKNOWN, [])
 
     # -- Metadata -----------------------------------------------------------------------------------------
 
@@ -267,8 +293,8 @@ class KafkaApis:
             # 0.8.2: a failed auto-creation (an illegal name...) answers every topic with its code, no brokers.
             log.info("metadata request for %s failed: %s", requested, exc)
             code = error_code(exc)
-            topics, brokers = [v08.TopicMetadata(code, topic, []) for topic in requested], []
-        body = v08.MetadataResponseV0([v08.MetadataBroker(*broker) for broker in brokers], topics)
+            topics, brokers = [TopicMetadata(code, topic, []) for topic in requested], []
+        body = MetadataResponseV0([MetadataBroker(*broker) for broker in brokers], topics)
         return v08.encode_response(request.correlation_id, body)
 
     # -- OffsetCommit / OffsetFetch v0 (ZooKeeper) --------------------------------------------------------
@@ -276,16 +302,16 @@ class KafkaApis:
     def handle_offset_commit(self, request: v08.Request) -> list:
         body = request.body
         topics = [
-            v08.OffsetCommitResponseTopic(
+            OffsetCommitResponseTopic(
                 data.topic,
                 [
-                    v08.OffsetCommitResponsePartition(p.partition, self._commit(body.group_id, data.topic, p))
+                    OffsetCommitResponsePartition(p.partition, self._commit(body.group_id, data.topic, p))
                     for p in data.partitions
                 ],
             )
             for data in body.topics
         ]
-        return v08.encode_response(request.correlation_id, v08.OffsetCommitResponseV0(topics))
+        return v08.encode_response(request.correlation_id, OffsetCommitResponseV0(topics))
 
     def _commit(self, group: str, topic: str, p: Any) -> int:
         try:
@@ -305,12 +331,12 @@ class KafkaApis:
     def handle_offset_fetch(self, request: v08.Request) -> list:
         body = request.body
         topics = [
-            v08.OffsetFetchResponseTopic(
+            OffsetFetchResponseTopic(
                 data.topic, [self._fetch_offset(body.group_id, data.topic, p) for p in data.partitions]
             )
             for data in body.topics
         ]
-        return v08.encode_response(request.correlation_id, v08.OffsetFetchResponseV0(topics))
+        return v08.encode_response(request.correlation_id, OffsetFetchResponseV0(topics))
 
     def _fetch_offset(self, group: str, topic: str, partition: int) -> Any:
         try:
@@ -318,12 +344,12 @@ class KafkaApis:
             offset = self._offsets_store().fetch(group, topic, partition)
             if offset is None:
                 raise UnknownTopicOrPartitionError(f"no offset committed for {group} {topic}-{partition}")
-            return v08.OffsetFetchResponsePartition(partition, offset, "", 0)
+            return OffsetFetchResponsePartition(partition, offset, "", 0)
         except KafkaError as exc:
-            return v08.OffsetFetchResponsePartition(partition, -1, "", error_code(exc))
+            return OffsetFetchResponsePartition(partition, -1, "", error_code(exc))
         except Exception:
             log.exception("offset fetch of %s %s-%d failed", group, topic, partition)
-            return v08.OffsetFetchResponsePartition(partition, -1, "", ErrorCode.UNKNOWN)
+            return OffsetFetchResponsePartition(partition, -1, "", ErrorCode.UNKNOWN)
 
     def _offsets_store(self) -> ZkOffsetStore:
         if self.offset_store is None:
@@ -333,4 +359,4 @@ class KafkaApis:
 
 def _produce_response(api_version: int, topics: list) -> Any:
     """Produce v1 (0.9) adds ``throttle_time_ms`` (always 0 here: zkafka has no quotas)."""
-    return v08.ProduceResponseV1(topics, 0) if api_version >= 1 else v08.ProduceResponseV0(topics)
+    return ProduceResponseV1(topics, 0) if api_version >= 1 else ProduceResponseV0(topics)

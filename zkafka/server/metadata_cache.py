@@ -24,7 +24,7 @@ from typing import Any
 from zkafka.cluster.snapshot import ClusterSnapshot, PartitionMetadata
 from zkafka.controller.request_planner import LEADER_DURING_DELETE
 from zkafka.errors import UnknownTopicOrPartitionError
-from zkafka.protocol import v08
+from zkafka.protocol import metadata
 from zkafka.protocol.errors import ErrorCode
 from zkafka.zk.paths08 import BrokerRegistration, PartitionState
 
@@ -37,12 +37,12 @@ def partition_metadata(partition: int, meta: Any, alive: Any) -> Any:
     """One partition's answer from its replicas, its state and the live broker ids."""
     replicas = [r for r in meta.replicas if r in alive]
     if meta.leader not in alive:
-        return v08.PartitionMetadata(ErrorCode.LEADER_NOT_AVAILABLE, partition, -1, replicas, [])
+        return metadata.PartitionMetadata(ErrorCode.LEADER_NOT_AVAILABLE, partition, -1, replicas, [])
     isr = [r for r in meta.isr if r in alive]
     error = ErrorCode.NONE
     if len(replicas) < len(meta.replicas) or len(isr) < len(meta.isr):
         error = ErrorCode.REPLICA_NOT_AVAILABLE
-    return v08.PartitionMetadata(error, partition, meta.leader, replicas, isr)
+    return metadata.PartitionMetadata(error, partition, meta.leader, replicas, isr)
 
 
 class MetadataCache:
@@ -126,10 +126,10 @@ class MetadataCache:
         for topic in names:
             partitions = _with_state(snapshot.topics.get(topic))
             if not partitions:
-                answers.append(v08.TopicMetadata(self._unknown_topic(topic), topic, []))
+                answers.append(metadata.TopicMetadata(self._unknown_topic(topic), topic, []))
                 continue
             answers.append(
-                v08.TopicMetadata(
+                metadata.TopicMetadata(
                     ErrorCode.NONE,
                     topic,
                     [partition_metadata(p, partitions[p], alive) for p in sorted(partitions)],

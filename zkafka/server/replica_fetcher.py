@@ -23,8 +23,9 @@ import gevent
 import gevent.event
 
 from zkafka.client08.channel import broker_channel
-from zkafka.protocol import v08
 from zkafka.protocol.errors import ErrorCode
+from zkafka.protocol.fetch import FetchRequestPartition, FetchRequestTopic, FetchRequestV0
+from zkafka.protocol.offsets import ListOffsetsRequestPartition, ListOffsetsRequestTopic, ListOffsetsRequestV0
 from zkafka.utils.java import java_string_hash, to_int32
 
 log = logging.getLogger(__name__)
@@ -141,14 +142,14 @@ class ReplicaFetcher:
         by_topic: dict[str, list] = {}
         for (topic, partition), offset in sorted(requested.items()):
             by_topic.setdefault(topic, []).append(
-                v08.FetchRequestPartition(partition, offset, self.settings.max_bytes)
+                FetchRequestPartition(partition, offset, self.settings.max_bytes)
             )
         settings = self.settings
-        return v08.FetchRequestV0(
+        return FetchRequestV0(
             settings.broker_id,
             settings.max_wait_ms,
             settings.min_bytes,
-            [v08.FetchRequestTopic(topic, parts) for topic, parts in by_topic.items()],
+            [FetchRequestTopic(topic, parts) for topic, parts in by_topic.items()],
         )
 
     def _process(self, requested: dict[TopicPartition, int], response: Any) -> bool:
@@ -193,9 +194,9 @@ class ReplicaFetcher:
         return self.logs.truncate_follower(tp[0], tp[1], start, restart=True)
 
     def _leader_offset(self, tp: TopicPartition, time: int) -> int:
-        request = v08.ListOffsetsRequestV0(
+        request = ListOffsetsRequestV0(
             self.settings.broker_id,
-            [v08.ListOffsetsRequestTopic(tp[0], [v08.ListOffsetsRequestPartition(tp[1], time, 1)])],
+            [ListOffsetsRequestTopic(tp[0], [ListOffsetsRequestPartition(tp[1], time, 1)])],
         )
         answer = self.channel.request(request, retries=0).topics[0].partitions[0]
         if answer.error or not answer.offsets:

@@ -15,7 +15,7 @@ from typing import Any
 
 from zkafka.client08.channel import check_error
 from zkafka.errors import KafkaError
-from zkafka.protocol import v08
+from zkafka.protocol.offset_commit import OffsetFetchRequestTopic, OffsetFetchRequestV1
 from zkafka.tools.offset_checker07 import OffsetReport, PartitionRow, broker_infos
 from zkafka.tools.offset_checker08 import NO_LEADER, log_sizes
 from zkafka.ui.coordinator_groups import CoordinatorGroups
@@ -141,9 +141,7 @@ def fetch_committed(
     by_topic: dict[str, list[int]] = {}
     for topic, partition in partitions:
         by_topic.setdefault(topic, []).append(partition)
-    request = v08.OffsetFetchRequestV1(
-        group, [v08.OffsetFetchRequestTopic(t, ps) for t, ps in by_topic.items()]
-    )
+    request = OffsetFetchRequestV1(group, [OffsetFetchRequestTopic(t, ps) for t, ps in by_topic.items()])
     response = reader.call(*coordinator, request)
     out = {}
     for t in response.topics:

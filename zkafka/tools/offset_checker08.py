@@ -18,7 +18,7 @@ from kazoo.client import KazooClient
 
 from zkafka.consumer.simple08 import SimpleConsumer08
 from zkafka.errors import KafkaError
-from zkafka.protocol.v08 import LATEST_TIME
+from zkafka.protocol import LATEST_TIME
 from zkafka.tools.offset_checker07 import (
     BrokerInfo,
     OffsetReport,

@@ -24,12 +24,12 @@ from zkafka.coordinator.offsets_schema import (
     read_key,
 )
 from zkafka.errors import KafkaError
-from zkafka.protocol import v08
 from zkafka.protocol.group_membership import (
     ConsumerProtocolMetadata,
     DescribeGroupsRequestV0,
     ListGroupsRequestV0,
 )
+from zkafka.protocol.metadata import MetadataRequestV0
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ class CoordinatorGroups:
     def cluster(self) -> tuple[dict[int, tuple[str, int]], dict[str, int], dict[tuple[str, int], int]]:
         """Metadata of every topic from the bootstrap broker: broker id -> (host, port), topic -> partition
         count (topics without error), (topic, partition) -> leader id."""
-        metadata = self.call(*self.bootstrap, v08.MetadataRequestV0([]))
+        metadata = self.call(*self.bootstrap, MetadataRequestV0([]))
         brokers = {b.node_id: (b.host, b.port) for b in metadata.brokers}
         counts = {t.topic: len(t.partitions) for t in metadata.topics if t.error == 0}
         leaders = {(t.topic, p.partition): p.leader for t in metadata.topics for p in t.partitions}

@@ -5,13 +5,9 @@ import pytest
 from zkafka.client08.channel import ClientCodec08, CorrelationIdMismatchError, check_error
 from zkafka.client08.topic_metadata import parse_broker_list
 from zkafka.errors import InvalidConfigError, NotLeaderForPartitionError
-from zkafka.protocol.v08 import (
-    RESPONSE_HEADER,
-    MetadataRequestV0,
-    MetadataResponseV0,
-    ProduceRequestV0,
-    encode_request,
-)
+from zkafka.protocol.metadata import MetadataRequestV0, MetadataResponseV0
+from zkafka.protocol.produce import ProduceRequestV0
+from zkafka.protocol.v08 import RESPONSE_HEADER, encode_request
 
 
 def test_broker_list_forms():

@@ -4,7 +4,7 @@ same answer as before, and a fresh list each call."""
 from __future__ import annotations
 
 from zkafka.client08.topic_metadata import PartitionAndLeader, TopicMetadataCache
-from zkafka.protocol.v08 import PartitionMetadata, TopicMetadata
+from zkafka.protocol.metadata import PartitionMetadata, TopicMetadata
 
 
 def topic_metadata(leaders: dict[int, int]) -> TopicMetadata:

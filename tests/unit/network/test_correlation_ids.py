@@ -10,7 +10,7 @@ from zkafka.client08.channel import ClientCodec08
 from zkafka.network.client import BlockingChannel
 from zkafka.network.server import PendingResponse, SocketServer
 from zkafka.protocol import v08
-from zkafka.protocol.v08 import ApiVersionRange, ApiVersionsRequestV0, ApiVersionsResponseV0
+from zkafka.protocol.api_versions import ApiVersionRange, ApiVersionsRequestV0, ApiVersionsResponseV0
 
 
 @pytest.fixture

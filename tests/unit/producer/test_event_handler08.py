@@ -18,7 +18,7 @@ from zkafka.producer.event_handler08 import (
     partition_and_collate,
 )
 from zkafka.producer.partitioner import DefaultPartitioner08
-from zkafka.protocol.v08 import ProduceResponsePartition, ProduceResponseTopic, ProduceResponseV0
+from zkafka.protocol.produce import ProduceResponsePartition, ProduceResponseTopic, ProduceResponseV0
 from zkafka.records.compression import GZIP, NO_COMPRESSION
 from zkafka.records.format08 import build_message_set, iter_messages
 from zkafka.utils.java import java_string_hash

@@ -9,14 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zkafka.errors import InvalidRequestError
-from zkafka.protocol.produce_wire import (
-    read_produce_body,
-    read_produce_response,
-    write_produce_body,
-    write_produce_response,
-)
-from zkafka.protocol.types import Reader, decode
-from zkafka.protocol.v08 import (
+from zkafka.protocol.produce import (
     ProduceRequestPartition,
     ProduceRequestTopic,
     ProduceRequestV0,
@@ -24,11 +17,16 @@ from zkafka.protocol.v08 import (
     ProduceResponsePartition,
     ProduceResponseTopic,
     ProduceResponseV0,
-    decode_request,
-    decode_response,
-    encode_request,
-    encode_response,
 )
+from zkafka.protocol.produce_wire import (
+    read_produce_body,
+    read_produce_response,
+    write_produce_body,
+    write_produce_response,
+)
+from zkafka.protocol.schema import decode
+from zkafka.protocol.types import Reader
+from zkafka.protocol.v08 import decode_request, decode_response, encode_request, encode_response
 
 partitions = st.lists(
     st.builds(ProduceRequestPartition, st.integers(-(2**31), 2**31 - 1), st.binary(max_size=40)), max_size=3

@@ -9,10 +9,8 @@ from __future__ import annotations
 import pytest
 
 from tests.unit.protocol.golden08 import CLIENT_ID, CORRELATION_ID, HELLO_ENTRY, hexbytes
-from zkafka.protocol.v08 import (
-    ApiVersionRange,
-    ApiVersionsRequestV0,
-    ApiVersionsResponseV0,
+from zkafka.protocol.api_versions import ApiVersionRange, ApiVersionsRequestV0, ApiVersionsResponseV0
+from zkafka.protocol.fetch import (
     FetchRequestPartition,
     FetchRequestTopic,
     FetchRequestV0,
@@ -21,17 +19,17 @@ from zkafka.protocol.v08 import (
     FetchResponseTopic,
     FetchResponseV0,
     FetchResponseV1,
-    GroupCoordinatorRequestV0,
-    GroupCoordinatorResponseV0,
-    ListOffsetsRequestPartition,
-    ListOffsetsRequestTopic,
-    ListOffsetsRequestV0,
-    ListOffsetsResponsePartition,
-    ListOffsetsResponseTopic,
-    ListOffsetsResponseV0,
+)
+from zkafka.protocol.metadata import (
     MetadataBroker,
     MetadataRequestV0,
     MetadataResponseV0,
+    PartitionMetadata,
+    TopicMetadata,
+)
+from zkafka.protocol.offset_commit import (
+    GroupCoordinatorRequestV0,
+    GroupCoordinatorResponseV0,
     OffsetCommitRequestPartitionV0,
     OffsetCommitRequestPartitionV1,
     OffsetCommitRequestTopicV0,
@@ -51,7 +49,16 @@ from zkafka.protocol.v08 import (
     OffsetFetchResponseTopic,
     OffsetFetchResponseV0,
     OffsetFetchResponseV1,
-    PartitionMetadata,
+)
+from zkafka.protocol.offsets import (
+    ListOffsetsRequestPartition,
+    ListOffsetsRequestTopic,
+    ListOffsetsRequestV0,
+    ListOffsetsResponsePartition,
+    ListOffsetsResponseTopic,
+    ListOffsetsResponseV0,
+)
+from zkafka.protocol.produce import (
     ProduceRequestPartition,
     ProduceRequestTopic,
     ProduceRequestV0,
@@ -60,12 +67,8 @@ from zkafka.protocol.v08 import (
     ProduceResponseTopic,
     ProduceResponseV0,
     ProduceResponseV1,
-    TopicMetadata,
-    decode_request,
-    decode_response,
-    encode_request,
-    encode_response,
 )
+from zkafka.protocol.v08 import decode_request, decode_response, encode_request, encode_response
 
 ENTRY = HELLO_ENTRY.hex()
 PRODUCE_TOPICS = [ProduceRequestTopic("t", [ProduceRequestPartition(0, HELLO_ENTRY)])]

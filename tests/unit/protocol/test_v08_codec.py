@@ -14,12 +14,12 @@ from tests.unit.protocol import test_group_membership, test_inter_broker, test_v
 from tests.unit.protocol.golden08 import hexbytes
 from zkafka.errors import InvalidRequestError
 from zkafka.protocol.api_keys import API_VERSIONS, CONTROLLED_SHUTDOWN, FETCH, PRODUCE
+from zkafka.protocol.api_versions import ApiVersionRange
+from zkafka.protocol.metadata import MetadataRequestV0
+from zkafka.protocol.produce import ProduceResponseV0
 from zkafka.protocol.v08 import (
     CODEC,
     SCHEMAS,
-    ApiVersionRange,
-    MetadataRequestV0,
-    ProduceResponseV0,
     api_version_ranges,
     decode_request,
     decode_response,

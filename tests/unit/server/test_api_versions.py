@@ -10,7 +10,8 @@ from tests.support.wire import wire_bytes
 from tests.unit.protocol.golden08 import hexbytes
 from tests.unit.server.test_apis08 import Broker
 from zkafka.protocol import v08
-from zkafka.protocol.api_keys import API_VERSIONS
+from zkafka.protocol.api_keys import API_VERSIONS, OFFSET_COMMIT
+from zkafka.protocol.api_versions import ApiVersionRange, ApiVersionsRequestV0
 
 # kafka-python 2.3.3's opening request: header v2 (client id "cli", no tagged fields), body v4
 # (compact strings "kafka-python" and "2.3.3", no tagged fields)
@@ -32,11 +33,11 @@ def broker(tmp_path):
 def test_a_newer_api_versions_request_is_read_as_v0_keeping_its_version():
     request = v08.decode_request(KAFKA_PYTHON_V4)
     assert (request.api_key, request.api_version, request.correlation_id) == (API_VERSIONS, 4, 7)
-    assert request.body == v08.ApiVersionsRequestV0()
+    assert request.body == ApiVersionsRequestV0()
 
 
 def test_v0_answers_the_served_ranges(broker):
-    frame = v08.encode_request(v08.ApiVersionsRequestV0(), 7, "cli")
+    frame = v08.encode_request(ApiVersionsRequestV0(), 7, "cli")
     answer = wire_bytes(broker.apis.handle(v08.decode_request(frame[4:])))
     assert answer == hexbytes(f"00000034 | 00000007 | 0000 | {RANGES_08}")
 
@@ -47,6 +48,6 @@ def test_a_newer_version_gets_unsupported_version_and_the_ranges_in_a_v0_respons
 
 
 def test_the_ranges_follow_the_handlers_a_coordinator_adds(broker):
-    broker.apis._handlers[(v08.OFFSET_COMMIT, 2)] = broker.apis.handle_offset_commit
-    ranges = broker.call(v08.ApiVersionsRequestV0()).api_versions
-    assert v08.ApiVersionRange(8, 0, 2) in ranges
+    broker.apis._handlers[(OFFSET_COMMIT, 2)] = broker.apis.handle_offset_commit
+    ranges = broker.call(ApiVersionsRequestV0()).api_versions
+    assert ApiVersionRange(8, 0, 2) in ranges

@@ -20,6 +20,16 @@ from zkafka.log.log_config import LogConfig
 from zkafka.log.log_manager08 import LogManager08
 from zkafka.protocol import v08
 from zkafka.protocol.errors import ErrorCode
+from zkafka.protocol.fetch import FetchRequestPartition, FetchRequestTopic, FetchRequestV0, FetchRequestV1
+from zkafka.protocol.metadata import MetadataBroker, MetadataRequestV0, PartitionMetadata, TopicMetadata
+from zkafka.protocol.offsets import ListOffsetsRequestPartition, ListOffsetsRequestTopic, ListOffsetsRequestV0
+from zkafka.protocol.produce import (
+    ProduceRequestPartition,
+    ProduceRequestTopic,
+    ProduceRequestV0,
+    ProduceResponsePartition,
+    ProduceResponseTopic,
+)
 from zkafka.records import format08
 from zkafka.server.apis08 import KafkaApis, ProduceFailedError
 from zkafka.server.metadata_cache import MetadataCache, partition_metadata
@@ -63,30 +73,26 @@ class Broker:
         message_set = format08.build_message_set(
             list(zip(keys or [None] * len(values), values, strict=True)), codec
         )
-        body = v08.ProduceRequestV0(
+        body = ProduceRequestV0(
             acks,
             1000,
-            [v08.ProduceRequestTopic(topic, [v08.ProduceRequestPartition(partition, message_set)])],
+            [ProduceRequestTopic(topic, [ProduceRequestPartition(partition, message_set)])],
         )
         return self.call(body)
 
     def fetch(self, topic, partition, offset, max_bytes=1 << 20, max_wait_ms=0, min_bytes=0, replica_id=-1):
-        body = v08.FetchRequestV0(
+        body = FetchRequestV0(
             replica_id,
             max_wait_ms,
             min_bytes,
-            [v08.FetchRequestTopic(topic, [v08.FetchRequestPartition(partition, offset, max_bytes)])],
+            [FetchRequestTopic(topic, [FetchRequestPartition(partition, offset, max_bytes)])],
         )
         return self.call(body).topics[0].partitions[0]
 
     def offsets(self, topic, partition, when, max_offsets=10, replica_id=-1):
-        body = v08.ListOffsetsRequestV0(
+        body = ListOffsetsRequestV0(
             replica_id,
-            [
-                v08.ListOffsetsRequestTopic(
-                    topic, [v08.ListOffsetsRequestPartition(partition, when, max_offsets)]
-                )
-            ],
+            [ListOffsetsRequestTopic(topic, [ListOffsetsRequestPartition(partition, when, max_offsets)])],
         )
         return self.call(body).topics[0].partitions[0]
 
@@ -113,8 +119,8 @@ def values_of(partition_data):
 def test_produce_answers_the_base_offset_of_each_append(broker):
     first = broker.produce("t", 0, [b"a", b"b", b"c"])
     second = broker.produce("t", 0, [b"d"])
-    assert first.topics == [v08.ProduceResponseTopic("t", [v08.ProduceResponsePartition(0, 0, 0)])]
-    assert second.topics[0].partitions[0] == v08.ProduceResponsePartition(0, 0, 3)
+    assert first.topics == [ProduceResponseTopic("t", [ProduceResponsePartition(0, 0, 0)])]
+    assert second.topics[0].partitions[0] == ProduceResponsePartition(0, 0, 3)
 
 
 def test_produce_of_compressed_messages_gets_offsets_inside_one_wrapper(broker):
@@ -130,7 +136,7 @@ def test_produce_of_compressed_messages_gets_offsets_inside_one_wrapper(broker):
 
 
 def test_produce_errors_per_partition(broker):
-    assert broker.produce("nope", 0, [b"a"]).topics[0].partitions[0] == v08.ProduceResponsePartition(
+    assert broker.produce("nope", 0, [b"a"]).topics[0].partitions[0] == ProduceResponsePartition(
         0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
     )
     assert broker.produce("elsewhere", 0, [b"a"]).topics[0].partitions[0].error == (
@@ -138,9 +144,7 @@ def test_produce_errors_per_partition(broker):
     )
     corrupt = bytearray(format08.build_message_set([(None, b"hello")]))
     corrupt[-1] ^= 0xFF
-    body = v08.ProduceRequestV0(
-        1, 1000, [v08.ProduceRequestTopic("t", [v08.ProduceRequestPartition(0, bytes(corrupt))])]
-    )
+    body = ProduceRequestV0(1, 1000, [ProduceRequestTopic("t", [ProduceRequestPartition(0, bytes(corrupt))])])
     assert broker.call(body).topics[0].partitions[0].error == ErrorCode.CORRUPT_MESSAGE
 
 
@@ -148,7 +152,7 @@ def test_a_message_over_message_max_bytes_is_refused(tmp_path):
     b = Broker(tmp_path / "logs", {("t", 0): BROKER}, max_message_size=100)
     try:
         assert b.produce("t", 0, [b"x" * 200]).topics[0].partitions[0].error == ErrorCode.MESSAGE_TOO_LARGE
-        assert b.produce("t", 0, [b"x" * 10]).topics[0].partitions[0] == v08.ProduceResponsePartition(0, 0, 0)
+        assert b.produce("t", 0, [b"x" * 10]).topics[0].partitions[0] == ProduceResponsePartition(0, 0, 0)
     finally:
         b.close()
 
@@ -161,7 +165,7 @@ def test_acks_0_has_no_response_and_a_failure_closes_the_connection(broker):
 
 
 def test_acks_minus_1_behaves_as_1_with_one_replica(broker):
-    assert broker.produce("t", 1, [b"a"], acks=-1).topics[0].partitions[0] == v08.ProduceResponsePartition(
+    assert broker.produce("t", 1, [b"a"], acks=-1).topics[0].partitions[0] == ProduceResponsePartition(
         1, 0, 0
     )
 
@@ -225,9 +229,7 @@ def test_a_parked_fetch_waits_for_min_bytes_then_times_out_with_what_there_is(br
 
 
 def test_a_cancelled_fetch_leaves_the_purgatory(broker):
-    body = v08.FetchRequestV0(
-        -1, 5000, 1, [v08.FetchRequestTopic("t", [v08.FetchRequestPartition(0, 0, 1000)])]
-    )
+    body = FetchRequestV0(-1, 5000, 1, [FetchRequestTopic("t", [FetchRequestPartition(0, 0, 1000)])])
     frame = v08.encode_request(body, 7, "c")
     pending = broker.apis.handle(v08.decode_request(memoryview(frame)[4:]))
     assert isinstance(pending, AsyncResult) and broker.purgatory.delayed() == 1
@@ -257,45 +259,45 @@ def test_list_offsets_latest_earliest_and_unknown(broker):
 
 
 def test_metadata_of_all_topics_and_of_an_unknown_one(broker):
-    everything = broker.call(v08.MetadataRequestV0([]))
+    everything = broker.call(MetadataRequestV0([]))
     assert everything.brokers == [
-        v08.MetadataBroker(0, "host-0", 9090),
-        v08.MetadataBroker(1, "host-1", 9091),
+        MetadataBroker(0, "host-0", 9090),
+        MetadataBroker(1, "host-1", 9091),
     ]
     assert [t.topic for t in everything.topics] == ["elsewhere", "t"]
     assert everything.topics[1].partitions == [
-        v08.PartitionMetadata(0, 0, 0, [0], [0]),
-        v08.PartitionMetadata(0, 1, 0, [0], [0]),
+        PartitionMetadata(0, 0, 0, [0], [0]),
+        PartitionMetadata(0, 1, 0, [0], [0]),
     ]
     assert broker.created == []
-    fresh = broker.call(v08.MetadataRequestV0(["new-topic"]))
-    assert fresh.topics == [v08.TopicMetadata(ErrorCode.LEADER_NOT_AVAILABLE, "new-topic", [])]
+    fresh = broker.call(MetadataRequestV0(["new-topic"]))
+    assert fresh.topics == [TopicMetadata(ErrorCode.LEADER_NOT_AVAILABLE, "new-topic", [])]
     assert broker.created == ["new-topic"]
 
 
 def test_metadata_without_auto_creation_answers_unknown(broker):
     broker.metadata.auto_create_topics = False
-    answer = broker.call(v08.MetadataRequestV0(["new-topic"]))
-    assert answer.topics == [v08.TopicMetadata(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "new-topic", [])]
+    answer = broker.call(MetadataRequestV0(["new-topic"]))
+    assert answer.topics == [TopicMetadata(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "new-topic", [])]
 
 
 def test_partition_metadata_when_brokers_are_down():
     snapshot = cluster_snapshot({("t", 0): 1}, alive=(0, 1), replicas=(1, 2), isr=(1, 2))
     meta = snapshot.topics["t"][0]
-    assert partition_metadata(0, meta, {0, 1}) == v08.PartitionMetadata(
+    assert partition_metadata(0, meta, {0, 1}) == PartitionMetadata(
         ErrorCode.REPLICA_NOT_AVAILABLE, 0, 1, [1], [1]
     )
-    assert partition_metadata(0, meta, {0, 2}) == v08.PartitionMetadata(
+    assert partition_metadata(0, meta, {0, 2}) == PartitionMetadata(
         ErrorCode.LEADER_NOT_AVAILABLE, 0, -1, [2], []
     )
-    assert partition_metadata(0, meta, {1, 2}) == v08.PartitionMetadata(0, 0, 1, [1, 2], [1, 2])
+    assert partition_metadata(0, meta, {1, 2}) == PartitionMetadata(0, 0, 1, [1, 2], [1, 2])
 
 
 # -- what a 0.8.2 broker does not serve -----------------------------------------------------------------
 
 
 def test_an_api_version_0_8_2_does_not_serve_is_refused(broker):
-    body = v08.FetchRequestV1(-1, 0, 0, [])
+    body = FetchRequestV1(-1, 0, 0, [])
     frame = v08.encode_request(body, 1, "c")
     with pytest.raises(InvalidRequestError, match="Fetch v1"):
         broker.apis.handle(v08.decode_request(memoryview(frame)[4:]))

@@ -23,7 +23,8 @@ from zkafka.protocol.group_membership import (
     ConsumerProtocolMetadata,
     TopicPartitions,
 )
-from zkafka.protocol.types import Array, Int16, Int32, Reader, struct_class
+from zkafka.protocol.schema import struct_class
+from zkafka.protocol.types import Array, Int16, Int32, Reader
 
 TopicPartition = tuple[str, int]
 Assignment = dict[str, dict[str, list[int]]]  # member id -> topic -> partitions

@@ -16,12 +16,8 @@ from zkafka.client08.topic_metadata import BrokerEndPoint, TopicMetadataCache, p
 from zkafka.consumer.group.subscription import TopicPartition
 from zkafka.errors import BrokerNotAvailableError, KafkaError
 from zkafka.network.client import BlockingChannel
-from zkafka.protocol.v08 import (
-    CONSUMER_REPLICA_ID,
-    ListOffsetsRequestPartition,
-    ListOffsetsRequestTopic,
-    ListOffsetsRequestV0,
-)
+from zkafka.protocol.fetch import CONSUMER_REPLICA_ID
+from zkafka.protocol.offsets import ListOffsetsRequestPartition, ListOffsetsRequestTopic, ListOffsetsRequestV0
 
 log = logging.getLogger(__name__)
 

@@ -32,8 +32,16 @@ from zkafka.consumer.group.cluster import Cluster
 from zkafka.consumer.group.subscription import OffsetAndMetadata, SubscriptionState, TopicPartition
 from zkafka.errors import FencedInstanceIdError, KafkaError
 from zkafka.network.client import BlockingChannel
-from zkafka.protocol import group_membership, v08
+from zkafka.protocol import group_membership
 from zkafka.protocol.errors import ErrorCode, error_name
+from zkafka.protocol.offset_commit import (
+    GroupCoordinatorRequestV0,
+    OffsetCommitRequestPartitionV0,
+    OffsetCommitRequestTopicV0,
+    OffsetCommitRequestV2,
+    OffsetFetchRequestTopic,
+    OffsetFetchRequestV1,
+)
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +110,7 @@ class ConsumerCoordinator:
         """Ask any broker for the group's coordinator until one is named (KafkaError after ``deadline``)."""
         while self.coordinator is None:
             try:
-                response = self.cluster.any_broker(v08.GroupCoordinatorRequestV0(self.group_id))
+                response = self.cluster.any_broker(GroupCoordinatorRequestV0(self.group_id))
                 if response.error == ErrorCode.NONE:
                     self.coordinator = response
                     self._channel = self.cluster.channel(response.host, response.port)
@@ -323,15 +331,15 @@ class ConsumerCoordinator:
         by_topic: dict[str, list] = {}
         for tp, value in sorted(offsets.items()):
             by_topic.setdefault(tp.topic, []).append(
-                v08.OffsetCommitRequestPartitionV0(tp.partition, value.offset, value.metadata)
+                OffsetCommitRequestPartitionV0(tp.partition, value.offset, value.metadata)
             )
         managed = self.subscriptions.auto_assigned
-        request = v08.OffsetCommitRequestV2(
+        request = OffsetCommitRequestV2(
             self.group_id,
             self.generation if managed else NO_GENERATION,
             self.member_id if managed else "",
             DEFAULT_RETENTION,
-            [v08.OffsetCommitRequestTopicV0(t, ps) for t, ps in by_topic.items()],
+            [OffsetCommitRequestTopicV0(t, ps) for t, ps in by_topic.items()],
         )
         while True:
             self.ensure_coordinator_known(deadline)
@@ -367,8 +375,8 @@ class ConsumerCoordinator:
         by_topic: dict[str, list[int]] = {}
         for tp in partitions:
             by_topic.setdefault(tp.topic, []).append(tp.partition)
-        request = v08.OffsetFetchRequestV1(
-            self.group_id, [v08.OffsetFetchRequestTopic(t, ps) for t, ps in by_topic.items()]
+        request = OffsetFetchRequestV1(
+            self.group_id, [OffsetFetchRequestTopic(t, ps) for t, ps in by_topic.items()]
         )
         while True:
             self.ensure_coordinator_known(deadline)

@@ -22,7 +22,12 @@ from zkafka.consumer.group.subscription import ConsumerRecord, SubscriptionState
 from zkafka.consumer.simple08 import FetchedPartition
 from zkafka.errors import KafkaError
 from zkafka.protocol.errors import ErrorCode, error_name
-from zkafka.protocol.v08 import CONSUMER_REPLICA_ID, FetchRequestPartition, FetchRequestTopic, FetchRequestV1
+from zkafka.protocol.fetch import (
+    CONSUMER_REPLICA_ID,
+    FetchRequestPartition,
+    FetchRequestTopic,
+    FetchRequestV1,
+)
 from zkafka.records import native
 
 log = logging.getLogger(__name__)
