@@ -24,8 +24,8 @@ from functools import partial
 import gevent
 
 from zkafka.config import ConsumerConfig, ProducerConfig
-from zkafka.consumer.connector07 import ZookeeperConsumerConnector
-from zkafka.consumer.stream07 import ConsumerTimeoutError
+from zkafka.consumer.connector import ZookeeperConsumerConnector
+from zkafka.consumer.stream import ConsumerTimeoutError
 from zkafka.launch.zookeeper_server import ZooKeeperServer, free_port
 from zkafka.producer.producer07 import Producer
 from zkafka.tools.offset_checker07 import PartitionRow, check_offsets, registered_partitions

@@ -22,9 +22,9 @@ from collections.abc import Mapping
 from functools import partial
 
 from zkafka.config08 import ConsumerConfig08
-from zkafka.consumer.connector07 import BaseConsumerConnector, ConnectorSettings
+from zkafka.consumer.connector import BaseConsumerConnector, ConnectorSettings
 from zkafka.consumer.fetcher08 import Fetcher08
-from zkafka.consumer.group_view07 import children, get_many
+from zkafka.consumer.group_view import children, get_many
 from zkafka.consumer.group_view08 import read_group_view08
 from zkafka.consumer.rebalancer import ViewReader
 from zkafka.errors import InvalidConfigError

@@ -9,7 +9,7 @@ import gevent
 
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
 from zkafka.consumer.simple07 import SimpleConsumer
-from zkafka.consumer.stream07 import FETCH_PIECE, decode_chunk
+from zkafka.consumer.stream import FETCH_PIECE, decode_chunk
 from zkafka.errors import InvalidConfigError, InvalidMessageSizeError, KafkaError, OffsetOutOfRangeError
 from zkafka.protocol.v07 import EARLIEST_TIME, LATEST_TIME, FetchRequest
 from zkafka.records.message07 import INT32

@@ -23,7 +23,7 @@ from zkafka.client08.topic_metadata import fetch_topic_metadata
 from zkafka.consumer.fetcher07 import handed_over, reset_time_or_fail
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
 from zkafka.consumer.simple08 import FetchedPartition, SimpleConsumer08
-from zkafka.consumer.stream07 import FETCH_PIECE
+from zkafka.consumer.stream import FETCH_PIECE
 from zkafka.consumer.stream08 import decode_batch08
 from zkafka.errors import KafkaError, MessageSizeTooLargeError
 from zkafka.protocol.errors import ErrorCode, error_name

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
-from zkafka.consumer.group_view07 import GroupView, children, get_many, group_threads
+from zkafka.consumer.group_view import GroupView, children, get_many, group_threads
 from zkafka.topic_count import TopicCount, WildcardTopicCount
 from zkafka.topic_count08 import parse_topic_count08
 from zkafka.zk.paths08 import BROKER_TOPICS_PATH, ZKGroupDirs08, parse_topic_assignment, topic_path

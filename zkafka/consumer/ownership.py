@@ -16,7 +16,7 @@ from gevent.queue import Queue
 
 from zkafka.consumer.membership import GroupMembership
 from zkafka.consumer.partition_state import PartitionTopicInfo
-from zkafka.consumer.stream07 import KafkaStream
+from zkafka.consumer.stream import KafkaStream
 from zkafka.zk.client import delete_if_owned, update_persistent
 from zkafka.zk.paths07 import Broker, BrokerPartition
 

@@ -28,7 +28,7 @@ import gevent
 import gevent.event
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
-from zkafka.consumer.group_view07 import GroupView, get_many, read_group_view
+from zkafka.consumer.group_view import GroupView, get_many, read_group_view
 from zkafka.consumer.membership import GroupDirs, GroupMembership
 from zkafka.consumer.ownership import OwnedPartitions, PartitionKey, release
 from zkafka.consumer.partition_state import PartitionTopicInfo

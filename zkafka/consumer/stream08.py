@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from operator import itemgetter
 from typing import NamedTuple, overload
 
-from zkafka.consumer.stream07 import _in_partition
+from zkafka.consumer.stream import _in_partition
 from zkafka.errors import KafkaError
 from zkafka.records import native
 from zkafka.records.compression import DEFAULT_MAX_INFLATED

@@ -19,7 +19,7 @@ from zkafka.utils import lazy_exports
 # Exported names and their modules, imported on first use so that the pure modules (partitioner,
 # encoders) do not pull in gevent and kazoo.
 _EXPORTS = {
-    "AsyncProducer": "async_producer07",
+    "AsyncProducer": "send_thread",
     "CallbackHandler": "event_handler07",
     "DefaultEncoder": "encoders",
     "DefaultEventHandler": "event_handler07",

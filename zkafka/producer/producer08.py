@@ -33,7 +33,6 @@ from typing import Any, NamedTuple
 import gevent
 
 from zkafka.config08 import ProducerConfig08
-from zkafka.producer.async_producer07 import BatchingSender
 from zkafka.producer.encoders import DefaultEncoder, Encoder, load_encoder
 from zkafka.producer.errors import FailedToSendMessageError, ProducerClosedError
 from zkafka.producer.event_handler07 import QueueItem
@@ -45,6 +44,7 @@ from zkafka.producer.partitioner import (
     load_partitioner,
 )
 from zkafka.producer.pipeline08 import PipelinedSender08
+from zkafka.producer.send_thread import BatchingSender
 from zkafka.records import native
 from zkafka.topic import TopicValidator
 

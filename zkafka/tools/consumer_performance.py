@@ -21,10 +21,10 @@ import gevent
 import gevent.event
 
 from zkafka.config08 import LINE_08
-from zkafka.consumer.connector07 import BaseConsumerConnector, ZookeeperConsumerConnector
+from zkafka.consumer.connector import BaseConsumerConnector, ZookeeperConsumerConnector
 from zkafka.consumer.connector08 import ZookeeperConsumerConnector08
 from zkafka.consumer.console import delete_group, zk_session
-from zkafka.consumer.stream07 import ConsumerTimeoutError, KafkaStream
+from zkafka.consumer.stream import ConsumerTimeoutError, KafkaStream
 from zkafka.tools.perf_result import MB, Throughput, format_time
 from zkafka.zk.line import cluster_line
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from zkafka.config08 import LINE_08
-from zkafka.consumer.group_view07 import get_many
+from zkafka.consumer.group_view import get_many
 from zkafka.tools.offset_checker07 import registered_partitions
 from zkafka.tools.offset_checker08 import topic_partitions
 from zkafka.topic_count import parse_topic_count

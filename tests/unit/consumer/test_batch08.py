@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from tests.support.consumers08 import entry_each, log_bytes, offline_fetcher08
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
-from zkafka.consumer.stream07 import FETCH_PIECE, SHUTDOWN, ConsumerTimeoutError, KafkaStream
+from zkafka.consumer.stream import FETCH_PIECE, SHUTDOWN, ConsumerTimeoutError, KafkaStream
 from zkafka.consumer.stream08 import MessageAndMetadata08, MessageBatch08, decode_batch08, decode_chunk08
 from zkafka.errors import InvalidMessageError
 from zkafka.records import native

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from zkafka.consumer.fetcher07 import Fetcher
-from zkafka.consumer.group_view07 import GroupView, group_threads
+from zkafka.consumer.group_view import GroupView, group_threads
 from zkafka.consumer.membership import GroupMembership
 from zkafka.consumer.ownership import OwnedPartitions
 from zkafka.consumer.partition_state import PartitionTopicInfo
@@ -126,7 +126,7 @@ def test_owned_pause_resume_and_revoke_all():
 
 
 def test_queues_by_topic_and_thread_or_by_thread_for_every_topic():
-    from zkafka.consumer.stream07 import KafkaStream
+    from zkafka.consumer.stream import KafkaStream
 
     owned = owned_partitions()
     by_topic, by_thread = KafkaStream(Queue()), KafkaStream(Queue())

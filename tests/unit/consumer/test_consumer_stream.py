@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from zkafka.consumer.fetcher07 import Fetcher
 from zkafka.consumer.partition_state import PartitionTopicInfo
-from zkafka.consumer.stream07 import (
+from zkafka.consumer.stream import (
     FETCH_PIECE,
     SHUTDOWN,
     ConsumerTimeoutError,

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from tests.support.consumers08 import entry_each, log_bytes, offline_fetcher08
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
-from zkafka.consumer.stream07 import FETCH_PIECE, KafkaStream
+from zkafka.consumer.stream import FETCH_PIECE, KafkaStream
 from zkafka.consumer.stream08 import MessageAndMetadata08, decode_chunk08
 from zkafka.errors import InvalidMessageError
 from zkafka.records import native

@@ -27,11 +27,11 @@ from kazoo.client import KazooState
 
 from zkafka.config import Config, ConsumerConfig
 from zkafka.consumer.fetcher07 import Fetcher
-from zkafka.consumer.group_view07 import read_group_view
+from zkafka.consumer.group_view import read_group_view
 from zkafka.consumer.membership import ConsumerIdConflictError, GroupDirs, GroupMembership
 from zkafka.consumer.ownership import OwnedPartitions, PartitionFetcher
 from zkafka.consumer.rebalancer import ConsumerRebalanceFailedError, ViewReader, ZKRebalancer
-from zkafka.consumer.stream07 import SHUTDOWN, KafkaStream
+from zkafka.consumer.stream import SHUTDOWN, KafkaStream
 from zkafka.errors import KafkaError
 from zkafka.rebalance import Assignor, assign
 from zkafka.topic_count import (
