@@ -29,7 +29,7 @@ sys.path.insert(0, ROOT)
 
 from benchmarks.broker_process import start_broker  # noqa: E402
 from zkafka.consumer.simple07 import SimpleConsumer  # noqa: E402
-from zkafka.consumer.stream import decode_chunk  # noqa: E402
+from zkafka.consumer.stream07 import decode_chunk  # noqa: E402
 from zkafka.launch.zookeeper_server import ZooKeeperServer  # noqa: E402
 from zkafka.protocol.v07 import LATEST_TIME, OffsetRequest, ProducerRequest, encode_request  # noqa: E402
 from zkafka.records.format07 import iter_messages  # noqa: E402

@@ -24,7 +24,7 @@ from functools import partial
 import gevent
 
 from zkafka.config import ConsumerConfig, ProducerConfig
-from zkafka.consumer.connector import ZookeeperConsumerConnector
+from zkafka.consumer.connector07 import ZookeeperConsumerConnector
 from zkafka.consumer.stream import ConsumerTimeoutError
 from zkafka.launch.zookeeper_server import ZooKeeperServer, free_port
 from zkafka.producer.producer07 import Producer

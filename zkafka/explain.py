@@ -15,7 +15,7 @@ from typing import Any
 
 from zkafka import rebalance
 from zkafka.consumer.group import assignors
-from zkafka.consumer.group_view import read_group_view
+from zkafka.consumer.group_view07 import read_group_view
 from zkafka.consumer.rebalancer import ZKRebalancer
 from zkafka.coordinator.group import GroupMetadata
 from zkafka.topic_count import thread_ids

@@ -33,7 +33,7 @@ def test_a_member_leaving_releasing_first_then_settling():
     wheres = [step.where for step in entry.steps]
     assert wheres[:5] == [
         "zkafka.consumer.membership.GroupMembership.on_watch",
-        "zkafka.consumer.group_view.read_group_view",
+        "zkafka.consumer.group_view07.read_group_view",
         "zkafka.rebalance.sort_partitions",
         "zkafka.rebalance.sort_threads",
         "zkafka.rebalance.range_share",

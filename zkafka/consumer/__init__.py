@@ -12,14 +12,14 @@ _EXPORTS = {
     "ConsumerRebalanceFailedError": "rebalancer",
     "ConsumerTimeoutError": "stream",
     "KafkaStream": "stream",
-    "MessageAndMetadata": "stream",
+    "MessageAndMetadata": "stream07",
     "MessageAndMetadata08": "stream08",
     "SimpleConsumer": "simple07",
     "SimpleConsumer08": "simple08",
     "Whitelist": "zkafka.topic_count",
-    "ZookeeperConsumerConnector": "connector",
+    "ZookeeperConsumerConnector": "connector07",
     "ZookeeperConsumerConnector08": "connector08",
-    "create_consumer_connector": "connector",
+    "create_consumer_connector": "connector07",
     "create_consumer_connector08": "connector08",
 }
 __all__ = sorted(_EXPORTS)

@@ -1,10 +1,10 @@
-"""The ZooKeeper high-level consumer of a group: the connector machinery both lines share, and the 0.7 one.
+"""The ZooKeeper high-level consumer of a group: the connector machinery both lines share.
 
 ``BaseConsumerConnector`` is a group member for either ZooKeeper layout: the session and registration,
 the rebalancer, the owned partitions with their fetcher, the streams, autocommit and shutdown. A line
 supplies its config keys, znode layout, topic-count form, group reader, assignor and fetcher:
-``ZookeeperConsumerConnector`` below is 0.7's (offsets in ZooKeeper by broker partition, sorted-range
-assignment, MULTIFETCH to the broker holding each partition); ``connector08`` is 0.8's.
+``connector07`` is 0.7's (offsets in ZooKeeper by broker partition, sorted-range assignment, MULTIFETCH
+to the broker holding each partition); ``connector08`` is 0.8's.
 
 Everything runs on the gevent hub of the thread that created the connector (kazoo's gevent handler, the
 fetchers, the rebalance watcher, autocommit); a stream's ``next()`` waits on that hub, which is what lets
@@ -25,33 +25,17 @@ import gevent.lock
 from gevent.queue import Queue
 from kazoo.client import KazooState
 
-from zkafka.config import Config, ConsumerConfig
-from zkafka.consumer.fetcher07 import Fetcher
-from zkafka.consumer.group_view import read_group_view
+from zkafka.config import Config
 from zkafka.consumer.membership import ConsumerIdConflictError, GroupDirs, GroupMembership
 from zkafka.consumer.ownership import OwnedPartitions, PartitionFetcher
 from zkafka.consumer.rebalancer import ConsumerRebalanceFailedError, ViewReader, ZKRebalancer
 from zkafka.consumer.stream import SHUTDOWN, KafkaStream
 from zkafka.errors import KafkaError
-from zkafka.rebalance import Assignor, assign
-from zkafka.topic_count import (
-    StaticTopicCount,
-    TopicCount,
-    TopicFilter,
-    Whitelist,
-    WildcardTopicCount,
-    consumer_id,
-    thread_ids,
-)
+from zkafka.rebalance import Assignor
+from zkafka.topic_count import TopicCount, TopicFilter, Whitelist, consumer_id, thread_ids
 from zkafka.zk.client import gevent_handler, make_zk_client, start_zk_client
-from zkafka.zk.paths07 import ZKGroupDirs
 
-__all__ = [
-    "BaseConsumerConnector",
-    "ConsumerIdConflictError",
-    "ZookeeperConsumerConnector",
-    "create_consumer_connector",
-]
+__all__ = ["BaseConsumerConnector", "ConnectorSettings", "ConsumerIdConflictError"]
 
 log = logging.getLogger(__name__)
 
@@ -331,57 +315,3 @@ class BaseConsumerConnector:
             with self._lock:
                 if not self._closed:
                     self.owned.commit()
-
-
-class ZookeeperConsumerConnector(BaseConsumerConnector):
-    """The 0.7 high-level consumer: ``consumer.properties`` of 0.7, the 0.7 znode layout, range assignment
-    over ``b-p`` partition names, and fetchers that MULTIFETCH from the broker holding each partition."""
-
-    config_class = ConsumerConfig
-
-    def _settings(self) -> ConnectorSettings:
-        cfg = self.config
-        return ConnectorSettings(
-            group=cfg["groupid"],
-            consumer_id=cfg["consumerid"],
-            zk_connect=cfg["zk.connect"],
-            zk_session_timeout_ms=cfg["zk.sessiontimeout.ms"],
-            zk_connection_timeout_ms=cfg["zk.connectiontimeout.ms"],
-            rebalance_retries=cfg["rebalance.retries.max"],
-            rebalance_backoff_ms=cfg["rebalance.backoff.ms"],
-            queued_chunks=cfg["queuedchunks.max"],
-            consumer_timeout_ms=cfg["consumer.timeout.ms"],
-            autocommit=cfg["autocommit.enable"],
-            autocommit_interval_ms=cfg["autocommit.interval.ms"],
-        )
-
-    def _group_dirs(self) -> ZKGroupDirs:
-        return ZKGroupDirs(self.group)
-
-    def _make_fetcher(self) -> Fetcher:
-        cfg = self.config
-        return Fetcher(
-            fetch_size=cfg["fetch.size"],
-            backoff_ms=cfg["fetcher.backoff.ms"],
-            deep=not cfg["shallowiterator.enable"],
-            socket_timeout_ms=cfg["socket.timeout.ms"],
-            socket_buffersize=cfg["socket.buffersize"],
-            autooffset_reset=cfg["autooffset.reset"],
-        )
-
-    def _rebalance_rules(self) -> tuple[ViewReader, Assignor]:
-        return read_group_view, assign
-
-    def _static_count(self, counts: dict[str, int]) -> TopicCount:
-        return StaticTopicCount(self.consumer_id, counts)
-
-    def _wildcard_count(self, topic_filter: TopicFilter, num_streams: int) -> TopicCount:
-        return WildcardTopicCount(self.consumer_id, topic_filter, num_streams)
-
-    def _partition_key(self, partition: Any) -> str:
-        return partition.name
-
-
-def create_consumer_connector(config: ConsumerConfig | Mapping[str, str]) -> ZookeeperConsumerConnector:
-    """The 0.7 ``Consumer.create(config)``."""
-    return ZookeeperConsumerConnector(config)

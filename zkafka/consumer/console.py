@@ -23,9 +23,11 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 import gevent
 
 from zkafka.config08 import LINE_07, LINE_08
-from zkafka.consumer.connector import BaseConsumerConnector, ZookeeperConsumerConnector
+from zkafka.consumer.connector import BaseConsumerConnector
+from zkafka.consumer.connector07 import ZookeeperConsumerConnector
 from zkafka.consumer.connector08 import ZookeeperConsumerConnector08
-from zkafka.consumer.stream import ConsumerTimeoutError, MessageAndMetadata
+from zkafka.consumer.stream import ConsumerTimeoutError
+from zkafka.consumer.stream07 import MessageAndMetadata
 from zkafka.consumer.stream08 import MessageAndMetadata08
 from zkafka.errors import KafkaError
 from zkafka.topic_count import Blacklist, TopicFilter, Whitelist

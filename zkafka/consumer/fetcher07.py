@@ -7,38 +7,22 @@ from collections.abc import Callable, Iterable
 
 import gevent
 
-from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
+from zkafka.consumer.partition_state import (
+    FetchedChunk,
+    PartitionTopicInfo,
+    handed_over,
+    reset_time,
+    reset_time_or_fail,
+)
 from zkafka.consumer.simple07 import SimpleConsumer
-from zkafka.consumer.stream import FETCH_PIECE, decode_chunk
-from zkafka.errors import InvalidConfigError, InvalidMessageSizeError, KafkaError, OffsetOutOfRangeError
-from zkafka.protocol.v07 import EARLIEST_TIME, LATEST_TIME, FetchRequest
+from zkafka.consumer.stream import FETCH_PIECE
+from zkafka.consumer.stream07 import decode_chunk
+from zkafka.errors import InvalidMessageSizeError, KafkaError, OffsetOutOfRangeError
+from zkafka.protocol.v07 import FetchRequest
 from zkafka.records.message07 import INT32
 from zkafka.zk.paths07 import Broker, BrokerPartition
 
 log = logging.getLogger(__name__)
-
-SMALLEST = "smallest"
-LARGEST = "largest"
-
-
-def reset_time_or_fail(info: PartitionTopicInfo, autooffset_reset: str) -> int | None:
-    """The OFFSETS time to move an out-of-range partition to; None after handing its stream
-    OffsetOutOfRangeError when the policy is neither smallest nor largest."""
-    try:
-        return reset_time(autooffset_reset)
-    except InvalidConfigError:
-        info.fail(OffsetOutOfRangeError(f"offset {info.fetch_offset} of {info.topic}:{info.partition}"))
-        return None
-
-
-def reset_time(autooffset_reset: str) -> int:
-    """The OFFSETS time for ``autooffset.reset``: smallest = -2 (earliest), largest = -1 (latest)."""
-    if autooffset_reset == SMALLEST:
-        return EARLIEST_TIME
-    if autooffset_reset == LARGEST:
-        return LATEST_TIME
-    raise InvalidConfigError(f"autooffset.reset: {autooffset_reset!r} is not smallest or largest")
-
 
 class Fetcher:
     """The fetcher greenlets of one connector, restarted by every rebalance."""
@@ -178,13 +162,6 @@ class Fetcher:
             offset,
         )
         info.reset_offset(offset, self.on_offset_reset)
-
-
-def handed_over(info: PartitionTopicInfo) -> bool:
-    """Let the partition's stream take the piece just queued while it is in the CPU's cache; False when the
-    partition was given up meanwhile (the rest of the fetch is not wanted)."""
-    gevent.sleep(0)
-    return not info.revoked
 
 
 def _offset_before(consumer: SimpleConsumer, topic: str, part_id: int, time: int) -> int:

@@ -20,8 +20,7 @@ import gevent
 import gevent.event
 
 from zkafka.client08.topic_metadata import fetch_topic_metadata
-from zkafka.consumer.fetcher07 import handed_over, reset_time_or_fail
-from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
+from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo, handed_over, reset_time_or_fail
 from zkafka.consumer.simple08 import FetchedPartition, SimpleConsumer08
 from zkafka.consumer.stream import FETCH_PIECE
 from zkafka.consumer.stream08 import decode_batch08

@@ -1,9 +1,10 @@
-"""What a 0.7 consumer group member reads from ZooKeeper to compute its share: brokers, members, partitions.
+"""What a ZooKeeper consumer group member reads to compute its share (both lines): the ``GroupView``.
 
-``read_group_view`` does the reads (and arms the watches that trigger the next rebalance); everything it
-reads goes into a ``GroupView`` of plain data, whose ``my_share`` and ``locate`` are pure. Another
-ZooKeeper layout (the 0.8 consumer's partition ids) supplies its own reader and view with the same two
-methods, and the rebalancer works with either.
+A line's reader (``group_view07.read_group_view``, ``group_view08.read_group_view08``) does the reads with
+``children`` and ``get_many`` (and arms the watches that trigger the next rebalance); everything it reads
+goes into a ``GroupView`` of plain data, whose ``my_share`` (and the line's ``locate``) are pure. The members'
+thread ids per topic come from their registered topic counts (``group_threads``). The rebalancer works with
+either line's view.
 """
 
 from __future__ import annotations
@@ -11,21 +12,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kazoo.exceptions import NoNodeError
 
-from zkafka.errors import KafkaError
-from zkafka.rebalance import Assignor, assign, broker_partitions, member_share
-from zkafka.topic_count import TopicCount, WildcardTopicCount, parse_topic_count
-from zkafka.zk.paths07 import (
-    BROKER_IDS_PATH,
-    BROKER_TOPICS_PATH,
-    Broker,
-    BrokerPartition,
-    ZKGroupDirs,
-    broker_topic_path,
-)
+from zkafka.rebalance import Assignor, assign, member_share
+from zkafka.topic_count import TopicCount, parse_topic_count
+from zkafka.zk.paths07 import Broker
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -37,24 +30,20 @@ log = logging.getLogger(__name__)
 class GroupView:
     """The inputs of one rebalance attempt, as read from ZooKeeper."""
 
-    brokers: dict[int, Broker]
+    brokers: dict[int, Broker]  # 0.7: the registered brokers; 0.8: none (fetchers find the leaders)
     consumers: list[str]
     threads_per_topic: dict[str, list[str]]  # every member's thread ids, per topic I subscribe to
-    partitions_per_topic: dict[str, list[str]]
+    partitions_per_topic: dict[str, list]  # 0.7: "b-p" names; 0.8: ids
     my_threads_per_topic: dict[str, list[str]]
 
-    def my_share(self, assignor: Assignor = assign) -> dict[tuple[str, str], str]:
-        """``(topic, "b-p") -> my thread id`` for every partition the group's assignment gives me."""
+    def my_share(self, assignor: Assignor = assign) -> dict[tuple[str, Any], str]:
+        """``(topic, partition) -> my thread id`` for every partition the group's assignment gives me."""
         mine = [tid for ids in self.my_threads_per_topic.values() for tid in ids]
         return member_share(self.threads_per_topic, self.partitions_per_topic, mine, assignor)
 
-    def locate(self, topic: str, name: str) -> tuple[BrokerPartition, Broker]:
-        """The partition named ``"b-p"`` and the broker serving it; KafkaError if that broker is not registered."""
-        partition = BrokerPartition.parse(name)
-        broker = self.brokers.get(partition.broker_id)
-        if broker is None:
-            raise KafkaError(f"broker {partition.broker_id} of {topic}:{name} is not registered")
-        return partition, broker
+    def locate(self, topic: str, name: Any) -> tuple[Any, Broker | None]:
+        """The partition a ``my_share`` name stands for and the broker serving it (None: found later)."""
+        raise NotImplementedError
 
 
 def group_threads(
@@ -107,38 +96,3 @@ def children(zk: KazooClient, path: str, watch: Callable | None = None) -> list[
         if watch is not None and zk.exists(path, watch=watch) is not None:
             return children(zk, path, watch)
         return []
-
-
-def read_group_view(
-    zk: KazooClient, dirs: ZKGroupDirs, topic_count: TopicCount, watch: Callable | None = None
-) -> GroupView:
-    """Read every input of the assignment, arming ``watch`` on what 0.7 watches (and a little more).
-
-    Watched: the group's member list, ``/brokers/topics`` for a wildcard subscription, the broker list of
-    each subscribed topic and each broker's partition count for it.
-    """
-    wildcard = isinstance(topic_count, WildcardTopicCount)
-    broker_ids = children(zk, BROKER_IDS_PATH)
-    broker_values = get_many(zk, [f"{BROKER_IDS_PATH}/{b}" for b in broker_ids])
-    brokers = {}
-    for b in broker_ids:
-        value = broker_values[f"{BROKER_IDS_PATH}/{b}"]
-        if value is not None:
-            brokers[int(b)] = Broker.from_zk(b, value)
-    all_topics = children(zk, BROKER_TOPICS_PATH, watch if wildcard else None)
-    my_threads = topic_count.threads_per_topic(all_topics)
-
-    consumers = sorted(children(zk, dirs.consumer_registry_dir, watch))
-    values = get_many(zk, [dirs.consumer_path(c) for c in consumers])
-    threads_per_topic = group_threads(
-        {member: values[dirs.consumer_path(member)] for member in consumers}, all_topics, my_threads
-    )
-
-    partitions_per_topic: dict[str, list[str]] = {}
-    for topic in my_threads:
-        holders = children(zk, broker_topic_path(topic), watch)
-        counts = get_many(zk, [broker_topic_path(topic, int(b)) for b in holders], watch)
-        partitions_per_topic[topic] = broker_partitions(
-            {b: int(v) for b in holders if (v := counts[broker_topic_path(topic, int(b))]) is not None}
-        )
-    return GroupView(brokers, consumers, threads_per_topic, partitions_per_topic, my_threads)

@@ -3,7 +3,9 @@
 ``PartitionTopicInfo`` holds the fetch and consumed offsets of a partition owned in one rebalance
 generation and the queue its chunks go to; ``FetchedChunk`` is what travels on that queue. Neither knows
 the fetcher or the stream: the fetcher fills chunks, a stream hands their messages out and reports its
-position through the ``ChunkReader`` it registers as the partition's ``reader``.
+position through the ``ChunkReader`` it registers as the partition's ``reader``. Both lines' fetchers also
+share the rules here for a partition out of range (``reset_time_or_fail``) and for handing a fetch over a
+piece at a time (``handed_over``).
 """
 
 from __future__ import annotations
@@ -12,8 +14,11 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+import gevent
 from gevent.queue import Queue
 
+from zkafka.errors import InvalidConfigError, OffsetOutOfRangeError
+from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
 from zkafka.zk.paths07 import Broker, BrokerPartition
 
 log = logging.getLogger(__name__)
@@ -142,3 +147,34 @@ class FetchedChunk:
         self.items = items if items is not None else []
         self.error = error
         self.error_offset = error_offset
+
+
+# ``autooffset.reset`` (0.7) and ``auto.offset.reset`` (0.8): where a partition without a valid offset starts
+SMALLEST = "smallest"
+LARGEST = "largest"
+
+
+def reset_time_or_fail(info: PartitionTopicInfo, autooffset_reset: str) -> int | None:
+    """The OFFSETS time to move an out-of-range partition to; None after handing its stream
+    OffsetOutOfRangeError when the policy is neither smallest nor largest."""
+    try:
+        return reset_time(autooffset_reset)
+    except InvalidConfigError:
+        info.fail(OffsetOutOfRangeError(f"offset {info.fetch_offset} of {info.topic}:{info.partition}"))
+        return None
+
+
+def reset_time(autooffset_reset: str) -> int:
+    """The OFFSETS time for ``autooffset.reset``: smallest = -2 (earliest), largest = -1 (latest)."""
+    if autooffset_reset == SMALLEST:
+        return EARLIEST_TIME
+    if autooffset_reset == LARGEST:
+        return LATEST_TIME
+    raise InvalidConfigError(f"autooffset.reset: {autooffset_reset!r} is not smallest or largest")
+
+
+def handed_over(info: PartitionTopicInfo) -> bool:
+    """Let the partition's stream take the piece just queued while it is in the CPU's cache; False when the
+    partition was given up meanwhile (the rest of the fetch is not wanted)."""
+    gevent.sleep(0)
+    return not info.revoked

@@ -28,12 +28,12 @@ import gevent
 import gevent.event
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
-from zkafka.consumer.group_view import GroupView, get_many, read_group_view
+from zkafka.consumer.group_view import GroupView, get_many
 from zkafka.consumer.membership import GroupDirs, GroupMembership
 from zkafka.consumer.ownership import OwnedPartitions, PartitionKey, release
 from zkafka.consumer.partition_state import PartitionTopicInfo
 from zkafka.errors import InvalidConfigError, KafkaError
-from zkafka.rebalance import Assignor, assign
+from zkafka.rebalance import Assignor
 from zkafka.topic_count import TopicCount
 from zkafka.zk.client import create_ephemeral_expect_conflict, session_id
 from zkafka.zk.paths07 import Broker
@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 
 MAX_RESTARTS = 50  # attempts given up for a newer group change; they do not count as failures
 
-# Reads a group's inputs and arms the watch: read_group_view for the 0.7 layout.
+# Reads a group's inputs and arms the watch: group_view07.read_group_view, group_view08.read_group_view08.
 ViewReader = Callable[["KazooClient", GroupDirs, TopicCount, Callable | None], GroupView]
 # My share: (topic, partition) -> (thread id, its broker); the 0.8 consumer's fetcher finds leaders: None.
 Wanted = dict[PartitionKey, tuple[str, Broker | None]]
@@ -62,8 +62,8 @@ class _Restart(Exception):
 class ZKRebalancer:
     """Runs rebalance attempts for one group member (the caller serialises them).
 
-    It reads the group through ``membership`` (with ``read_view``, the 0.7 layout by default), divides it
-    with ``assignor`` (range by default) and stops, claims and installs partitions through ``owned``.
+    It reads the group through ``membership`` (with the line's ``read_view``), divides it with ``assignor``
+    (range, or 0.8's roundrobin) and stops, claims and installs partitions through ``owned``.
     """
 
     def __init__(
@@ -73,8 +73,8 @@ class ZKRebalancer:
         *,
         retries: int,
         backoff_ms: int,
-        read_view: ViewReader = read_group_view,
-        assignor: Assignor = assign,
+        read_view: ViewReader,
+        assignor: Assignor,
     ) -> None:
         self.membership = membership
         self.owned = owned

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from operator import itemgetter
 from typing import NamedTuple, overload
 
-from zkafka.consumer.stream import _in_partition
+from zkafka.consumer.stream import in_partition
 from zkafka.errors import KafkaError
 from zkafka.records import native
 from zkafka.records.compression import DEFAULT_MAX_INFLATED
@@ -304,7 +304,7 @@ def _decode(
                         data, FORMAT08, pos, after, magic, attributes, crc, body, 0, max_inflated
                     )
                 except KafkaError as err:
-                    return items, _in_partition(err, topic, partition), after, max(next_offset, offset + 1)
+                    return items, in_partition(err, topic, partition), after, max(next_offset, offset + 1)
                 for inner_offset, message in inner:
                     if inner_offset >= fetch_offset:
                         append(new_item(cls, (message.key, message.value, topic, partition, inner_offset)))
@@ -316,7 +316,7 @@ def _decode(
             if resume is not None:
                 (bad_offset,) = _unpack_offset(data, err.position)
                 next_offset = max(next_offset, bad_offset + 1)
-            return items, _in_partition(err, topic, partition), resume, next_offset
+            return items, in_partition(err, topic, partition), resume, next_offset
         if offset >= next_offset:
             next_offset = offset + 1
         pos = after

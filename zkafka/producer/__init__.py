@@ -19,8 +19,8 @@ from zkafka.utils import lazy_exports
 # Exported names and their modules, imported on first use so that the pure modules (partitioner,
 # encoders) do not pull in gevent and kazoo.
 _EXPORTS = {
-    "AsyncProducer": "send_thread",
-    "CallbackHandler": "event_handler07",
+    "AsyncProducer": "async_producer07",
+    "CallbackHandler": "send_thread",
     "DefaultEncoder": "encoders",
     "DefaultEventHandler": "event_handler07",
     "DefaultPartitioner": "partitioner",
@@ -35,7 +35,7 @@ _EXPORTS = {
     "ProducerData": "producer07",
     "ProducerSendError": "errors",
     "QueueFullError": "errors",
-    "QueueItem": "event_handler07",
+    "QueueItem": "send_thread",
     "StringEncoder": "encoders",
     "SyncProducer": "sync_producer07",
 }

@@ -106,3 +106,11 @@ def import_object(path: str, what: str) -> Any:
         return getattr(module, name)
     except (ImportError, AttributeError) as exc:
         raise ImportError(f"{what}: cannot import {path!r}: {exc}") from exc
+
+
+def codec_for_topic(codec: int, compressed_topics: frozenset[str], topic: str) -> int:
+    """``compression.codec`` for a topic in ``compressed.topics`` (every topic when that list is empty), else
+    no compression (both lines' rule)."""
+    if codec == NO_COMPRESSION or (compressed_topics and topic not in compressed_topics):
+        return NO_COMPRESSION
+    return codec

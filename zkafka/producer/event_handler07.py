@@ -1,33 +1,24 @@
-"""What the async producer does with a batch (EventHandler) and the hooks around its queue (CallbackHandler).
+"""What the 0.7 async producer does with a batch: the EventHandler (the hooks around its queue, the
+CallbackHandler, are ``send_thread``'s).
 
 Both are pluggable by import path, as in 0.7: ``event.handler`` replaces :class:`DefaultEventHandler`
 (it gets ``init(props)`` with ``event.handler.props``); ``callback.handler`` gets ``init(props)`` with
-``callback.handler.props`` and is called at the points named below. One instance of each per broker.
+``callback.handler.props`` and is called at the points ``send_thread.CallbackHandler`` names. One instance
+of each per broker.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
-from zkafka.producer.encoders import Encoder, encode_message_set, import_object
+from zkafka.producer.encoders import Encoder, codec_for_topic, encode_message_set, import_object
+from zkafka.producer.send_thread import CallbackHandler, QueueItem
 from zkafka.producer.sync_producer07 import SyncProducer
 from zkafka.protocol.v07 import ProducerRequest
-from zkafka.records.compression import NO_COMPRESSION
 
 log = logging.getLogger(__name__)
-
-
-class QueueItem(NamedTuple):
-    """Events for one topic partition, as queued by one ``send`` call (0.7 queued one event per item).
-
-    The async queue and ``batch.size`` count events, not items; an item is split when a batch fills up.
-    """
-
-    data: list[Any]
-    topic: str
-    partition: int
 
 
 class EventHandler:
@@ -41,35 +32,6 @@ class EventHandler:
 
     def close(self) -> None:
         """Called when the async producer closes, after the last batch."""
-
-
-class CallbackHandler:
-    """Hooks into the async producer's queue; every method may be overridden, the defaults change nothing."""
-
-    def init(self, props: Mapping[str, str]) -> None:
-        """Called once with ``callback.handler.props``."""
-
-    def before_enqueue(self, item: QueueItem) -> QueueItem:
-        """Before an item is queued; returns the item to queue (possibly changed)."""
-        return item
-
-    def after_enqueue(self, item: QueueItem, added: bool) -> None:
-        """After an item was offered to the queue; ``added`` is False if any of its events was dropped."""
-
-    def after_dequeuing_existing_data(self, item: QueueItem) -> list[QueueItem]:
-        """When the send greenlet takes an item off the queue; returns the items to add to the batch."""
-        return [item]
-
-    def before_sending_data(self, events: Sequence[QueueItem]) -> Sequence[QueueItem]:
-        """Before the default handler sends a batch; returns the batch to send."""
-        return events
-
-    def last_batch_before_close(self) -> list[QueueItem]:
-        """On close, items to add to the final batch."""
-        return []
-
-    def close(self) -> None:
-        """Called when the async producer closes."""
 
 
 class DefaultEventHandler(EventHandler):
@@ -121,14 +83,6 @@ class DefaultEventHandler(EventHandler):
                 log.warning(
                     "%s: sending a batch failed (%s); %d attempts remaining", sync_producer, exc, attempts
                 )
-
-
-def codec_for_topic(codec: int, compressed_topics: frozenset[str], topic: str) -> int:
-    """``compression.codec`` for a topic in ``compressed.topics`` (every topic when that list is empty), else
-    no compression (both lines' rule)."""
-    if codec == NO_COMPRESSION or (compressed_topics and topic not in compressed_topics):
-        return NO_COMPRESSION
-    return codec
 
 
 def collate(events: Sequence[QueueItem]) -> dict[tuple[str, int], list[Any]]:

@@ -26,8 +26,8 @@ from zkafka.client08.channel import broker_channel
 from zkafka.client08.topic_metadata import PartitionAndLeader, TopicMetadataCache
 from zkafka.errors import KafkaError, LeaderNotAvailableError, UnknownTopicOrPartitionError
 from zkafka.network.client import BlockingChannel
+from zkafka.producer.encoders import codec_for_topic
 from zkafka.producer.errors import FailedToSendMessageError
-from zkafka.producer.event_handler07 import codec_for_topic
 from zkafka.producer.partitioner import Partitioner
 from zkafka.protocol.errors import error_name
 from zkafka.protocol.produce import ProduceRequestPartition, ProduceRequestTopic, ProduceRequestV0

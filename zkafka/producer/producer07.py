@@ -29,6 +29,7 @@ import gevent
 
 from zkafka.config import ProducerConfig
 from zkafka.errors import InvalidConfigError, InvalidPartitionError
+from zkafka.producer.async_producer07 import AsyncProducer
 from zkafka.producer.broker_partition_info07 import (
     BrokerPartitionInfo,
     ConfigBrokerPartitionInfo,
@@ -37,7 +38,6 @@ from zkafka.producer.broker_partition_info07 import (
 from zkafka.producer.encoders import Encoder, encode_message_set, load_encoder
 from zkafka.producer.errors import NoBrokersForPartitionError, ProducerClosedError
 from zkafka.producer.partitioner import JAVA_DEFAULT_PARTITIONER, Partitioner, load_partitioner
-from zkafka.producer.send_thread import AsyncProducer
 from zkafka.producer.sync_producer07 import SyncProducer
 from zkafka.protocol.v07 import RANDOM_PARTITION, ProducerRequest
 from zkafka.records.message07 import Message

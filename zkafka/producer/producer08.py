@@ -35,7 +35,6 @@ import gevent
 from zkafka.config08 import ProducerConfig08
 from zkafka.producer.encoders import DefaultEncoder, Encoder, load_encoder
 from zkafka.producer.errors import FailedToSendMessageError, ProducerClosedError
-from zkafka.producer.event_handler07 import QueueItem
 from zkafka.producer.event_handler08 import DefaultEventHandler08, Serialized, ValueBatch
 from zkafka.producer.partitioner import (
     JAVA_DEFAULT_PARTITIONER,
@@ -44,7 +43,7 @@ from zkafka.producer.partitioner import (
     load_partitioner,
 )
 from zkafka.producer.pipeline08 import PipelinedSender08
-from zkafka.producer.send_thread import BatchingSender
+from zkafka.producer.send_thread import BatchingSender, QueueItem
 from zkafka.records import native
 from zkafka.topic import TopicValidator
 

@@ -1,8 +1,9 @@
-"""AsyncProducer: a bounded queue of events for one broker and a send greenlet that dispatches them in batches.
+"""The async producers' queue and send greenlet (both lines; Kafka's ProducerSendThread): ``BatchingSender``.
 
-The send greenlet (0.7's ProducerSendThread) collects queued events and hands the batch to the event
-handler when it holds ``batch.size`` events, or ``queue.time`` ms after the first event of the batch was
-taken (0.7 counted from the previous dispatch; the bound on latency is the same). ``close`` queues a
+A bounded ``EventQueue`` of ``QueueItem``s and a send greenlet that collects queued events and hands the
+batch on when it holds ``batch.size`` events, or ``queue.time`` ms after the first event of the batch was
+taken (0.7 counted from the previous dispatch; the bound on latency is the same); ``CallbackHandler`` hooks
+into the queue (0.7's ``callback.handler``). ``close`` queues a
 shutdown marker behind the events already queued, so everything queued before it is sent.
 
 Everything runs on the gevent hub of the thread that created the producer. ``send`` gives the send
@@ -15,24 +16,55 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 import gevent
 import gevent.event
 
-from zkafka.producer.encoders import Encoder
 from zkafka.producer.errors import ProducerClosedError, QueueFullError
-from zkafka.producer.event_handler07 import (
-    CallbackHandler,
-    DefaultEventHandler,
-    EventHandler,
-    QueueItem,
-    load_handler,
-)
-from zkafka.producer.sync_producer07 import SyncProducer
 
 log = logging.getLogger(__name__)
+
+
+class QueueItem(NamedTuple):
+    """Events for one topic partition, as queued by one ``send`` call (0.7 queued one event per item).
+
+    The async queue and ``batch.size`` count events, not items; an item is split when a batch fills up.
+    """
+
+    data: list[Any]
+    topic: str
+    partition: int
+
+
+class CallbackHandler:
+    """Hooks into the async producer's queue; every method may be overridden, the defaults change nothing."""
+
+    def init(self, props: Mapping[str, str]) -> None:
+        """Called once with ``callback.handler.props``."""
+
+    def before_enqueue(self, item: QueueItem) -> QueueItem:
+        """Before an item is queued; returns the item to queue (possibly changed)."""
+        return item
+
+    def after_enqueue(self, item: QueueItem, added: bool) -> None:
+        """After an item was offered to the queue; ``added`` is False if any of its events was dropped."""
+
+    def after_dequeuing_existing_data(self, item: QueueItem) -> list[QueueItem]:
+        """When the send greenlet takes an item off the queue; returns the items to add to the batch."""
+        return [item]
+
+    def before_sending_data(self, events: Sequence[QueueItem]) -> Sequence[QueueItem]:
+        """Before the default handler sends a batch; returns the batch to send."""
+        return events
+
+    def last_batch_before_close(self) -> list[QueueItem]:
+        """On close, items to add to the final batch."""
+        return []
+
+    def close(self) -> None:
+        """Called when the async producer closes."""
 
 _SHUTDOWN = QueueItem([], "", -2)
 
@@ -317,47 +349,3 @@ class BatchingSender:
     @property
     def closed(self) -> bool:
         return self._closed
-
-
-class AsyncProducer(BatchingSender):
-    """Queues events for one broker and sends them in batches from a greenlet of the creating thread."""
-
-    def __init__(
-        self,
-        config: Mapping[str, Any],
-        sync_producer: SyncProducer,
-        encoder: Encoder,
-        event_handler: EventHandler | None = None,
-        callback_handler: CallbackHandler | None = None,
-    ) -> None:
-        self.sync_producer = sync_producer
-        self.encoder = encoder
-        timeout_ms = config["queue.enqueueTimeout.ms"]
-        if callback_handler is None:
-            callback_handler = load_handler(
-                config.get("callback.handler"), config.get("callback.handler.props") or {}, "callback.handler"
-            )
-        if event_handler is None:
-            event_handler = load_handler(
-                config.get("event.handler"), config.get("event.handler.props") or {}, "event.handler"
-            )
-        self.event_handler = event_handler or DefaultEventHandler(config, callback_handler)
-        super().__init__(
-            config["queue.size"],
-            config["batch.size"],
-            config["queue.time"] / 1000.0,
-            None if timeout_ms < 0 else timeout_ms / 1000.0,
-            callback_handler,
-        )
-
-    def __repr__(self) -> str:
-        return f"AsyncProducer({self.sync_producer.host}:{self.sync_producer.port})"
-
-    def handle(self, batch: list[QueueItem]) -> None:
-        self.event_handler.handle(batch, self.sync_producer, self.encoder)
-
-    def after_close(self) -> None:
-        for handler in (self.event_handler, self.callback_handler):
-            if handler is not None and callable(getattr(handler, "close", None)):
-                self._call(handler.close, default=None)
-        self.sync_producer.close()

@@ -1,7 +1,7 @@
 /* zkafka.records._native.StreamCore and ColumnItems: the per-message step of the high-level consumer's
  * streams, compiled.
  *
- * A KafkaStream (zkafka/consumer/stream07.py) hands out the messages of the chunk it holds one by one; all the
+ * A KafkaStream (zkafka/consumer/stream.py) hands out the messages of the chunk it holds one by one; all the
  * common case needs is "is the chunk's partition still active? then its next message". Done here, next() costs
  * no Python frame; everything else (no chunk, a chunk used up, a paused or revoked partition, waiting, timing
  * out, the end) is the stream's _next_slow(0), in Python. Part of the _native extension (registered by

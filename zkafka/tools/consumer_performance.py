@@ -21,7 +21,8 @@ import gevent
 import gevent.event
 
 from zkafka.config08 import LINE_08
-from zkafka.consumer.connector import BaseConsumerConnector, ZookeeperConsumerConnector
+from zkafka.consumer.connector import BaseConsumerConnector
+from zkafka.consumer.connector07 import ZookeeperConsumerConnector
 from zkafka.consumer.connector08 import ZookeeperConsumerConnector08
 from zkafka.consumer.console import delete_group, zk_session
 from zkafka.consumer.stream import ConsumerTimeoutError, KafkaStream

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 
 from zkafka.config08 import ProducerConfig08
-from zkafka.consumer.stream import MessageAndMetadata
+from zkafka.consumer.stream07 import MessageAndMetadata
 from zkafka.producer.producer08 import KeyedMessage, Producer08
 from zkafka.tools.mirror_maker import MirrorMaker
 

@@ -20,8 +20,9 @@ import gevent
 import gevent.event
 
 from zkafka.config import ConsumerConfig, ProducerConfig
-from zkafka.consumer.connector import ZookeeperConsumerConnector
-from zkafka.consumer.stream import ConsumerTimeoutError, KafkaStream, MessageAndMetadata
+from zkafka.consumer.connector07 import ZookeeperConsumerConnector
+from zkafka.consumer.stream import ConsumerTimeoutError, KafkaStream
+from zkafka.consumer.stream07 import MessageAndMetadata
 from zkafka.producer.producer07 import Producer
 from zkafka.topic_count import TopicFilter
 

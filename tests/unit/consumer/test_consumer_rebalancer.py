@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from zkafka.consumer.fetcher07 import reset_time
 from zkafka.consumer.group_view import GroupView
+from zkafka.consumer.partition_state import reset_time
 from zkafka.errors import InvalidConfigError
 from zkafka.protocol.v07 import EARLIEST_TIME, LATEST_TIME
 from zkafka.rebalance import assign

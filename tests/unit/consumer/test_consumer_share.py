@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from zkafka.consumer.fetcher07 import Fetcher
 from zkafka.consumer.group_view import GroupView, group_threads
+from zkafka.consumer.group_view07 import GroupView07
 from zkafka.consumer.membership import GroupMembership
 from zkafka.consumer.ownership import OwnedPartitions
 from zkafka.consumer.partition_state import PartitionTopicInfo
@@ -74,7 +75,7 @@ def test_group_threads_reads_every_members_topic_count():
 
 
 def test_locate_names_the_partition_and_its_broker():
-    view = GroupView({0: B0, 1: B1}, [], {}, {}, {})
+    view = GroupView07({0: B0, 1: B1}, [], {}, {}, {})
     assert view.locate("t", "1-3") == (BrokerPartition(1, 3), B1)
     with pytest.raises(KafkaError, match="broker 7 of t:7-0 is not registered"):
         view.locate("t", "7-0")

@@ -14,15 +14,8 @@ from hypothesis import strategies as st
 
 from zkafka.consumer.fetcher07 import Fetcher
 from zkafka.consumer.partition_state import PartitionTopicInfo
-from zkafka.consumer.stream import (
-    FETCH_PIECE,
-    SHUTDOWN,
-    ConsumerTimeoutError,
-    FetchedChunk,
-    KafkaStream,
-    MessageAndMetadata,
-    decode_chunk,
-)
+from zkafka.consumer.stream import FETCH_PIECE, SHUTDOWN, ConsumerTimeoutError, FetchedChunk, KafkaStream
+from zkafka.consumer.stream07 import MessageAndMetadata, decode_chunk
 from zkafka.errors import InvalidMessageError, InvalidMessageSizeError, KafkaError, OffsetOutOfRangeError
 from zkafka.records import native
 from zkafka.records.compression import GZIP, SNAPPY

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from zkafka.consumer.console import ConsoleOptions, format_message
-from zkafka.consumer.stream import decode_chunk
+from zkafka.consumer.stream07 import decode_chunk
 from zkafka.records.message07 import build_message_set
 from zkafka.tools.consumer_performance import CSV_HEADER, ConsumerPerfOptions, ConsumerPerfResult
 from zkafka.topic_count import Blacklist, Whitelist

@@ -15,10 +15,11 @@ import pytest
 
 from tests.support.frame_recorder import FrameRecorder
 from zkafka.config import ProducerConfig
+from zkafka.producer.async_producer07 import AsyncProducer
 from zkafka.producer.encoders import DefaultEncoder, StringEncoder
 from zkafka.producer.errors import ProducerClosedError, QueueFullError
-from zkafka.producer.event_handler07 import CallbackHandler, EventHandler, QueueItem, collate
-from zkafka.producer.send_thread import AsyncProducer, EventQueue
+from zkafka.producer.event_handler07 import EventHandler, collate
+from zkafka.producer.send_thread import CallbackHandler, EventQueue, QueueItem
 from zkafka.producer.sync_producer07 import SyncProducer
 from zkafka.protocol.v07 import MULTIPRODUCE
 from zkafka.records.compression import GZIP, NO_COMPRESSION, SNAPPY

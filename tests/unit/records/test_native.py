@@ -16,8 +16,8 @@ from tests.support.codec import codec, outcome, run_both
 from zkafka.consumer.group.fetcher import _RECORD, _converter
 from zkafka.consumer.group.subscription import ConsumerRecord
 from zkafka.consumer.simple08 import FetchedPartition
-from zkafka.consumer.stream import _LAYOUT as _LAYOUT07
-from zkafka.consumer.stream import decode_chunk
+from zkafka.consumer.stream07 import _LAYOUT as _LAYOUT07
+from zkafka.consumer.stream07 import decode_chunk
 from zkafka.consumer.stream08 import MessageBatch08, decode_batch08, decode_chunk08
 from zkafka.records import format07, format08, native
 from zkafka.records.compression import GZIP, LZ4, NO_COMPRESSION, SNAPPY
