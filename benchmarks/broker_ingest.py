@@ -18,7 +18,7 @@ import socket
 import tempfile
 import time
 
-from zkafka.config import BrokerConfig
+from zkafka.config07 import BrokerConfig
 from zkafka.consumer.simple07 import SimpleConsumer
 from zkafka.log.log07 import Log
 from zkafka.protocol.v07 import LATEST_TIME, ProducerRequest, encode_request

@@ -25,7 +25,7 @@ import gevent
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from zkafka.config import BrokerConfig  # noqa: E402
+from zkafka.config07 import BrokerConfig  # noqa: E402
 from zkafka.consumer import ZookeeperConsumerConnector  # noqa: E402
 from zkafka.launch.zookeeper_server import ZooKeeperServer  # noqa: E402
 from zkafka.protocol.v07 import ProducerRequest, encode_request  # noqa: E402

@@ -17,7 +17,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks.broker_process import start_broker  # noqa: E402
-from zkafka.config import ConsumerConfig, ProducerConfig
+from zkafka.config07 import ConsumerConfig, ProducerConfig
 from zkafka.consumer.simple07 import SimpleConsumer
 from zkafka.launch.zookeeper_server import ZooKeeperServer
 from zkafka.protocol.v07 import LATEST_TIME, ProducerRequest, encode_request

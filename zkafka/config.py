@@ -1,8 +1,14 @@
-"""Configuration with the 0.7 property names and defaults: a ``.properties`` loader and typed definitions.
+"""Configuration of both lines: the ``.properties`` loader, typed key definitions, and which line a broker's
+properties are.
 
-An existing 0.7 ``server.properties``, ``producer.properties`` or ``consumer.properties`` loads as it is.
-Unknown keys are warned about; a value of the wrong type or out of range raises InvalidConfigError naming
-the key, so a bad file stops the start.
+Each line's keys and defaults are its own module's (``config07``, ``config08``). Unknown keys are warned
+about; a value of the wrong type or out of range raises InvalidConfigError naming the key, so a bad file stops
+the start.
+
+Which line a ``server.properties`` belongs to is decided by the keys only one line knows: ``brokerid`` and
+``zk.connect`` are 0.7's, ``broker.id``, ``zookeeper.connect`` and ``log.dirs`` are 0.8's. ``log.dir`` alone
+decides nothing (0.8 accepts it too). A file naming keys of both lines is refused, and so is ``log.dir``
+together with ``log.dirs`` (0.8 would silently ignore one). A file with none of them is read as 0.7.
 """
 
 from __future__ import annotations
@@ -19,6 +25,25 @@ log = logging.getLogger(__name__)
 
 INT_MAX = 2**31 - 1
 LONG_MAX = 2**63 - 1
+
+LINE_07 = "0.7"
+LINE_08 = "0.8"
+
+_KEYS_07 = ("brokerid", "zk.connect")
+_KEYS_08 = ("broker.id", "zookeeper.connect", "log.dirs")
+
+
+def detect_broker_line(props: Mapping[str, str]) -> str:
+    """``LINE_07`` or ``LINE_08`` for a broker's properties; InvalidConfigError if they mix the two lines."""
+    old = [key for key in _KEYS_07 if key in props]
+    new = [key for key in _KEYS_08 if key in props]
+    if "log.dir" in props and "log.dirs" in props:
+        old.append("log.dir")
+    if old and new:
+        raise InvalidConfigError(
+            f"the properties mix 0.7 keys ({', '.join(old)}) with 0.8 keys ({', '.join(new)}); use one line's names"
+        )
+    return LINE_08 if new else LINE_07
 
 
 # -- the .properties file format ---------------------------------------------------------------------------
@@ -152,7 +177,7 @@ def parse_props_list(text: str) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Key:
-    """One configuration key: its 0.7 name, a parser, and a default (a value, or a function of the config)."""
+    """One configuration key: its property name, a parser, and a default (a value, or a function of the config)."""
 
     name: str
     parse: Callable[[str, str], Any]
@@ -212,7 +237,7 @@ def csv_key(name: str, default: Any = (), required: bool = False) -> Key:
 
 
 class Config(Mapping[str, Any]):
-    """Typed values of one kind of configuration, read by their 0.7 names: ``config["log.dir"]``.
+    """Typed values of one kind of configuration, read by their property names: ``config["log.dir"]``.
 
     Attribute access with dots as underscores also works: ``config.log_dir``.
     """
@@ -278,131 +303,3 @@ def key_table(*keys: Key) -> dict[str, Key]:
 # zkafka's own key on both lines, for brokers and ZooKeeper consumers: serve Prometheus metrics on this port
 # (0: any free port; unset: no metrics).
 METRICS_PORT = int_key("metrics.port", None, 0, 65535)
-
-ZK_KEYS = (
-    str_key("zk.connect"),
-    int_key("zk.sessiontimeout.ms", 6000, 1),
-    int_key("zk.connectiontimeout.ms", lambda c: c["zk.sessiontimeout.ms"], 1),
-    int_key("zk.synctime.ms", 2000, 0),
-)
-
-
-class BrokerConfig(Config):
-    """``server.properties``: the broker's keys and 0.7.2 defaults."""
-
-    kind = "broker"
-    keys = key_table(
-        *ZK_KEYS,
-        int_key("brokerid", None, 0, required=True),
-        str_key("hostname"),
-        int_key("port", 6667, 0, 65535),
-        METRICS_PORT,
-        int_key("num.threads", os.cpu_count() or 1, 1),
-        int_key("socket.send.buffer", 102400, 1),
-        int_key("socket.receive.buffer", 102400, 1),
-        int_key("max.socket.request.bytes", 104857600, 1),
-        int_key("max.message.size", 1000000, 0),
-        int_key("monitoring.period.secs", 600, 1),
-        int_key("num.partitions", 1, 1),
-        map_key("topic.partition.count.map"),
-        str_key("log.dir", required=True),
-        int_key("log.file.size", 1073741824, 5),
-        map_key("topic.log.file.size"),
-        int_key("log.roll.hours", 24 * 7, 1),
-        map_key("topic.log.roll.hours"),
-        int_key("log.retention.hours", 24 * 7, 1),
-        map_key("topic.log.retention.hours"),
-        long_key("log.retention.size", -1),
-        map_key("topic.log.retention.size"),
-        int_key("log.cleanup.interval.mins", 10, 1),
-        int_key("log.cleanup.initial.delay.ms", 60000, 0),  # zkafka: 0.7 hard-coded 60 s
-        int_key("log.flush.interval", 500, 1),
-        int_key("log.default.flush.scheduler.interval.ms", 3000, 1),
-        int_key("log.default.flush.interval.ms", lambda c: c["log.default.flush.scheduler.interval.ms"], 1),
-        map_key("topic.flush.intervals.ms"),
-        int_key("max.topic.name.length", 255, 1),
-        bool_key("enable.zookeeper", True),
-    )
-
-    def validate(self) -> None:
-        if self["enable.zookeeper"] and not self["zk.connect"]:
-            raise InvalidConfigError("zk.connect: required when enable.zookeeper=true")
-
-    def partitions_for(self, topic: str) -> int:
-        """Partitions this broker hosts for a topic (``topic.partition.count.map`` else ``num.partitions``)."""
-        return self["topic.partition.count.map"].get(topic, self["num.partitions"])
-
-
-class ProducerConfig(Config):
-    """``producer.properties``: sync/async producer keys and 0.7.2 defaults."""
-
-    kind = "producer"
-    keys = key_table(
-        *ZK_KEYS,
-        str_key("broker.list"),
-        str_key("producer.type", "sync"),
-        str_key("serializer.class", "kafka.serializer.DefaultEncoder"),
-        str_key("partitioner.class"),
-        str_key("compression.codec", "0"),
-        Key("compressed.topics", lambda k, v: [t.strip() for t in v.split(",") if t.strip()], []),
-        int_key("num.retries", 0, 0),
-        int_key("zk.read.num.retries", 3, 0),
-        int_key("buffer.size", 102400, 1),
-        int_key("connect.timeout.ms", 5000, 0),
-        int_key("socket.timeout.ms", 30000, 0),
-        int_key("reconnect.interval", 30000, 1),
-        long_key("reconnect.time.interval.ms", 10000000),
-        int_key("max.message.size", 1000000, 0),
-        int_key("queue.time", 5000, 0),
-        int_key("queue.size", 10000, 1),
-        int_key("queue.enqueueTimeout.ms", 0),
-        int_key("batch.size", 200, 1),
-        str_key("event.handler"),
-        Key("event.handler.props", lambda k, v: parse_props_list(v), {}),
-        str_key("callback.handler"),
-        Key("callback.handler.props", lambda k, v: parse_props_list(v), {}),
-    )
-
-    def validate(self) -> None:
-        from zkafka.records.compression import parse_codec
-
-        if bool(self["zk.connect"]) == bool(self["broker.list"]):
-            raise InvalidConfigError("zk.connect, broker.list: exactly one of the two must be set")
-        if self["broker.list"] and self["partitioner.class"]:
-            raise InvalidConfigError("partitioner.class: cannot be used together with broker.list")
-        if self["producer.type"] not in ("sync", "async"):
-            raise InvalidConfigError(f"producer.type: {self['producer.type']!r} is not sync or async")
-        try:
-            self._values["compression.codec"] = parse_codec(self["compression.codec"])
-        except Exception:
-            raise InvalidConfigError(
-                f"compression.codec: {self.raw.get('compression.codec')!r} is not 0/1/2 or none/gzip/snappy"
-            ) from None
-
-
-class ConsumerConfig(Config):
-    """``consumer.properties``: the high-level consumer's keys and 0.7.2 defaults."""
-
-    kind = "consumer"
-    keys = key_table(
-        *ZK_KEYS,
-        str_key("groupid", required=True),
-        str_key("consumerid"),
-        int_key("socket.timeout.ms", 30000, 0),
-        int_key("socket.buffersize", 64 * 1024, 1),
-        int_key("fetch.size", 1024 * 1024, 1),
-        int_key("fetcher.backoff.ms", 1000, 0),
-        bool_key("autocommit.enable", True),
-        int_key("autocommit.interval.ms", 10000, 1),
-        int_key("queuedchunks.max", 10, 1),
-        int_key("rebalance.retries.max", 4, 1),
-        int_key("rebalance.backoff.ms", lambda c: c["zk.synctime.ms"], 0),
-        str_key("autooffset.reset", "smallest"),
-        int_key("consumer.timeout.ms", -1),
-        bool_key("shallowiterator.enable", False),
-        METRICS_PORT,
-    )
-
-    def validate(self) -> None:
-        if not self["zk.connect"]:
-            raise InvalidConfigError("zk.connect: required by the ZooKeeper consumer")

@@ -1,26 +1,20 @@
 """Configuration of the 0.8 line: 0.8.2 broker, topic-override, producer and consumer keys (+ the 0.9 consumer).
 
 The ``.properties`` loader and the Key machinery are config.py's; this module holds the 0.8.2 key tables and
-defaults, their precedence rules, and the choice between the two lines for a broker's properties file.
-
-Which line a ``server.properties`` belongs to is decided by the keys only one line knows: ``brokerid`` and
-``zk.connect`` are 0.7's, ``broker.id``, ``zookeeper.connect`` and ``log.dirs`` are 0.8's. ``log.dir`` alone
-decides nothing (0.8 accepts it too). A file naming keys of both lines is refused, and so is ``log.dir``
-together with ``log.dirs`` (0.8 would silently ignore one). A file with none of them is read as 0.7.
+defaults and their precedence rules.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from zkafka.config import (
     INT_MAX,
+    LINE_08,
     LONG_MAX,
     METRICS_PORT,
-    BrokerConfig,
     Config,
     Key,
     bool_key,
@@ -29,17 +23,10 @@ from zkafka.config import (
     float_key,
     int_key,
     key_table,
-    load_properties,
     long_key,
     str_key,
 )
 from zkafka.errors import InvalidConfigError
-
-LINE_07 = "0.7"
-LINE_08 = "0.8"
-
-_KEYS_07 = ("brokerid", "zk.connect")
-_KEYS_08 = ("broker.id", "zookeeper.connect", "log.dirs")
 
 HOUR_MS = 60 * 60 * 1000
 MINUTE_MS = 60 * 1000
@@ -50,28 +37,6 @@ LOG_OVERHEAD = 12
 
 _CLIENT_ID = re.compile(r"[a-zA-Z0-9._-]*")
 CODECS_08 = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3}
-
-
-def detect_broker_line(props: Mapping[str, str]) -> str:
-    """``LINE_07`` or ``LINE_08`` for a broker's properties; InvalidConfigError if they mix the two lines."""
-    old = [key for key in _KEYS_07 if key in props]
-    new = [key for key in _KEYS_08 if key in props]
-    if "log.dir" in props and "log.dirs" in props:
-        old.append("log.dir")
-    if old and new:
-        raise InvalidConfigError(
-            f"the properties mix 0.7 keys ({', '.join(old)}) with 0.8 keys ({', '.join(new)}); use one line's names"
-        )
-    return LINE_08 if new else LINE_07
-
-
-def load_broker_config(
-    path: str | os.PathLike[str], overrides: Mapping[str, str] | None = None
-) -> BrokerConfig | BrokerConfig08:
-    """Read a ``server.properties`` of either line (overrides applied first) as that line's config."""
-    props = load_properties(path)
-    props.update(overrides or {})
-    return BrokerConfig08(props) if detect_broker_line(props) == LINE_08 else BrokerConfig(props)
 
 
 def parse_codec08(key: str, text: str) -> int:

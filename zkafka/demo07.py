@@ -23,7 +23,7 @@ from functools import partial
 
 import gevent
 
-from zkafka.config import ConsumerConfig, ProducerConfig
+from zkafka.config07 import ConsumerConfig, ProducerConfig
 from zkafka.consumer.connector07 import ZookeeperConsumerConnector
 from zkafka.consumer.stream import ConsumerTimeoutError
 from zkafka.launch.zookeeper_server import ZooKeeperServer, free_port

@@ -19,7 +19,7 @@ from tests.support.spark import (
     run_loader_cli,
     visible_files,
 )
-from zkafka.config08 import LINE_08
+from zkafka.config import LINE_08
 from zkafka.spark.loader import EXIT_HOOK_STATUS, load
 from zkafka.spark.offsets import TopicPartition08
 from zkafka.spark.store import OffsetStore

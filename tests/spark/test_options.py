@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zkafka.config08 import LINE_07, LINE_08
+from zkafka.config import LINE_07, LINE_08
 from zkafka.spark.offsets import EARLIEST, TopicPartition, TopicPartition08
 from zkafka.spark.options import DEFAULT_FETCH_SIZE, parse_options
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from zkafka.config import BrokerConfig
+from zkafka.config07 import BrokerConfig
 from zkafka.launch.zookeeper_server import free_port
 from zkafka.server.start import BrokerThread
 

@@ -1,10 +1,8 @@
-"""The .properties loader and the 0.7 config keys, defaults and validation."""
-
-import logging
+"""The .properties loader, ``--override`` values, and telling the two lines' server.properties apart."""
 
 import pytest
 
-from zkafka.config import BrokerConfig, ConsumerConfig, ProducerConfig, parse_overrides, parse_properties
+from zkafka.config import LINE_07, LINE_08, detect_broker_line, parse_overrides, parse_properties
 from zkafka.errors import InvalidConfigError
 
 SAMPLE = r"""
@@ -32,62 +30,39 @@ def test_properties_syntax():
     assert props["escaped=key"] == "a\tb"
 
 
-def test_broker_defaults_and_maps(caplog):
-    with caplog.at_level(logging.WARNING):
-        config = BrokerConfig(parse_properties(SAMPLE))
-    assert config["port"] == 9092 and config.num_partitions == 4
-    assert config["log.file.size"] == 1073741824
-    assert config["log.flush.interval"] == 500
-    assert (
-        config["log.default.flush.interval.ms"] == config["log.default.flush.scheduler.interval.ms"] == 3000
-    )
-    assert config["zk.connectiontimeout.ms"] == 6000
-    assert config["topic.partition.count.map"] == {"t1": 8, "t2": 16}
-    assert config.partitions_for("t2") == 16 and config.partitions_for("other") == 4
-    assert "unknown broker key long.value" in caplog.text
-    assert "bad" in caplog.text
-
-
-@pytest.mark.parametrize(
-    "key, value",
-    [("port", "ninety"), ("log.file.size", "4"), ("enable.zookeeper", "yes"), ("log.retention.hours", "0")],
-)
-def test_bad_values_name_the_key(key, value):
-    props = {"brokerid": "1", "log.dir": "/tmp/x", "zk.connect": "h:1", key: value}
-    with pytest.raises(InvalidConfigError, match=key.replace(".", r"\.")):
-        BrokerConfig(props)
-
-
-def test_required_keys():
-    with pytest.raises(InvalidConfigError, match="brokerid"):
-        BrokerConfig({"log.dir": "/x", "zk.connect": "h:1"})
-    with pytest.raises(InvalidConfigError, match="zk.connect"):
-        BrokerConfig({"brokerid": "1", "log.dir": "/x"})
-    assert BrokerConfig({"brokerid": "1", "log.dir": "/x", "enable.zookeeper": "false"})["zk.connect"] is None
-
-
-def test_producer_config_rules():
-    with pytest.raises(InvalidConfigError, match="zk.connect, broker.list"):
-        ProducerConfig({})
-    with pytest.raises(InvalidConfigError, match="zk.connect, broker.list"):
-        ProducerConfig({"zk.connect": "h:1", "broker.list": "0:h:1"})
-    with pytest.raises(InvalidConfigError, match="partitioner.class"):
-        ProducerConfig({"broker.list": "0:h:1", "partitioner.class": "x.Y"})
-    with pytest.raises(InvalidConfigError, match="producer.type"):
-        ProducerConfig({"broker.list": "0:h:1", "producer.type": "fast"})
-    config = ProducerConfig({"zk.connect": "h:1", "compression.codec": "snappy", "compressed.topics": "a, b"})
-    assert config["compression.codec"] == 2 and config["compressed.topics"] == ["a", "b"]
-    assert config["queue.enqueueTimeout.ms"] == 0 and config["batch.size"] == 200
-
-
-def test_consumer_config_defaults():
-    config = ConsumerConfig({"groupid": "g", "zk.connect": "h:1", "zk.synctime.ms": "500"})
-    assert config["rebalance.backoff.ms"] == 500
-    assert config["fetch.size"] == 1048576 and config["queuedchunks.max"] == 10
-    assert config.with_overrides(autooffset_reset="largest")["autooffset.reset"] == "largest"
-
-
 def test_overrides():
     assert parse_overrides(["a=1", "b.c = x=y"]) == {"a": "1", "b.c": "x=y"}
     with pytest.raises(InvalidConfigError):
         parse_overrides(["novalue"])
+
+
+@pytest.mark.parametrize(
+    "props, line",
+    [
+        ({"brokerid": "0", "zk.connect": "z", "log.dir": "/x"}, LINE_07),
+        ({"broker.id": "0", "zookeeper.connect": "z", "log.dir": "/x"}, LINE_08),
+        ({"log.dirs": "/x"}, LINE_08),
+        ({"zookeeper.connect": "z"}, LINE_08),
+        ({"log.dir": "/x"}, LINE_07),
+        ({}, LINE_07),
+    ],
+)
+def test_line_detection(props, line):
+    assert detect_broker_line(props) == line
+
+
+@pytest.mark.parametrize(
+    "props, named",
+    [
+        ({"brokerid": "0", "broker.id": "0"}, ["brokerid", "broker.id"]),
+        ({"zk.connect": "z", "zookeeper.connect": "z"}, ["zk.connect", "zookeeper.connect"]),
+        ({"log.dir": "/a", "log.dirs": "/b"}, ["log.dir", "log.dirs"]),
+        ({"brokerid": "0", "zookeeper.connect": "z"}, ["brokerid", "zookeeper.connect"]),
+    ],
+)
+def test_mixing_the_lines_fails_in_one_line_naming_the_keys(props, named):
+    with pytest.raises(InvalidConfigError) as info:
+        detect_broker_line(props)
+    message = str(info.value)
+    assert "\n" not in message
+    assert all(key in message for key in named)

@@ -5,20 +5,18 @@ from pathlib import Path
 
 import pytest
 
-from zkafka.config import BrokerConfig, parse_properties
+from zkafka.config import parse_properties
+from zkafka.config07 import BrokerConfig
 from zkafka.config08 import (
-    LINE_07,
-    LINE_08,
     BrokerConfig08,
     ConsumerConfig08,
     ConsumerConfig09,
     ProducerConfig08,
-    detect_broker_line,
-    load_broker_config,
     parse_topic_overrides,
     topic_config,
 )
 from zkafka.errors import InvalidConfigError
+from zkafka.server.start import load_broker_config
 
 REPO = Path(__file__).resolve().parents[2]
 BASE = {"broker.id": "1", "zookeeper.connect": "zk:2181/kafka"}
@@ -110,38 +108,6 @@ def test_unknown_key_warns(caplog):
     with caplog.at_level(logging.WARNING):
         BrokerConfig08({**BASE, "brokerid.typo": "1"})
     assert "unknown broker key brokerid.typo" in caplog.text
-
-
-@pytest.mark.parametrize(
-    "props, line",
-    [
-        ({"brokerid": "0", "zk.connect": "z", "log.dir": "/x"}, LINE_07),
-        ({"broker.id": "0", "zookeeper.connect": "z", "log.dir": "/x"}, LINE_08),
-        ({"log.dirs": "/x"}, LINE_08),
-        ({"zookeeper.connect": "z"}, LINE_08),
-        ({"log.dir": "/x"}, LINE_07),
-        ({}, LINE_07),
-    ],
-)
-def test_line_detection(props, line):
-    assert detect_broker_line(props) == line
-
-
-@pytest.mark.parametrize(
-    "props, named",
-    [
-        ({"brokerid": "0", "broker.id": "0"}, ["brokerid", "broker.id"]),
-        ({"zk.connect": "z", "zookeeper.connect": "z"}, ["zk.connect", "zookeeper.connect"]),
-        ({"log.dir": "/a", "log.dirs": "/b"}, ["log.dir", "log.dirs"]),
-        ({"brokerid": "0", "zookeeper.connect": "z"}, ["brokerid", "zookeeper.connect"]),
-    ],
-)
-def test_mixing_the_lines_fails_in_one_line_naming_the_keys(props, named):
-    with pytest.raises(InvalidConfigError) as info:
-        detect_broker_line(props)
-    message = str(info.value)
-    assert "\n" not in message
-    assert all(key in message for key in named)
 
 
 def test_topic_overrides():

@@ -26,8 +26,7 @@ def broker_start(properties: str, overrides: tuple[str, ...]) -> None:
     import gevent
 
     from zkafka.config import parse_overrides
-    from zkafka.config08 import load_broker_config
-    from zkafka.server.start import broker_id, start_broker
+    from zkafka.server.start import broker_id, load_broker_config, start_broker
 
     configure_logging(Context.verbose)
     config = load_broker_config(properties, parse_overrides(overrides))

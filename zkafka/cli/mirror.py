@@ -86,7 +86,7 @@ def topic_filter_of(whitelist: str | None, blacklist: str | None):
 @stream_options
 def mirror_maker(consumer_configs, producer_config, **options) -> None:
     """Mirror the topics a filter allows from the source cluster(s) into the target, until Ctrl-C/SIGTERM."""
-    from zkafka.config import ConsumerConfig, ProducerConfig
+    from zkafka.config07 import ConsumerConfig, ProducerConfig
     from zkafka.tools.mirror_maker import MirrorMaker
 
     consumers = [ConsumerConfig.from_file(path) for path in consumer_configs]
@@ -110,7 +110,7 @@ def migrate(consumer_configs, producer_config, kafka_07_jar, zkclient_01_jar, **
     Payloads are re-sent with no key under the same topic name; the 0.7 group's offsets are committed only
     after the 0.8 brokers acknowledged the messages, so a restarted migration loses nothing.
     """
-    from zkafka.config import ConsumerConfig
+    from zkafka.config07 import ConsumerConfig
     from zkafka.config08 import ProducerConfig08
     from zkafka.tools.migration import KafkaMigrationTool
 

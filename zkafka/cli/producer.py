@@ -140,7 +140,8 @@ def console_producer(
 def _console_producer07(
     zookeeper, broker_list, topic, codec, batch_size, queue_time, sync, separator, properties
 ):
-    from zkafka.config import ProducerConfig, parse_overrides
+    from zkafka.config import parse_overrides
+    from zkafka.config07 import ProducerConfig
     from zkafka.producer.console import produce_lines, read_lines
     from zkafka.producer.producer07 import Producer
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from zkafka.config import ConsumerConfig
+from zkafka.config07 import ConsumerConfig
 from zkafka.consumer.connector import BaseConsumerConnector, ConnectorSettings, ConsumerIdConflictError
 from zkafka.consumer.fetcher07 import Fetcher
 from zkafka.consumer.group_view07 import read_group_view

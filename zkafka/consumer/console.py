@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 import gevent
 
-from zkafka.config08 import LINE_07, LINE_08
+from zkafka.config import LINE_07, LINE_08
 from zkafka.consumer.connector import BaseConsumerConnector
 from zkafka.consumer.connector07 import ZookeeperConsumerConnector
 from zkafka.consumer.connector08 import ZookeeperConsumerConnector08

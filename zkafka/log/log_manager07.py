@@ -12,7 +12,7 @@ import random
 import threading
 from collections.abc import Callable
 
-from zkafka.config import BrokerConfig
+from zkafka.config07 import BrokerConfig
 from zkafka.errors import InvalidPartitionError
 from zkafka.log.log07 import Log, current_millis
 from zkafka.log.log_manager import (

@@ -27,7 +27,7 @@ from typing import Any
 
 import gevent
 
-from zkafka.config import ProducerConfig
+from zkafka.config07 import ProducerConfig
 from zkafka.errors import InvalidConfigError, InvalidPartitionError
 from zkafka.producer.async_producer07 import AsyncProducer
 from zkafka.producer.broker_partition_info07 import (

@@ -16,8 +16,8 @@ from collections.abc import Callable
 import gevent
 import gevent.event
 
-from zkafka.config import BrokerConfig
-from zkafka.config08 import LINE_07
+from zkafka.config import LINE_07
+from zkafka.config07 import BrokerConfig
 from zkafka.log.log_manager07 import LogManager
 from zkafka.network.server import SocketServer
 from zkafka.protocol import v07

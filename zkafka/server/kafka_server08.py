@@ -28,7 +28,8 @@ import gevent.event
 
 from zkafka.admin.topics import TopicExistsError, auto_create_topic, create_topic, live_broker_ids
 from zkafka.client08.channel import broker_channel
-from zkafka.config08 import LINE_08, BrokerConfig08, parse_topic_overrides
+from zkafka.config import LINE_08
+from zkafka.config08 import BrokerConfig08, parse_topic_overrides
 from zkafka.controller.channel_manager import ControllerChannelManager
 from zkafka.controller.context import ClusterSnapshot, ControllerContext
 from zkafka.controller.controller import KafkaController

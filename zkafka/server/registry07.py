@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from zkafka.config import BrokerConfig
+from zkafka.config07 import BrokerConfig
 from zkafka.server.registry import ZkRegistry
 from zkafka.zk.client import create_ephemeral_expect_conflict
 from zkafka.zk.paths07 import BROKER_IDS_PATH, BROKER_TOPICS_PATH, Broker, broker_id_path, broker_topic_path

@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import gc
+import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import gevent
 import gevent.event
 
-from zkafka.config import BrokerConfig
+from zkafka.config import LINE_08, detect_broker_line, load_properties
+from zkafka.config07 import BrokerConfig
 from zkafka.config08 import BrokerConfig08
 from zkafka.server.server_base import BrokerServer
+
+
+def load_broker_config(
+    path: str | os.PathLike[str], overrides: Mapping[str, str] | None = None
+) -> BrokerConfig | BrokerConfig08:
+    """Read a ``server.properties`` of either line (overrides applied first) as that line's config."""
+    props = load_properties(path)
+    props.update(overrides or {})
+    return BrokerConfig08(props) if detect_broker_line(props) == LINE_08 else BrokerConfig(props)
 
 
 def broker_id(config: BrokerConfig | BrokerConfig08) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from zkafka.config08 import LINE_07, LINE_08
+from zkafka.config import LINE_07, LINE_08
 from zkafka.spark.cluster07 import Cluster, ClusterView
 from zkafka.spark.cluster08 import Cluster08
 from zkafka.spark.options import SourceOptions, option_getter

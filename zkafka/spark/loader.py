@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from zkafka.config08 import LINE_07, LINE_08
+from zkafka.config import LINE_07, LINE_08
 from zkafka.spark.connect import open_cluster, source_line
 from zkafka.spark.errors import BrokerGoneError
 from zkafka.spark.offsets import Offsets, offsets_to_json

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zkafka.client08.topic_metadata import parse_broker_list
-from zkafka.config08 import LINE_07, LINE_08
+from zkafka.config import LINE_07, LINE_08
 from zkafka.spark.offsets import (
     EARLIEST,
     LATEST,

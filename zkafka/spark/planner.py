@@ -14,7 +14,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from zkafka.config08 import LINE_08
+from zkafka.config import LINE_08
 from zkafka.spark.cluster07 import ClusterView
 from zkafka.spark.errors import BrokerGoneError, report_data_loss
 from zkafka.spark.offsets import (

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 from pyspark.sql.types import StructType
 
-from zkafka.config08 import LINE_08
+from zkafka.config import LINE_08
 from zkafka.spark.connect import open_cluster, source_line
 from zkafka.spark.offsets import Offsets, offsets_from_json, offsets_to_json_obj
 from zkafka.spark.options import SourceOptions, parse_options

@@ -20,7 +20,7 @@ from operator import attrgetter
 import gevent
 import gevent.event
 
-from zkafka.config08 import LINE_08
+from zkafka.config import LINE_08
 from zkafka.consumer.connector import BaseConsumerConnector
 from zkafka.consumer.connector07 import ZookeeperConsumerConnector
 from zkafka.consumer.connector08 import ZookeeperConsumerConnector08

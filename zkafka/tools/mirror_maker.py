@@ -19,7 +19,7 @@ from typing import Any
 import gevent
 import gevent.event
 
-from zkafka.config import ConsumerConfig, ProducerConfig
+from zkafka.config07 import ConsumerConfig, ProducerConfig
 from zkafka.consumer.connector07 import ZookeeperConsumerConnector
 from zkafka.consumer.stream import ConsumerTimeoutError, KafkaStream
 from zkafka.consumer.stream07 import MessageAndMetadata

@@ -24,7 +24,7 @@ import gevent.event
 from gevent.pywsgi import WSGIServer
 from kazoo.exceptions import NoNodeError
 
-from zkafka.config08 import LINE_08
+from zkafka.config import LINE_08
 from zkafka.ui.cluster_state import read_brokers, read_controller, read_topics, read_zk_groups, read_znode
 from zkafka.ui.coordinator_groups import CoordinatorGroups
 from zkafka.ui.timeline import Timeline

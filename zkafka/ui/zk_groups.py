@@ -9,7 +9,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from zkafka.config08 import LINE_08
+from zkafka.config import LINE_08
 from zkafka.consumer.group_view import get_many
 from zkafka.tools.offset_checker07 import registered_partitions
 from zkafka.tools.offset_checker08 import topic_partitions

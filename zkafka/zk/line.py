@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from zkafka.config08 import LINE_07, LINE_08
+from zkafka.config import LINE_07, LINE_08
 from zkafka.zk.client import get_children, get_data
 
 if TYPE_CHECKING:

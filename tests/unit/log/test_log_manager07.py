@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.support.logs import Clock, entry, set_mtime
-from zkafka.config import BrokerConfig
+from zkafka.config07 import BrokerConfig
 from zkafka.errors import InvalidPartitionError, InvalidTopicError
 from zkafka.log.log07 import segment_file_name
 from zkafka.log.log_manager import CLEAN_SHUTDOWN_FILE

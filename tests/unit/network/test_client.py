@@ -9,7 +9,7 @@ import time
 import gevent
 import pytest
 
-from zkafka.config import BrokerConfig
+from zkafka.config07 import BrokerConfig
 from zkafka.log.log_manager07 import LogManager
 from zkafka.network.client import BlockingChannel, ChannelClosedError
 from zkafka.network.server import PendingResponse, SocketServer

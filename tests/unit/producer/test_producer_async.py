@@ -14,7 +14,7 @@ import gevent
 import pytest
 
 from tests.support.frame_recorder import FrameRecorder
-from zkafka.config import ProducerConfig
+from zkafka.config07 import ProducerConfig
 from zkafka.producer.async_producer07 import AsyncProducer
 from zkafka.producer.encoders import DefaultEncoder, StringEncoder
 from zkafka.producer.errors import ProducerClosedError, QueueFullError

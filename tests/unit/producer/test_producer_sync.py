@@ -11,7 +11,7 @@ import pytest
 from gevent.server import StreamServer
 
 from tests.support.frame_recorder import FrameRecorder
-from zkafka.config import ProducerConfig
+from zkafka.config07 import ProducerConfig
 from zkafka.errors import MessageSizeTooLargeError
 from zkafka.producer.errors import ProducerClosedError, ProducerConnectionError
 from zkafka.producer.sync_producer07 import SyncProducer

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.wire import wire_bytes
-from zkafka.config import BrokerConfig
+from zkafka.config07 import BrokerConfig
 from zkafka.errors import InvalidTopicError
 from zkafka.log.log_manager07 import LogManager
 from zkafka.network.send import FileRegion
