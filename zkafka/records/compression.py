@@ -1,6 +1,9 @@
 """Compression codecs of wrapper messages: GZIP (JDK framing), Snappy (xerial stream framing) and, on the 0.8
 line only (0.8.2 added it), LZ4 in Kafka's framing (``zkafka.records.kafka_lz4``).
 
+As Kafka's ``CompressionType`` does, the framing can depend on the message format (``magic``): LZ4 frames of
+magic 1 and 2 carry the LZ4 spec's header checksum (KIP-57), those of magic 0 Kafka's 0.8.2 one.
+
 Decompression can be bounded: with ``limit`` it stops as soon as the output would pass that many bytes and
 raises MessageSizeTooLargeError, so a small payload that inflates to gigabytes (a "bomb") costs at most
 ``limit`` bytes and never a full inflation. Snappy blocks declare their inflated length up front: it is checked
@@ -171,8 +174,9 @@ def _snappy_block(block: bytes, limit: int | None = None, before: int = 0) -> by
         raise InvalidMessageError(f"corrupt snappy payload: {exc}") from exc
 
 
-def compress(codec: int, data: bytes, codecs: frozenset[int] = ALL_CODECS) -> bytes:
-    """Compress ``data`` (a serialized inner message set) with ``codec``, one of ``codecs``."""
+def compress(codec: int, data: bytes, codecs: frozenset[int] = ALL_CODECS, magic: int = 0) -> bytes:
+    """Compress ``data`` (a serialized inner message set) with ``codec``, one of ``codecs``, in the framing of
+    message format ``magic``."""
     if codec not in codecs:
         raise UnknownCodecError(f"unknown compression codec {codec}")
     if codec == GZIP:
@@ -180,17 +184,18 @@ def compress(codec: int, data: bytes, codecs: frozenset[int] = ALL_CODECS) -> by
     if codec == SNAPPY:
         return snappy_compress(data)
     if codec == LZ4:
-        return lz4_compress(data)
+        return lz4_compress(data, spec_checksum=magic > 0)
     if codec == NO_COMPRESSION:
         return bytes(data)
     raise UnknownCodecError(f"unknown compression codec {codec}")
 
 
 def decompress(
-    codec: int, data: bytes, limit: int | None = None, codecs: frozenset[int] = ALL_CODECS
+    codec: int, data: bytes, limit: int | None = None, codecs: frozenset[int] = ALL_CODECS, magic: int = 0
 ) -> bytes:
-    """Decompress a wrapper message payload (``codec`` one of ``codecs``); with ``limit``, refuse
-    (MessageSizeTooLargeError) to produce more than that many bytes, stopping before the rest is inflated."""
+    """Decompress a wrapper message payload (``codec`` one of ``codecs``, the framing of message format
+    ``magic``); with ``limit``, refuse (MessageSizeTooLargeError) to produce more than that
+    many bytes, stopping before the rest is inflated."""
     if codec not in codecs:
         raise UnknownCodecError(f"unknown compression codec {codec}")
     if codec == GZIP:
@@ -201,7 +206,7 @@ def decompress(
     if codec == SNAPPY:
         return snappy_decompress(data, limit)
     if codec == LZ4:
-        return lz4_decompress(data, limit)
+        return lz4_decompress(data, limit, spec_checksum=magic > 0)
     if codec == NO_COMPRESSION:
         if limit is not None and len(data) > limit:
             raise _inflated_too_far("uncompressed", limit)

@@ -15,19 +15,15 @@ format per set); any other set is returned as is, so the 0.8 path costs one byte
 from __future__ import annotations
 
 import struct
-import zlib
 from typing import Any
 
-from zkafka.errors import InvalidMessageError
-from zkafka.records.compression import LZ4, NO_COMPRESSION, compress, decompress
-from zkafka.records.format08 import CODEC_MASK, LOG_OVERHEAD, encode_entry, encode_message
-from zkafka.records.kafka_lz4 import lz4_decompress
+from zkafka.records.compression import NO_COMPRESSION, compress, decompress
+from zkafka.records.format08 import LOG_OVERHEAD, encode_entry, encode_message
+from zkafka.records.message_v1 import MAGIC as MAGIC_V1
+from zkafka.records.message_v1 import decode_message
 
-MAGIC_V1 = 1
 MAGIC_AT = LOG_OVERHEAD + 4  # int64 offset, int32 N, crc32
 _HEAD = struct.Struct(">qiIBB")  # offset, N, crc, magic, attributes
-_INT32 = struct.Struct(">i")
-_V1_FIELDS_AT = LOG_OVERHEAD + 4 + 2 + 8  # crc, magic, attributes, int64 timestamp
 
 
 def is_magic1(message_set: Any) -> bool:
@@ -45,40 +41,23 @@ def to_magic0(message_set: Any) -> Any:
     out: list[bytes] = []
     pos = 0
     while len(data) - pos >= LOG_OVERHEAD + 6:
-        offset, size, crc, magic, attributes = _HEAD.unpack_from(data, pos)
+        offset, size, _, magic, _ = _HEAD.unpack_from(data, pos)
         end = pos + LOG_OVERHEAD + size
         if size < 0 or end > len(data):
             break
         if magic != MAGIC_V1:
             out.append(data[pos:end])
         else:
-            out.append(encode_entry(offset, _message_v0(data, pos, end, crc, attributes)))
+            out.append(encode_entry(offset, _message_v0(data, pos, end)))
         pos = end
     out.append(data[pos:])
     return b"".join(out)
 
 
-def _message_v0(data: bytes, pos: int, end: int, crc: int, attributes: int) -> bytes:
-    if zlib.crc32(data[pos + MAGIC_AT : end]) != crc:
-        raise InvalidMessageError(f"magic-1 message at position {pos} fails its CRC check")
-    key, at = _bytes_field(data, pos + _V1_FIELDS_AT, end, pos)
-    value, at = _bytes_field(data, at, end, pos)
-    codec = attributes & CODEC_MASK
-    if codec != NO_COMPRESSION and value is not None:
-        inner = lz4_decompress(value, spec_checksum=True) if codec == LZ4 else decompress(codec, value)
-        value = compress(codec, to_magic0(inner))
-    return encode_message(key, value, codec)
-
-
-def _bytes_field(data: bytes, at: int, end: int, pos: int) -> tuple[bytes | None, int]:
-    if at + 4 > end:
-        raise InvalidMessageError(f"magic-1 message at position {pos} is truncated")
-    (length,) = _INT32.unpack_from(data, at)
-    at += 4
-    if length < 0:
-        return None, at
-    if at + length > end:
-        raise InvalidMessageError(
-            f"magic-1 message at position {pos}: a length of {length} runs past its end"
-        )
-    return data[at : at + length], at + length
+def _message_v0(data: bytes, pos: int, end: int) -> bytes:
+    message = decode_message(data, pos, end)
+    value = message.value
+    if message.codec != NO_COMPRESSION and value is not None:
+        inner = decompress(message.codec, value, magic=MAGIC_V1)
+        value = compress(message.codec, to_magic0(inner))
+    return encode_message(message.key, value, message.codec)

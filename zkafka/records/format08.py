@@ -149,10 +149,11 @@ class Format08(EntryFormat):
 FORMAT08 = Format08()
 
 
-def key_value(data: Any, pos: int, end: int) -> tuple[bytes | None, bytes | None]:
-    """Key and value of the entry at ``pos`` (None for a null one)."""
+def key_value(data: Any, pos: int, end: int, fields_at: int = 18) -> tuple[bytes | None, bytes | None]:
+    """Key and value of the entry at ``pos`` (None for a null one); they start ``fields_at`` bytes into it
+    (magic 1 puts its timestamp before them)."""
     out = []
-    at = pos + 18
+    at = pos + fields_at
     for _ in range(2):
         if at + 4 > end:
             raise entry_error(
@@ -177,11 +178,12 @@ def key_value(data: Any, pos: int, end: int) -> tuple[bytes | None, bytes | None
 
 def encode_message(key: bytes | None, value: bytes | None, attributes: int = 0) -> bytes:
     """The bytes of one message (no offset, no N)."""
-    body = _MAGIC_ATTRIBUTES.pack(MAGIC, attributes) + _bytes_field(key) + _bytes_field(value)
+    body = _MAGIC_ATTRIBUTES.pack(MAGIC, attributes) + bytes_field(key) + bytes_field(value)
     return UINT32.pack(zlib.crc32(body)) + body
 
 
-def _bytes_field(value: bytes | None) -> bytes:
+def bytes_field(value: bytes | None) -> bytes:
+    """``value`` as messages of magic 0 and 1 hold a key or value: int32 length (-1: null), the bytes."""
     return b"\xff\xff\xff\xff" if value is None else INT32.pack(len(value)) + bytes(value)
 
 
@@ -227,11 +229,11 @@ def build_value_set(
         except TypeError:  # not bytes-like values: the pure path accepts or refuses them itself
             lib = None
     if lib is None:
-        head = _MAGIC_ATTRIBUTES.pack(MAGIC, 0) + _bytes_field(key)  # the same for every value
+        head = _MAGIC_ATTRIBUTES.pack(MAGIC, 0) + bytes_field(key)  # the same for every value
         pack_entry, crc32 = _ENTRY_START.pack, zlib.crc32
         parts = []
         for i, value in enumerate(values):
-            body = head + _bytes_field(value)
+            body = head + bytes_field(value)
             parts += (pack_entry(base_offset + i, len(body) + 4, crc32(body)), body)
         inner = b"".join(parts)
         count = len(parts) // 2

@@ -3,10 +3,11 @@
 The frame is a subset of the LZ4 frame format: magic ``04 22 4d 18``, FLG, BD, a header checksum byte HC,
 then blocks ``uint32 LE size`` (bit 31 set: stored uncompressed) + data (+ an xxh32 when FLG asks for block
 checksums), then the end mark ``00 00 00 00``. Kafka computes HC over magic+FLG+BD, where the LZ4 spec says
-FLG+BD only; a magic-0 message needs Kafka's value and 0.8.2/0.9 refuse the spec's. Only 0.10's magic-1
-messages (KIP-57) carry the spec's value: ``spec_checksum=True`` reads and writes those (down-conversion),
-and reads as 0.10's reader does: a content size in the header is skipped (the HC covers it) and a content
-checksum after the end mark is skipped unchecked.
+FLG+BD only; a magic-0 message needs Kafka's value and 0.8.2/0.9 refuse the spec's. Only magic-1 messages
+(0.10, KIP-57) and magic-2 record batches (0.11+; Kafka 2.2's ``CompressionType.LZ4`` still uses these
+streams, with the spec's HC for every magic but 0) carry the spec's value: ``spec_checksum=True`` reads and
+writes those, and reads as 0.10's reader does: a content size in the header is skipped (the HC covers it)
+and a content checksum after the end mark is skipped unchecked.
 
 The block codec is the reference LZ4 library through python-lz4 (``lz4.block``); the framing and xxh32 are
 here. Reading a magic-0 frame follows 0.8.2's reader: version 1, independent blocks, no preset dictionary, no
