@@ -8,12 +8,13 @@ given the current children of ``/brokers/topics`` instead of reading them.
 import json
 import re
 import socket
-import time
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
+
+from zkafka import utils
 
 # Java's String.trim() strips every char <= U+0020, and nothing else.
 _JAVA_TRIM = "".join(chr(c) for c in range(0x21))
@@ -38,7 +39,7 @@ def consumer_id(
     if host is None:
         host = socket.gethostname()
     if now_ms is None:
-        now_ms = int(time.time() * 1000)
+        now_ms = utils.now_ms()
     if uuid_hex is None:
         uuid_hex = format(uuid.uuid4().int >> 64, "x")
     return f"{group}_{host}-{now_ms}-{uuid_hex[:8]}"

@@ -19,6 +19,7 @@ from typing import Any
 
 import gevent
 
+from zkafka import utils
 from zkafka.coordinator.effects import (
     AnswerJoin,
     AnswerSync,
@@ -34,7 +35,6 @@ from zkafka.coordinator.effects import (
 from zkafka.coordinator.group import GroupMetadata
 from zkafka.coordinator.offsets_cache import OffsetsCache, Record
 from zkafka.coordinator.offsets_schema import OffsetAndMetadata
-from zkafka.log.segmented_log import current_millis
 from zkafka.network.server import PendingResponse
 from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.group_membership import DescribedGroup
@@ -128,7 +128,7 @@ class GroupCoordinator:
         *,
         append: Callable[[int, list[Record], Callable[[int], Any] | None], None],
         read_partition: Callable[[int], Iterable[Record]],
-        time_ms: Callable[[], int] = current_millis,
+        time_ms: Callable[[], int] = utils.now_ms,
     ) -> None:
         self.config = config
         self._append = append

@@ -22,7 +22,6 @@ from zkafka.log.segmented_log import (
     LogOptions,
     LogRegion,
     SegmentedLog,
-    current_millis,
     flushed_end,
 )
 from zkafka.records.format07 import FORMAT07
@@ -33,7 +32,6 @@ __all__ = [
     "LogLayoutError",
     "LogRegion",
     "LogSegment",
-    "current_millis",
     "segment_file_name",
 ]
 

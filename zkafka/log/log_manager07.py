@@ -12,9 +12,10 @@ import random
 import threading
 from collections.abc import Callable
 
+from zkafka import utils
 from zkafka.config07 import BrokerConfig
 from zkafka.errors import InvalidPartitionError
-from zkafka.log.log07 import Log, current_millis
+from zkafka.log.log07 import Log
 from zkafka.log.log_manager import (
     close_logs,
     partition_dirs,
@@ -41,7 +42,7 @@ class LogManager:
         self,
         config: BrokerConfig,
         *,
-        time_ms: Callable[[], int] = current_millis,
+        time_ms: Callable[[], int] = utils.now_ms,
         on_new_topic: Callable[[str], None] | None = None,
         offload: Offload = run_here,
         on_open_log: Callable[[Log], None] | None = None,

@@ -18,6 +18,7 @@ import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 
+from zkafka import utils
 from zkafka.log.checkpoint import CHECKPOINT_FILES, RECOVERY_POINT_CHECKPOINT, TMP_SUFFIX, OffsetCheckpoint
 from zkafka.log.log08 import Log08, Scheduler
 from zkafka.log.log_config import LogConfig
@@ -27,7 +28,7 @@ from zkafka.log.log_manager import (
     partition_dirs,
     write_clean_shutdown_marker,
 )
-from zkafka.log.segmented_log import LogLayoutError, Offload, current_millis, run_here
+from zkafka.log.segmented_log import LogLayoutError, Offload, run_here
 from zkafka.topic import log_dir_name, validate_topic
 
 logger = logging.getLogger(__name__)
@@ -56,7 +57,7 @@ class LogManager08:
         *,
         topic_configs: Mapping[str, LogConfig] | None = None,
         scheduler: Scheduler | None = None,
-        time_ms: Callable[[], int] = current_millis,
+        time_ms: Callable[[], int] = utils.now_ms,
         offload: Offload = run_here,
         on_open_log: Callable[[Log08], None] | None = None,
     ) -> None:

@@ -28,15 +28,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, TypedDict
 
+from zkafka import utils
 from zkafka.log.log_retention import LogRetention
 from zkafka.log.segment import EntryFormat, LogSegment
 
 logger = logging.getLogger(__name__)
-
-
-def current_millis() -> int:
-    """Wall-clock time in milliseconds, the broker's default clock."""
-    return time.time_ns() // 1_000_000
 
 
 class LogLayoutError(RuntimeError):
@@ -126,7 +122,7 @@ class SegmentedLog(LogRetention):
         flush_interval: int,
         entry_format: EntryFormat | None = None,
         visible_end: VisibleEnd | None = None,
-        time_ms: Callable[[], int] = current_millis,
+        time_ms: Callable[[], int] = utils.now_ms,
         offload: Offload = run_here,
     ) -> None:
         self.dir_path = os.fspath(dir_path)

@@ -10,11 +10,11 @@ from __future__ import annotations
 import logging
 import socket
 import threading
-import time
 from collections.abc import Callable
 
 from zkafka.config07 import BrokerConfig
 from zkafka.server.registry import ZkRegistry
+from zkafka.utils import now_ms
 from zkafka.zk.client import create_ephemeral_expect_conflict
 from zkafka.zk.paths07 import BROKER_IDS_PATH, BROKER_TOPICS_PATH, Broker, broker_id_path, broker_topic_path
 
@@ -68,7 +68,7 @@ class KafkaZooKeeper(ZkRegistry):
             self.register_topic(topic)
 
     def register_broker(self) -> None:
-        broker = Broker(self.broker_id, self.host, self.port, f"{self.host}-{int(time.time() * 1000)}")
+        broker = Broker(self.broker_id, self.host, self.port, f"{self.host}-{now_ms()}")
         self.register_broker_id(broker_id_path(self.broker_id), broker.zk_value(), _address07(self.broker_id))
 
     def register_topic(self, topic: str) -> None:

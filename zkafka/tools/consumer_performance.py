@@ -27,6 +27,7 @@ from zkafka.consumer.connector08 import ZookeeperConsumerConnector08
 from zkafka.consumer.console import delete_group, zk_session
 from zkafka.consumer.stream import ConsumerTimeoutError, KafkaStream
 from zkafka.tools.perf_result import MB, Throughput, format_time
+from zkafka.utils import now_ms
 from zkafka.zk.line import cluster_line
 
 CSV_HEADER = "start.time, end.time, fetch.size, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec"
@@ -242,7 +243,7 @@ def _tick(readers, options, progress, detail, start) -> None:
                 messages, size = r.messages - last[r.index][0], r.bytes - last[r.index][1]
                 last[r.index] = (r.messages, r.bytes)
                 detail(
-                    f"{format_time(int(time.time() * 1000))}, {r.index}, {options.fetch_size}, "
+                    f"{format_time(now_ms())}, {r.index}, {options.fetch_size}, "
                     f"{size / MB:.4f}, {size / MB / span:.4f}, {messages}, {messages / span:.4f}"
                 )
             last_time = now

@@ -21,6 +21,7 @@ from zkafka.client08.topic_metadata import is_broker_list_08
 from zkafka.producer.errors import FailedToSendMessageError
 from zkafka.records.compression import CODEC_NAMES
 from zkafka.tools.perf_result import Throughput, format_time
+from zkafka.utils import now_ms
 
 CSV_HEADER = (
     "start.time, end.time, compression, message.size, batch.size, total.data.sent.in.MB, MB.sec, "
@@ -239,7 +240,7 @@ def run(options: PerfOptions, progress: Callable[[int], None] | None = None) -> 
         for worker in workers:
             worker.join()
         raise failed[0]
-    start_ms = int(time.time() * 1000)
+    start_ms = now_ms()
     start = time.perf_counter()
     for worker in workers:
         worker.go.set()

@@ -28,8 +28,9 @@ def wait_until(
 
 
 def now_ms() -> int:
-    """Wall-clock milliseconds, as 0.7 uses for log times and ZooKeeper values."""
-    return int(time.time() * 1000)
+    """Wall-clock milliseconds (Java's ``System.currentTimeMillis``): the brokers' default clock for logs,
+    the coordinator and the replica manager, and the time in ZooKeeper values and consumer ids."""
+    return time.time_ns() // 1_000_000
 
 
 def lazy_exports(package: str, exports: dict[str, str]) -> Callable[[str], Any]:
