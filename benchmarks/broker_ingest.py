@@ -21,7 +21,8 @@ import time
 from zkafka.config07 import BrokerConfig
 from zkafka.consumer.simple07 import SimpleConsumer
 from zkafka.log.log07 import Log
-from zkafka.protocol.v07 import LATEST_TIME, ProducerRequest, encode_request
+from zkafka.protocol import LATEST_TIME
+from zkafka.protocol.v07 import ProducerRequest, encode_request
 from zkafka.records.format07 import FORMAT07
 from zkafka.records.message07 import build_message_set
 from zkafka.server.start import BrokerThread

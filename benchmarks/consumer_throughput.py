@@ -31,7 +31,8 @@ from benchmarks.broker_process import start_broker  # noqa: E402
 from zkafka.consumer.simple07 import SimpleConsumer  # noqa: E402
 from zkafka.consumer.stream07 import decode_chunk  # noqa: E402
 from zkafka.launch.zookeeper_server import ZooKeeperServer  # noqa: E402
-from zkafka.protocol.v07 import LATEST_TIME, OffsetRequest, ProducerRequest, encode_request  # noqa: E402
+from zkafka.protocol import LATEST_TIME  # noqa: E402
+from zkafka.protocol.v07 import OffsetRequest, ProducerRequest, encode_request  # noqa: E402
 from zkafka.records.format07 import iter_messages  # noqa: E402
 from zkafka.records.message07 import build_message_set  # noqa: E402
 from zkafka.zk.paths07 import BrokerPartition  # noqa: E402

@@ -75,7 +75,7 @@ sys.path.insert(0, ROOT)
 from benchmarks.broker_process import start_broker, start_broker08  # noqa: E402
 from tests.support.server08 import Client08, wait_for_leaders  # noqa: E402
 from zkafka.launch.zookeeper_server import ZooKeeperServer  # noqa: E402
-from zkafka.protocol import v07, v08  # noqa: E402
+from zkafka.protocol import LATEST_TIME, v07, v08  # noqa: E402
 from zkafka.protocol.produce import (  # noqa: E402
     ProduceRequestPartition,
     ProduceRequestTopic,
@@ -119,7 +119,7 @@ def probe_exchange(line: str) -> tuple[bytes, int]:
     """The probe's bytes and how many answer frames they get."""
     if line == "07":
         produce = v07.encode_request(v07.ProducerRequest("probe", 0, build_message_set([b"p" * 100])))
-        offsets = v07.encode_request(v07.OffsetRequest("probe", 0, v07.LATEST_TIME, 1))
+        offsets = v07.encode_request(v07.OffsetRequest("probe", 0, LATEST_TIME, 1))
         return produce + offsets, 1
     message = format08.build_message_set([(None, b"p" * 100)])
     return v08.encode_request(_produce08("probe", message, acks=1), 1, "probe"), 1

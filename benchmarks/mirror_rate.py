@@ -20,7 +20,8 @@ from benchmarks.broker_process import start_broker  # noqa: E402
 from zkafka.config07 import ConsumerConfig, ProducerConfig
 from zkafka.consumer.simple07 import SimpleConsumer
 from zkafka.launch.zookeeper_server import ZooKeeperServer
-from zkafka.protocol.v07 import LATEST_TIME, ProducerRequest, encode_request
+from zkafka.protocol import LATEST_TIME
+from zkafka.protocol.v07 import ProducerRequest, encode_request
 from zkafka.records.message07 import build_message_set
 from zkafka.tools.mirror_maker import MirrorMaker
 from zkafka.topic_count import Whitelist

@@ -39,7 +39,8 @@ from zkafka.consumer.simple07 import SimpleConsumer  # noqa: E402
 from zkafka.consumer.simple08 import SimpleConsumer08  # noqa: E402
 from zkafka.consumer.stream08 import decode_chunk08  # noqa: E402
 from zkafka.launch.zookeeper_server import ZooKeeperServer  # noqa: E402
-from zkafka.protocol.v07 import LATEST_TIME, ProducerRequest, encode_request  # noqa: E402
+from zkafka.protocol import LATEST_TIME  # noqa: E402
+from zkafka.protocol.v07 import ProducerRequest, encode_request  # noqa: E402
 from zkafka.records.message07 import build_message_set  # noqa: E402
 from zkafka.utils import wait_until  # noqa: E402
 from zkafka.zk.client import make_zk_client, start_zk_client  # noqa: E402

@@ -249,7 +249,7 @@ def consumer_log_ends(infos: list) -> dict[tuple[str, str], int]:
             by_broker.setdefault(info.broker, []).append(info)
     if by_broker:
         from zkafka.consumer.simple07 import SimpleConsumer
-        from zkafka.protocol.v07 import LATEST_TIME
+        from zkafka.protocol import LATEST_TIME
 
         for broker, owned in by_broker.items():
             try:

@@ -11,7 +11,8 @@ import pytest
 
 from tests.support.wire import connect
 from zkafka.consumer.simple07 import SimpleConsumer
-from zkafka.protocol.v07 import LATEST_TIME, ProducerRequest, encode_request
+from zkafka.protocol import LATEST_TIME
+from zkafka.protocol.v07 import ProducerRequest, encode_request
 from zkafka.records.format07 import iter_messages
 from zkafka.records.message07 import build_message_set
 from zkafka.utils import wait_until

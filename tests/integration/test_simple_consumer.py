@@ -11,7 +11,8 @@ from tests.support.wire import Producer
 from zkafka.consumer import SimpleConsumer
 from zkafka.errors import InvalidMessageSizeError, InvalidPartitionError, OffsetOutOfRangeError
 from zkafka.launch.zookeeper_server import free_port
-from zkafka.protocol.v07 import EARLIEST_TIME, LATEST_TIME, FetchRequest
+from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
+from zkafka.protocol.v07 import FetchRequest
 from zkafka.records.compression import GZIP
 
 pytestmark = pytest.mark.integration

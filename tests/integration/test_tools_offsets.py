@@ -20,8 +20,8 @@ from tests.support.wire import read_response
 from tests.support.zookeeper import wait_topic_registered
 from zkafka.cli import main
 from zkafka.launch.zookeeper_server import free_port
+from zkafka.protocol import LATEST_TIME
 from zkafka.protocol.v07 import (
-    LATEST_TIME,
     OffsetRequest,
     ProducerRequest,
     decode_offsets_response,

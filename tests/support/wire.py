@@ -12,9 +12,8 @@ import struct
 from collections.abc import Iterable
 
 from zkafka.network.send import FileRegion
+from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
 from zkafka.protocol.v07 import (
-    EARLIEST_TIME,
-    LATEST_TIME,
     FetchRequest,
     OffsetRequest,
     ProducerRequest,

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 import gevent
 import gevent.event
 
+from zkafka.client08.fetcher_manager import fetcher_id
 from zkafka.client08.topic_metadata import fetch_topic_metadata
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo, handed_over, reset_time_or_fail
 from zkafka.consumer.simple08 import FetchedPartition, SimpleConsumer08
@@ -27,7 +28,6 @@ from zkafka.consumer.stream08 import decode_batch08
 from zkafka.errors import KafkaError, MessageSizeTooLargeError
 from zkafka.protocol.errors import ErrorCode, error_name
 from zkafka.records import native
-from zkafka.utils.java import java_string_hash
 
 log = logging.getLogger(__name__)
 
@@ -36,11 +36,6 @@ INVALID_OFFSET = -1  # a partition's offset before auto.offset.reset has been ap
 # A leader broker as (id, host, port) and the fetcher key (broker id, host, port, fetcher id).
 LeaderKey = tuple[int, str, int, int]
 Fetch = tuple[str, int, int, int]  # what a fetch asks of a partition: topic, partition, offset, max bytes
-
-
-def fetcher_id(topic: str, partition: int, num_fetchers: int) -> int:
-    """Which of a broker's fetchers takes a partition: ``abs(31 * topic.hashCode + partition) % n`` (0.8.2)."""
-    return ((31 * java_string_hash(topic) + partition) & 0x7FFFFFFF) % num_fetchers
 
 
 class Fetcher08:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from zkafka.protocol import EARLIEST_TIME, LATEST_TIME  # noqa: F401 (the OFFSETS times, for 0.7 callers)
 from zkafka.protocol.errors import InvalidRequestError
 from zkafka.protocol.schema import Struct, decode, struct_class
 from zkafka.protocol.types import (

@@ -14,9 +14,8 @@ from collections.abc import Callable
 from zkafka.errors import KafkaError, MessageSizeTooLargeError, code_for_error
 from zkafka.log.log_manager07 import LogManager
 from zkafka.network.send import FileRegion, Response
+from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
 from zkafka.protocol.v07 import (
-    EARLIEST_TIME,
-    LATEST_TIME,
     RANDOM_PARTITION,
     FetchRequest,
     FetchResponse,

@@ -23,17 +23,16 @@ import gevent
 import gevent.event
 
 from zkafka.client08.channel import broker_channel
+from zkafka.client08.fetcher_manager import fetcher_id
+from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
 from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.fetch import FetchRequestPartition, FetchRequestTopic, FetchRequestV0
 from zkafka.protocol.offsets import ListOffsetsRequestPartition, ListOffsetsRequestTopic, ListOffsetsRequestV0
-from zkafka.utils.java import java_string_hash, to_int32
 
 log = logging.getLogger(__name__)
 
 TopicPartition = tuple[str, int]
 BACKOFF_S = 0.2
-LATEST_TIME = -1
-EARLIEST_TIME = -2
 
 
 @dataclass(frozen=True)
@@ -69,11 +68,6 @@ class FollowerLogs(Protocol):
 
     def truncate_follower(self, topic: str, partition: int, offset: int, *, restart: bool = False) -> int:
         """Truncate to ``offset`` (``restart``: empty the log and start at it); the new log end offset."""
-
-
-def fetcher_id(topic: str, partition: int, num_fetchers: int) -> int:
-    """0.8.2's ``Utils.abs(31 * topic.hashCode + partition) % numFetchers``."""
-    return (to_int32(31 * java_string_hash(topic) + partition) & 0x7FFFFFFF) % num_fetchers
 
 
 class ReplicaFetcher:

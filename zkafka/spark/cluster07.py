@@ -9,7 +9,7 @@ import logging
 from collections.abc import Iterable
 
 from zkafka.consumer.simple07 import SimpleConsumer
-from zkafka.protocol.v07 import EARLIEST_TIME, LATEST_TIME
+from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
 from zkafka.records.message07 import LOG_OVERHEAD
 from zkafka.spark.errors import BrokerGoneError
 from zkafka.spark.offsets import TopicPartition, first_entry_size, walk_entries

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from zkafka.consumer.simple07 import SimpleConsumer
 from zkafka.errors import InvalidMessageSizeError, OffsetOutOfRangeError
-from zkafka.protocol.v07 import EARLIEST_TIME, LATEST_TIME
+from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
 from zkafka.spark.errors import report_data_loss
 from zkafka.spark.offsets import OffsetRange, first_entry_size
 from zkafka.spark.rows import Columns, decode_entries

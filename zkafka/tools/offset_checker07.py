@@ -17,7 +17,7 @@ from kazoo.client import KazooClient
 
 from zkafka.consumer.simple07 import SimpleConsumer
 from zkafka.errors import KafkaError
-from zkafka.protocol.v07 import LATEST_TIME
+from zkafka.protocol import LATEST_TIME
 from zkafka.zk.client import get_children, get_data
 from zkafka.zk.paths07 import BROKER_IDS_PATH, BROKER_TOPICS_PATH, Broker, BrokerPartition, ZKGroupDirs
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from kazoo.client import KazooClient
 
 from zkafka.errors import KafkaError
-from zkafka.protocol.v07 import EARLIEST_TIME, LATEST_TIME
+from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
 from zkafka.tools.offset_checker07 import (
     ask_offsets,
     registered_brokers,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from kazoo.exceptions import NoNodeError
 
 from zkafka.config import LINE_08
-from zkafka.protocol.v07 import LATEST_TIME
+from zkafka.protocol import LATEST_TIME
 from zkafka.tools.offset_checker07 import (
     ask_offsets,
     check_offsets,

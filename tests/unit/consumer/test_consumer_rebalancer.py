@@ -7,7 +7,7 @@ import pytest
 from zkafka.consumer.group_view import GroupView
 from zkafka.consumer.partition_state import reset_time
 from zkafka.errors import InvalidConfigError
-from zkafka.protocol.v07 import EARLIEST_TIME, LATEST_TIME
+from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
 from zkafka.rebalance import assign
 
 

@@ -13,9 +13,9 @@ from zkafka.config07 import BrokerConfig
 from zkafka.log.log_manager07 import LogManager
 from zkafka.network.client import BlockingChannel, ChannelClosedError
 from zkafka.network.server import PendingResponse, SocketServer
+from zkafka.protocol import LATEST_TIME
 from zkafka.protocol.v07 import (
     CODEC,
-    LATEST_TIME,
     FetchRequest,
     FetchResponse,
     OffsetRequest,

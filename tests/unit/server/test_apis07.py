@@ -10,9 +10,8 @@ from zkafka.config07 import BrokerConfig
 from zkafka.errors import InvalidTopicError
 from zkafka.log.log_manager07 import LogManager
 from zkafka.network.send import FileRegion
+from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
 from zkafka.protocol.v07 import (
-    EARLIEST_TIME,
-    LATEST_TIME,
     RANDOM_PARTITION,
     FetchRequest,
     MultiFetchRequest,
