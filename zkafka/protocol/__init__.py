@@ -1,4 +1,5 @@
-"""The wire protocols: ``types`` (typed fields, one generic codec) and ``schema`` (the ``Struct`` classes),
+"""The wire protocols: ``types`` (typed fields, one generic codec; ``flexible``: the KIP-482 compact types and
+tag buffers) and ``schema`` (the ``Struct`` classes, classic or flexible),
 ``v07`` (the 0.7 requests and responses), ``v08`` (the 0.8/0.9 headers and the (api key, version) registry) with
 the schemas per API family (``produce``, ``fetch``, ``offsets``, ``metadata``, ``offset_commit``,
 ``api_versions``, ``inter_broker``, ``group_membership``), ``api_keys`` and ``errors`` (the error codes).

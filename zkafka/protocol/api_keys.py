@@ -3,6 +3,7 @@ modules (``v08``, ``inter_broker``, ``group_membership``)."""
 
 from __future__ import annotations
 
+from zkafka.protocol.flexible import TaggedField
 from zkafka.protocol.schema import struct_class
 from zkafka.protocol.types import Type
 
@@ -51,6 +52,17 @@ API_NAMES: dict[int, str] = {
 }
 
 
-def api_struct(name: str, api_key: int, api_version: int, *fields: tuple[str, Type], doc: str = "") -> type:
-    """A request or response body class: a ``struct_class`` with ``API_KEY`` and ``API_VERSION`` set."""
-    return struct_class(name, *fields, doc=doc, API_KEY=api_key, API_VERSION=api_version)
+def api_struct(
+    name: str,
+    api_key: int,
+    api_version: int,
+    *fields: tuple[str, Type],
+    doc: str = "",
+    flexible: bool = False,
+    tagged: tuple[TaggedField, ...] = (),
+) -> type:
+    """A request or response body class: a ``struct_class`` with ``API_KEY`` and ``API_VERSION`` set;
+    ``flexible`` for a flexible version (KIP-482), with the ``tagged`` fields in its tag buffer."""
+    return struct_class(
+        name, *fields, doc=doc, flexible=flexible, tagged=tagged, API_KEY=api_key, API_VERSION=api_version
+    )

@@ -91,12 +91,17 @@ Int16 = Fixed("int16", ">h")
 Int32 = Fixed("int32", ">i")
 Int64 = Fixed("int64", ">q")
 UInt32 = Fixed("uint32", ">I")
+Boolean = Fixed("bool", ">?")  # one byte; any non-zero reads as True
 
 
 class _String(Type):
-    """``int16 length`` + UTF-8 bytes; length -1 is None."""
+    """``int16 length`` + UTF-8 bytes; length -1 is None. ``nullable`` says what a schema declares (a flexible
+    version writes a non-nullable string as ``CompactString``, a nullable one as ``CompactNullableString``)."""
 
     min_size = 2
+
+    def __init__(self, nullable: bool = False) -> None:
+        self.nullable = nullable
 
     def write(self, value: str | None, out: list) -> None:
         if value is None:
@@ -121,13 +126,16 @@ class _String(Type):
         return 2 if value is None else 2 + len(value.encode("utf-8"))
 
     def __repr__(self) -> str:
-        return "string"
+        return "nullable_string" if self.nullable else "string"
 
 
 class _Bytes(Type):
-    """``int32 length`` + bytes; length -1 is None. Reads give ``bytes``."""
+    """``int32 length`` + bytes; length -1 is None. Reads give ``bytes``. ``nullable`` as for strings."""
 
     min_size = 4
+
+    def __init__(self, nullable: bool = False) -> None:
+        self.nullable = nullable
 
     def write(self, value: bytes | None, out: list) -> None:
         if value is None:
@@ -146,7 +154,7 @@ class _Bytes(Type):
         return 4 if value is None else 4 + len(value)
 
     def __repr__(self) -> str:
-        return "bytes"
+        return "nullable_bytes" if self.nullable else "bytes"
 
 
 class _MessageSet(Type):
@@ -193,7 +201,9 @@ class _Remainder(Type):
 
 
 String = _String()
+NullableString = _String(nullable=True)
 Bytes = _Bytes()
+NullableBytes = _Bytes(nullable=True)
 MessageSet = _MessageSet()
 Remainder = _Remainder()
 
