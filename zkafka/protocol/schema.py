@@ -34,7 +34,8 @@ class Schema(Type):
     """Named, typed fields in wire order; values are named tuples of the schema's own ``record`` class.
 
     A ``flexible`` schema's record has the ``tagged`` fields after the others (their defaults when absent) and
-    ``unknown_tagged_fields`` last (default ``()``)."""
+    ``unknown_tagged_fields`` last (default ``()``); it also writes a value of the plain fields alone (a record
+    of the classic declaration), as if every tagged field held its default."""
 
     def __init__(
         self, name: str, *fields: tuple[str, Type], flexible: bool = False, tagged: tuple[TaggedField, ...] = ()
@@ -63,7 +64,10 @@ class Schema(Type):
         count = len(self.types)
         for field_type, field in zip(self.types, value[:count], strict=True):
             field_type.write(field, out)
-        self._write_tags(value[count:], out)
+        if len(value) > count:
+            self._write_tags(value[count:], out)
+        else:  # a value of the plain fields only (a classic record of this struct): every tag its default
+            write_tag_buffer([], out)
 
     def _write_tags(self, tail: tuple, out: list) -> None:
         """The tag buffer: the tagged fields that differ from their defaults, and the unknown ones."""

@@ -2,6 +2,8 @@
 
 Request frame: ``int32 size | int16 api_key | int16 api_version | int32 correlation_id | string client_id |
 body`` (ControlledShutdown v0 has no client id). Response frame: ``int32 size | int32 correlation_id | body``.
+A flexible version's (KIP-482) headers add a tag buffer: after the client id (request header v2) and after
+the correlation id (response header v1, never for ApiVersions).
 ``SCHEMAS`` maps every (api_key, version) a 0.9.0.1 broker answers, plus ApiVersions v0, to its request and
 response classes, declared per API family: ``produce``, ``fetch``, ``offsets`` (ListOffsets), ``metadata``,
 ``offset_commit`` (OffsetCommit, OffsetFetch, GroupCoordinator), ``api_versions``, ``inter_broker`` and
@@ -17,6 +19,7 @@ from zkafka.protocol.api_keys import API_NAMES, API_VERSIONS, CONTROLLED_SHUTDOW
 from zkafka.protocol.api_versions import ApiVersionRange, ApiVersionsRequestV0, ApiVersionsResponseV0
 from zkafka.protocol.errors import InvalidRequestError
 from zkafka.protocol.fetch import FetchRequestV0, FetchRequestV1, FetchResponseV0, FetchResponseV1
+from zkafka.protocol.flexible import read_tag_buffer
 from zkafka.protocol.group_membership import GROUP_APIS, UNADVERTISED
 from zkafka.protocol.inter_broker import ADMIN_APIS
 from zkafka.protocol.metadata import MetadataRequestV0, MetadataResponseV0
@@ -98,6 +101,7 @@ def api_version_ranges(served: Any = None) -> list[Any]:
 REQUEST_HEADER = struct.Struct(">hhi")  # api_key, api_version, correlation_id
 SIZE = struct.Struct(">i")
 RESPONSE_HEADER = struct.Struct(">ii")  # size, correlation_id
+EMPTY_TAG_BUFFER = b"\x00"  # a flexible header's tagged fields: zkafka sends none
 
 
 class Request(NamedTuple):
@@ -126,6 +130,21 @@ def has_client_id(api_key: int, api_version: int) -> bool:
     return not (api_key == CONTROLLED_SHUTDOWN and api_version == 0)
 
 
+def request_header_version(request_class: Any) -> int:
+    """The request header a body class goes with: v0 has no client id (ControlledShutdown v0); v2, a flexible
+    request's, adds a tag buffer after the client id (still an ``int16``-length string); v1 otherwise."""
+    if not has_client_id(request_class.API_KEY, request_class.API_VERSION):
+        return 0
+    return 2 if request_class.SCHEMA.flexible else 1
+
+
+def response_header_version(response_class: Any) -> int:
+    """The response header a body class goes with: v1, a flexible response's, adds a tag buffer after the
+    correlation id; v0 otherwise, and for every ApiVersions response (KIP-511: a client reads the answer to
+    a version the broker may not know before it knows which versions the broker speaks)."""
+    return 1 if response_class.SCHEMA.flexible and response_class.API_KEY != API_VERSIONS else 0
+
+
 def decode_request(frame: bytes | bytearray | memoryview) -> Request:
     """Parse a request frame (the bytes after the ``int32 size``). An unknown key or version, a truncated or
     malformed body, or bytes after it raise InvalidRequestError: the server closes that connection.
@@ -150,6 +169,8 @@ def decode_request(frame: bytes | bytearray | memoryview) -> Request:
             return Request(api_key, api_version, correlation_id, body[0], body[1])
     try:
         client_id = String.read(reader) if has_client_id(api_key, api_version) else None
+        if request_header_version(request_class) == 2:
+            read_tag_buffer(reader, {})  # no header tag is known to this broker: each is skipped
         body = request_class.read_from(reader)
         reader.expect_end()
     except InvalidRequestError as exc:
@@ -178,8 +199,11 @@ def _read_produce(reader: Reader, request_class: type) -> tuple[str | None, Any]
 def encode_request(body: Struct, correlation_id: int, client_id: str | None = "") -> bytes:
     """A whole request frame (``int32 size`` included) for a registered request body."""
     out: list = [b"", REQUEST_HEADER.pack(body.API_KEY, body.API_VERSION, correlation_id)]  # type: ignore[attr-defined]
-    if has_client_id(body.API_KEY, body.API_VERSION):  # type: ignore[attr-defined]
+    version = request_header_version(body)
+    if version > 0:
         String.write(client_id, out)
+    if version == 2:
+        out.append(EMPTY_TAG_BUFFER)
     if body.API_KEY != PRODUCE or not write_produce_body(body, out):  # type: ignore[attr-defined]
         body.SCHEMA.write(body, out)
     out[0] = SIZE.pack(sum(map(len, out)))  # one join: a produce request's sets are copied once
@@ -189,6 +213,8 @@ def encode_request(body: Struct, correlation_id: int, client_id: str | None = ""
 def encode_response(correlation_id: int, body: Struct) -> list:
     """A whole response frame as parts: byte strings merged, message-set file regions kept for sendfile."""
     out: list = [b""]
+    if response_header_version(body) == 1:
+        out.append(EMPTY_TAG_BUFFER)
     if type(body) is not ProduceResponseV0 or not write_produce_response(body.topics, out):
         body.SCHEMA.write(body, out)
     size = 4 + parts_size(out)
@@ -205,6 +231,8 @@ def decode_response(api_key: int, api_version: int, frame: bytes | bytearray | m
     reader = Reader(frame)
     try:
         correlation_id = reader.unpack(Int32.fmt)
+        if response_header_version(response_class) == 1:
+            read_tag_buffer(reader, {})
         if response_class is ProduceResponseV0:  # a pipelined producer reads one a request
             body = read_produce_response(
                 reader.buf, reader.pos, response_class, ProduceResponseTopic, ProduceResponsePartition
