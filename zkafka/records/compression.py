@@ -1,5 +1,6 @@
-"""Compression codecs of wrapper messages: GZIP (JDK framing), Snappy (xerial stream framing) and, on the 0.8
-line only (0.8.2 added it), LZ4 in Kafka's framing (``zkafka.records.kafka_lz4``).
+"""Compression codecs of wrapper messages and record batches: GZIP (JDK framing), Snappy (xerial stream
+framing), on the 0.8 line only (0.8.2 added it) LZ4 in Kafka's framing (``zkafka.records.kafka_lz4``), and for
+record batches of magic 2 only (Kafka 2.1, KIP-110) zstd (``zkafka.records.zstd``).
 
 As Kafka's ``CompressionType`` does, the framing can depend on the message format (``magic``): LZ4 frames of
 magic 1 and 2 carry the LZ4 spec's header checksum (KIP-57), those of magic 0 Kafka's 0.8.2 one.
@@ -21,14 +22,17 @@ import snappy
 
 from zkafka.errors import InvalidMessageError, MessageSizeTooLargeError, UnknownCodecError
 from zkafka.records.kafka_lz4 import lz4_compress, lz4_decompress
+from zkafka.records.zstd import zstd_compress, zstd_decompress
 
 NO_COMPRESSION = 0
 GZIP = 1
 SNAPPY = 2
 LZ4 = 3
+ZSTD = 4
 
-CODEC_NAMES = {NO_COMPRESSION: "none", GZIP: "gzip", SNAPPY: "snappy", LZ4: "lz4"}
-ALL_CODECS = frozenset(CODEC_NAMES)
+CODEC_NAMES = {NO_COMPRESSION: "none", GZIP: "gzip", SNAPPY: "snappy", LZ4: "lz4", ZSTD: "zstd"}
+ALL_CODECS = frozenset({NO_COMPRESSION, GZIP, SNAPPY, LZ4})  # the codecs of messages (magic 0 and 1)
+CODECS_V2 = ALL_CODECS | {ZSTD}  # the codecs of record batches (magic 2)
 CODECS_07 = frozenset({NO_COMPRESSION, GZIP, SNAPPY})  # 0.7's CompressionCodec: 3 is UnknownCodec
 # The names DumpLogSegments prints (the Scala codec objects).
 CODEC_OBJECT_NAMES = {
@@ -175,8 +179,8 @@ def _snappy_block(block: bytes, limit: int | None = None, before: int = 0) -> by
 
 
 def compress(codec: int, data: bytes, codecs: frozenset[int] = ALL_CODECS, magic: int = 0) -> bytes:
-    """Compress ``data`` (a serialized inner message set) with ``codec``, one of ``codecs``, in the framing of
-    message format ``magic``."""
+    """Compress ``data`` (a serialized inner message set, or the records of a batch) with ``codec``, one of
+    ``codecs``, in the framing of message format ``magic``."""
     if codec not in codecs:
         raise UnknownCodecError(f"unknown compression codec {codec}")
     if codec == GZIP:
@@ -185,6 +189,8 @@ def compress(codec: int, data: bytes, codecs: frozenset[int] = ALL_CODECS, magic
         return snappy_compress(data)
     if codec == LZ4:
         return lz4_compress(data, spec_checksum=magic > 0)
+    if codec == ZSTD:
+        return zstd_compress(data)
     if codec == NO_COMPRESSION:
         return bytes(data)
     raise UnknownCodecError(f"unknown compression codec {codec}")
@@ -193,9 +199,9 @@ def compress(codec: int, data: bytes, codecs: frozenset[int] = ALL_CODECS, magic
 def decompress(
     codec: int, data: bytes, limit: int | None = None, codecs: frozenset[int] = ALL_CODECS, magic: int = 0
 ) -> bytes:
-    """Decompress a wrapper message payload (``codec`` one of ``codecs``, the framing of message format
-    ``magic``); with ``limit``, refuse (MessageSizeTooLargeError) to produce more than that
-    many bytes, stopping before the rest is inflated."""
+    """Decompress a wrapper message payload or a batch's records (``codec`` one of ``codecs``, the framing of
+    message format ``magic``); with ``limit``, refuse (MessageSizeTooLargeError) to produce more than that many
+    bytes, stopping before the rest is inflated."""
     if codec not in codecs:
         raise UnknownCodecError(f"unknown compression codec {codec}")
     if codec == GZIP:
@@ -207,6 +213,8 @@ def decompress(
         return snappy_decompress(data, limit)
     if codec == LZ4:
         return lz4_decompress(data, limit, spec_checksum=magic > 0)
+    if codec == ZSTD:
+        return zstd_decompress(data, limit)
     if codec == NO_COMPRESSION:
         if limit is not None and len(data) > limit:
             raise _inflated_too_far("uncompressed", limit)
