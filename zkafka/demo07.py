@@ -30,7 +30,7 @@ from zkafka.launch.zookeeper_server import ZooKeeperServer, free_port
 from zkafka.producer.producer07 import Producer
 from zkafka.tools.offset_checker07 import PartitionRow, check_offsets, registered_partitions
 from zkafka.zk.client import get_children, gevent_handler, make_zk_client, start_zk_client
-from zkafka.zk.paths07 import BROKER_IDS_PATH
+from zkafka.zk.paths import BROKER_IDS_PATH
 
 log = logging.getLogger(__name__)
 

@@ -24,9 +24,8 @@ from zkafka.admin.assignment import (
 from zkafka.config08 import BrokerConfig08, parse_topic_overrides
 from zkafka.topic import validate_topic_08
 from zkafka.zk.client import get_children, get_data, update_persistent
+from zkafka.zk.paths import BROKER_IDS_PATH, BROKER_TOPICS_PATH
 from zkafka.zk.paths08 import (
-    BROKER_IDS_PATH,
-    BROKER_TOPICS_PATH,
     CONFIG_CHANGE_PREFIX,
     CONFIG_CHANGES_PATH,
     PartitionState,

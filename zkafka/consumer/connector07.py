@@ -18,7 +18,7 @@ from zkafka.consumer.group_view07 import read_group_view
 from zkafka.consumer.rebalancer import ViewReader
 from zkafka.rebalance import Assignor, assign
 from zkafka.topic_count import StaticTopicCount, TopicCount, TopicFilter, WildcardTopicCount
-from zkafka.zk.paths07 import ZKGroupDirs
+from zkafka.zk.paths import ZKGroupDirs
 
 __all__ = ["ConsumerIdConflictError", "ZookeeperConsumerConnector", "create_consumer_connector"]
 

@@ -31,7 +31,8 @@ from zkafka.errors import InvalidConfigError
 from zkafka.rebalance import ASSIGNORS, Assignor
 from zkafka.topic_count import TopicCount, TopicFilter
 from zkafka.topic_count08 import StaticTopicCount08, WildcardTopicCount08
-from zkafka.zk.paths08 import BROKER_IDS_PATH, BrokerRegistration, ZkDataError, ZKGroupDirs08
+from zkafka.zk.paths import BROKER_IDS_PATH, ZKGroupDirs
+from zkafka.zk.paths08 import BrokerRegistration, ZkDataError
 
 __all__ = ["ZookeeperConsumerConnector08", "create_consumer_connector08", "registered_brokers"]
 
@@ -63,8 +64,8 @@ class ZookeeperConsumerConnector08(BaseConsumerConnector):
             autocommit_interval_ms=cfg["auto.commit.interval.ms"],
         )
 
-    def _group_dirs(self) -> ZKGroupDirs08:
-        return ZKGroupDirs08(self.group)
+    def _group_dirs(self) -> ZKGroupDirs:
+        return ZKGroupDirs(self.group)
 
     def _make_fetcher(self) -> Fetcher08:
         cfg = self.config

@@ -33,8 +33,7 @@ from zkafka.errors import KafkaError
 from zkafka.topic_count import Blacklist, TopicFilter, Whitelist
 from zkafka.zk.client import gevent_handler, make_zk_client, start_zk_client
 from zkafka.zk.line import cluster_line
-from zkafka.zk.paths07 import ZKGroupDirs
-from zkafka.zk.paths08 import ZKGroupDirs08
+from zkafka.zk.paths import ZKGroupDirs
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -145,7 +144,7 @@ def _prepare(options: ConsoleOptions, group: str) -> tuple[BaseConsumerConnector
     """Pick the line, apply the line's --from-beginning rule, and make the connector and the formatter."""
     with zk_session(options.zookeeper) as zk:
         line = options.line or cluster_line(zk, group)
-        has_offsets = zk.exists(ZKGroupDirs08(group).consumer_dir + "/offsets") is not None
+        has_offsets = zk.exists(ZKGroupDirs(group).consumer_dir + "/offsets") is not None
         if line == LINE_08 and options.from_beginning and has_offsets and not options.delete_consumer_offsets:
             raise KafkaError(
                 f"found previous offset information for group {group}; "

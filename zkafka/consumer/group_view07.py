@@ -14,14 +14,8 @@ from zkafka.consumer.group_view import GroupView, children, get_many, group_thre
 from zkafka.errors import KafkaError
 from zkafka.rebalance import broker_partitions
 from zkafka.topic_count import TopicCount, WildcardTopicCount
-from zkafka.zk.paths07 import (
-    BROKER_IDS_PATH,
-    BROKER_TOPICS_PATH,
-    Broker,
-    BrokerPartition,
-    ZKGroupDirs,
-    broker_topic_path,
-)
+from zkafka.zk.paths import BROKER_IDS_PATH, BROKER_TOPICS_PATH, ZKGroupDirs
+from zkafka.zk.paths07 import Broker, BrokerPartition, broker_topic_path
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient

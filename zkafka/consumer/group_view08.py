@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 from zkafka.consumer.group_view import GroupView, children, get_many, group_threads
 from zkafka.topic_count import TopicCount, WildcardTopicCount
 from zkafka.topic_count08 import parse_topic_count08
-from zkafka.zk.paths08 import BROKER_TOPICS_PATH, ZKGroupDirs08, parse_topic_assignment, topic_path
+from zkafka.zk.paths import BROKER_TOPICS_PATH, ZKGroupDirs
+from zkafka.zk.paths08 import parse_topic_assignment, topic_path
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -35,7 +36,7 @@ class GroupView08(GroupView):
 
 def read_group_view08(
     zk: KazooClient,
-    dirs: ZKGroupDirs08,
+    dirs: ZKGroupDirs,
     topic_count: TopicCount,
     watch: Callable | None = None,
     exclude_internal_topics: bool = True,

@@ -28,7 +28,7 @@ class ConsumerIdConflictError(KafkaError):
 
 
 class GroupDirs(Protocol):
-    """Where a group's members, owners and offsets live (``zk.paths07.ZKGroupDirs`` for 0.7)."""
+    """Where a group's members, owners and offsets live (``zk.paths.ZKGroupDirs``)."""
 
     @property
     def consumer_registry_dir(self) -> str: ...

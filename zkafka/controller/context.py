@@ -19,13 +19,11 @@ from kazoo.exceptions import ConnectionLoss, NoNodeError, SessionExpiredError
 from kazoo.protocol.states import WatchedEvent
 
 from zkafka.cluster.snapshot import ClusterSnapshot, PartitionMetadata, TopicPartition
+from zkafka.zk.paths import BROKER_IDS_PATH, BROKER_TOPICS_PATH, broker_id_path
 from zkafka.zk.paths08 import (
-    BROKER_IDS_PATH,
-    BROKER_TOPICS_PATH,
     BrokerRegistration,
     PartitionState,
     ZkDataError,
-    broker_id_path,
     parse_topic_assignment,
     partition_state_path,
     topic_path,

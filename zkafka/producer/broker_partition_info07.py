@@ -21,14 +21,8 @@ from kazoo.protocol.states import EventType, WatchedEvent
 
 from zkafka.errors import InvalidConfigError
 from zkafka.zk.client import get_data, gevent_handler, make_zk_client, start_zk_client
-from zkafka.zk.paths07 import (
-    BROKER_IDS_PATH,
-    BROKER_TOPICS_PATH,
-    Broker,
-    BrokerPartition,
-    broker_id_path,
-    broker_topic_path,
-)
+from zkafka.zk.paths import BROKER_IDS_PATH, BROKER_TOPICS_PATH, broker_id_path
+from zkafka.zk.paths07 import Broker, BrokerPartition, broker_topic_path
 
 log = logging.getLogger(__name__)
 

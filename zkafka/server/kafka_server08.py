@@ -54,10 +54,10 @@ from zkafka.server.replica_fetcher import FetcherSettings
 from zkafka.server.replica_manager import ReplicaManager, zk_isr_writer
 from zkafka.server.server_base import BrokerServer
 from zkafka.zk.client import get_data, gevent_handler, make_zk_client, start_zk_client
+from zkafka.zk.paths import broker_id_path
 from zkafka.zk.paths08 import (
     CONTROLLER_PATH,
     BrokerRegistration,
-    broker_id_path,
     parse_controller,
     parse_topic_config,
     topic_config_path,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from kazoo.client import KazooClient
 
 from zkafka.zk.client import get_data, update_persistent
-from zkafka.zk.paths08 import ZKGroupDirs08
+from zkafka.zk.paths import ZKGroupDirs
 
 
 class ZkOffsetStore:
@@ -19,9 +19,9 @@ class ZkOffsetStore:
         self.client = client
 
     def commit(self, group: str, topic: str, partition: int, offset: int) -> None:
-        update_persistent(self.client, ZKGroupDirs08(group).offset_path(topic, partition), str(offset))
+        update_persistent(self.client, ZKGroupDirs(group).offset_path(topic, partition), str(offset))
 
     def fetch(self, group: str, topic: str, partition: int) -> int | None:
         """The committed offset, or None when there is none (ValueError if its znode is not a number)."""
-        value = get_data(self.client, ZKGroupDirs08(group).offset_path(topic, partition))
+        value = get_data(self.client, ZKGroupDirs(group).offset_path(topic, partition))
         return int(value) if value is not None else None

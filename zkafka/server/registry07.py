@@ -16,7 +16,8 @@ from zkafka.config07 import BrokerConfig
 from zkafka.server.registry import ZkRegistry
 from zkafka.utils import now_ms
 from zkafka.zk.client import create_ephemeral_expect_conflict
-from zkafka.zk.paths07 import BROKER_IDS_PATH, BROKER_TOPICS_PATH, Broker, broker_id_path, broker_topic_path
+from zkafka.zk.paths import BROKER_IDS_PATH, BROKER_TOPICS_PATH, broker_id_path
+from zkafka.zk.paths07 import Broker, broker_topic_path
 
 log = logging.getLogger(__name__)
 

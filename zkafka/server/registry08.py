@@ -16,7 +16,8 @@ from kazoo.client import KazooClient
 from zkafka.config08 import BrokerConfig08
 from zkafka.server.registry import ZkRegistry
 from zkafka.utils import now_ms
-from zkafka.zk.paths08 import PERSISTENT_PATHS, BrokerRegistration, broker_id_path
+from zkafka.zk.paths import broker_id_path
+from zkafka.zk.paths08 import PERSISTENT_PATHS, BrokerRegistration
 
 log = logging.getLogger(__name__)
 

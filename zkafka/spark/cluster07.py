@@ -15,7 +15,8 @@ from zkafka.spark.errors import BrokerGoneError
 from zkafka.spark.offsets import TopicPartition, first_entry_size, walk_entries
 from zkafka.spark.options import SourceOptions
 from zkafka.zk.client import get_children, get_data, make_zk_client, start_zk_client
-from zkafka.zk.paths07 import BROKER_IDS_PATH, BROKER_TOPICS_PATH, Broker, broker_id_path, broker_topic_path
+from zkafka.zk.paths import BROKER_IDS_PATH, BROKER_TOPICS_PATH, broker_id_path
+from zkafka.zk.paths07 import Broker, broker_topic_path
 
 log = logging.getLogger(__name__)
 

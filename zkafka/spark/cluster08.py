@@ -29,7 +29,8 @@ from zkafka.spark.errors import BrokerGoneError
 from zkafka.spark.offsets import TopicPartition08
 from zkafka.spark.options import SourceOptions
 from zkafka.zk.client import get_children, get_data, make_zk_client, start_zk_client
-from zkafka.zk.paths08 import BrokerRegistration, broker_id_path
+from zkafka.zk.paths import broker_id_path
+from zkafka.zk.paths08 import BrokerRegistration
 
 log = logging.getLogger(__name__)
 

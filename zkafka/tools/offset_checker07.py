@@ -19,7 +19,8 @@ from zkafka.consumer.simple07 import SimpleConsumer
 from zkafka.errors import KafkaError
 from zkafka.protocol import LATEST_TIME
 from zkafka.zk.client import get_children, get_data
-from zkafka.zk.paths07 import BROKER_IDS_PATH, BROKER_TOPICS_PATH, Broker, BrokerPartition, ZKGroupDirs
+from zkafka.zk.paths import BROKER_IDS_PATH, BROKER_TOPICS_PATH, ZKGroupDirs
+from zkafka.zk.paths07 import Broker, BrokerPartition
 
 Progress = Callable[[str], None] | None
 

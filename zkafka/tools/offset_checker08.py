@@ -28,12 +28,11 @@ from zkafka.tools.offset_checker07 import (
     parse_offset,
 )
 from zkafka.zk.client import get_children, get_data
+from zkafka.zk.paths import BROKER_IDS_PATH, ZKGroupDirs
 from zkafka.zk.paths08 import (
-    BROKER_IDS_PATH,
     BrokerRegistration,
     PartitionState,
     ZkDataError,
-    ZKGroupDirs08,
     parse_topic_assignment,
     partition_state_path,
     topic_path,
@@ -74,7 +73,7 @@ def format_json08(report: OffsetReport) -> str:
 
 def group_topics08(client: KazooClient, group: str) -> list[str]:
     """Topics the group has committed offsets or owners for."""
-    dirs = ZKGroupDirs08(group)
+    dirs = ZKGroupDirs(group)
     topics = set(get_children(client, f"{dirs.consumer_dir}/offsets"))
     topics.update(get_children(client, f"{dirs.consumer_dir}/owners"))
     return sorted(topics)
@@ -161,7 +160,7 @@ def check_offsets08(
     progress: Progress = None,
 ) -> OffsetReport:
     """Read a 0.8 group's offsets and owners from ZooKeeper and each partition's log size from its leader."""
-    dirs = ZKGroupDirs08(group)
+    dirs = ZKGroupDirs(group)
     partitions = [
         (t, p)
         for t in (list(topics or ()) or group_topics08(client, group))

@@ -21,7 +21,8 @@ from zkafka.tools.offset_checker07 import (
     sort_partitions,
 )
 from zkafka.zk.client import get_children, get_data, update_persistent
-from zkafka.zk.paths07 import CONSUMERS_PATH, BrokerPartition, ZKGroupDirs
+from zkafka.zk.paths import CONSUMERS_PATH, ZKGroupDirs
+from zkafka.zk.paths07 import BrokerPartition
 
 Progress = Callable[[str], None] | None
 

@@ -1,6 +1,6 @@
 """The 0.7 line's znode layout: paths and znode values shared by brokers, producers and consumers.
 
-The tree (all values UTF-8 strings)::
+The tree (all values UTF-8 strings; the roots and the group directories are ``zk/paths.py``'s)::
 
     /brokers/ids/<brokerId>                          ephemeral  <host>-<millis>:<host>:<port>
     /brokers/topics/<topic>/<brokerId>               ephemeral  partitions the broker hosts
@@ -13,48 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-BROKER_IDS_PATH = "/brokers/ids"
-BROKER_TOPICS_PATH = "/brokers/topics"
-CONSUMERS_PATH = "/consumers"
-
-
-def broker_id_path(broker_id: int) -> str:
-    return f"{BROKER_IDS_PATH}/{broker_id}"
+from zkafka.zk.paths import BROKER_TOPICS_PATH
 
 
 def broker_topic_path(topic: str, broker_id: int | None = None) -> str:
     path = f"{BROKER_TOPICS_PATH}/{topic}"
     return path if broker_id is None else f"{path}/{broker_id}"
-
-
-@dataclass(frozen=True)
-class ZKGroupDirs:
-    """The znode directories of one consumer group."""
-
-    group: str
-
-    @property
-    def consumer_dir(self) -> str:
-        return f"{CONSUMERS_PATH}/{self.group}"
-
-    @property
-    def consumer_registry_dir(self) -> str:
-        return f"{self.consumer_dir}/ids"
-
-    def consumer_path(self, consumer_id: str) -> str:
-        return f"{self.consumer_registry_dir}/{consumer_id}"
-
-    def owners_dir(self, topic: str) -> str:
-        return f"{self.consumer_dir}/owners/{topic}"
-
-    def offsets_dir(self, topic: str) -> str:
-        return f"{self.consumer_dir}/offsets/{topic}"
-
-    def owner_path(self, topic: str, partition: str | int) -> str:
-        return f"{self.owners_dir(topic)}/{partition}"
-
-    def offset_path(self, topic: str, partition: str | int) -> str:
-        return f"{self.offsets_dir(topic)}/{partition}"
 
 
 @dataclass(frozen=True, order=True)

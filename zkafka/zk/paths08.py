@@ -28,10 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zkafka.errors import KafkaError
-from zkafka.zk.paths07 import ZKGroupDirs
+from zkafka.zk.paths import BROKER_IDS_PATH, BROKER_TOPICS_PATH, CONSUMERS_PATH, broker_id_path
 
-BROKER_IDS_PATH = "/brokers/ids"
-BROKER_TOPICS_PATH = "/brokers/topics"
 CONTROLLER_PATH = "/controller"
 CONTROLLER_EPOCH_PATH = "/controller_epoch"
 ADMIN_PATH = "/admin"
@@ -42,7 +40,6 @@ CONFIG_PATH = "/config"
 TOPIC_CONFIG_PATH = "/config/topics"
 CONFIG_CHANGES_PATH = "/config/changes"
 CONFIG_CHANGE_PREFIX = "config_change_"
-CONSUMERS_PATH = "/consumers"
 ISR_CHANGE_NOTIFICATION_PATH = "/isr_change_notification"
 ISR_CHANGE_PREFIX = "isr_change_"
 
@@ -67,10 +64,6 @@ class ZkDataError(KafkaError, ValueError):
 # -- paths -----------------------------------------------------------------------------------------------
 
 
-def broker_id_path(broker_id: int) -> str:
-    return f"{BROKER_IDS_PATH}/{broker_id}"
-
-
 def topic_path(topic: str) -> str:
     return f"{BROKER_TOPICS_PATH}/{topic}"
 
@@ -93,10 +86,6 @@ def delete_topic_path(topic: str) -> str:
 
 def topic_config_path(topic: str) -> str:
     return f"{TOPIC_CONFIG_PATH}/{topic}"
-
-
-# The consumer group directories are the 0.7 ones; 0.8 names a partition by its id alone ("3", not "0-3").
-ZKGroupDirs08 = ZKGroupDirs
 
 
 # -- JSON helpers ----------------------------------------------------------------------------------------

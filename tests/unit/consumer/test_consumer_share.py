@@ -15,7 +15,8 @@ from zkafka.consumer.ownership import OwnedPartitions
 from zkafka.consumer.partition_state import PartitionTopicInfo
 from zkafka.errors import KafkaError
 from zkafka.rebalance import assign, member_share
-from zkafka.zk.paths07 import Broker, BrokerPartition, ZKGroupDirs
+from zkafka.zk.paths import ZKGroupDirs
+from zkafka.zk.paths07 import Broker, BrokerPartition
 
 B0, B1 = Broker(0, "h0", 9092), Broker(1, "h1", 9093)
 

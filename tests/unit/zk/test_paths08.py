@@ -2,13 +2,12 @@
 
 import pytest
 
+from zkafka.zk.paths import ZKGroupDirs, broker_id_path
 from zkafka.zk.paths08 import (
     BrokerRegistration,
     ConsumerRegistration,
     PartitionState,
     ZkDataError,
-    ZKGroupDirs08,
-    broker_id_path,
     delete_topic_path,
     encode_config_change,
     encode_controller,
@@ -39,7 +38,7 @@ def test_paths():
     assert partition_state_path("t", 2) == "/brokers/topics/t/partitions/2/state"
     assert delete_topic_path("t") == "/admin/delete_topics/t"
     assert topic_config_path("t") == "/config/topics/t"
-    dirs = ZKGroupDirs08("g")
+    dirs = ZKGroupDirs("g")
     assert dirs.consumer_path("c1") == "/consumers/g/ids/c1"
     assert dirs.owner_path("t", 0) == "/consumers/g/owners/t/0"
     assert dirs.offset_path("t", 11) == "/consumers/g/offsets/t/11"
