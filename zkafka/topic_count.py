@@ -1,11 +1,9 @@
-"""Consumer ids, thread ids and the topic count a consumer registers at ``/consumers/<group>/ids/<id>``.
-
-A static count is a JSON object ``topic -> number of streams``; a wildcard count (0.7.1+) is
-``*<n>*<regex>`` for a whitelist or ``!<n>!<regex>`` for a blacklist. Pure logic: the wildcard expansion is
-given the current children of ``/brokers/topics`` instead of reading them.
+"""Consumer ids, thread ids, topic filters and the topic count a consumer registers at
+``/consumers/<group>/ids/<id>``, as both lines have them; each line writes and reads the count its own way
+(``topic_count07``, ``topic_count08``). Pure logic: the wildcard expansion is given the current children of
+``/brokers/topics`` instead of reading them.
 """
 
-import json
 import re
 import socket
 import uuid
@@ -19,7 +17,6 @@ from zkafka import utils
 # Java's String.trim() strips every char <= U+0020, and nothing else.
 _JAVA_TRIM = "".join(chr(c) for c in range(0x21))
 _TRIVIAL_WHITELIST = re.compile(r"[A-Za-z0-9|-]+")
-_WILDCARD_COUNT = re.compile(r"([*!])([0-9]+)\1(.*)")
 
 
 def consumer_id(
@@ -130,7 +127,7 @@ class TopicCount(ABC):
 
     @abstractmethod
     def db_string(self) -> str:
-        """The znode value, byte for byte as the 0.7 Scala consumer writes it."""
+        """The znode value, byte for byte as the line's Scala consumer writes it."""
 
 
 @dataclass(frozen=True)
@@ -143,10 +140,6 @@ class StaticTopicCount(TopicCount):
     def threads_per_topic(self, available_topics: Iterable[str] = ()) -> dict[str, list[str]]:
         """Thread ids for every counted topic, whether it exists yet or not."""
         return {topic: thread_ids(self.consumer_id, n) for topic, n in self.counts.items()}
-
-    def db_string(self) -> str:
-        """``{ "t1": 4,"t2": 2 }`` in the mapping's order; topic names are not escaped (as in 0.7)."""
-        return "{ " + ",".join(f'"{topic}": {n}' for topic, n in self.counts.items()) + " }"
 
 
 @dataclass(frozen=True)
@@ -162,33 +155,3 @@ class WildcardTopicCount(TopicCount):
         ids = thread_ids(self.consumer_id, self.num_streams)
         allowed = sorted({t for t in available_topics if self.topic_filter.is_topic_allowed(t)})
         return {topic: list(ids) for topic in allowed}
-
-    def db_string(self) -> str:
-        """``*<n>*<regex>`` for a whitelist, ``!<n>!<regex>`` for a blacklist."""
-        marker = self.topic_filter.marker
-        return f"{marker}{self.num_streams}{marker}{self.topic_filter.regex}"
-
-
-def parse_topic_count(consumer_id: str, value: str) -> TopicCount:
-    """Read the topic count stored for ``consumer_id``; a malformed value is a ValueError.
-
-    A leading ``*`` or ``!`` means a wildcard count (its regex is normalised again); anything else must be
-    a JSON object whose values are ints.
-    """
-    if value.startswith(("*", "!")):
-        found = _WILDCARD_COUNT.fullmatch(value)
-        if found is None:
-            raise ValueError(f"error constructing TopicCount: {value!r}")
-        marker, n, regex = found.groups()
-        topic_filter = Whitelist(regex) if marker == "*" else Blacklist(regex)
-        return WildcardTopicCount(consumer_id, topic_filter, int(n))
-    try:
-        parsed = json.loads(value)
-    except ValueError as e:
-        raise ValueError(f"error constructing TopicCount: {value!r}") from e
-    if not isinstance(parsed, dict) or not all(
-        type(n) is int
-        for n in parsed.values()  # bool and float are rejected, as by 0.7's int parser
-    ):
-        raise ValueError(f"error constructing TopicCount: {value!r}")
-    return StaticTopicCount(consumer_id, parsed)

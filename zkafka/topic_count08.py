@@ -1,8 +1,8 @@
-"""The 0.8 consumer's registration at ``/consumers/<group>/ids/<id>``: the 0.7 topic counts, written as JSON.
+"""The 0.8 consumer's registration at ``/consumers/<group>/ids/<id>``: the shared topic counts, written as JSON.
 
 A 0.8.2 consumer registers ``{"version":1,"subscription":{...},"pattern":...,"timestamp":"..."}``: for a
 static count the subscription is ``topic -> streams`` with pattern ``static``; for a wildcard count it is
-``regex -> streams`` with pattern ``white_list`` or ``black_list``. Topic filters are the 0.7 ones (the same
+``regex -> streams`` with pattern ``white_list`` or ``black_list``. Topic filters are the shared ones (0.7's
 normalisation); 0.8 adds ``exclude.internal.topics``, which keeps a wildcard off ``__consumer_offsets``.
 Pure logic, like ``zkafka.topic_count``.
 """

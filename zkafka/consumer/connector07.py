@@ -17,7 +17,8 @@ from zkafka.consumer.fetcher07 import Fetcher
 from zkafka.consumer.group_view07 import read_group_view
 from zkafka.consumer.rebalancer import ViewReader
 from zkafka.rebalance import Assignor, assign
-from zkafka.topic_count import StaticTopicCount, TopicCount, TopicFilter, WildcardTopicCount
+from zkafka.topic_count import TopicCount, TopicFilter
+from zkafka.topic_count07 import StaticTopicCount07, WildcardTopicCount07
 from zkafka.zk.paths import ZKGroupDirs
 
 __all__ = ["ConsumerIdConflictError", "ZookeeperConsumerConnector", "create_consumer_connector"]
@@ -63,10 +64,10 @@ class ZookeeperConsumerConnector(BaseConsumerConnector):
         return read_group_view, assign
 
     def _static_count(self, counts: dict[str, int]) -> TopicCount:
-        return StaticTopicCount(self.consumer_id, counts)
+        return StaticTopicCount07(self.consumer_id, counts)
 
     def _wildcard_count(self, topic_filter: TopicFilter, num_streams: int) -> TopicCount:
-        return WildcardTopicCount(self.consumer_id, topic_filter, num_streams)
+        return WildcardTopicCount07(self.consumer_id, topic_filter, num_streams)
 
     def _partition_key(self, partition: Any) -> str:
         return partition.name

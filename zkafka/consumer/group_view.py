@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from kazoo.exceptions import NoNodeError
 
 from zkafka.rebalance import Assignor, assign, member_share
-from zkafka.topic_count import TopicCount, parse_topic_count
+from zkafka.topic_count import TopicCount
+from zkafka.topic_count07 import parse_topic_count
 from zkafka.zk.paths07 import Broker
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from zkafka.config import LINE_08
 from zkafka.consumer.group_view import get_many
 from zkafka.tools.offset_checker07 import registered_partitions
 from zkafka.tools.offset_checker08 import topic_partitions
-from zkafka.topic_count import parse_topic_count
+from zkafka.topic_count07 import parse_topic_count
 from zkafka.topic_count08 import parse_topic_count08
 from zkafka.zk.client import get_children
 from zkafka.zk.line import cluster_line
