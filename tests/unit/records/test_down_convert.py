@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.bombs import compressed_zeros
 from tests.unit.protocol.golden08 import HELLO_ENTRY, hexbytes
-from zkafka.errors import InvalidMessageError
+from tests.unit.records.test_inflate import peak_bytes
+from zkafka.errors import InvalidMessageError, MessageSizeTooLargeError
 from zkafka.records import format08
 from zkafka.records.compression import GZIP, LZ4, NO_COMPRESSION, SNAPPY
 from zkafka.records.down_convert import is_magic1, to_magic0
 from zkafka.records.kafka_lz4 import header_checksum
+from zkafka.records.message_v1 import encode_message
 
 # offset 0, N 27, crc, magic 1, attributes 0, timestamp 1700000000000 ms, null key, value "hello"
 HELLO_V1 = hexbytes(
@@ -76,3 +79,12 @@ def test_a_magic_1_lz4_wrapper_gets_kafkas_0_8_2_header_checksum():
     )
     (wrapper,) = format08.iter_messages(to_magic0(built), deep=False)
     assert wrapper.codec == LZ4 and wrapper.value[:7].hex() == "04224d1860401a"
+
+
+@pytest.mark.parametrize("codec", [GZIP, SNAPPY])
+def test_a_magic_1_bomb_is_refused_before_it_is_inflated(codec):
+    limit = 1_000_000
+    bomb = format08.encode_entry(0, encode_message(None, compressed_zeros(codec, b"", 20 * limit), 0, codec))
+    peak, error = peak_bytes(lambda: to_magic0(bomb, limit))
+    assert isinstance(error, MessageSizeTooLargeError)
+    assert peak < 3 * limit
