@@ -33,7 +33,7 @@ def test_a_parked_fetch_is_answered_right_after_the_append(start_broker08):
         for i in range(5):
             request = fetch_request("t", 0, i, max_wait_ms=10_000, min_bytes=1)
             consumer.send(request)
-            wait_until(lambda: broker.server.fetch_purgatory.delayed() == 1, message="the fetch parked")
+            wait_until(lambda: broker.server.replica_manager.fetch_purgatory.delayed() == 1, message="the fetch parked")
             sent = time.monotonic()
             producer.call(produce_request("t", 0, one_message(b"m%d" % i)))
             answer = consumer.receive(request).body.topics[0].partitions[0]

@@ -1,13 +1,13 @@
 """GroupCoordinator: the 0.9 group coordinator of one broker, executing what the group state machines decide.
 
-This broker coordinates the groups whose ``__consumer_offsets`` partition it leads (``on_leadership``): it
-loads such a partition's records (meanwhile its groups answer GROUP_LOAD_IN_PROGRESS), and forgets its groups
-when it stops leading it (parked callers get NOT_COORDINATOR_FOR_GROUP). Requests first pass 0.9's checks in
-order (coordinator active, group id, coordinator for the group, loading, session timeout bounds); the rest is
-``group.GroupMetadata``'s. Its effects are executed here: parked JoinGroups and SyncGroups answered, one gevent
-timer per member for its session, each rebalance's ``DelayedJoin`` parked in a purgatory keyed by group, group
-records, commits and tombstones appended to the offsets partition through ``append`` (which returns an error
-code). Everything runs on the broker's gevent hub, so no locks.
+This broker coordinates the groups whose ``__consumer_offsets`` partition it leads (``on_leadership``): the
+GroupMetadataManager loads such a partition's records (meanwhile its groups answer GROUP_LOAD_IN_PROGRESS),
+and forgets its groups when it stops leading it (parked callers get NOT_COORDINATOR_FOR_GROUP). Requests
+first pass 0.9's checks in order (coordinator active, group id, coordinator for the group, loading, session
+timeout bounds); the rest is ``group.GroupMetadata``'s. Its effects are executed here: parked JoinGroups and
+SyncGroups answered, one gevent timer per member for its session, each rebalance parked in the injected
+``JoinPurgatory`` (server/delayed_join.py's) keyed by group, group records, commits and tombstones appended to
+the offsets partition through the manager. Everything runs on the broker's gevent hub, so no locks.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import gevent
 
@@ -33,36 +33,22 @@ from zkafka.coordinator.effects import (
     join_error,
 )
 from zkafka.coordinator.group import GroupMetadata
-from zkafka.coordinator.offsets_cache import OffsetsCache, Record
+from zkafka.coordinator.group_metadata_manager import Append, GroupMetadataManager
+from zkafka.coordinator.offsets_cache import Record
 from zkafka.coordinator.offsets_schema import OffsetAndMetadata
 from zkafka.network.server import PendingResponse
 from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.group_membership import DescribedGroup
-from zkafka.server.purgatory import DelayedOperation, Purgatory
 
 log = logging.getLogger(__name__)
 
 TopicPartition = tuple[str, int]
-# Commit append errors as 0.9 reports them to the committer.
-_COMMIT_ERRORS = {
-    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_LEADER_FOR_PARTITION: ErrorCode.NOT_COORDINATOR_FOR_GROUP,
-    ErrorCode.MESSAGE_TOO_LARGE: ErrorCode.INVALID_COMMIT_OFFSET_SIZE,
-    ErrorCode.RECORD_LIST_TOO_LARGE: ErrorCode.INVALID_COMMIT_OFFSET_SIZE,
-    ErrorCode.INVALID_FETCH_SIZE: ErrorCode.INVALID_COMMIT_OFFSET_SIZE,
-}
-# Group record append errors as the SyncGroups waiting for it get them.
-_STORE_ERRORS = {
-    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_LEADER_FOR_PARTITION: ErrorCode.NOT_COORDINATOR_FOR_GROUP,
-    ErrorCode.REQUEST_TIMED_OUT: ErrorCode.REBALANCE_IN_PROGRESS,
-}
 _EMPTY_DESCRIPTION = ("", "", "", [])
 
 
 @dataclass(frozen=True)
 class CoordinatorConfig:
-    """The coordinator's settings (``offsets.*`` and ``group.*`` broker keys)."""
+    """The coordinator's settings (``offsets.*`` and ``group.*`` broker keys: kafka_server08.coordinator_config)."""
 
     num_partitions: int = 50
     min_session_timeout_ms: int = 6000
@@ -70,17 +56,6 @@ class CoordinatorConfig:
     retention_ms: int = 24 * 60 * 60 * 1000
     metadata_max_bytes: int = 4096
     initial_rebalance_delay_ms: int = 0  # zkafka option (0.9 has none)
-
-    @classmethod
-    def from_broker_config(cls, config: Any) -> CoordinatorConfig:
-        return cls(
-            num_partitions=config["offsets.topic.num.partitions"],
-            min_session_timeout_ms=config["group.min.session.timeout.ms"],
-            max_session_timeout_ms=config["group.max.session.timeout.ms"],
-            retention_ms=config["offsets.retention.minutes"] * 60 * 1000,
-            metadata_max_bytes=config["offset.metadata.max.bytes"],
-            initial_rebalance_delay_ms=config["group.initial.rebalance.delay.ms"],
-        )
 
 
 class _Reply:
@@ -104,19 +79,17 @@ class _Reply:
         return self.pending
 
 
-class DelayedJoin(DelayedOperation):
-    """A group's rebalance waiting for every member to rejoin, or for its timeout."""
+class JoinPurgatory(Protocol):
+    """Where each rebalance waits for the group's members to rejoin (the broker's: server/delayed_join.py)."""
 
-    def __init__(self, coordinator: GroupCoordinator, group: GroupMetadata, timeout_ms: int) -> None:
-        super().__init__(timeout_ms)
-        self.coordinator = coordinator
-        self.group = group
+    def await_join(self, group: GroupMetadata, timeout_ms: int, complete: Callable[[], None]) -> None:
+        """Park the group's rebalance; ``complete()`` once ``group.join_ready()`` or after ``timeout_ms``."""
 
-    def try_complete(self) -> bool:
-        return self.force_complete() if self.group.join_ready() else False
+    def check_join(self, group_id: str) -> None:
+        """Retry the group's parked rebalance now."""
 
-    def on_complete(self) -> None:
-        self.coordinator._execute(self.group, self.group.complete_join(self.coordinator.now_ms()))
+    def shutdown(self) -> None:
+        """Drop every parked rebalance."""
 
 
 class GroupCoordinator:
@@ -126,31 +99,42 @@ class GroupCoordinator:
         self,
         config: CoordinatorConfig,
         *,
-        append: Callable[[int, list[Record], Callable[[int], Any] | None], None],
+        append: Append,
         read_partition: Callable[[int], Iterable[Record]],
+        join_purgatory: JoinPurgatory,
         time_ms: Callable[[], int] = utils.now_ms,
     ) -> None:
         self.config = config
-        self._append = append
-        self._read_partition = read_partition
         self.now_ms = time_ms
-        self.cache = OffsetsCache(config.num_partitions, config.retention_ms)
-        self.groups: dict[str, GroupMetadata] = {}
-        self.owned: set[int] = set()
-        self.loading: set[int] = set()
+        self.manager = GroupMetadataManager(
+            config.num_partitions,
+            config.retention_ms,
+            append=append,
+            read_partition=read_partition,
+            execute=self._execute,
+            time_ms=time_ms,
+            initial_rebalance_delay_ms=config.initial_rebalance_delay_ms,
+        )
         self.active = True
-        self._rebalances = Purgatory("rebalance")
+        self.join_purgatory = join_purgatory
         self._joins: dict[tuple[str, str], tuple[PendingResponse, Callable[[JoinResult], Any]]] = {}
         self._syncs: dict[tuple[str, str], tuple[PendingResponse, Callable[[int, bytes], Any]]] = {}
         self._timers: dict[tuple[str, str], Any] = {}
 
     def partition_for(self, group_id: str) -> int:
-        return self.cache.partition_for(group_id)
+        return self.manager.partition_for(group_id)
 
     @property
-    def purgatory(self) -> Purgatory:
-        """Where each rebalance's DelayedJoin waits (its size is a broker metric)."""
-        return self._rebalances
+    def groups(self) -> dict[str, GroupMetadata]:
+        return self.manager.groups
+
+    @property
+    def owned(self) -> set[int]:
+        return self.manager.owned
+
+    @property
+    def loading(self) -> set[int]:
+        return self.manager.loading
 
     # -- the checks before the group ------------------------------------------------------------------------
 
@@ -193,9 +177,7 @@ class GroupCoordinator:
             if member_id:
                 error = ErrorCode.UNKNOWN_MEMBER_ID
             else:
-                group = self.groups[group_id] = GroupMetadata(
-                    group_id, protocol_type, initial_rebalance_delay_ms=self.config.initial_rebalance_delay_ms
-                )
+                group = self.manager.add_group(group_id, protocol_type)
         if error != ErrorCode.NONE:
             return respond(join_error(member_id, error))
         outcome = group.join(
@@ -296,16 +278,12 @@ class GroupCoordinator:
         if not valid:
             return respond(results)
         reply = _Reply()
-        partition = self.partition_for(group_id)
 
         def stored(code: int) -> None:
-            code = _COMMIT_ERRORS.get(code, code)
-            if code == ErrorCode.NONE and partition in self.owned:
-                self.cache.put_offsets(group_id, valid)
             results.update(dict.fromkeys(valid, code))
             reply.set(respond({tp: results[tp] for tp in offsets}))
 
-        self._append(partition, self.cache.commit_records(group_id, valid), stored)
+        self.manager.store_offsets(group_id, valid, stored)
         return reply.answer()
 
     def fetch_offsets(
@@ -315,15 +293,11 @@ class GroupCoordinator:
         error = self._check(group_id)
         if error != ErrorCode.NONE:
             return error, dict.fromkeys(partitions or [])
-        return ErrorCode.NONE, self.cache.fetch(group_id, partitions)
+        return ErrorCode.NONE, self.manager.cache.fetch(group_id, partitions)
 
     def expire_offsets(self) -> int:
         """Drop offsets past their expire time and append their tombstones; returns how many."""
-        tombstones = self.cache.expire(self.now_ms())
-        for partition, records in tombstones.items():
-            if partition in self.owned:
-                self._append(partition, records, None)
-        return sum(map(len, tombstones.values()))
+        return self.manager.expire_offsets()
 
     # -- DescribeGroups / ListGroups --------------------------------------------------------------------------
 
@@ -347,51 +321,7 @@ class GroupCoordinator:
 
     def on_leadership(self, led: Iterable[int]) -> None:
         """This broker now leads exactly the offsets partitions ``led``: load the new ones, drop the others."""
-        led = set(led)
-        for partition in sorted((self.owned | self.loading) - led):
-            self._unload(partition)
-        for partition in sorted(led - self.owned - self.loading):
-            self.loading.add(partition)
-            gevent.spawn(self._load, partition)
-
-    def _load(self, partition: int) -> None:
-        started = self.now_ms()
-        try:
-            result = self.cache.load(partition, self._read_partition(partition))
-        except Exception:
-            log.exception("loading offsets partition %d failed", partition)
-            self.loading.discard(partition)
-            return
-        if partition not in self.loading:
-            return  # lost meanwhile
-        now = self.now_ms()
-        for group_id, value in result.groups.items():
-            if not value.members:
-                continue
-            group, effects = GroupMetadata.from_record(
-                group_id, value, now, initial_rebalance_delay_ms=self.config.initial_rebalance_delay_ms
-            )
-            self.groups[group_id] = group
-            self._execute(group, effects)
-        self.loading.discard(partition)
-        self.owned.add(partition)
-        log.info(
-            "loaded offsets partition %d in %d ms: %d group(s), %d offset(s)%s",
-            partition,
-            now - started,
-            len(result.groups),
-            result.offsets,
-            f", {result.skipped} bad record(s) skipped" if result.skipped else "",
-        )
-
-    def _unload(self, partition: int) -> None:
-        self.loading.discard(partition)
-        self.owned.discard(partition)
-        for group_id in [g for g in self.groups if self.partition_for(g) == partition]:
-            group = self.groups.pop(group_id)
-            self._execute(group, group.unload())
-        self.cache.unload(partition)
-        log.info("no longer coordinating the groups of offsets partition %d", partition)
+        self.manager.on_leadership(led)
 
     def shutdown(self) -> None:
         """Stop answering: parked requests are cancelled with their purgatory, timers stopped."""
@@ -399,7 +329,7 @@ class GroupCoordinator:
         for timer in self._timers.values():
             timer.close()
         self._timers.clear()
-        self._rebalances.shutdown()
+        self.join_purgatory.shutdown()
         for pending, _ in [*self._joins.values(), *self._syncs.values()]:
             pending.set(None)
         self._joins.clear()
@@ -435,17 +365,19 @@ class GroupCoordinator:
         elif isinstance(effect, DisarmHeartbeat):
             self._disarm(key)
         elif isinstance(effect, AwaitJoins):
-            self._rebalances.try_complete_else_watch(
-                DelayedJoin(self, group, effect.timeout_ms), [group.group_id]
-            )
+            self.join_purgatory.await_join(group, effect.timeout_ms, lambda: self._complete_join(group))
         elif isinstance(effect, CheckJoins):
-            self._rebalances.check_and_complete(group.group_id)
+            self.join_purgatory.check_join(group.group_id)
         elif isinstance(effect, StoreGroup):
-            self._store_group(group, effect)
+            self.manager.store_group(group, effect)
         elif isinstance(effect, RemoveGroup):
-            self._remove_group(group)
+            self.manager.remove_group(group)
         else:
             raise TypeError(f"unknown effect {effect!r}")
+
+    def _complete_join(self, group: GroupMetadata) -> None:
+        """The group's delayed join completed (0.9's ``onCompleteJoin``)."""
+        self._execute(group, group.complete_join(self.now_ms()))
 
     def _disarm(self, key: tuple[str, str]) -> None:
         timer = self._timers.pop(key, None)
@@ -461,26 +393,3 @@ class GroupCoordinator:
         if effects:
             log.info("group %s: member %s missed its session timeout", group.group_id, member_id)
         self._execute(group, effects)
-
-    def _store_group(self, group: GroupMetadata, effect: StoreGroup) -> None:
-        """Append the group record; once replicated (or failed) cache it and let the group answer its syncs."""
-        partition = self.partition_for(group.group_id)
-
-        def stored(code: int) -> None:
-            if code == ErrorCode.NONE and partition in self.owned:
-                self.cache.put_group(group.group_id, effect.value)
-            if self.groups.get(group.group_id) is group:
-                self._execute(
-                    group, group.stored(effect.generation, _STORE_ERRORS.get(code, code), self.now_ms())
-                )
-
-        self._append(partition, [self.cache.group_record(group.group_id, effect.value)], stored)
-
-    def _remove_group(self, group: GroupMetadata) -> None:
-        if self.groups.get(group.group_id) is group:
-            del self.groups[group.group_id]
-        partition = self.partition_for(group.group_id)
-        if partition in self.owned and self.cache.group(group.group_id) is not None:
-            self._append(partition, [self.cache.group_tombstone(group.group_id)], None)
-        self.cache.remove_group(group.group_id)
-        log.info("group %s generation %d is dead and removed", group.group_id, group.generation)

@@ -12,8 +12,10 @@ also 0.9's Produce v1 and Fetch v1 (a ``throttle_time_ms`` of 0) and the coordin
 here, so clients that ask first need not be told the broker version; with ``replica_apis`` the controller's
 requests (LeaderAndIsr, StopReplica, UpdateMetadata) and ControlledShutdown (``zkafka.server.replica_apis``).
 
-A produce with acks -1 (or N > 1) waits in the produce purgatory for its replicas (DelayedProduce); a fetch
-from a follower (replica id >= 0) first records the follower's log end offsets with the replica manager.
+A produce goes to the replica manager's ``append_messages``, which answers it at once or, with acks -1 (or
+N > 1), parks it as a DelayedProduce until its replicas have it. A fetch from a follower (replica id >= 0)
+first records the follower's log end offsets with the replica manager; a fetch short of ``min_bytes`` waits
+in the replica manager's fetch purgatory (DelayedFetch).
 """
 
 from __future__ import annotations
@@ -71,13 +73,12 @@ from zkafka.protocol.produce import (
     ProduceResponseV0,
     ProduceResponseV1,
 )
-from zkafka.records.down_convert import to_magic0
 from zkafka.server.delayed_fetch import DelayedFetch
-from zkafka.server.delayed_produce import DelayedProduce, ProduceStatus
+from zkafka.server.delayed_produce import ProduceStatus
+from zkafka.server.log_read import PartitionRead, read_from_local_log
 from zkafka.server.metadata_cache import MetadataCache
 from zkafka.server.offsets_zk import ZkOffsetStore
-from zkafka.server.purgatory import Purgatory
-from zkafka.server.replica_manager import PartitionRead, ReplicaManager, error_code
+from zkafka.server.replica_manager import ReplicaManager, error_code
 
 log = logging.getLogger(__name__)
 
@@ -93,20 +94,16 @@ class KafkaApis:
         self,
         replica_manager: ReplicaManager,
         metadata: MetadataCache,
-        fetch_purgatory: Any,
         *,
         offset_store: ZkOffsetStore | None = None,
         offset_metadata_max_bytes: int = 4096,
         halt: Callable[[OSError], None] | None = None,
         group_apis: Any = None,
         on_sent: Callable[[str, int], None] | None = None,
-        produce_purgatory: Any = None,
         replica_apis: Any = None,
     ) -> None:
         self.replica_manager = replica_manager
         self.metadata = metadata
-        self.fetch_purgatory = fetch_purgatory
-        self.produce_purgatory = produce_purgatory if produce_purgatory is not None else Purgatory("produce")
         self.offset_store = offset_store
         self.offset_metadata_max_bytes = offset_metadata_max_bytes
         self.halt = halt
@@ -152,18 +149,13 @@ class KafkaApis:
 
     def handle_produce(self, request: v08.Request) -> Any:
         body = request.body
-        statuses = [
-            self._append(data.topic, p.partition, p.message_set, body.acks)
-            for data in body.topics
-            for p in data.partitions
-        ]
-        if body.acks == 0:
-            failed = [(s.topic, s.partition, s.error) for s in statuses if s.error]
-            if failed:
-                raise ProduceFailedError(f"acks=0 produce failed for (topic, partition, error) {failed}")
-            return None
 
-        def respond(statuses: list[ProduceStatus]) -> list:
+        def respond(statuses: list[ProduceStatus]) -> list | None:
+            if body.acks == 0:
+                failed = [(s.topic, s.partition, s.error) for s in statuses if s.error]
+                if failed:
+                    raise ProduceFailedError(f"acks=0 produce failed for (topic, partition, error) {failed}")
+                return None
             topics: dict[str, list] = {}
             for s in statuses:
                 offset = s.base_offset if s.error in (0, ErrorCode.REQUEST_TIMED_OUT) else -1
@@ -172,26 +164,8 @@ class KafkaApis:
             answer = [ProduceResponseTopic(topic, parts) for topic, parts in topics.items()]
             return v08.encode_response(request.correlation_id, _produce_response(request.api_version, answer))
 
-        if body.acks == 1 or not any(s.pending for s in statuses):
-            return respond(statuses)
-        delayed = DelayedProduce(
-            body.timeout_ms, body.acks, statuses, self.replica_manager.check_produce, respond
-        )
-        self.produce_purgatory.try_complete_else_watch(delayed, delayed.watch_keys())
-        return delayed.result
-
-    def _append(self, topic: str, partition: int, message_set: memoryview, acks: int) -> ProduceStatus:
-        try:
-            info = self.replica_manager.append(topic, partition, to_magic0(message_set), acks)
-            return ProduceStatus(topic, partition, 0, info.first_offset, info.next_offset, acks not in (0, 1))
-        except KafkaError as exc:
-            log.debug("produce to %s-%d: %s", topic, partition, exc)
-            return ProduceStatus(topic, partition, error_code(exc), -1, -1, False)
-        except OSError:
-            raise  # the replica manager halted the broker
-        except Exception:
-            log.exception("produce to %s-%d failed", topic, partition)
-            return ProduceStatus(topic, partition, ErrorCode.UNKNOWN, -1, -1, False)
+        entries = [(data.topic, p.partition, p.message_set) for data in body.topics for p in data.partitions]
+        return self.replica_manager.append_messages(body.timeout_ms, body.acks, entries, respond)
 
     # -- Fetch --------------------------------------------------------------------------------------------
 
@@ -204,7 +178,7 @@ class KafkaApis:
         ]
         if body.replica_id >= 0:
             self.replica_manager.record_follower_fetch(body.replica_id, fetches)
-        reads = self.replica_manager.read_all(fetches, body.replica_id)
+        reads = read_from_local_log(self.replica_manager, fetches, body.replica_id)
 
         def respond(reads: list[PartitionRead]) -> list:
             if self.on_sent is not None:
@@ -222,7 +196,7 @@ class KafkaApis:
         delayed = DelayedFetch(
             body.max_wait_ms, body.min_bytes, body.replica_id, fetches, self.replica_manager, respond
         )
-        self.fetch_purgatory.try_complete_else_watch(delayed, delayed.watch_keys())
+        self.replica_manager.fetch_purgatory.try_complete_else_watch(delayed, delayed.watch_keys())
         return delayed.result
 
     @staticmethod

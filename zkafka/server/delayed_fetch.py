@@ -13,10 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from zkafka.server.log_read import Fetch, PartitionRead, read_from_local_log, read_partition
 from zkafka.server.purgatory import DelayedOperation
-from zkafka.server.replica_manager import PartitionRead, ReplicaManager
-
-Fetch = tuple[str, int, int, int]  # topic, partition, fetch offset, max bytes
+from zkafka.server.replica_manager import ReplicaManager
 
 
 class DelayedFetch(DelayedOperation):
@@ -46,7 +45,7 @@ class DelayedFetch(DelayedOperation):
         """Whether the fetch can be answered now (cases A-D above)."""
         accumulated = 0
         for topic, partition, offset, max_bytes in self.fetches:
-            read = self.replica_manager.read(topic, partition, offset, max_bytes, self.replica_id)
+            read = read_partition(self.replica_manager, topic, partition, offset, max_bytes, self.replica_id)
             if read.error or read.behind:
                 return True
             accumulated += read.size
@@ -58,7 +57,7 @@ class DelayedFetch(DelayedOperation):
         return False
 
     def on_complete(self) -> Any:
-        return self.respond(self.replica_manager.read_all(self.fetches, self.replica_id))
+        return self.respond(read_from_local_log(self.replica_manager, self.fetches, self.replica_id))
 
     def on_expiration(self) -> None:
         """Nothing to count: ``on_complete`` answers with what there is."""

@@ -45,13 +45,14 @@ from zkafka.network.server import SocketServer
 from zkafka.protocol import inter_broker as admin
 from zkafka.protocol import v08
 from zkafka.server.apis08 import KafkaApis
+from zkafka.server.delayed_join import JoinPurgatory
+from zkafka.server.isr_changes import zk_isr_writer
 from zkafka.server.metadata_cache import MetadataCache
 from zkafka.server.offsets_zk import ZkOffsetStore
-from zkafka.server.purgatory import Purgatory
 from zkafka.server.registry08 import KafkaHealthcheck, advertised_address
 from zkafka.server.replica_apis import ReplicaApis
 from zkafka.server.replica_fetcher import FetcherSettings
-from zkafka.server.replica_manager import ReplicaManager, zk_isr_writer
+from zkafka.server.replica_manager import ReplicaManager
 from zkafka.server.server_base import BrokerServer
 from zkafka.zk.client import get_data, gevent_handler, make_zk_client, start_zk_client
 from zkafka.zk.paths import broker_id_path
@@ -93,6 +94,18 @@ def offsets_log_config(config: BrokerConfig08) -> LogConfig:
     return replace(log_config(config), compact=True, segment_bytes=config["offsets.topic.segment.bytes"])
 
 
+def coordinator_config(config: BrokerConfig08) -> CoordinatorConfig:
+    """The group coordinator's settings (``offsets.*`` and ``group.*`` keys)."""
+    return CoordinatorConfig(
+        num_partitions=config["offsets.topic.num.partitions"],
+        min_session_timeout_ms=config["group.min.session.timeout.ms"],
+        max_session_timeout_ms=config["group.max.session.timeout.ms"],
+        retention_ms=config["offsets.retention.minutes"] * 60 * 1000,
+        metadata_max_bytes=config["offset.metadata.max.bytes"],
+        initial_rebalance_delay_ms=config["group.initial.rebalance.delay.ms"],
+    )
+
+
 class KafkaServer08(BrokerServer):
     """One 0.8 broker. Runs on the gevent hub of the thread that calls ``startup``."""
 
@@ -105,14 +118,13 @@ class KafkaServer08(BrokerServer):
         self.controller: KafkaController | None = None
         self.healthcheck: KafkaHealthcheck | None = None
         self.replica_manager: ReplicaManager | None = None
-        self.fetch_purgatory: Purgatory | None = None
-        self.produce_purgatory: Purgatory | None = None
         self.metadata_cache = MetadataCache(
             create_topic=self._create_topic, auto_create_topics=config["auto.create.topics.enable"]
         )
         self._min_isr: dict[str, int] = {}
         self.apis: KafkaApis | None = None
         self.coordinator: GroupCoordinator | None = None
+        self.join_purgatory = JoinPurgatory()
         self._ready = gevent.event.Event()
 
     def startup(self) -> None:
@@ -132,13 +144,9 @@ class KafkaServer08(BrokerServer):
             disk_pool.close()
             self._stop_metrics()
             raise
-        self.fetch_purgatory = Purgatory("fetch")
-        self.produce_purgatory = Purgatory("produce")
         self.replica_manager = ReplicaManager(
             self.broker_id,
             self.log_manager,
-            on_append=self._appended,
-            on_produce_progress=lambda t, p: self.produce_purgatory.check_and_complete((t, p)),
             on_log_failure=self.halt,
             fetcher_settings=FetcherSettings.from_config(config),
             lag_time_ms=config["replica.lag.time.max.ms"],
@@ -148,14 +156,14 @@ class KafkaServer08(BrokerServer):
         offsets_log = OffsetsLog(
             self.replica_manager,
             config["offsets.load.buffer.size"],
-            purgatory=self.produce_purgatory,
             required_acks=config["offsets.commit.required.acks"],
             timeout_ms=config["offsets.commit.timeout.ms"],
         )
         self.coordinator = GroupCoordinator(
-            CoordinatorConfig.from_broker_config(config),
+            coordinator_config(config),
             append=offsets_log.append,
             read_partition=offsets_log.read,
+            join_purgatory=self.join_purgatory,
         )
         try:
             self.socket_server = SocketServer(
@@ -194,12 +202,10 @@ class KafkaServer08(BrokerServer):
         self.apis = KafkaApis(
             self.replica_manager,
             self.metadata_cache,
-            self.fetch_purgatory,
             offset_store=ZkOffsetStore(self.zk_client),
             offset_metadata_max_bytes=config["offset.metadata.max.bytes"],
             group_apis=GroupApis(self.coordinator, self.metadata_cache.snapshot, self._create_offsets_topic),
             on_sent=self.metrics.sent if self.metrics else None,
-            produce_purgatory=self.produce_purgatory,
             replica_apis=ReplicaApis(self.replica_manager, self.metadata_cache, lambda: self.controller),
         )
         host, port = advertised_address(config, self.port)
@@ -231,10 +237,9 @@ class KafkaServer08(BrokerServer):
             "1 while this broker is the controller.",
             lambda: [((), 1 if self.controller is not None and self.controller.active else 0)],
         )
+        replicas = self.replica_manager
         metrics.watch_purgatories(
-            lambda: [
-                p for p in (self.fetch_purgatory, self.produce_purgatory, self.coordinator.purgatory) if p
-            ]
+            lambda: [replicas.fetch_purgatory, replicas.produce_purgatory, self.join_purgatory]
         )
 
     def _schedule_log_tasks(self) -> None:
@@ -279,9 +284,6 @@ class KafkaServer08(BrokerServer):
     def _serve(self, request: v08.Request) -> Any:
         self._ready.wait()
         return self.apis.handle(request)
-
-    def _appended(self, topic: str, partition: int) -> None:
-        self.fetch_purgatory.check_and_complete((topic, partition))
 
     def _on_metadata(self, snapshot: ClusterSnapshot) -> None:
         """An UpdateMetadata: tell NOT_LEADER from UNKNOWN by it (the cache answers Metadata requests from it)."""
@@ -392,9 +394,9 @@ class KafkaServer08(BrokerServer):
     def _drop_waiting_requests(self) -> None:
         if self.coordinator is not None:
             self.coordinator.shutdown()
-        for purgatory in (self.fetch_purgatory, self.produce_purgatory):
-            if purgatory is not None:
-                purgatory.shutdown()  # their connections close, as 0.8.2's socket server shutdown does
+        if self.replica_manager is not None:  # their connections close, as 0.8.2's socket server shutdown does
+            self.replica_manager.fetch_purgatory.shutdown()
+            self.replica_manager.produce_purgatory.shutdown()
 
     def _shutdown(self) -> None:
         if self.replica_manager is not None:

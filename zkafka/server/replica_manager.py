@@ -1,15 +1,21 @@
-"""ReplicaManager: the partitions hosted on this broker, led or followed, and reading and appending their logs.
+"""ReplicaManager: the partitions hosted on this broker, led or followed, appending to their logs, and the
+purgatories where produces and fetches wait for them.
 
 As 0.8.2's ReplicaManager: LeaderAndIsr requests (``become_leader_or_follower``) make this broker a
 partition's leader or follower, once per newer leader epoch and never for an older controller epoch; a new
 follower truncates its log to its high watermark and fetches from its leader (replica_fetcher.py); StopReplica
 (``stop_replicas``) ends both, deleting the log if asked. As leader it records each follower fetch (the
 follower's log end offset), grows the ISR with a follower that caught up and shrinks it by the stuck and the
-slow (``shrink_isrs``, run every ``replica.lag.time.max.ms``), each time writing the partition's state znode
-conditional on its version; the high watermark (partition.py) is checkpointed in
-``replication-offset-checkpoint``. Consumers (replica id < 0) read below the high watermark, followers up to
-the log end. A partition the cluster knows but that is not led here answers NOT_LEADER_FOR_PARTITION (6); one
-it does not know, UNKNOWN_TOPIC_OR_PARTITION (3).
+slow (``shrink_isrs``, run every ``replica.lag.time.max.ms``; the znode writes are isr_changes.py's); the high
+watermark (partition.py) is checkpointed in ``replication-offset-checkpoint``. A partition the cluster knows
+but that is not led here answers NOT_LEADER_FOR_PARTITION (6); one it does not know,
+UNKNOWN_TOPIC_OR_PARTITION (3). Fetches read through log_read.py.
+
+As 0.9's, it owns the produce and fetch purgatories: ``append_messages`` appends a Produce (or the
+coordinator's offsets records) and parks it as a DelayedProduce when it waits for replicas; and wherever this
+class changes what a parked request waits for, it completes it there (``try_complete_delayed_fetch`` after
+an append, ``try_complete_delayed_produce`` when a high watermark or follower log end moves, both when an
+ISR shrinks or a partition changes hands).
 
 ``update_leaders`` is the one-replica shortcut (tests, tools): partitions led here with an ISR of this broker.
 """
@@ -19,9 +25,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, NamedTuple
-
-import gevent
+from typing import Any
 
 from zkafka.cluster.partition import Partition
 from zkafka.errors import (
@@ -33,6 +37,10 @@ from zkafka.errors import (
 )
 from zkafka.log.checkpoint import REPLICATION_OFFSET_CHECKPOINT, OffsetCheckpoint
 from zkafka.protocol.errors import LAST_CODE, ErrorCode
+from zkafka.records.down_convert import to_magic0
+from zkafka.server.delayed_produce import DelayedProduce, ProduceStatus
+from zkafka.server.isr_changes import IsrWriter, expand_isr, shrink_isr
+from zkafka.server.purgatory import Purgatory
 from zkafka.server.replica_fetcher import FetcherSettings, ReplicaFetcherManager
 from zkafka.utils import now_ms
 from zkafka.zk.paths08 import NO_LEADER, PartitionState
@@ -40,39 +48,11 @@ from zkafka.zk.paths08 import NO_LEADER, PartitionState
 log = logging.getLogger(__name__)
 
 TopicPartition = tuple[str, int]
-Wake = Callable[[str, int], None]
-# Writes a leader's new ISR into the partition's state znode (conditional on its version): the new version,
-# or None when the znode changed meanwhile (the controller acted; its LeaderAndIsr will follow).
-IsrWriter = Callable[[Partition, tuple[int, ...]], "int | None"]
 
 
 def error_code(exc: BaseException) -> int:
     """The 0.8 wire error code for an exception (every code up to 0.9's, unlike the 0.7 default)."""
     return code_for_error(exc, LAST_CODE)
-
-
-class PartitionRead(NamedTuple):
-    """What a fetch reads from one partition: an error code, the high watermark and the bytes' region.
-
-    ``region`` is a log region (segment, position, length) or None when nothing is returned; ``behind`` says
-    the region lies in an older segment than the log's last one.
-    """
-
-    error: int
-    high_watermark: int
-    region: Any
-    behind: bool = False
-
-    @property
-    def size(self) -> int:
-        return self.region.length if self.region is not None else 0
-
-
-class _OneReplicaState(NamedTuple):
-    leader_epoch: int
-    controller_epoch: int
-    isr: tuple[int, ...]
-    zk_version: int
 
 
 class ReplicaManager:
@@ -83,8 +63,6 @@ class ReplicaManager:
         broker_id: int,
         log_manager: Any,
         *,
-        on_append: Wake | None = None,
-        on_produce_progress: Wake | None = None,
         on_log_failure: Callable[[OSError], None] | None = None,
         isr_writer: IsrWriter | None = None,
         fetcher_settings: FetcherSettings | None = None,
@@ -95,8 +73,10 @@ class ReplicaManager:
     ) -> None:
         self.broker_id = broker_id
         self.log_manager = log_manager
-        self.on_append = on_append
-        self.on_produce_progress = on_produce_progress
+        # Where requests wait (0.9's delayedFetchPurgatory and delayedProducePurgatory): this class completes
+        # them where it changes what they wait for (try_complete_delayed_fetch / _produce).
+        self.fetch_purgatory = Purgatory("fetch")
+        self.produce_purgatory = Purgatory("produce")
         self.on_log_failure = on_log_failure
         self.isr_writer = isr_writer
         self.lag_time_ms = lag_time_ms
@@ -168,8 +148,8 @@ class ReplicaManager:
         for tp in sorted(tp for tp, leader in leaders.items() if leader == self.broker_id):
             hosted = self._get_or_create(tp)
             if not hosted.is_leader:
-                state = _OneReplicaState(
-                    hosted.leader_epoch + 1, self.controller_epoch, (self.broker_id,), -1
+                state = PartitionState(
+                    self.broker_id, hosted.leader_epoch + 1, (self.broker_id,), self.controller_epoch
                 )
                 hosted.make_leader(state, (self.broker_id,), self._time_ms())
                 changed.append(tp)
@@ -267,15 +247,53 @@ class ReplicaManager:
             except Exception:
                 log.exception("leadership listener %r failed", listener)
         for tp in changed:  # parked requests of a partition that changed hands answer now
-            self._wake(tp, produce=True)
+            self.try_complete_delayed_fetch(tp)
+            self.try_complete_delayed_produce(tp)
 
-    def _wake(self, tp: TopicPartition, *, fetch: bool = True, produce: bool = False) -> None:
-        if fetch and self.on_append is not None:
-            self.on_append(*tp)
-        if produce and self.on_produce_progress is not None:
-            self.on_produce_progress(*tp)
+    # -- completing parked requests -------------------------------------------------------------------------
+
+    def try_complete_delayed_fetch(self, tp: TopicPartition) -> None:
+        """Retry the fetches parked on ``tp``: its log grew, or it changed hands."""
+        self.fetch_purgatory.check_and_complete(tp)
+
+    def try_complete_delayed_produce(self, tp: TopicPartition) -> None:
+        """Retry the produces parked on ``tp``: its high watermark or a follower's log end moved, its ISR
+        shrank, or it changed hands."""
+        self.produce_purgatory.check_and_complete(tp)
 
     # -- leader side --------------------------------------------------------------------------------------
+
+    def append_messages(
+        self,
+        timeout_ms: int,
+        required_acks: int,
+        entries: Iterable[tuple[str, int, Any]],
+        respond: Callable[[list[ProduceStatus]], Any],
+    ) -> Any:
+        """Append each ``(topic, partition, message set)`` as the leader, then ``respond(statuses)`` (0.9's
+        ``appendMessages``): at once with acks 0 or 1 or when nothing waits, else when the DelayedProduce
+        parked here completes. Returns ``respond``'s answer, or the parked produce's result to wait on."""
+        statuses = [self._append_to_local_log(*entry, required_acks) for entry in entries]
+        if required_acks in (0, 1) or not any(s.pending for s in statuses):
+            return respond(statuses)
+        delayed = DelayedProduce(timeout_ms, required_acks, statuses, self.check_produce, respond)
+        self.produce_purgatory.try_complete_else_watch(delayed, delayed.watch_keys())
+        return delayed.result
+
+    def _append_to_local_log(self, topic: str, partition: int, message_set: Any, acks: int) -> ProduceStatus:
+        """One partition of ``append_messages`` (magic-1 sets converted to magic 0): its status, errors as
+        codes; an OSError (the broker halted) propagates."""
+        try:
+            info = self.append(topic, partition, to_magic0(message_set), acks)
+            return ProduceStatus(topic, partition, 0, info.first_offset, info.next_offset, acks not in (0, 1))
+        except KafkaError as exc:
+            log.debug("produce to %s-%d: %s", topic, partition, exc)
+            return ProduceStatus(topic, partition, error_code(exc), -1, -1, False)
+        except OSError:
+            raise
+        except Exception:
+            log.exception("produce to %s-%d failed", topic, partition)
+            return ProduceStatus(topic, partition, ErrorCode.UNKNOWN, -1, -1, False)
 
     def append(self, topic: str, partition: int, message_set: bytes | memoryview, acks: int = 1) -> Any:
         """Append as the leader (offsets assigned here); the LogAppendInfo. With ``acks`` -1 and an ISR
@@ -294,7 +312,9 @@ class ReplicaManager:
             if info.count:
                 # Readers and waiting requests see the new high watermark before a due fsync runs.
                 moved = hosted.maybe_increment_high_watermark()
-                self._wake((topic, partition), produce=moved)
+                self.try_complete_delayed_fetch(hosted.key)
+                if moved:
+                    self.try_complete_delayed_produce(hosted.key)
                 partition_log.flush_if_due()
         except OSError as exc:
             if self.on_log_failure is not None:
@@ -319,38 +339,12 @@ class ReplicaManager:
             moved = hosted.update_follower(replica_id, offset, now)
             expanded = hosted.isr_to_expand(replica_id)
             if expanded is not None and not hosted.isr_updating:
-                self._expand_isr(hosted, expanded)
+                expand_isr(hosted, expanded, self.isr_writer)
             if hosted.maybe_increment_high_watermark():
-                self._wake(hosted.key, produce=True)
+                self.try_complete_delayed_fetch(hosted.key)
+                self.try_complete_delayed_produce(hosted.key)
             elif moved:
-                self._wake(hosted.key, fetch=False, produce=True)
-
-    def _expand_isr(self, hosted: Partition, isr: tuple[int, ...]) -> None:
-        """The ISR grows in memory first (the high watermark stays where the smaller ISR had it), then in
-        ZooKeeper; a failed write takes it back."""
-        log.info(
-            "%s-%d: ISR expands from %s to %s", hosted.topic, hosted.partition, list(hosted.isr), list(isr)
-        )
-        old, hosted.isr = hosted.isr, isr
-        if self.isr_writer is None:
-            return
-        hosted.isr_updating = True
-        epoch = hosted.leader_epoch
-
-        def write() -> None:
-            try:
-                version = self.isr_writer(hosted, isr)
-            finally:
-                hosted.isr_updating = False
-            if hosted.leader_epoch != epoch:
-                return
-            if version is None:
-                if hosted.isr == isr:
-                    hosted.isr = old
-            else:
-                hosted.zk_version = version
-
-        gevent.spawn(write)
+                self.try_complete_delayed_produce(hosted.key)
 
     def shrink_isrs(self) -> int:
         """Take stuck and slow followers out of every led ISR (ZooKeeper first); returns the ISRs shrunk."""
@@ -358,56 +352,13 @@ class ReplicaManager:
         now = self._time_ms()
         for hosted in self.partitions():
             isr = hosted.isr_to_shrink(now, self.lag_time_ms, self.lag_max_messages)
-            if isr is None or hosted.isr_updating:
+            if isr is None or hosted.isr_updating or not shrink_isr(hosted, isr, self.isr_writer):
                 continue
-            log.info(
-                "%s-%d: ISR shrinks from %s to %s",
-                hosted.topic,
-                hosted.partition,
-                list(hosted.isr),
-                list(isr),
-            )
-            version = hosted.zk_version
-            if self.isr_writer is not None:
-                hosted.isr_updating = True
-                try:
-                    version = self.isr_writer(hosted, isr)
-                finally:
-                    hosted.isr_updating = False
-                if version is None or not hosted.is_leader:
-                    continue
-            hosted.isr_written(isr, version)
             shrunk += 1
             hosted.maybe_increment_high_watermark()
-            self._wake(hosted.key, produce=True)
+            self.try_complete_delayed_fetch(hosted.key)
+            self.try_complete_delayed_produce(hosted.key)
         return shrunk
-
-    # -- reading --------------------------------------------------------------------------------------------
-
-    def read(self, topic: str, partition: int, offset: int, max_bytes: int, replica_id: int) -> PartitionRead:
-        """One partition of a fetch: consumers (replica_id < 0) read below the high watermark, followers
-        up to the log end. Errors come back as codes with high watermark -1."""
-        try:
-            partition_log = self.leader_log(topic, partition)
-            high_watermark = self.high_watermark(partition_log)
-            max_offset = high_watermark if replica_id < 0 else partition_log.log_end_offset
-            region = partition_log.read(offset, max_bytes, max_offset)
-            if region is None or not region.length:
-                return PartitionRead(0, high_watermark, None)
-            return PartitionRead(0, high_watermark, region, region.segment is not partition_log.segments[-1])
-        except KafkaError as exc:
-            log.debug("fetch of %s-%d at %d: %s", topic, partition, offset, exc)
-            return PartitionRead(error_code(exc), -1, None)
-        except OSError as exc:
-            log.error("fetch of %s-%d at %d failed: %s", topic, partition, offset, exc)
-            return PartitionRead(error_code(exc), -1, None)
-
-    def read_all(self, fetches: Iterable[tuple[str, int, int, int]], replica_id: int) -> list[PartitionRead]:
-        """``read`` for each ``(topic, partition, offset, max_bytes)``, in order."""
-        return [
-            self.read(topic, partition, offset, max_bytes, replica_id)
-            for topic, partition, offset, max_bytes in fetches
-        ]
 
     # -- follower side (the fetchers) ---------------------------------------------------------------------
 
@@ -456,33 +407,3 @@ class ReplicaManager:
         self.fetchers.shutdown()
         self.checkpoint_high_watermarks()
 
-
-def zk_isr_writer(client: Any) -> IsrWriter:
-    """An IsrWriter on a kazoo client: a version-checked write; after a conflict, success only if the znode
-    holds exactly what was written (a retried write that had gone through)."""
-    from kazoo.exceptions import BadVersionError, KazooException, NoNodeError
-
-    from zkafka.zk.paths08 import partition_state_path
-
-    def write(hosted: Partition, isr: tuple[int, ...]) -> int | None:
-        path = partition_state_path(hosted.topic, hosted.partition)
-        wanted = hosted.state_with_isr(isr)
-        try:
-            return client.set(path, wanted.to_json().encode(), version=hosted.zk_version).version
-        except BadVersionError:
-            try:
-                data, stat = client.get(path)
-            except NoNodeError:
-                return None
-            found = PartitionState.parse(hosted.topic, hosted.partition, data)
-            if found == wanted:
-                return stat.version
-            log.info("%s-%d: ISR not written, the state changed to %s", hosted.topic, hosted.partition, found)
-            return None
-        except NoNodeError:
-            return None
-        except KazooException as exc:
-            log.warning("%s-%d: ISR write failed: %r", hosted.topic, hosted.partition, exc)
-            return None
-
-    return write

@@ -16,6 +16,7 @@ from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC, OffsetAndMetadata, 
 from zkafka.log.log_config import LogConfig
 from zkafka.log.log_manager08 import LogManager08
 from zkafka.protocol.errors import ErrorCode as E
+from zkafka.server.delayed_join import JoinPurgatory
 from zkafka.server.replica_manager import ReplicaManager
 from zkafka.utils import wait_until
 
@@ -48,6 +49,7 @@ def make_coordinator(replicas, clock=None, **config) -> GroupCoordinator:
         CoordinatorConfig(**settings),
         append=offsets_log.append,
         read_partition=offsets_log.read,
+        join_purgatory=JoinPurgatory(),
         time_ms=clock or Clock(),
     )
 

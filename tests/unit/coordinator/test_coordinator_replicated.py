@@ -18,7 +18,7 @@ from zkafka.log.log_config import LogConfig
 from zkafka.log.log_manager08 import LogManager08
 from zkafka.protocol.errors import ErrorCode as E
 from zkafka.protocol.inter_broker import LeaderAndIsrRequestV0, PartitionState, PartitionStateEntry
-from zkafka.server.purgatory import Purgatory
+from zkafka.server.delayed_join import JoinPurgatory
 from zkafka.server.replica_manager import ReplicaManager
 from zkafka.utils import wait_until
 
@@ -33,13 +33,7 @@ class Cluster:
 
     def __init__(self, tmp_path, min_isr: int = 1) -> None:
         self.log_manager = LogManager08([str(tmp_path)], LogConfig(compact=True))
-        self.purgatory = Purgatory("produce")
-        self.replicas = ReplicaManager(
-            0,
-            self.log_manager,
-            on_produce_progress=lambda t, p: self.purgatory.check_and_complete((t, p)),
-            min_insync_replicas=lambda topic: min_isr,
-        )
+        self.replicas = ReplicaManager(0, self.log_manager, min_insync_replicas=lambda topic: min_isr)
         self.epoch = 0
 
     def lead(self, isr=(0, FOLLOWER), leader: int = 0) -> None:
@@ -59,11 +53,12 @@ class Cluster:
         self.replicas.record_follower_fetch(FOLLOWER, [(OFFSETS_TOPIC, partition, end, 1 << 20)])
 
     def coordinator(self, timeout_ms: int = 5000) -> GroupCoordinator:
-        offsets_log = OffsetsLog(self.replicas, purgatory=self.purgatory, timeout_ms=timeout_ms)
+        offsets_log = OffsetsLog(self.replicas, timeout_ms=timeout_ms)
         coordinator = GroupCoordinator(
             CoordinatorConfig(num_partitions=2, min_session_timeout_ms=100),
             append=offsets_log.append,
             read_partition=offsets_log.read,
+            join_purgatory=JoinPurgatory(),
         )
         coordinator.on_leadership([0, 1])
         wait_until(lambda: coordinator.owned == {0, 1}, 5)
@@ -116,7 +111,7 @@ def test_leadership_moving_while_a_commit_waits_answers_not_coordinator(cluster)
     answer = coordinator.commit_offsets(GROUP, -1, "", OFFSETS)
     cluster.lead(leader=FOLLOWER)  # this broker follows now (no fetcher: the leader's address is not given)
     assert answer.get(timeout=5) == {("t", 0): E.NOT_COORDINATOR_FOR_GROUP}
-    assert coordinator.cache.fetch(GROUP, None) == {}
+    assert coordinator.manager.cache.fetch(GROUP, None) == {}
 
 
 def sync_leader(coordinator: GroupCoordinator):
@@ -136,14 +131,14 @@ def test_the_leaders_sync_waits_for_the_group_record_on_the_follower(cluster) ->
     cluster.follower_fetches()
     assert answer.get(timeout=5) == (E.NONE, b"A")
     assert coordinator.heartbeat(GROUP, 1, member) == E.NONE
-    assert coordinator.cache.group(GROUP).generation == 1
+    assert coordinator.manager.cache.group(GROUP).generation == 1
 
 
 def test_a_group_record_that_times_out_answers_rebalance_in_progress(cluster) -> None:
     coordinator = cluster.coordinator(timeout_ms=100)
     member, answer = sync_leader(coordinator)
     assert answer.get(timeout=5) == (E.REBALANCE_IN_PROGRESS, b"")
-    assert coordinator.cache.group(GROUP) is None
+    assert coordinator.manager.cache.group(GROUP) is None
 
 
 def test_a_new_leader_loads_records_past_its_high_watermark(cluster) -> None:

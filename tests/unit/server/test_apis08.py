@@ -33,7 +33,6 @@ from zkafka.protocol.produce import (
 from zkafka.records import format08
 from zkafka.server.apis08 import KafkaApis, ProduceFailedError
 from zkafka.server.metadata_cache import MetadataCache, partition_metadata
-from zkafka.server.purgatory import Purgatory
 from zkafka.server.replica_manager import ReplicaManager
 
 BROKER = 0
@@ -44,15 +43,13 @@ class Broker:
 
     def __init__(self, log_dir, leaders: dict, alive=(BROKER,), **log_config) -> None:
         self.log_manager = LogManager08([str(log_dir)], LogConfig(**log_config))
-        self.purgatory = Purgatory("fetch")
-        self.replicas = ReplicaManager(
-            BROKER, self.log_manager, on_append=lambda t, p: self.purgatory.check_and_complete((t, p))
-        )
+        self.replicas = ReplicaManager(BROKER, self.log_manager)
+        self.purgatory = self.replicas.fetch_purgatory
         self.snapshot = cluster_snapshot(leaders, alive)
         self.replicas.update_leaders(leaders)
         self.created: list[str] = []
         self.metadata = MetadataCache(snapshot=self.snapshot, create_topic=self.created.append)
-        self.apis = KafkaApis(self.replicas, self.metadata, self.purgatory)
+        self.apis = KafkaApis(self.replicas, self.metadata)
         self.correlation_id = 0
 
     def call(self, body, client_id: str = "test"):
