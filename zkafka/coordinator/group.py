@@ -14,9 +14,7 @@ session timeout bounds) are the coordinator's; every error after them is decided
 
 zkafka options beyond 0.9: ``initial_rebalance_delay_ms`` (the first rebalance of a new group waits that
 long, and again for each newcomer up to the rebalance timeout, so a group starting together rebalances once)
-and static members (KIP-345, as Kafka 2.3: ``instance_id``, a member that rejoins with a known instance id and
-no member id takes over its old member's place and partitions without a rebalance while the group is Stable
-and its protocols are unchanged; a call naming the instance with the old member id is FENCED_INSTANCE_ID).
+and static members (KIP-345: static_membership.py). The group's record and description: group_record.py.
 """
 
 from __future__ import annotations
@@ -24,8 +22,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Any
 
 from zkafka.coordinator.effects import (
     AnswerJoin,
@@ -42,19 +38,11 @@ from zkafka.coordinator.effects import (
     SyncOutcome,
     join_error,
 )
+from zkafka.coordinator.group_record import GroupRecord
+from zkafka.coordinator.group_state import GroupState
 from zkafka.coordinator.member import MemberMetadata, Protocols
-from zkafka.coordinator.offsets_schema import GroupMemberRecord, GroupValueV0
+from zkafka.coordinator.static_membership import StaticMembership
 from zkafka.protocol.errors import ErrorCode
-from zkafka.protocol.group_membership import DescribedGroup, DescribedMember
-
-
-class GroupState(StrEnum):
-    """The four 0.9 states, valued with the names DescribeGroups sends."""
-
-    STABLE = "Stable"
-    PREPARING_REBALANCE = "PreparingRebalance"
-    AWAITING_SYNC = "AwaitingSync"
-    DEAD = "Dead"
 
 
 def random_member_suffix() -> str:
@@ -62,7 +50,7 @@ def random_member_suffix() -> str:
 
 
 @dataclass
-class GroupMetadata:
+class GroupMetadata(StaticMembership, GroupRecord):
     """A group: its state, generation, protocol, leader and members (in the order they were added)."""
 
     group_id: str
@@ -111,15 +99,6 @@ class GroupMetadata:
             choice = member.vote(candidates)
             votes[choice] = votes.get(choice, 0) + 1
         return min(votes, key=lambda name: (-votes[name], name))
-
-    def instance_member(self, instance_id: str) -> MemberMetadata | None:
-        return next((m for m in self.members.values() if m.instance_id == instance_id), None)
-
-    def fenced(self, member_id: str, instance_id: str | None) -> bool:
-        """Whether ``instance_id`` is a static member of this group under another member id (2.3's
-        ``isStaticMemberFenced``): the caller is an old incarnation replaced by a newer one."""
-        member = self.instance_member(instance_id) if instance_id is not None else None
-        return member is not None and member.member_id != member_id
 
     # -- membership changes ---------------------------------------------------------------------------------
 
@@ -217,24 +196,6 @@ class GroupMetadata:
         member.session_timeout_ms = session_timeout_ms
         member.rebalance_timeout_ms = rebalance_timeout_ms
         return JoinOutcome(member_id, None, self._park_join(member))
-
-    def _replace_static_member(self, old: MemberMetadata, member: MemberMetadata, now_ms: int) -> JoinOutcome:
-        """A static member restarted: its new member id takes the old one's place, partitions and leadership;
-        the old incarnation's parked JoinGroup or SyncGroup is answered FENCED_INSTANCE_ID. Without a
-        rebalance the answer names the leader as it was (2.3), so a restarted leader computes no assignment."""
-        leader = self.leader_id
-        effects = self._remove(old.member_id, ErrorCode.FENCED_INSTANCE_ID)
-        self.leader_id = leader
-        member.assignment = old.assignment
-        self.members[member.member_id] = member
-        if self.leader_id in (None, old.member_id):
-            self.leader_id = member.member_id
-        if self.is_(GroupState.STABLE) and old.matches(member.protocols):
-            effects.append(self._arm(member, now_ms))
-            return JoinOutcome(
-                member.member_id, self._follower_result(member.member_id, leader or ""), effects
-            )
-        return JoinOutcome(member.member_id, None, effects + self._park_join(member))
 
     def _park_join(self, member: MemberMetadata) -> Effects:
         member.awaiting_join = True
@@ -415,76 +376,3 @@ class GroupMetadata:
         """Whether a member's OffsetCommit may be stored (0), else its error; a good one is also a heartbeat.
         Commits are accepted while the group prepares a rebalance, not while it awaits the leader's sync."""
         return self._member_call(member_id, generation, now_ms, self.is_(GroupState.AWAITING_SYNC))
-
-    # -- losing and regaining the group -----------------------------------------------------------------------
-
-    def unload(self) -> Effects:
-        """This broker no longer coordinates the group: Dead; parked callers get NOT_COORDINATOR_FOR_GROUP."""
-        previous, self.state = self.state, GroupState.DEAD
-        effects: Effects = []
-        for member in self.members.values():
-            effects.append(DisarmHeartbeat(member.member_id))
-            if member.awaiting_join:
-                member.awaiting_join = False
-                result = join_error(member.member_id, ErrorCode.NOT_COORDINATOR_FOR_GROUP)
-                effects.append(AnswerJoin(member.member_id, result))
-            if member.awaiting_sync:
-                member.awaiting_sync = False
-                effects.append(AnswerSync(member.member_id, ErrorCode.NOT_COORDINATOR_FOR_GROUP, b""))
-        if previous is GroupState.PREPARING_REBALANCE:
-            effects.append(CheckJoins())
-        return effects
-
-    def to_record(self, assignments: dict[str, bytes] | None = None) -> Any:
-        """The group record (``GroupValueV0``) with ``assignments`` (default: the members' current ones)."""
-        members = [
-            GroupMemberRecord(
-                m.member_id,
-                m.client_id,
-                m.client_host,
-                m.session_timeout_ms,
-                m.metadata(self.protocol),
-                m.assignment if assignments is None else assignments.get(m.member_id, b""),
-            )
-            for m in self.members.values()
-        ]
-        return GroupValueV0(self.protocol_type, self.generation, self.protocol, self.leader_id or "", members)
-
-    @classmethod
-    def from_record(
-        cls, group_id: str, value: Any, now_ms: int, **options: Any
-    ) -> tuple[GroupMetadata, Effects]:
-        """A group loaded from its record: Stable, every member's session timer armed afresh."""
-        group = cls(group_id, value.protocol_type or "", generation=value.generation, **options)
-        group.protocol = value.protocol or ""
-        for m in value.members:
-            group.members[m.member_id] = MemberMetadata(
-                m.member_id,
-                m.client_id or "",
-                m.client_host or "",
-                m.session_timeout,
-                [(group.protocol, m.subscription or b"")],
-                assignment=m.assignment or b"",
-            )
-        group.leader_id = value.leader if value.leader in group.members else next(iter(group.members), None)
-        return group, [group._arm(m, now_ms) for m in group.members.values()]
-
-    # -- DescribeGroups / ListGroups ---------------------------------------------------------------------------
-
-    def describe(self) -> Any:
-        """0.9's group summary: metadata and assignments only while Stable."""
-        stable = self.is_(GroupState.STABLE)
-        members = [
-            DescribedMember(
-                m.member_id,
-                m.client_id,
-                m.client_host,
-                m.metadata(self.protocol) if stable else b"",
-                m.assignment if stable else b"",
-            )
-            for m in self.members.values()
-        ]
-        protocol = self.protocol if stable else ""
-        return DescribedGroup(
-            ErrorCode.NONE, self.group_id, self.state.value, self.protocol_type, protocol, members
-        )

@@ -1,18 +1,18 @@
 """KafkaServer08: starts and stops one 0.8-line broker.
 
-Startup follows 0.8.2's KafkaServer: open the logs (recovering them after an unclean stop) → start the socket
-server → connect to ZooKeeper, start the controller election (with the watch-based ControllerContext it decides
-from) → register ``/brokers/ids/<id>`` → start the periodic tasks (recovery-point and high-watermark
-checkpoints, ISR shrink, retention, time-based flush). Requests wait until the registration is done. What the
-broker leads and follows, and what it answers Metadata requests with, come only from the controller's
-LeaderAndIsr, StopReplica and UpdateMetadata requests (replica_apis.py).
+Startup follows 0.8.2's KafkaServer, one method per step: open the logs (recovering them after an unclean
+stop) → the replica manager and the group coordinator → start the socket server → connect to ZooKeeper, start
+the controller election (with the watch-based ControllerContext it decides from) → register
+``/brokers/ids/<id>`` → start the periodic tasks (recovery-point and high-watermark checkpoints, ISR shrink,
+retention, time-based flush). Requests wait until the registration is done. What the broker leads and follows,
+and what it answers Metadata requests with, come only from the controller's LeaderAndIsr, StopReplica and
+UpdateMetadata requests (replica_apis.py).
 
-A clean shutdown (SIGTERM) first asks the controller to move its leaderships away (ControlledShutdown, up to
-``controlled.shutdown.max.retries`` attempts ``controlled.shutdown.retry.backoff.ms`` apart, when
-``controlled.shutdown.enable``), then stops accepting, finishes the requests in flight, answers the parked
-fetches and produces, resigns, stops the replica fetchers, checkpoints the high watermarks, closes every log
-(flushing it and writing the recovery points and ``.kafka_cleanshutdown``) and ends the ZooKeeper session.
-An I/O error on a log halts the process, as 0.8.2 does.
+A clean shutdown (SIGTERM) first asks the controller to move its leaderships away (controlled_shutdown.py,
+when ``controlled.shutdown.enable``), then stops accepting, finishes the requests in flight, answers the
+parked fetches and produces, resigns, stops the replica fetchers, checkpoints the high watermarks, closes
+every log (flushing it, writing the recovery points and ``.kafka_cleanshutdown``) and ends the ZooKeeper
+session. An I/O error on a log halts the process, as 0.8.2 does.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ import gevent
 import gevent.event
 
 from zkafka.admin.topics import TopicExistsError, auto_create_topic, create_topic, live_broker_ids
-from zkafka.client08.channel import broker_channel
 from zkafka.config import LINE_08
 from zkafka.config08 import BrokerConfig08, parse_topic_overrides
 from zkafka.controller.channel_manager import ControllerChannelManager
@@ -37,14 +36,13 @@ from zkafka.coordinator.coordinator import CoordinatorConfig, GroupCoordinator
 from zkafka.coordinator.group_apis import GroupApis
 from zkafka.coordinator.offsets_log import OffsetsLog
 from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC
-from zkafka.errors import KafkaError
 from zkafka.log.log_cleaner import LogCleaner
 from zkafka.log.log_config import LogConfig
 from zkafka.log.log_manager08 import LogManager08
 from zkafka.network.server import SocketServer
-from zkafka.protocol import inter_broker as admin
 from zkafka.protocol import v08
 from zkafka.server.apis08 import KafkaApis
+from zkafka.server.controlled_shutdown import controlled_shutdown
 from zkafka.server.delayed_join import JoinPurgatory
 from zkafka.server.isr_changes import zk_isr_writer
 from zkafka.server.metadata_cache import MetadataCache
@@ -55,11 +53,7 @@ from zkafka.server.replica_fetcher import FetcherSettings
 from zkafka.server.replica_manager import ReplicaManager
 from zkafka.server.server_base import BrokerServer
 from zkafka.zk.client import get_data, gevent_handler, make_zk_client, start_zk_client
-from zkafka.zk.paths import broker_id_path
 from zkafka.zk.paths08 import (
-    CONTROLLER_PATH,
-    BrokerRegistration,
-    parse_controller,
     parse_topic_config,
     topic_config_path,
 )
@@ -130,6 +124,22 @@ class KafkaServer08(BrokerServer):
     def startup(self) -> None:
         config = self.config
         metrics = self._start_metrics(config["metrics.port"], config["host.name"], LINE_08)
+        self._open_logs(metrics)
+        self._start_replica_manager()
+        self._start_coordinator()
+        try:
+            self._start_socket_server(metrics)
+            self._start_zookeeper_parts()
+        except BaseException:
+            self._stop_after_failed_start()
+            raise
+        self._ready.set()
+        self._schedule_log_tasks()
+        log.info("0.8 broker %d started on port %d", self.broker_id, self.port)
+
+    def _open_logs(self, metrics: Any) -> None:
+        """Every partition's log, recovered after an unclean stop; a failure stops what started before."""
+        config = self.config
         disk_pool = self._start_disk_pool()
         try:
             self.log_manager = LogManager08(
@@ -144,6 +154,10 @@ class KafkaServer08(BrokerServer):
             disk_pool.close()
             self._stop_metrics()
             raise
+
+    def _start_replica_manager(self) -> None:
+        """The replica manager, with its produce and fetch purgatories; it leads or follows nothing yet."""
+        config = self.config
         self.replica_manager = ReplicaManager(
             self.broker_id,
             self.log_manager,
@@ -153,6 +167,11 @@ class KafkaServer08(BrokerServer):
             lag_max_messages=config["replica.lag.max.messages"],
             min_insync_replicas=self._min_insync_replicas,
         )
+
+    def _start_coordinator(self) -> None:
+        """The group coordinator, writing ``__consumer_offsets`` through the replica manager and parking
+        rebalances in this broker's join purgatory."""
+        config = self.config
         offsets_log = OffsetsLog(
             self.replica_manager,
             config["offsets.load.buffer.size"],
@@ -165,25 +184,20 @@ class KafkaServer08(BrokerServer):
             read_partition=offsets_log.read,
             join_purgatory=self.join_purgatory,
         )
-        try:
-            self.socket_server = SocketServer(
-                config["host.name"] or "0.0.0.0",
-                config["port"],
-                v08.CODEC,
-                self._serve,
-                max_request_size=config["socket.request.max.bytes"],
-                send_buffer=config["socket.send.buffer.bytes"],
-                receive_buffer=config["socket.receive.buffer.bytes"],
-                observer=metrics.request_done if metrics else None,
-            )
-            self.socket_server.start()
-            self._start_zookeeper_parts()
-        except BaseException:
-            self._stop_after_failed_start()
-            raise
-        self._ready.set()
-        self._schedule_log_tasks()
-        log.info("0.8 broker %d started on port %d", self.broker_id, self.port)
+
+    def _start_socket_server(self, metrics: Any) -> None:
+        config = self.config
+        self.socket_server = SocketServer(
+            config["host.name"] or "0.0.0.0",
+            config["port"],
+            v08.CODEC,
+            self._serve,
+            max_request_size=config["socket.request.max.bytes"],
+            send_buffer=config["socket.send.buffer.bytes"],
+            receive_buffer=config["socket.receive.buffer.bytes"],
+            observer=metrics.request_done if metrics else None,
+        )
+        self.socket_server.start()
 
     def _start_zookeeper_parts(self) -> None:
         config = self.config
@@ -288,14 +302,8 @@ class KafkaServer08(BrokerServer):
     def _on_metadata(self, snapshot: ClusterSnapshot) -> None:
         """An UpdateMetadata: tell NOT_LEADER from UNKNOWN by it (the cache answers Metadata requests from it)."""
         if self.metrics is not None:
-            self.metrics.on_partition_states(
-                self.broker_id,
-                (
-                    (t, p, meta.leader, meta.isr)
-                    for t, parts in snapshot.topics.items()
-                    for p, meta in parts.items()
-                ),
-            )
+            states = ((t, p, m.leader, m.isr) for t, parts in snapshot.topics.items() for p, m in parts.items())
+            self.metrics.on_partition_states(self.broker_id, states)
         self.replica_manager.set_known(self.metadata_cache.leaders())
 
     def _on_leadership(self, led: list[tuple[str, int]]) -> None:
@@ -344,52 +352,7 @@ class KafkaServer08(BrokerServer):
 
     def _prepare_shutdown(self) -> None:
         if self.config["controlled.shutdown.enable"] and self.zk_client is not None:
-            self._controlled_shutdown()
-
-    def _controlled_shutdown(self) -> bool:
-        """Ask the controller to move this broker's leaderships away (0.8.2's ``controlledShutdown``)."""
-        config = self.config
-        attempts = max(config["controlled.shutdown.max.retries"], 1)
-        for attempt in range(1, attempts + 1):
-            try:
-                remaining = self._ask_controller_to_shut_down()
-                if remaining == []:
-                    log.info("broker %d: controlled shutdown succeeded", self.broker_id)
-                    return True
-                log.info(
-                    "broker %d: controlled shutdown attempt %d: still leads %s",
-                    self.broker_id,
-                    attempt,
-                    remaining,
-                )
-            except Exception as exc:
-                log.warning(
-                    "broker %d: controlled shutdown attempt %d failed: %s", self.broker_id, attempt, exc
-                )
-            if attempt < attempts:
-                gevent.sleep(config["controlled.shutdown.retry.backoff.ms"] / MS)
-        log.warning("broker %d: controlled shutdown failed; shutting down anyway", self.broker_id)
-        return False
-
-    def _ask_controller_to_shut_down(self) -> list | None:
-        data = get_data(self.zk_client, CONTROLLER_PATH)
-        if data is None:
-            raise KafkaError("there is no controller")
-        controller_id = parse_controller(data)
-        registration = get_data(self.zk_client, broker_id_path(controller_id))
-        if registration is None:
-            raise KafkaError(f"controller {controller_id} is not registered")
-        broker = BrokerRegistration.parse(controller_id, registration)
-        channel = broker_channel(
-            broker.host, broker.port, socket_timeout_ms=self.config["controller.socket.timeout.ms"]
-        )
-        try:
-            answer = channel.request(admin.ControlledShutdownRequestV0(self.broker_id), retries=0)
-        finally:
-            channel.close()
-        if answer.error:
-            raise KafkaError(f"controller {controller_id} answered error {answer.error}")
-        return [(p.topic, p.partition) for p in answer.partitions_remaining]
+            controlled_shutdown(self.zk_client, self.broker_id, self.config)
 
     def _drop_waiting_requests(self) -> None:
         if self.coordinator is not None:

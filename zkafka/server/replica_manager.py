@@ -11,13 +11,11 @@ watermark (partition.py) is checkpointed in ``replication-offset-checkpoint``. A
 but that is not led here answers NOT_LEADER_FOR_PARTITION (6); one it does not know,
 UNKNOWN_TOPIC_OR_PARTITION (3). Fetches read through log_read.py.
 
-As 0.9's, it owns the produce and fetch purgatories: ``append_messages`` appends a Produce (or the
-coordinator's offsets records) and parks it as a DelayedProduce when it waits for replicas; and wherever this
-class changes what a parked request waits for, it completes it there (``try_complete_delayed_fetch`` after
-an append, ``try_complete_delayed_produce`` when a high watermark or follower log end moves, both when an
-ISR shrinks or a partition changes hands).
-
-``update_leaders`` is the one-replica shortcut (tests, tools): partitions led here with an ISR of this broker.
+As 0.9's, it owns the produce and fetch purgatories: ``append_messages`` appends a Produce (or the offsets
+log's records) and parks a DelayedProduce when it waits for replicas; where this class changes what a parked
+request waits for, it completes it there (``try_complete_delayed_fetch`` after an append,
+``try_complete_delayed_produce`` when a high watermark or a follower's log end moves, both when an ISR shrinks
+or a partition changes hands). ``update_leaders`` is the one-replica shortcut (tests, tools).
 """
 
 from __future__ import annotations
@@ -73,8 +71,7 @@ class ReplicaManager:
     ) -> None:
         self.broker_id = broker_id
         self.log_manager = log_manager
-        # Where requests wait (0.9's delayedFetchPurgatory and delayedProducePurgatory): this class completes
-        # them where it changes what they wait for (try_complete_delayed_fetch / _produce).
+        # 0.9's delayedFetchPurgatory and delayedProducePurgatory
         self.fetch_purgatory = Purgatory("fetch")
         self.produce_purgatory = Purgatory("produce")
         self.on_log_failure = on_log_failure
