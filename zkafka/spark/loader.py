@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from zkafka.config import LINE_07, LINE_08
 from zkafka.spark.connect import open_cluster, source_line
@@ -30,7 +30,9 @@ from zkafka.spark.source import SOURCE_NAME
 from zkafka.spark.store import OffsetStore, RunRecord
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pathlib import Path
+
+    from pyspark.sql import DataFrameReader, SparkSession
 
 log = logging.getLogger(__name__)
 
@@ -90,24 +92,10 @@ def load(
     say = progress or log.info
     began = time.monotonic()
     topics = list(dict.fromkeys(topics))
-    connection = (
-        {"kafka.bootstrap.servers": bootstrap_servers}
-        if bootstrap_servers
-        else {"zookeeper.connect": zookeeper}
-    )
-    line = source_line(connection)
-    options = parse_options({**connection, "subscribe": ",".join(topics)}, streaming=False, line=line)
+    connection, line, options = _source(zookeeper, bootstrap_servers, topics)
     store = OffsetStore(output)
     with store.lock():
-        for done in store.recover():
-            say(done)
-        previous = store.current()
-        if previous is not None and previous.line != line:
-            raise ValueError(
-                f"{output} holds offsets of the {previous.line} line; the topics are on the {line} line"
-            )
-        stored = previous.offsets if previous else {}
-        run = (previous.run if previous else 0) + 1
+        stored, run = _resume(store, output, line, say)
         starts, ends, backlog = _plan(options, topics, stored, say)
         if not ends:
             say(f"nothing new in {','.join(topics)} since run {run - 1}")
@@ -117,51 +105,122 @@ def load(
         else:
             say(f"run {run}: reading {len(ends)} broker-partition(s), {backlog / 1e6:.1f} MB of log")
         log_bytes = 0 if line == LINE_08 else backlog
-
-        from pyspark.sql import Observation
-        from pyspark.sql import functions as F
-
-        reader = (
-            spark.read.format(SOURCE_NAME)
-            .options(**connection)
-            .option("subscribe", ",".join(topics))
-            .option("startingOffsets", offsets_to_json(starts))
-            .option("endingOffsets", offsets_to_json(ends))
-            .option("failOnDataLoss", str(fail_on_data_loss).lower())
+        reader = _reader(
+            spark, connection, topics, starts, ends, fail_on_data_loss, fetch_size, min_partitions
         )
-        if fetch_size:
-            reader = reader.option("fetchSize", str(fetch_size))
-        if min_partitions:
-            reader = reader.option("minPartitions", str(min_partitions))
-        stats = Observation("zkafka_load")
-        df = reader.load().observe(
-            stats, F.count(F.lit(1)).alias("rows"), F.sum(F.length("value")).alias("bytes")
+        rows, payload = _write(
+            spark, reader, store.staging_dir(run), fmt, say, progress_interval, f"run {run}"
         )
-        staging = store.staging_dir(run)
-        with _ProgressReporter(spark, say, progress_interval, f"run {run}"):
-            df.write.partitionBy("topic").format(fmt).save(str(staging))
-        metrics = stats.get
-        rows, payload = int(metrics.get("rows") or 0), int(metrics.get("bytes") or 0)
-
-        _exit_hook("before-publish")
-        stats = {
-            "topics": topics,
-            "format": fmt,
-            "rows": rows,
-            "payload_bytes": payload,
-            "log_bytes": log_bytes,
-            "committed_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        }
-        record = RunRecord(run, {**stored, **ends}, stats, line)
-        path = store.publish(record)
-        _exit_hook("after-publish")
-        moved = store.finish(run)
-        say(f"run {run}: committed {path.name}, {moved} file(s) moved into {store.root}")
+        record = _commit(
+            store,
+            run,
+            {**stored, **ends},
+            line,
+            say,
+            topics=topics,
+            format=fmt,
+            rows=rows,
+            payload_bytes=payload,
+            log_bytes=log_bytes,
+        )
     result = LoadResult(
         run, rows, payload, log_bytes, len(ends), time.monotonic() - began, record.offsets, line
     )
     say(result.summary())
     return result
+
+
+def _source(
+    zookeeper: str | None, bootstrap_servers: str | None, topics: list[str]
+) -> tuple[dict[str, str | None], str, SourceOptions]:
+    """The source's connection option, the line of the cluster behind it, and the checked options of the read."""
+    connection = (
+        {"kafka.bootstrap.servers": bootstrap_servers}
+        if bootstrap_servers
+        else {"zookeeper.connect": zookeeper}
+    )
+    line = source_line(connection)
+    options = parse_options({**connection, "subscribe": ",".join(topics)}, streaming=False, line=line)
+    return connection, line, options
+
+
+def _resume(
+    store: OffsetStore, output: str | os.PathLike, line: str, say: Callable[[str], None]
+) -> tuple[Offsets, int]:
+    """Finish or drop what a dead run left; the offsets the last committed run stored, and this run's number."""
+    for done in store.recover():
+        say(done)
+    previous = store.current()
+    if previous is not None and previous.line != line:
+        raise ValueError(
+            f"{output} holds offsets of the {previous.line} line; the topics are on the {line} line"
+        )
+    stored = previous.offsets if previous else {}
+    return stored, (previous.run if previous else 0) + 1
+
+
+def _reader(
+    spark: SparkSession,
+    connection: dict[str, str | None],
+    topics: list[str],
+    starts: Offsets,
+    ends: Offsets,
+    fail_on_data_loss: bool,
+    fetch_size: int | None,
+    min_partitions: int | None,
+) -> DataFrameReader:
+    """The batch read of the source over the planned ranges."""
+    reader = (
+        spark.read.format(SOURCE_NAME)
+        .options(**connection)
+        .option("subscribe", ",".join(topics))
+        .option("startingOffsets", offsets_to_json(starts))
+        .option("endingOffsets", offsets_to_json(ends))
+        .option("failOnDataLoss", str(fail_on_data_loss).lower())
+    )
+    if fetch_size:
+        reader = reader.option("fetchSize", str(fetch_size))
+    if min_partitions:
+        reader = reader.option("minPartitions", str(min_partitions))
+    return reader
+
+
+def _write(
+    spark: SparkSession,
+    reader: DataFrameReader,
+    staging: Path,
+    fmt: str,
+    say: Callable[[str], None],
+    progress_interval: float,
+    label: str,
+) -> tuple[int, int]:
+    """Write the rows partitioned by topic into ``staging``; how many rows, and their payload bytes."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    stats = Observation("zkafka_load")
+    df = reader.load().observe(
+        stats, F.count(F.lit(1)).alias("rows"), F.sum(F.length("value")).alias("bytes")
+    )
+    with _ProgressReporter(spark, say, progress_interval, label):
+        df.write.partitionBy("topic").format(fmt).save(str(staging))
+    metrics = stats.get
+    return int(metrics.get("rows") or 0), int(metrics.get("bytes") or 0)
+
+
+def _commit(
+    store: OffsetStore, run: int, offsets: Offsets, line: str, say: Callable[[str], None], **counts: Any
+) -> RunRecord:
+    """Publish the run's offsets file (the commit; ``counts`` and the time are its stats), then move its staged
+    files into the table."""
+    _exit_hook("before-publish")
+    stats = {**counts, "committed_at": datetime.now(UTC).isoformat(timespec="seconds")}
+    record = RunRecord(run, offsets, stats, line)
+    path = store.publish(record)
+    _exit_hook("after-publish")
+    moved = store.finish(run)
+    say(f"run {run}: committed {path.name}, {moved} file(s) moved into {store.root}")
+    return record
 
 
 def _plan(

@@ -7,9 +7,9 @@ with ``zookeeper.connect`` the caller tells the line it found in ZooKeeper (``zk
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from zkafka.client08.topic_metadata import parse_broker_list
 from zkafka.config import LINE_07, LINE_08
@@ -27,6 +27,8 @@ from zkafka.topic_count import Whitelist
 DEFAULT_FETCH_SIZE = 1024 * 1024
 
 DEFAULT_API_TIMEOUT_MS = 60000
+
+Getter = Callable[[str], str | None]  # an option's stripped value by name, None when unset
 
 OPTION_NAMES = (
     "kafka.bootstrap.servers",
@@ -94,7 +96,7 @@ class SourceOptions:
         return "topics " + ",".join(self.subscribe)
 
 
-def option_getter(options: Mapping[str, str]):
+def option_getter(options: Mapping[str, str]) -> Getter:
     """``get(name)``: an option's stripped value (None when unset), names compared case-insensitively."""
     opts = {str(k).lower(): str(v) for k, v in options.items()}
 
@@ -112,6 +114,40 @@ def parse_options(options: Mapping[str, str], *, streaming: bool, line: str | No
     ``kafka.bootstrap.servers`` always means the 0.8 line.
     """
     get = option_getter(options)
+    zk, servers, line = _cluster(get, line)
+    kind = TopicPartition08 if line == LINE_08 else TopicPartition
+    subscription = _subscription(get, kind)
+    starting, ending = _offset_range(get, kind, streaming)
+    for offsets in (starting, ending):
+        _check_subscribed(offsets, subscription)
+    max_bytes, max_offsets = _trigger_limits(get, line)
+
+    return SourceOptions(
+        zookeeper_connect=zk,
+        subscribe=subscription.topics,
+        subscribe_pattern=subscription.whitelist,
+        starting=starting,
+        ending=ending,
+        max_bytes_per_trigger=max_bytes,
+        min_partitions=_positive_int("minPartitions", get("minPartitions")),
+        fetch_size=_positive_int("fetchSize", get("fetchSize")) or DEFAULT_FETCH_SIZE,
+        fail_on_data_loss=_bool("failOnDataLoss", get("failOnDataLoss"), True),
+        zk_session_timeout_ms=_positive_int(
+            "zookeeper.session.timeout.ms", get("zookeeper.session.timeout.ms")
+        )
+        or 6000,
+        socket_timeout_ms=_positive_int("socket.timeout.ms", get("socket.timeout.ms")) or 30000,
+        line=line,
+        bootstrap_servers=servers,
+        assign=subscription.assigned,
+        max_offsets_per_trigger=max_offsets,
+        api_timeout_ms=_positive_int("kafka.default.api.timeout.ms", get("kafka.default.api.timeout.ms"))
+        or DEFAULT_API_TIMEOUT_MS,
+    )
+
+
+def _cluster(get: Getter, line: str | None) -> tuple[str | None, tuple[tuple[str, int], ...], str]:
+    """``(zookeeper.connect, bootstrap servers, line)``: exactly one way to reach the cluster."""
     zk, bootstrap = get("zookeeper.connect"), get("kafka.bootstrap.servers")
     if zk and bootstrap:
         raise ValueError("set only one of the options 'kafka.bootstrap.servers' and 'zookeeper.connect'")
@@ -129,32 +165,41 @@ def parse_options(options: Mapping[str, str], *, streaming: bool, line: str | No
             servers = tuple(parse_broker_list(bootstrap))
         except ValueError as exc:
             raise ValueError(f"option 'kafka.bootstrap.servers': {exc}") from None
-    line = line or LINE_07
-    kind = TopicPartition08 if line == LINE_08 else TopicPartition
+    return zk, servers, line or LINE_07
 
+
+class _Subscription(NamedTuple):
+    """What to read, set by exactly one of ``subscribe``, ``subscribePattern`` and ``assign``."""
+
+    topics: tuple[str, ...] = ()
+    whitelist: Whitelist | None = None
+    assigned: tuple[Any, ...] = ()
+
+
+def _subscription(get: Getter, kind: type) -> _Subscription:
     subscribe, pattern, assign_json = get("subscribe"), get("subscribePattern"), get("assign")
     if [subscribe, pattern, assign_json].count(None) != 2:
         raise ValueError(
             "set exactly one of the options 'subscribe' (a comma list), 'subscribePattern' and 'assign' (JSON)"
         )
-    topics: tuple[str, ...] = ()
-    whitelist = None
-    assigned: tuple[Any, ...] = ()
     if subscribe is not None:
         topics = tuple(dict.fromkeys(t.strip() for t in subscribe.split(",") if t.strip()))
         if not topics:
             raise ValueError("option 'subscribe' names no topic")
-    elif pattern is not None:
+        return _Subscription(topics=topics)
+    if pattern is not None:
         try:
-            whitelist = Whitelist(pattern)
+            return _Subscription(whitelist=Whitelist(pattern))
         except ValueError as exc:
             raise ValueError(f"option 'subscribePattern': {exc}") from None
-    else:
-        try:
-            assigned = tuple(partitions_from_json(assign_json, kind))
-        except ValueError as exc:
-            raise ValueError(f"option 'assign': {exc}") from None
+    try:
+        return _Subscription(assigned=tuple(partitions_from_json(assign_json, kind)))
+    except ValueError as exc:
+        raise ValueError(f"option 'assign': {exc}") from None
 
+
+def _offset_range(get: Getter, kind: type, streaming: bool) -> tuple[str | Offsets, str | Offsets]:
+    """``(startingOffsets, endingOffsets)``; a batch read must not start at latest or end at earliest."""
     starting = _offsets_option("startingOffsets", get("startingOffsets") or "earliest", kind)
     ending = _offsets_option("endingOffsets", get("endingOffsets") or "latest", kind)
     if streaming:
@@ -165,20 +210,30 @@ def parse_options(options: Mapping[str, str], *, streaming: bool, line: str | No
             raise ValueError("startingOffsets 'latest' (-1) makes no sense for a batch read")
         if ending == "earliest" or (isinstance(ending, dict) and EARLIEST in ending.values()):
             raise ValueError("endingOffsets 'earliest' (-2) makes no sense for a batch read")
-    for offsets in (starting, ending):
-        if isinstance(offsets, dict):
-            for tp in offsets:
-                if (
-                    (topics and tp.topic not in topics)
-                    or (whitelist and not whitelist.is_topic_allowed(tp.topic))
-                    or (assigned and tp not in assigned)
-                ):
-                    what = (
-                        f"partition {tp}, which is not assigned"
-                        if assigned
-                        else f"topic {tp.topic!r}, which is not subscribed"
-                    )
-                    raise ValueError(f"offsets are given for {what}")
+    return starting, ending
+
+
+def _check_subscribed(offsets: str | Offsets, subscription: _Subscription) -> None:
+    """Explicit offsets may only name partitions the read subscribes to (or is assigned)."""
+    if not isinstance(offsets, dict):
+        return
+    topics, whitelist, assigned = subscription
+    for tp in offsets:
+        if (
+            (topics and tp.topic not in topics)
+            or (whitelist and not whitelist.is_topic_allowed(tp.topic))
+            or (assigned and tp not in assigned)
+        ):
+            what = (
+                f"partition {tp}, which is not assigned"
+                if assigned
+                else f"topic {tp.topic!r}, which is not subscribed"
+            )
+            raise ValueError(f"offsets are given for {what}")
+
+
+def _trigger_limits(get: Getter, line: str) -> tuple[int | None, int | None]:
+    """``(maxBytesPerTrigger, maxOffsetsPerTrigger)``: bytes are 0.7's offsets, logical offsets 0.8's."""
     max_bytes = _positive_int("maxBytesPerTrigger", get("maxBytesPerTrigger"))
     max_offsets = _positive_int("maxOffsetsPerTrigger", get("maxOffsetsPerTrigger"))
     if line == LINE_08 and max_bytes:
@@ -187,29 +242,7 @@ def parse_options(options: Mapping[str, str], *, streaming: bool, line: str | No
         raise ValueError(
             "option 'maxOffsetsPerTrigger' is for the 0.8 line (0.7 offsets are bytes: use 'maxBytesPerTrigger')"
         )
-
-    return SourceOptions(
-        zookeeper_connect=zk,
-        subscribe=topics,
-        subscribe_pattern=whitelist,
-        starting=starting,
-        ending=ending,
-        max_bytes_per_trigger=max_bytes,
-        min_partitions=_positive_int("minPartitions", get("minPartitions")),
-        fetch_size=_positive_int("fetchSize", get("fetchSize")) or DEFAULT_FETCH_SIZE,
-        fail_on_data_loss=_bool("failOnDataLoss", get("failOnDataLoss"), True),
-        zk_session_timeout_ms=_positive_int(
-            "zookeeper.session.timeout.ms", get("zookeeper.session.timeout.ms")
-        )
-        or 6000,
-        socket_timeout_ms=_positive_int("socket.timeout.ms", get("socket.timeout.ms")) or 30000,
-        line=line,
-        bootstrap_servers=servers,
-        assign=assigned,
-        max_offsets_per_trigger=max_offsets,
-        api_timeout_ms=_positive_int("kafka.default.api.timeout.ms", get("kafka.default.api.timeout.ms"))
-        or DEFAULT_API_TIMEOUT_MS,
-    )
+    return max_bytes, max_offsets
 
 
 def _offsets_option(name: str, value: str, kind: type) -> str | Offsets:
