@@ -7,7 +7,9 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from functools import partial
+from typing import NamedTuple
 
 import click
 
@@ -97,27 +99,16 @@ def demo(
     """Start ZooKeeper, brokers, a keyed producer and a consumer group on loopback, and show them live."""
     import gevent
 
-    from zkafka.demo07 import ACTIONS, DemoCluster, render
-    from zkafka.demo08 import ACTIONS08, DemoCluster08, render08
+    from zkafka.demo07 import DemoCluster
+    from zkafka.demo08 import DemoCluster08
 
     configure_logging(Context.verbose, level=logging.ERROR)
     script = sorted(parse_action(a) for a in actions)
     ui = not no_ui and sys.stdout.isatty()
     on08 = line == "0.8"
-    known, key_actions, keys_help = (
-        (ACTIONS08, KEY_ACTIONS08, KEYS08) if on08 else (ACTIONS, KEY_ACTIONS, KEYS)
-    )
-    unknown = [action for _, action in script if action not in known]
-    if unknown:
-        raise click.BadParameter(f"{unknown[0]} is not an action of the {line} demo", param_hint="--action")
+    controls = _controls(line, script)
     sizes = {"brokers": brokers or (3 if on08 else 2), "partitions": partitions or (4 if on08 else 2)}
     cluster = (DemoCluster08 if on08 else DemoCluster)(**sizes, consumers=consumers, rate=rate)
-
-    def view() -> list[str]:
-        if on08:
-            return render08(cluster.snapshot08(), cluster.topic, cluster.group, cluster.coordinator_group)
-        return render(cluster.snapshot(), cluster.group)
-
     stopping = []
     for signum in (signal.SIGTERM, signal.SIGINT):
         gevent.signal_handler(signum, stopping.append, signum)
@@ -126,41 +117,105 @@ def demo(
     try:
         cluster.start(progress=lambda line: click.echo(line, err=True))
         if web:
-            web_view, web_server = _serve_web(cluster, web_port, known)
-        began = time.monotonic()
-        while not stopping:
-            elapsed = time.monotonic() - began
-            while script and script[0][0] <= elapsed:
-                cluster.act(script.pop(0)[1])
-            lines = view()
-            if ui:
-                click.echo("\x1b[H\x1b[2J" + "\n".join(lines) + f"\n\n{keys_help}", nl=True)
-            else:
-                click.echo("\n".join(lines) + "\n")
-            if duration is not None and elapsed >= duration:
-                break
-            key = keys.read(interval) if keys else gevent.sleep(interval)
-            if key in ("q", "quit"):
-                break
-            if key == "p":
-                cluster.act("resume-producer" if cluster.paused else "pause-producer")
-            elif key in key_actions:
-                cluster.act(key_actions[key])
-            elif key in known:
-                cluster.act(key)
-            elif key:
-                click.echo(f"demo: unknown action {key!r}", err=True)
+            web_view, web_server = _serve_web(cluster, web_port, controls.known)
+        view = partial(_view, cluster, on08)
+        _watch(cluster, view, script, controls, keys, stopping, ui=ui, duration=duration, interval=interval)
     finally:
         if web_server is not None:
             web_server.stop(timeout=1)
             web_view.close()
         if keys:
             keys.restore()
-        click.echo("stopping the demo cluster...", err=True)
-        consumed = sum(c.consumed for c in cluster.consumers) + sum(cluster._stopped_consumers.values())
-        cluster.close(keep=keep)
-        where = f"; files kept in {cluster.root}" if keep else ""
-        click.echo(f"demo finished: produced {cluster.produced}, consumed {consumed}{where}", err=True)
+        _stop(cluster, keep)
+
+
+class _Controls(NamedTuple):
+    """The actions of a line's demo, the keys that trigger them, and the keys' help line."""
+
+    known: tuple[str, ...]
+    key_actions: dict[str, str]
+    keys_help: str
+
+
+def _controls(line: str, script: list[tuple[float, str]]) -> _Controls:
+    """The controls of the ``line`` demo; a scripted action it does not have is a BadParameter."""
+    from zkafka.demo07 import ACTIONS
+    from zkafka.demo08 import ACTIONS08
+
+    controls = (
+        _Controls(ACTIONS08, KEY_ACTIONS08, KEYS08)
+        if line == "0.8"
+        else _Controls(ACTIONS, KEY_ACTIONS, KEYS)
+    )
+    unknown = [action for _, action in script if action not in controls.known]
+    if unknown:
+        raise click.BadParameter(f"{unknown[0]} is not an action of the {line} demo", param_hint="--action")
+    return controls
+
+
+def _view(cluster, on08: bool) -> list[str]:
+    """The lines the demo shows: the cluster's facts as the line's view renders them."""
+    from zkafka.demo07 import render
+    from zkafka.demo08 import render08
+
+    if on08:
+        return render08(cluster.snapshot08(), cluster.topic, cluster.group, cluster.coordinator_group)
+    return render(cluster.snapshot(), cluster.group)
+
+
+def _watch(
+    cluster,
+    view: Callable[[], list[str]],
+    script: list[tuple[float, str]],
+    controls: _Controls,
+    keys: _Keys | _Lines | None,
+    stopping: list[int],
+    *,
+    ui: bool,
+    duration: float | None,
+    interval: float,
+) -> None:
+    """Show the view every ``interval`` seconds, doing the scripted actions when due and what keys (or stdin
+    lines) ask, until quit, a signal or ``duration``."""
+    import gevent
+
+    began = time.monotonic()
+    while not stopping:
+        elapsed = time.monotonic() - began
+        while script and script[0][0] <= elapsed:
+            cluster.act(script.pop(0)[1])
+        lines = view()
+        if ui:
+            click.echo("\x1b[H\x1b[2J" + "\n".join(lines) + f"\n\n{controls.keys_help}", nl=True)
+        else:
+            click.echo("\n".join(lines) + "\n")
+        if duration is not None and elapsed >= duration:
+            break
+        key = keys.read(interval) if keys else gevent.sleep(interval)
+        if key in ("q", "quit"):
+            break
+        _act(cluster, key, controls)
+
+
+def _act(cluster, key: str | None, controls: _Controls) -> None:
+    """Do what a key press (or an action name from stdin) asks."""
+    if key == "p":
+        cluster.act("resume-producer" if cluster.paused else "pause-producer")
+    elif key in controls.key_actions:
+        cluster.act(controls.key_actions[key])
+    elif key in controls.known:
+        cluster.act(key)
+    elif key:
+        click.echo(f"demo: unknown action {key!r}", err=True)
+
+
+def _stop(cluster, keep: bool) -> None:
+    """Close the demo cluster (``keep``: its files stay) and say what it produced and consumed."""
+    click.echo("stopping the demo cluster...", err=True)
+    consumed = sum(c.consumed for c in cluster.consumers) + sum(cluster._stopped_consumers.values())
+    cluster.close(keep=keep)
+    where = f"; files kept in {cluster.root}" if keep else ""
+    click.echo(f"demo finished: produced {cluster.produced}, consumed {consumed}{where}", err=True)
 
 
 def _serve_web(cluster, port: int, actions: tuple[str, ...]):

@@ -34,7 +34,10 @@ output_options = options(
 )
 
 
-def run_with_progress(run: Callable[[Callable[[int], None] | None], Any], length: int, label: str) -> Any:
+PerfRun = Callable[[Callable[[int], None] | None], Any]  # run(report) -> the perf result
+
+
+def run_with_progress(run: PerfRun, length: int, label: str) -> Any:
     """``run(report)`` with a progress bar on stderr of ``length`` messages that ``report(done)`` moves,
     finished at the result's ``total_messages``."""
     with click.progressbar(length=length, label=label, file=sys.stderr, show_pos=True) as bar:
@@ -47,6 +50,16 @@ def run_with_progress(run: Callable[[Callable[[int], None] | None], Any], length
         result = run(report)
         report(result.total_messages)
     return result
+
+
+def run_perf(run: PerfRun, progress: bool | None, length: int | None, label: str) -> Any:
+    """``run(report)`` with a progress bar of ``length`` messages if ``progress`` (None: if stderr is a
+    terminal) and the length is known; else ``run(None)``."""
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if progress and length:
+        return run_with_progress(run, length, label)
+    return run(None)
 
 
 def show_result(result: Any, as_json: bool, header: str | None) -> None:
@@ -151,12 +164,7 @@ def perf_produce(
         producer_props=producer_props,
         request_required_acks=request_required_acks,
     )
-    if progress is None:
-        progress = sys.stderr.isatty()
-    if progress:
-        result = run_with_progress(lambda report: run(options, report), messages, "producing")
-    else:
-        result = run(options)
+    result = run_perf(lambda report: run(options, report), progress, messages, "producing")
     show_result(result, as_json, None if hide_header else CSV_HEADER)
 
 
@@ -228,76 +236,106 @@ def perf_consume(
     per-message next() call; on the 0.8 line each chunk is a MessageBatch08 whose values column is
     measured, with no object made per message. With --broker-list HOST:PORT,... (0.8 line) every partition is read from its
     leader with SimpleConsumer08 instead; with --bootstrap-server, by one member of a coordinator group."""
-    from zkafka.config import parse_overrides
-    from zkafka.tools.consumer_performance import CSV_HEADER, DETAIL_HEADER, ConsumerPerfOptions, run
+    from zkafka.tools.consumer_performance import CSV_HEADER
 
     configure_logging(Context.verbose, level=30)
     if sum(bool(x) for x in (zookeeper, broker_list, bootstrap_server)) != 1:
         raise click.UsageError("give exactly one of --zookeeper, --broker-list and --bootstrap-server")
-    detail = None
+    common = {"topic": topic, "fetch_size": fetch_size, "messages": messages, "from_latest": from_latest}
+    common["consumer_timeout_ms"] = consumer_timeout_ms
+    detailed = show_detailed_stats and bool(zookeeper)  # per-thread lines: a ZooKeeper group's only
     if bootstrap_server:
-        from zkafka.tools.group_consumer_performance import run_group_perf
-
-        show_detailed_stats = False
-
-        def run_it(report):
-            return run_group_perf(
-                bootstrap_server,
-                topic,
-                group,
-                fetch_size,
-                messages,
-                from_latest,
-                consumer_timeout_ms,
-                parse_overrides(properties),
-                report,
-            )
-
+        run_it = _coordinator_group_run(bootstrap_server, group, properties=properties, **common)
     elif broker_list:
-        from zkafka.tools.simple_consumer_performance import SimplePerfOptions
-        from zkafka.tools.simple_consumer_performance import run as run_simple
-
-        simple = SimplePerfOptions(
-            broker_list=broker_list,
-            topic=topic,
-            fetch_size=fetch_size,
-            messages=messages,
-            from_latest=from_latest,
-            consumer_timeout_ms=consumer_timeout_ms,
-            socket_buffer_size=socket_buffer_size,
-        )
-        show_detailed_stats = False
-
-        def run_it(report):
-            return run_simple(simple, report)
-
+        run_it = _simple_consumer_run(broker_list, socket_buffer_size=socket_buffer_size, **common)
     else:
-        options = ConsumerPerfOptions(
-            zookeeper=zookeeper,
-            topic=topic,
-            group=group,
-            fetch_size=fetch_size,
-            messages=messages,
+        run_it = _zookeeper_group_run(
+            zookeeper,
+            group,
             threads=threads,
-            from_latest=from_latest,
             socket_buffer_size=socket_buffer_size,
-            consumer_timeout_ms=consumer_timeout_ms,
             reporting_interval_ms=reporting_interval,
-            consumer_props=parse_overrides(properties),
+            properties=properties,
             line=line,
+            detailed=detailed and not as_json,
+            hide_header=hide_header,
+            **common,
         )
-        if show_detailed_stats and not as_json:
-            if not hide_header:
-                click.echo(DETAIL_HEADER)
-            detail = click.echo
+    if detailed and progress is None:
+        progress = False  # the per-thread lines show the progress
+    result = run_perf(run_it, progress, messages, "consuming")
+    show_result(result, as_json, None if hide_header or detailed else CSV_HEADER)
 
-        def run_it(report):
-            return run(options, report, detail)
 
-    if progress is None:
-        progress = sys.stderr.isatty() and not show_detailed_stats
-    if progress and messages:
-        result = run_with_progress(run_it, messages, "consuming")
-    else:
-        result = run_it(None)
-    show_result(result, as_json, None if hide_header or show_detailed_stats else CSV_HEADER)
+def _coordinator_group_run(
+    bootstrap_server: str,
+    group: str | None,
+    *,
+    topic: str,
+    fetch_size: int,
+    messages: int | None,
+    from_latest: bool,
+    consumer_timeout_ms: int,
+    properties: tuple[str, ...],
+) -> PerfRun:
+    """One member of a coordinator-managed group (a 0.9 GroupConsumer)."""
+    from zkafka.config import parse_overrides
+    from zkafka.tools.group_consumer_performance import run_group_perf
+
+    def run_it(report):
+        return run_group_perf(
+            bootstrap_server,
+            topic,
+            group,
+            fetch_size,
+            messages,
+            from_latest,
+            consumer_timeout_ms,
+            parse_overrides(properties),
+            report,
+        )
+
+    return run_it
+
+
+def _simple_consumer_run(broker_list: str, **settings: Any) -> PerfRun:
+    """Every partition read from its leader with SimpleConsumer08 (0.8 line, no group); ``settings`` are
+    SimplePerfOptions fields."""
+    from zkafka.tools.simple_consumer_performance import SimplePerfOptions
+    from zkafka.tools.simple_consumer_performance import run as run_simple
+
+    simple = SimplePerfOptions(broker_list=broker_list, **settings)
+
+    def run_it(report):
+        return run_simple(simple, report)
+
+    return run_it
+
+
+def _zookeeper_group_run(
+    zookeeper: str | None,
+    group: str | None,
+    *,
+    properties: tuple[str, ...],
+    detailed: bool,
+    hide_header: bool,
+    **settings: Any,
+) -> PerfRun:
+    """A ZooKeeper consumer group (the line's high-level consumer); ``settings`` are ConsumerPerfOptions
+    fields, ``detailed`` asks for per-thread lines after their header (unless hidden)."""
+    from zkafka.config import parse_overrides
+    from zkafka.tools.consumer_performance import DETAIL_HEADER, ConsumerPerfOptions, run
+
+    options = ConsumerPerfOptions(
+        zookeeper=zookeeper, group=group, consumer_props=parse_overrides(properties), **settings
+    )
+    detail = None
+    if detailed:
+        if not hide_header:
+            click.echo(DETAIL_HEADER)
+        detail = click.echo
+
+    def run_it(report):
+        return run(options, report, detail)
+
+    return run_it
