@@ -28,7 +28,8 @@ from zkafka.consumer.connector07 import ZookeeperConsumerConnector
 from zkafka.consumer.stream import ConsumerTimeoutError
 from zkafka.launch.zookeeper_server import ZooKeeperServer, free_port
 from zkafka.producer.producer07 import Producer
-from zkafka.tools.offset_checker07 import PartitionRow, check_offsets, registered_partitions
+from zkafka.tools.offset_checker import PartitionRow
+from zkafka.tools.offset_checker07 import check_offsets, registered_partitions
 from zkafka.zk.client import get_children, gevent_handler, make_zk_client, start_zk_client
 from zkafka.zk.paths import BROKER_IDS_PATH
 

@@ -39,7 +39,7 @@ def consumer_groups(
         format_json,
         list_groups,
     )
-    from zkafka.tools.offset_checker07 import split_topics
+    from zkafka.tools.offset_checker import split_topics
 
     if list_ == describe:
         raise click.UsageError("give exactly one of --list and --describe")

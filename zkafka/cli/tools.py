@@ -112,7 +112,8 @@ def offset_checker(
     whose broker is down or unreachable shows its log size and lag as unknown. With --bootstrap-server, a
     coordinator-managed group in 0.8.2's columns (the owner is the member holding the partition).
     """
-    from zkafka.tools.offset_checker07 import check_offsets, format_json, format_report, split_topics
+    from zkafka.tools.offset_checker import split_topics
+    from zkafka.tools.offset_checker07 import check_offsets, format_json, format_report
     from zkafka.zk.line import cluster_line
 
     if (zookeeper is None) == (bootstrap_server is None):

@@ -16,7 +16,7 @@ from typing import Any
 from zkafka.client08.channel import check_error
 from zkafka.errors import KafkaError
 from zkafka.protocol.offset_commit import OffsetFetchRequestTopic, OffsetFetchRequestV1
-from zkafka.tools.offset_checker07 import OffsetReport, PartitionRow, broker_infos
+from zkafka.tools.offset_checker import OffsetReport, PartitionRow, broker_infos
 from zkafka.tools.offset_checker08 import NO_LEADER, log_sizes
 from zkafka.ui.coordinator_groups import CoordinatorGroups
 from zkafka.zk.paths08 import BrokerRegistration

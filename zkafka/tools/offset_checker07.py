@@ -1,4 +1,4 @@
-"""ConsumerOffsetChecker: a group's committed offsets, the brokers' log sizes and the lag between them.
+"""ConsumerOffsetChecker (0.7): a group's committed offsets, the brokers' log sizes and the lag between them.
 
 Partitions of a topic are every ``<b>-<p>`` registered under ``/brokers/topics/<topic>`` plus any that has a
 committed offset (a stopped broker's partitions stay visible through those), sorted as strings as 0.7 does.
@@ -9,21 +9,24 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterable
 
 from kazoo.client import KazooClient
 
 from zkafka.consumer.simple07 import SimpleConsumer
 from zkafka.errors import KafkaError
 from zkafka.protocol import LATEST_TIME
+from zkafka.tools.offset_checker import (
+    BrokerInfo,
+    OffsetReport,
+    PartitionRow,
+    Progress,
+    broker_infos,
+    parse_offset,
+)
 from zkafka.zk.client import get_children, get_data
 from zkafka.zk.paths import BROKER_IDS_PATH, BROKER_TOPICS_PATH, ZKGroupDirs
 from zkafka.zk.paths07 import Broker, BrokerPartition
-
-Progress = Callable[[str], None] | None
-
 
 # -- pure helpers ------------------------------------------------------------------------------------------
 
@@ -36,119 +39,6 @@ def sort_partitions(names: Iterable[str]) -> list[str]:
 def partitions_from_counts(counts: dict[int, int]) -> list[str]:
     """The ``<b>-<p>`` names of brokers hosting ``counts[b]`` partitions each, sorted as strings."""
     return sort_partitions(BrokerPartition(b, p).name for b, n in counts.items() for p in range(n))
-
-
-def parse_offset(value: str | None) -> int | None:
-    """A committed offset node's value, or None when absent or not a number."""
-    if value is None:
-        return None
-    try:
-        return int(value.strip())
-    except ValueError:
-        return None
-
-
-def split_topics(values: Iterable[str]) -> list[str]:
-    """``--topic a,b --topic c`` → ``[a, b, c]`` (0.7 takes a comma-separated list)."""
-    topics: list[str] = []
-    for value in values:
-        topics.extend(t.strip() for t in value.split(",") if t.strip())
-    return list(dict.fromkeys(topics))
-
-
-@dataclass(frozen=True)
-class PartitionRow:
-    """One broker-partition of one topic as the group sees it."""
-
-    group: str
-    topic: str
-    partition: str
-    offset: int | None
-    log_size: int | None
-    owner: str | None
-    error: str | None = None
-
-    @property
-    def lag(self) -> int | None:
-        if self.offset is None or self.log_size is None:
-            return None
-        return self.log_size - self.offset
-
-    def to_json(self) -> dict:
-        return {
-            "group": self.group,
-            "topic": self.topic,
-            "broker_part": self.partition,
-            "offset": self.offset,
-            "log_size": self.log_size,
-            "lag": self.lag,
-            "owner": self.owner,
-            "error": self.error,
-        }
-
-
-@dataclass(frozen=True)
-class TopicTotals:
-    """Sums over the partitions of one topic whose values are known."""
-
-    offset: int
-    log_size: int
-    lag: int
-    unknown: int  # partitions whose lag is unknown
-
-    @classmethod
-    def of(cls, rows: Iterable[PartitionRow]) -> TopicTotals:
-        rows = list(rows)
-        return cls(
-            offset=sum(r.offset for r in rows if r.offset is not None),
-            log_size=sum(r.log_size for r in rows if r.log_size is not None),
-            lag=sum(r.lag for r in rows if r.lag is not None),
-            unknown=sum(1 for r in rows if r.lag is None),
-        )
-
-
-@dataclass(frozen=True)
-class BrokerInfo:
-    """A broker the report refers to: where it is, or why it could not be asked."""
-
-    id: int
-    host: str | None = None
-    port: int | None = None
-    error: str | None = None
-
-    def describe(self) -> str:
-        if self.host is None:
-            return f"{self.id} -> {self.error or 'not registered (down?)'}"
-        return f"{self.id} -> {self.host}:{self.port}" + (f" ({self.error})" if self.error else "")
-
-
-@dataclass
-class OffsetReport:
-    """What ConsumerOffsetChecker prints for one group."""
-
-    group: str
-    rows: list[PartitionRow] = field(default_factory=list)
-    brokers: list[BrokerInfo] = field(default_factory=list)
-
-    def topics(self) -> list[str]:
-        return list(dict.fromkeys(r.topic for r in self.rows))
-
-    def totals(self, topic: str) -> TopicTotals:
-        return TopicTotals.of(r for r in self.rows if r.topic == topic)
-
-    def to_json(self) -> dict:
-        return {
-            "group": self.group,
-            "topics": [
-                {
-                    "topic": topic,
-                    "partitions": [r.to_json() for r in self.rows if r.topic == topic],
-                    "totals": vars(self.totals(topic)),
-                }
-                for topic in self.topics()
-            ],
-            "brokers": [vars(b) for b in self.brokers],
-        }
 
 
 def _cell(value: int | None, missing: str = "unknown") -> str:
@@ -329,20 +219,6 @@ def check_offsets(
         )
     report.brokers = broker_infos(asked, brokers)
     return report
-
-
-def broker_infos(asked: Iterable[BrokerInfo], registered: Mapping[int, Any]) -> list[BrokerInfo]:
-    """The brokers asked, then every other registered one (its host and port, or why it was unreadable:
-    a registration is anything with ``host`` and ``port``, a str the reason), by id."""
-    infos = {b.id: b for b in asked}
-    for broker_id, broker in registered.items():
-        if broker_id not in infos:
-            infos[broker_id] = (
-                BrokerInfo(broker_id, error=broker)
-                if isinstance(broker, str)
-                else BrokerInfo(broker_id, broker.host, broker.port)
-            )
-    return [infos[i] for i in sorted(infos)]
 
 
 def _is_partition(name: str) -> bool:

@@ -19,7 +19,7 @@ from kazoo.client import KazooClient
 from zkafka.consumer.simple08 import SimpleConsumer08
 from zkafka.errors import KafkaError
 from zkafka.protocol import LATEST_TIME
-from zkafka.tools.offset_checker07 import (
+from zkafka.tools.offset_checker import (
     BrokerInfo,
     OffsetReport,
     PartitionRow,

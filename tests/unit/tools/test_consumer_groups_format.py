@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from zkafka.tools.consumer_groups import GroupDescription, format_description, format_json
-from zkafka.tools.offset_checker07 import OffsetReport, PartitionRow
+from zkafka.tools.offset_checker import OffsetReport, PartitionRow
 
 
 def description() -> GroupDescription:

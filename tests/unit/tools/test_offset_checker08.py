@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from zkafka.tools.offset_checker07 import BrokerInfo, OffsetReport, PartitionRow
+from zkafka.tools.offset_checker import BrokerInfo, OffsetReport, PartitionRow
 from zkafka.tools.offset_checker08 import NO_LEADER, format_json08, format_report08
 
 

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import json
 
-from zkafka.tools.offset_checker07 import (
+from zkafka.tools.offset_checker import (
     BrokerInfo,
     OffsetReport,
     PartitionRow,
     TopicTotals,
-    format_json,
-    format_report,
     parse_offset,
-    partitions_from_counts,
-    sort_partitions,
     split_topics,
 )
+from zkafka.tools.offset_checker07 import format_json, format_report, partitions_from_counts, sort_partitions
 
 
 def test_partitions_sort_as_strings_like_0_7():

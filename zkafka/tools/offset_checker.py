@@ -1,0 +1,140 @@
+"""What both lines' ConsumerOffsetChecker share: the report of a group (a row per partition with its committed
+offset, log size, lag and owner; totals per topic; the brokers), the list of brokers it names, and reading
+offsets and ``--topic`` values. Each line reads ZooKeeper and the brokers and prints in its own module
+(``offset_checker07``, ``offset_checker08``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+Progress = Callable[[str], None] | None
+
+
+def parse_offset(value: str | None) -> int | None:
+    """A committed offset node's value, or None when absent or not a number."""
+    if value is None:
+        return None
+    try:
+        return int(value.strip())
+    except ValueError:
+        return None
+
+
+def split_topics(values: Iterable[str]) -> list[str]:
+    """``--topic a,b --topic c`` → ``[a, b, c]`` (0.7 takes a comma-separated list)."""
+    topics: list[str] = []
+    for value in values:
+        topics.extend(t.strip() for t in value.split(",") if t.strip())
+    return list(dict.fromkeys(topics))
+
+
+@dataclass(frozen=True)
+class PartitionRow:
+    """One broker-partition of one topic as the group sees it."""
+
+    group: str
+    topic: str
+    partition: str
+    offset: int | None
+    log_size: int | None
+    owner: str | None
+    error: str | None = None
+
+    @property
+    def lag(self) -> int | None:
+        if self.offset is None or self.log_size is None:
+            return None
+        return self.log_size - self.offset
+
+    def to_json(self) -> dict:
+        return {
+            "group": self.group,
+            "topic": self.topic,
+            "broker_part": self.partition,
+            "offset": self.offset,
+            "log_size": self.log_size,
+            "lag": self.lag,
+            "owner": self.owner,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class TopicTotals:
+    """Sums over the partitions of one topic whose values are known."""
+
+    offset: int
+    log_size: int
+    lag: int
+    unknown: int  # partitions whose lag is unknown
+
+    @classmethod
+    def of(cls, rows: Iterable[PartitionRow]) -> TopicTotals:
+        rows = list(rows)
+        return cls(
+            offset=sum(r.offset for r in rows if r.offset is not None),
+            log_size=sum(r.log_size for r in rows if r.log_size is not None),
+            lag=sum(r.lag for r in rows if r.lag is not None),
+            unknown=sum(1 for r in rows if r.lag is None),
+        )
+
+
+@dataclass(frozen=True)
+class BrokerInfo:
+    """A broker the report refers to: where it is, or why it could not be asked."""
+
+    id: int
+    host: str | None = None
+    port: int | None = None
+    error: str | None = None
+
+    def describe(self) -> str:
+        if self.host is None:
+            return f"{self.id} -> {self.error or 'not registered (down?)'}"
+        return f"{self.id} -> {self.host}:{self.port}" + (f" ({self.error})" if self.error else "")
+
+
+@dataclass
+class OffsetReport:
+    """What ConsumerOffsetChecker prints for one group."""
+
+    group: str
+    rows: list[PartitionRow] = field(default_factory=list)
+    brokers: list[BrokerInfo] = field(default_factory=list)
+
+    def topics(self) -> list[str]:
+        return list(dict.fromkeys(r.topic for r in self.rows))
+
+    def totals(self, topic: str) -> TopicTotals:
+        return TopicTotals.of(r for r in self.rows if r.topic == topic)
+
+    def to_json(self) -> dict:
+        return {
+            "group": self.group,
+            "topics": [
+                {
+                    "topic": topic,
+                    "partitions": [r.to_json() for r in self.rows if r.topic == topic],
+                    "totals": vars(self.totals(topic)),
+                }
+                for topic in self.topics()
+            ],
+            "brokers": [vars(b) for b in self.brokers],
+        }
+
+
+def broker_infos(asked: Iterable[BrokerInfo], registered: Mapping[int, Any]) -> list[BrokerInfo]:
+    """The brokers asked, then every other registered one (its host and port, or why it was unreadable:
+    a registration is anything with ``host`` and ``port``, a str the reason), by id."""
+    infos = {b.id: b for b in asked}
+    for broker_id, broker in registered.items():
+        if broker_id not in infos:
+            infos[broker_id] = (
+                BrokerInfo(broker_id, error=broker)
+                if isinstance(broker, str)
+                else BrokerInfo(broker_id, broker.host, broker.port)
+            )
+    return [infos[i] for i in sorted(infos)]
