@@ -9,7 +9,8 @@ from tests.support.zookeeper import wait_topic_registered
 from zkafka.spark.errors import DataLossError
 from zkafka.spark.loader import load
 from zkafka.spark.offsets import OffsetRange, TopicPartition
-from zkafka.spark.reader07 import ReadTask, read_range
+from zkafka.spark.reader import ReadTask
+from zkafka.spark.reader07 import read_range
 from zkafka.spark.store import OffsetStore
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]

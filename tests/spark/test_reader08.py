@@ -13,7 +13,7 @@ from zkafka.spark.errors import DataLossError
 from zkafka.spark.offsets import OffsetRange08, TopicPartition08
 from zkafka.spark.options import parse_options
 from zkafka.spark.planner import latest_offsets, plan_batch
-from zkafka.spark.reader07 import ReadTask
+from zkafka.spark.reader import ReadTask
 from zkafka.spark.reader08 import read_range08
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]

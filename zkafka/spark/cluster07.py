@@ -1,4 +1,5 @@
-"""The cluster as the Spark driver sees it when planning a read: ZooKeeper's registry and the brokers' offsets.
+"""The 0.7 cluster as the Spark driver sees it when planning a read: ZooKeeper's registry and the brokers'
+offsets.
 
 Uses kazoo's default threading handler (Spark drivers are threaded) and one SimpleConsumer per broker.
 """
@@ -9,8 +10,9 @@ import logging
 from collections.abc import Iterable
 
 from zkafka.consumer.simple07 import SimpleConsumer
-from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
+from zkafka.protocol import LATEST_TIME
 from zkafka.records.message07 import LOG_OVERHEAD
+from zkafka.spark.cluster import ClusterView
 from zkafka.spark.errors import BrokerGoneError
 from zkafka.spark.offsets import TopicPartition, first_entry_size, walk_entries
 from zkafka.spark.options import SourceOptions
@@ -22,41 +24,6 @@ log = logging.getLogger(__name__)
 
 # Offsets requests ask for this many segment starts when looking for message boundaries.
 MAX_SEGMENT_STARTS = 100_000
-
-
-class ClusterView:
-    """What the planner asks of a cluster, whichever the line: topics, partitions, where to read them, their
-    offsets and message boundaries. A context manager: ``close`` ends its connections."""
-
-    # Brokers a read task may ask for its partition's leader (0.8); 0.7 tasks read their broker only.
-    bootstrap: tuple[tuple[str, int], ...] = ()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def close(self) -> None:
-        raise NotImplementedError
-
-    def topics(self) -> list[str]:
-        raise NotImplementedError
-
-    def subscribed_topics(self, options: SourceOptions) -> list[str]:
-        if options.subscribe_pattern is None:
-            return list(options.subscribe)
-        return [t for t in self.topics() if options.subscribes_to(t)]
-
-    def offset(self, tp, time: int) -> int:
-        """The earliest (-2) or latest (-1) offset of a partition."""
-        raise NotImplementedError
-
-    def earliest(self, tp) -> int:
-        return self.offset(tp, EARLIEST_TIME)
-
-    def latest(self, tp) -> int:
-        return self.offset(tp, LATEST_TIME)
 
 
 class Cluster(ClusterView):

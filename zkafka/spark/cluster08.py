@@ -24,7 +24,7 @@ from zkafka.errors import (
     LeaderNotAvailableError,
     NotLeaderForPartitionError,
 )
-from zkafka.spark.cluster07 import ClusterView
+from zkafka.spark.cluster import ClusterView
 from zkafka.spark.errors import BrokerGoneError
 from zkafka.spark.offsets import TopicPartition08
 from zkafka.spark.options import SourceOptions

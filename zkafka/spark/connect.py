@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from zkafka.config import LINE_07, LINE_08
-from zkafka.spark.cluster07 import Cluster, ClusterView
+from zkafka.spark.cluster import ClusterView
+from zkafka.spark.cluster07 import Cluster
 from zkafka.spark.cluster08 import Cluster08
 from zkafka.spark.options import SourceOptions, option_getter
 from zkafka.zk.client import make_zk_client, start_zk_client

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from zkafka.config import LINE_08
-from zkafka.spark.cluster07 import ClusterView
+from zkafka.spark.cluster import ClusterView
 from zkafka.spark.errors import BrokerGoneError, report_data_loss
 from zkafka.spark.offsets import (
     EARLIEST,
@@ -28,7 +28,7 @@ from zkafka.spark.offsets import (
     split_counts,
 )
 from zkafka.spark.options import SourceOptions
-from zkafka.spark.reader07 import ReadTask
+from zkafka.spark.reader import ReadTask
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""Reading one offset range on a Spark executor: SimpleConsumer fetches turned into Arrow record batches.
+"""Reading one 0.7 offset range on a Spark executor: SimpleConsumer fetches turned into Arrow record batches.
 
 One fetch becomes one record batch. The read stops exactly at the range end: entries starting at or after
 it are left for the next range (see ``zkafka.spark.rows``).
@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
 
 import pyarrow as pa
 
@@ -18,6 +16,7 @@ from zkafka.errors import InvalidMessageSizeError, OffsetOutOfRangeError
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
 from zkafka.spark.errors import report_data_loss
 from zkafka.spark.offsets import OffsetRange, first_entry_size
+from zkafka.spark.reader import ReadTask, after_out_of_range
 from zkafka.spark.rows import Columns, decode_entries
 
 log = logging.getLogger(__name__)
@@ -35,20 +34,6 @@ ARROW_SCHEMA = pa.schema(
         pa.field("nextOffset", pa.int64()),
     ]
 )
-
-
-@dataclass(frozen=True)
-class ReadTask:
-    """One Spark input partition: an offset range and the broker that holds it (0.7) or led it when the read
-    was planned (0.8: ``bootstrap`` lists the brokers to ask for its leader should that change)."""
-
-    range: Any  # OffsetRange or OffsetRange08
-    host: str
-    port: int
-    bootstrap: tuple[tuple[str, int], ...] = ()
-
-    def __str__(self) -> str:
-        return f"{self.range} on {self.host}:{self.port}"
 
 
 def read_range(
@@ -109,22 +94,6 @@ def _after_out_of_range(consumer: SimpleConsumer, rng: OffsetRange, pos: int, fa
     earliest = _first(consumer.get_offsets_before(rng.topic, rng.partition, EARLIEST_TIME, 1))
     latest = _first(consumer.get_offsets_before(rng.topic, rng.partition, LATEST_TIME, 1))
     return after_out_of_range(rng, pos, earliest, latest, fail)
-
-
-def after_out_of_range(rng: Any, pos: int, earliest: int, latest: int, fail: bool) -> int:
-    """Where to go on after the broker said ``pos`` is out of range (``rng.end`` to stop), given the log's
-    earliest and latest offsets now; the loss is reported (raised with ``fail``)."""
-    if pos < earliest:
-        report_data_loss(
-            f"{rng.key}: offsets {pos} to {min(earliest, rng.end)} were deleted by retention while being read "
-            f"(the log now starts at {earliest})",
-            fail,
-        )
-        return min(earliest, rng.end)
-    report_data_loss(
-        f"{rng.key}: the log ends at offset {latest}, before offset {pos} it was read up to", fail
-    )
-    return rng.end
 
 
 def _first(offsets: list[int]) -> int:

@@ -26,7 +26,7 @@ from zkafka.records.format08 import FORMAT08
 from zkafka.spark.cluster08 import Cluster08
 from zkafka.spark.errors import report_data_loss
 from zkafka.spark.offsets import TopicPartition08
-from zkafka.spark.reader07 import ReadTask, after_out_of_range
+from zkafka.spark.reader import ReadTask, after_out_of_range
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,8 @@ from zkafka.spark.connect import open_cluster, source_line
 from zkafka.spark.offsets import Offsets, offsets_from_json, offsets_to_json_obj
 from zkafka.spark.options import SourceOptions, parse_options
 from zkafka.spark.planner import initial_offsets, latest_offsets, plan_batch, plan_micro_batch
-from zkafka.spark.reader07 import SCHEMA_DDL, ReadTask, read_range
+from zkafka.spark.reader import ReadTask
+from zkafka.spark.reader07 import SCHEMA_DDL, read_range
 from zkafka.spark.reader08 import SCHEMA_DDL08, read_range08
 
 try:  # Spark 4.2+: admission control and Trigger.AvailableNow for Python stream readers
