@@ -20,10 +20,10 @@ import gevent
 from zkafka.admin.topics import create_topic
 from zkafka.consumer.connector08 import ZookeeperConsumerConnector08
 from zkafka.consumer.group import GroupConsumer
+from zkafka.consumer.group.coordinator_groups import CoordinatorGroups
 from zkafka.demo07 import DemoCluster, _BrokerProcess, _Consumer
 from zkafka.producer.producer08 import KeyedMessage, Producer08
 from zkafka.ui.cluster_state import read_controller, read_topics, read_zk_groups
-from zkafka.ui.coordinator_groups import CoordinatorGroups
 from zkafka.zk.client import get_children, gevent_handler, make_zk_client, start_zk_client
 from zkafka.zk.line import LINE_08
 

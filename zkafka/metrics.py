@@ -19,7 +19,6 @@ from gevent.pywsgi import WSGIServer
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, make_wsgi_app
 from prometheus_client.core import GaugeMetricFamily
 
-from zkafka.errors import KafkaError
 from zkafka.protocol.api_keys import API_NAMES
 
 log = logging.getLogger(__name__)
@@ -235,31 +234,3 @@ class ConsumerMetrics(MetricsServer):
                 lag.add_metric(labels, max(end - position, 0))
         yield lag
         yield consumed
-
-
-def consumer_log_ends(infos: list) -> dict[tuple[str, str], int]:
-    """The log end of each owned partition: on the 0.8 line the high watermark its last fetch returned; on
-    the 0.7 line (which fetches say nothing about) the broker's latest offset, asked now."""
-    ends = {
-        (i.topic, str(i.partition)): i.log_end for i in infos if i.broker is None and i.log_end is not None
-    }
-    by_broker: dict[Any, list] = {}
-    for info in infos:
-        if info.broker is not None:
-            by_broker.setdefault(info.broker, []).append(info)
-    if by_broker:
-        from zkafka.consumer.simple07 import SimpleConsumer
-        from zkafka.protocol import LATEST_TIME
-
-        for broker, owned in by_broker.items():
-            try:
-                with SimpleConsumer(broker.host, broker.port, socket_timeout_ms=2000) as consumer:
-                    for info in owned:
-                        found = consumer.get_offsets_before(
-                            info.topic, info.partition.part_id, LATEST_TIME, 1
-                        )
-                        if found:
-                            ends[(info.topic, str(info.partition))] = found[0]
-            except (OSError, KafkaError) as exc:
-                log.debug("log ends from broker %s: %s", broker, exc)
-    return ends

@@ -223,7 +223,7 @@ def _serve_web(cluster, port: int, actions: tuple[str, ...]):
     there is a display. On the 0.8 line the view also asks a running broker about coordinator groups."""
     import webbrowser
 
-    from zkafka.ui.coordinator_groups import CoordinatorGroups
+    from zkafka.consumer.group.coordinator_groups import CoordinatorGroups
     from zkafka.ui.server import ClusterView, serve
 
     bootstrap = getattr(cluster, "bootstrap", None)

@@ -30,7 +30,7 @@ def ui(zookeeper, bootstrap_server, port, interval) -> None:
 
     configure_logging(Context.verbose, level=logging.WARNING)
     if bootstrap_server:
-        from zkafka.ui.coordinator_groups import parse_server
+        from zkafka.consumer.group.coordinator_groups import parse_server
 
         try:
             parse_server(bootstrap_server)

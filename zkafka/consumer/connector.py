@@ -28,6 +28,7 @@ from kazoo.client import KazooState
 from zkafka.config import Config
 from zkafka.consumer.membership import ConsumerIdConflictError, GroupDirs, GroupMembership
 from zkafka.consumer.ownership import OwnedPartitions, PartitionFetcher
+from zkafka.consumer.partition_state import PartitionTopicInfo
 from zkafka.consumer.rebalancer import ConsumerRebalanceFailedError, ViewReader, ZKRebalancer
 from zkafka.consumer.stream import SHUTDOWN, KafkaStream
 from zkafka.errors import KafkaError
@@ -107,9 +108,9 @@ class BaseConsumerConnector:
         log.info("consumer %s connected to ZooKeeper", self.consumer_id)
         self.metrics = None
         if self.config.get("metrics.port") is not None:
-            from zkafka.metrics import ConsumerMetrics, consumer_log_ends
+            from zkafka.metrics import ConsumerMetrics
 
-            self.metrics = ConsumerMetrics(self, consumer_log_ends)
+            self.metrics = ConsumerMetrics(self, self._log_ends)
             self.metrics.serve("0.0.0.0", self.config["metrics.port"])
 
     # -- what a line supplies ------------------------------------------------------------------------------
@@ -135,6 +136,10 @@ class BaseConsumerConnector:
 
     def _partition_key(self, partition: Any) -> Any:
         """How ``owned_partitions`` and ``consumed_offsets`` name a partition."""
+        raise NotImplementedError
+
+    def _log_ends(self, infos: list[PartitionTopicInfo]) -> dict[tuple[str, str], int]:
+        """``(topic, str(partition)) -> log end`` of owned partitions, for the lag metric (``metrics.port``)."""
         raise NotImplementedError
 
     # -- public API --------------------------------------------------------------------------------------

@@ -13,8 +13,9 @@ from typing import Any
 
 from zkafka.config07 import ConsumerConfig
 from zkafka.consumer.connector import BaseConsumerConnector, ConnectorSettings, ConsumerIdConflictError
-from zkafka.consumer.fetcher07 import Fetcher
+from zkafka.consumer.fetcher07 import Fetcher, latest_offsets
 from zkafka.consumer.group_view07 import read_group_view
+from zkafka.consumer.partition_state import PartitionTopicInfo
 from zkafka.consumer.rebalancer import ViewReader
 from zkafka.rebalance import Assignor, assign
 from zkafka.topic_count import TopicCount, TopicFilter
@@ -72,6 +73,10 @@ class ZookeeperConsumerConnector(BaseConsumerConnector):
     def _partition_key(self, partition: Any) -> str:
         return partition.name
 
+
+    def _log_ends(self, infos: list[PartitionTopicInfo]) -> dict[tuple[str, str], int]:
+        """The brokers' latest offsets, asked now: 0.7 fetches say nothing about the log end."""
+        return latest_offsets(infos)
 
 def create_consumer_connector(config: ConsumerConfig | Mapping[str, str]) -> ZookeeperConsumerConnector:
     """The 0.7 ``Consumer.create(config)``."""

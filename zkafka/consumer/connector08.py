@@ -26,6 +26,7 @@ from zkafka.consumer.connector import BaseConsumerConnector, ConnectorSettings
 from zkafka.consumer.fetcher08 import Fetcher08
 from zkafka.consumer.group_view import children, get_many
 from zkafka.consumer.group_view08 import read_group_view08
+from zkafka.consumer.partition_state import PartitionTopicInfo
 from zkafka.consumer.rebalancer import ViewReader
 from zkafka.errors import InvalidConfigError
 from zkafka.rebalance import ASSIGNORS, Assignor
@@ -96,6 +97,10 @@ class ZookeeperConsumerConnector08(BaseConsumerConnector):
 
     def _partition_key(self, partition: int) -> int:
         return partition
+
+    def _log_ends(self, infos: list[PartitionTopicInfo]) -> dict[tuple[str, str], int]:
+        """The high watermark each partition's last fetch returned."""
+        return {(i.topic, str(i.partition)): i.log_end for i in infos if i.log_end is not None}
 
     @property
     def leaders(self) -> dict[tuple[str, int], int]:

@@ -18,6 +18,7 @@ from zkafka.consumer.simple07 import SimpleConsumer
 from zkafka.consumer.stream import FETCH_PIECE
 from zkafka.consumer.stream07 import decode_chunk
 from zkafka.errors import InvalidMessageSizeError, KafkaError, OffsetOutOfRangeError
+from zkafka.protocol import LATEST_TIME
 from zkafka.protocol.v07 import FetchRequest
 from zkafka.records.message07 import INT32
 from zkafka.zk.paths07 import Broker, BrokerPartition
@@ -162,6 +163,25 @@ class Fetcher:
             offset,
         )
         info.reset_offset(offset, self.on_offset_reset)
+
+
+def latest_offsets(infos: Iterable[PartitionTopicInfo]) -> dict[tuple[str, str], int]:
+    """``(topic, "b-p") -> the broker's latest offset`` of each partition, asked of its broker now; a broker
+    that cannot be asked is left out."""
+    ends: dict[tuple[str, str], int] = {}
+    by_broker: dict[Broker, list[PartitionTopicInfo]] = {}
+    for info in infos:
+        by_broker.setdefault(info.broker, []).append(info)
+    for broker, owned in by_broker.items():
+        try:
+            with SimpleConsumer(broker.host, broker.port, socket_timeout_ms=2000) as consumer:
+                for info in owned:
+                    found = consumer.get_offsets_before(info.topic, info.partition.part_id, LATEST_TIME, 1)
+                    if found:
+                        ends[(info.topic, str(info.partition))] = found[0]
+        except (OSError, KafkaError) as exc:
+            log.debug("log ends from broker %s: %s", broker, exc)
+    return ends
 
 
 def _offset_before(consumer: SimpleConsumer, topic: str, part_id: int, time: int) -> int:

@@ -1,7 +1,7 @@
 """ConsumerGroupCommand for coordinator-managed groups (0.9's ``kafka-consumer-groups --new-consumer``).
 
 The group's members, state and assignment come from the reader the web view uses
-(``zkafka.ui.coordinator_groups.CoordinatorGroups``: ListGroups, DescribeGroups, the group's latest
+(``zkafka.consumer.group.coordinator_groups.CoordinatorGroups``: ListGroups, DescribeGroups, the group's latest
 ``__consumer_offsets`` record for the generation); the committed offsets from OffsetFetch v1 at the group's
 coordinator; each partition's log end (high watermark) from ListOffsets(latest) to its leader. The offset
 rows are an ``OffsetReport`` so that ``offset-checker --bootstrap-server`` prints 0.8.2's columns from them.
@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zkafka.client08.channel import check_error
+from zkafka.consumer.group.coordinator_groups import CoordinatorGroups
 from zkafka.errors import KafkaError
 from zkafka.protocol.offset_commit import OffsetFetchRequestTopic, OffsetFetchRequestV1
 from zkafka.tools.offset_checker import OffsetReport, PartitionRow, broker_infos
 from zkafka.tools.offset_checker08 import NO_LEADER, log_sizes
-from zkafka.ui.coordinator_groups import CoordinatorGroups
 from zkafka.zk.paths08 import BrokerRegistration
 
 CLIENT_ID = "ConsumerGroupCommand"

@@ -25,8 +25,8 @@ from gevent.pywsgi import WSGIServer
 from kazoo.exceptions import NoNodeError
 
 from zkafka.config import LINE_08
+from zkafka.consumer.group.coordinator_groups import CoordinatorGroups
 from zkafka.ui.cluster_state import read_brokers, read_controller, read_topics, read_zk_groups, read_znode
-from zkafka.ui.coordinator_groups import CoordinatorGroups
 from zkafka.ui.timeline import Timeline
 from zkafka.ui.zk_groups import read_zk_group, zk_group_names
 from zkafka.zk.client import gevent_handler, make_zk_client, start_zk_client

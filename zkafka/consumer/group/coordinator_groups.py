@@ -1,4 +1,4 @@
-"""Coordinator-managed groups (0.9 group APIs) as the web view shows them, asked of the brokers.
+"""Coordinator-managed groups (0.9 group APIs) asked of the brokers, for the web view and ConsumerGroupCommand.
 
 ListGroups on every broker, GroupCoordinator (FindCoordinator) per group, DescribeGroups at its coordinator
 for the state, protocol, members, their subscriptions and assignments. DescribeGroups v0 carries neither the
