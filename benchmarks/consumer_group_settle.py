@@ -25,11 +25,11 @@ import gevent
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from zkafka.assignment.range_assignor import assign, broker_partitions  # noqa: E402
 from zkafka.config07 import BrokerConfig  # noqa: E402
 from zkafka.consumer import ZookeeperConsumerConnector  # noqa: E402
 from zkafka.launch.zookeeper_server import ZooKeeperServer  # noqa: E402
 from zkafka.protocol.v07 import ProducerRequest, encode_request  # noqa: E402
-from zkafka.rebalance import assign, broker_partitions  # noqa: E402
 from zkafka.records.message07 import build_message_set  # noqa: E402
 from zkafka.server.start import BrokerThread  # noqa: E402
 from zkafka.zk.client import get_children, gevent_handler, make_zk_client, start_zk_client  # noqa: E402

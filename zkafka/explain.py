@@ -1,7 +1,7 @@
 """Step-by-step explanations of partition assignment: the ZooKeeper consumers' rebalance and the coordinator's
 assignors, with what would move if a member left or joined.
 
-Pure: the results come from the real algorithms (``zkafka.rebalance`` for the ZooKeeper consumers,
+Pure: the results come from the real algorithms (``zkafka.assignment.range_assignor`` for the ZooKeeper consumers,
 ``zkafka.consumer.group.assignors`` for the coordinator's); this module only lays out their inputs, their
 intermediate values and their output as numbered steps, each naming the function that does it. ``zkafka
 explain`` prints them and the web view (``zkafka.ui``) shows them in its rebalance timeline.
@@ -13,7 +13,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from zkafka import rebalance
+from zkafka.assignment import range_assignor as rebalance
 from zkafka.consumer.group import assignors
 from zkafka.consumer.group_view07 import read_group_view
 from zkafka.consumer.rebalancer import ZKRebalancer

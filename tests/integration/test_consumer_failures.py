@@ -15,9 +15,9 @@ from kazoo.client import KazooClient
 
 from tests.support.consumers import Collector, committed, consumer_config, owners, produce_numbered
 from tests.support.wire import Producer
+from zkafka.assignment.range_assignor import assign, broker_partitions
 from zkafka.consumer import ZookeeperConsumerConnector
 from zkafka.launch.zookeeper_server import expire_session
-from zkafka.rebalance import assign, broker_partitions
 from zkafka.utils import wait_until as gwait
 from zkafka.zk.client import get_children, session_id
 

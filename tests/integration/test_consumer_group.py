@@ -17,8 +17,8 @@ from tests.support.consumers import (
     produce_numbered,
 )
 from tests.support.wire import Producer
+from zkafka.assignment.range_assignor import assign, broker_partitions
 from zkafka.consumer import ZookeeperConsumerConnector
-from zkafka.rebalance import assign, broker_partitions
 from zkafka.utils import wait_until as gwait
 from zkafka.zk.client import get_children
 

@@ -91,7 +91,7 @@ def test_demo_web_view_acts_on_the_cluster_and_explains_the_rebalance():
         entry = wait_until(explained, 60, message="the rebalance in the timeline")
         wheres = [step["where"] for step in entry["steps"]]
         assert (
-            "zkafka.rebalance.range_share" in wheres
+            "zkafka.assignment.range_assignor.range_share" in wheres
             and "zkafka.consumer.rebalancer.ZKRebalancer._claim" in wheres
         )
         demo.act("quit")

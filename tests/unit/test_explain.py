@@ -6,7 +6,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from zkafka import rebalance
+from zkafka.assignment import range_assignor as rebalance
 from zkafka.cli import main
 from zkafka.consumer.group import assignors
 from zkafka.explain import (
@@ -28,9 +28,9 @@ def test_range_steps_sort_partitions_as_strings_and_slice_them_per_thread():
     titles = [step.title for step in explanation.steps]
     assert "topic orders: sort its partitions" in titles[1]
     assert explanation.steps[1].lines == ["0-0, 0-1, 1-0, 1-1, 1-10, 1-2"]  # "1-10" before "1-2"
-    assert explanation.steps[1].where == "zkafka.rebalance.sort_partitions"
+    assert explanation.steps[1].where == "zkafka.assignment.range_assignor.sort_partitions"
     assert explanation.steps[2].lines == ["c1-0, c2-0, c2-1"]
-    assert explanation.steps[3].where == "zkafka.rebalance.range_share"
+    assert explanation.steps[3].where == "zkafka.assignment.range_assignor.range_share"
     assert explanation.steps[3].lines == [
         "c1-0: [0, 2) -> 0-0, 0-1",
         "c2-0: [2, 4) -> 1-0, 1-1",
@@ -68,7 +68,7 @@ def test_roundrobin_for_the_08_zk_consumer_deals_by_java_hash():
     members = members_from_streams({"c1": 1, "c2": 1}, ["orders", "x"])
     partitions = {"orders": [0, 1, 2], "x": [0, 1]}
     explanation = explain_zk_rebalance(members, partitions, strategy="roundrobin")
-    assert explanation.steps[2].where == "zkafka.rebalance.roundrobin_assign"
+    assert explanation.steps[2].where == "zkafka.assignment.range_assignor.roundrobin_assign"
     expected = rebalance.roundrobin_assign({"orders": ["c1-0", "c2-0"], "x": ["c1-0", "c2-0"]}, partitions)
     assert explanation.owners == {f"{t}:{p}": tid for (t, p), tid in expected.items()}
     assert zk_assign(members, partitions, "roundrobin") == expected

@@ -34,9 +34,9 @@ def test_a_member_leaving_releasing_first_then_settling():
     assert wheres[:5] == [
         "zkafka.consumer.membership.GroupMembership.on_watch",
         "zkafka.consumer.group_view07.read_group_view",
-        "zkafka.rebalance.sort_partitions",
-        "zkafka.rebalance.sort_threads",
-        "zkafka.rebalance.range_share",
+        "zkafka.assignment.range_assignor.sort_partitions",
+        "zkafka.assignment.range_assignor.sort_threads",
+        "zkafka.assignment.range_assignor.range_share",
     ]
     slices = entry.steps[4].lines
     assert slices == ["g_a-0: [0, 4) -> 0-0, 0-1, 1-0, 1-1"]

@@ -25,6 +25,7 @@ import gevent.lock
 from gevent.queue import Queue
 from kazoo.client import KazooState
 
+from zkafka.assignment.range_assignor import Assignor
 from zkafka.config import Config
 from zkafka.consumer.membership import ConsumerIdConflictError, GroupDirs, GroupMembership
 from zkafka.consumer.ownership import OwnedPartitions, PartitionFetcher
@@ -32,7 +33,6 @@ from zkafka.consumer.partition_state import PartitionTopicInfo
 from zkafka.consumer.rebalancer import ConsumerRebalanceFailedError, ViewReader, ZKRebalancer
 from zkafka.consumer.stream import SHUTDOWN, KafkaStream
 from zkafka.errors import KafkaError
-from zkafka.rebalance import Assignor
 from zkafka.topic_count import TopicCount, TopicFilter, Whitelist, consumer_id, thread_ids
 from zkafka.zk.client import gevent_handler, make_zk_client, start_zk_client
 

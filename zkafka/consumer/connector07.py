@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from zkafka.assignment.range_assignor import Assignor, assign
 from zkafka.config07 import ConsumerConfig
 from zkafka.consumer.connector import BaseConsumerConnector, ConnectorSettings, ConsumerIdConflictError
 from zkafka.consumer.fetcher07 import Fetcher, latest_offsets
 from zkafka.consumer.group_view07 import read_group_view
 from zkafka.consumer.partition_state import PartitionTopicInfo
 from zkafka.consumer.rebalancer import ViewReader
-from zkafka.rebalance import Assignor, assign
 from zkafka.topic_count import TopicCount, TopicFilter
 from zkafka.topic_count07 import StaticTopicCount07, WildcardTopicCount07
 from zkafka.zk.paths import ZKGroupDirs

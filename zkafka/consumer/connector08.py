@@ -21,6 +21,7 @@ import logging
 from collections.abc import Mapping
 from functools import partial
 
+from zkafka.assignment.range_assignor import ASSIGNORS, Assignor
 from zkafka.config08 import ConsumerConfig08
 from zkafka.consumer.connector import BaseConsumerConnector, ConnectorSettings
 from zkafka.consumer.fetcher08 import Fetcher08
@@ -29,7 +30,6 @@ from zkafka.consumer.group_view08 import read_group_view08
 from zkafka.consumer.partition_state import PartitionTopicInfo
 from zkafka.consumer.rebalancer import ViewReader
 from zkafka.errors import InvalidConfigError
-from zkafka.rebalance import ASSIGNORS, Assignor
 from zkafka.topic_count import TopicCount, TopicFilter
 from zkafka.topic_count08 import StaticTopicCount08, WildcardTopicCount08
 from zkafka.zk.paths import BROKER_IDS_PATH, ZKGroupDirs

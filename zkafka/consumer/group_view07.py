@@ -10,9 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from zkafka.assignment.range_assignor import broker_partitions
 from zkafka.consumer.group_view import GroupView, children, get_many, group_threads
 from zkafka.errors import KafkaError
-from zkafka.rebalance import broker_partitions
 from zkafka.topic_count import TopicCount, WildcardTopicCount
 from zkafka.zk.paths import BROKER_IDS_PATH, BROKER_TOPICS_PATH, ZKGroupDirs
 from zkafka.zk.paths07 import Broker, BrokerPartition, broker_topic_path

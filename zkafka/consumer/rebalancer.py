@@ -3,7 +3,7 @@
 The steps of one attempt follow 0.7.2's ``ZKRebalancerListener.rebalance``: read the inputs (brokers, every
 member's topic count, every subscribed topic's partitions); stop the fetchers and drop queued chunks;
 commit; release the owned partitions; compute this consumer's share with the pure range assignment
-(``zkafka.rebalance``); claim ``/owners/<t>/<b-p>`` for each of them; read their offsets (or apply
+(``zkafka.assignment.range_assignor``); claim ``/owners/<t>/<b-p>`` for each of them; read their offsets (or apply
 ``autooffset.reset``); start the fetchers. A failed attempt is retried after ``rebalance.backoff.ms``, at
 most ``rebalance.retries.max`` times.
 
@@ -28,12 +28,12 @@ import gevent
 import gevent.event
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
+from zkafka.assignment.range_assignor import Assignor
 from zkafka.consumer.group_view import GroupView, get_many
 from zkafka.consumer.membership import GroupDirs, GroupMembership
 from zkafka.consumer.ownership import OwnedPartitions, PartitionKey, release
 from zkafka.consumer.partition_state import PartitionTopicInfo
 from zkafka.errors import InvalidConfigError, KafkaError
-from zkafka.rebalance import Assignor
 from zkafka.topic_count import TopicCount
 from zkafka.zk.client import create_ephemeral_expect_conflict, session_id
 from zkafka.zk.paths07 import Broker

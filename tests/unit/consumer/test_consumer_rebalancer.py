@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from zkafka.assignment.range_assignor import assign
 from zkafka.consumer.group_view import GroupView
 from zkafka.consumer.partition_state import reset_time
 from zkafka.errors import InvalidConfigError
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
-from zkafka.rebalance import assign
 
 
 def view(threads, partitions, mine):

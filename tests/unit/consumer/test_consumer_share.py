@@ -7,6 +7,7 @@ from gevent.queue import Queue
 from hypothesis import given
 from hypothesis import strategies as st
 
+from zkafka.assignment.range_assignor import assign, member_share
 from zkafka.consumer.fetcher07 import Fetcher
 from zkafka.consumer.group_view import GroupView, group_threads
 from zkafka.consumer.group_view07 import GroupView07
@@ -14,7 +15,6 @@ from zkafka.consumer.membership import GroupMembership
 from zkafka.consumer.ownership import OwnedPartitions
 from zkafka.consumer.partition_state import PartitionTopicInfo
 from zkafka.errors import KafkaError
-from zkafka.rebalance import assign, member_share
 from zkafka.zk.paths import ZKGroupDirs
 from zkafka.zk.paths07 import Broker, BrokerPartition
 

@@ -1,4 +1,4 @@
-"""Range assignment (zkafka.rebalance): hand-checked cases and properties of the 0.7 formula."""
+"""Range assignment (zkafka.assignment.range_assignor): hand-checked cases and properties of the 0.7 formula."""
 
 import random
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zkafka.rebalance import (
+from zkafka.assignment.range_assignor import (
     assign,
     broker_partitions,
     owned_by,

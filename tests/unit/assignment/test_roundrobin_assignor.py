@@ -1,4 +1,4 @@
-"""The 0.8 ZooKeeper consumer's assignors (zkafka.rebalance): range over partition ids and roundrobin."""
+"""The 0.8 ZooKeeper consumer's assignors (zkafka.assignment.range_assignor): range over partition ids and roundrobin."""
 
 from __future__ import annotations
 
@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zkafka.rebalance import ASSIGNORS, assign, member_share, roundrobin_assign, topic_partition_hash
+from zkafka.assignment.range_assignor import (
+    ASSIGNORS,
+    assign,
+    member_share,
+    roundrobin_assign,
+    topic_partition_hash,
+)
 from zkafka.topic_count import thread_ids
 
 
