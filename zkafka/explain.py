@@ -1,7 +1,7 @@
 """Step-by-step explanations of partition assignment: the ZooKeeper consumers' rebalance and the coordinator's
 assignors, with what would move if a member left or joined.
 
-Pure: the results come from the real algorithms (``zkafka.assignment.range_assignor`` for the ZooKeeper consumers,
+Pure: the results come from the real algorithms (``zkafka.assignment`` for the ZooKeeper consumers,
 ``zkafka.consumer.group.assignors`` for the coordinator's); this module only lays out their inputs, their
 intermediate values and their output as numbered steps, each naming the function that does it. ``zkafka
 explain`` prints them and the web view (``zkafka.ui``) shows them in its rebalance timeline.
@@ -13,7 +13,8 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from zkafka.assignment import range_assignor as rebalance
+from zkafka.assignment import range_assignor, roundrobin_assignor
+from zkafka.assignment.assignor import ASSIGNORS as ZK_ASSIGNORS
 from zkafka.consumer.group import assignors
 from zkafka.consumer.group_view07 import read_group_view
 from zkafka.consumer.rebalancer import ZKRebalancer
@@ -127,7 +128,7 @@ def zk_assign(
     members: Members, partitions: Mapping[str, Iterable[Hashable]], strategy: str = "range"
 ) -> dict:
     """The assignment every member of a ZooKeeper group computes: ``(topic, partition) -> thread id``."""
-    assignor = rebalance.ASSIGNORS[strategy]
+    assignor = ZK_ASSIGNORS[strategy]
     return assignor(threads_per_topic(members), {t: list(ps) for t, ps in partitions.items()})
 
 
@@ -180,8 +181,8 @@ def explain_zk_rebalance(
 
 
 def _range_steps(topic: str, parts: list[Hashable], thread_list: list[str]) -> list[Step]:
-    ordered_parts = rebalance.sort_partitions(parts)
-    ordered_threads = rebalance.sort_threads(thread_list)
+    ordered_parts = range_assignor.sort_partitions(parts)
+    ordered_threads = range_assignor.sort_threads(thread_list)
     sort_note = (
         'as strings: "1-10" sorts before "1-2"'
         if ordered_parts and isinstance(ordered_parts[0], str)
@@ -189,7 +190,7 @@ def _range_steps(topic: str, parts: list[Hashable], thread_list: list[str]) -> l
     )
     slices = []
     for index, thread_id in enumerate(ordered_threads):
-        start, count = rebalance.range_share(len(ordered_parts), len(ordered_threads), index)
+        start, count = range_assignor.range_share(len(ordered_parts), len(ordered_threads), index)
         got = [str(p) for p in ordered_parts[start : start + count]]
         slices.append(
             f"{thread_id}: [{start}, {start + count}) -> {', '.join(got) or '(nothing: more threads than partitions)'}"
@@ -197,27 +198,27 @@ def _range_steps(topic: str, parts: list[Hashable], thread_list: list[str]) -> l
     return [
         Step(
             f"topic {topic}: sort its partitions ({sort_note})",
-            where(rebalance.sort_partitions),
+            where(range_assignor.sort_partitions),
             [", ".join(str(p) for p in ordered_parts) or "(none)"],
         ),
         Step(
             f"topic {topic}: sort every member's consumer threads (as strings)",
-            where(rebalance.sort_threads),
+            where(range_assignor.sort_threads),
             [", ".join(ordered_threads) or "(none)"],
         ),
         Step(
             f"topic {topic}: give each thread a contiguous slice: "
             + share_text(len(ordered_parts), len(ordered_threads), "threads"),
-            where(rebalance.range_share),
+            where(range_assignor.range_share),
             slices,
         ),
     ]
 
 
 def _roundrobin_steps(threads: Mapping[str, list[str]], partitions: Mapping, result: Mapping) -> list[Step]:
-    all_threads = rebalance.sort_threads(next(iter(threads.values()), []))
+    all_threads = range_assignor.sort_threads(next(iter(threads.values()), []))
     dealt = sorted(
-        (rebalance.topic_partition_hash(t, p), t, p)
+        (roundrobin_assignor.topic_partition_hash(t, p), t, p)
         for t in threads
         if t in partitions
         for p in partitions[t]
@@ -225,12 +226,12 @@ def _roundrobin_steps(threads: Mapping[str, list[str]], partitions: Mapping, res
     return [
         Step(
             "sort the consumer threads (every member must subscribe to the same topics and stream counts)",
-            where(rebalance.sort_threads),
+            where(range_assignor.sort_threads),
             [", ".join(all_threads) or "(none)"],
         ),
         Step(
             'order every partition by Java\'s hash of "[topic,partition]" and deal them to the threads in turn',
-            where(rebalance.roundrobin_assign),
+            where(roundrobin_assignor.roundrobin_assign),
             [f"{t}:{p} (hash {h}) -> {result[(t, p)]}" for h, t, p in dealt],
         ),
     ]
@@ -375,9 +376,9 @@ def parse_partitions(text: str) -> list[Hashable]:
             continue
         if ":" in token:
             broker, _, count = token.partition(":")
-            out.extend(rebalance.partition_name(int(broker), p) for p in range(int(count)))
+            out.extend(range_assignor.partition_name(int(broker), p) for p in range(int(count)))
         elif "-" in token:
-            rebalance.parse_partition_name(token)
+            range_assignor.parse_partition_name(token)
             out.append(token)
         else:
             out.append(int(token))

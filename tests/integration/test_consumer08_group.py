@@ -11,7 +11,7 @@ import pytest
 from tests.support.consumers import Collector, connector_factory, group_settled
 from tests.support.consumers08 import committed08, consumer08_config, owners08, produce08, start_cluster08
 from zkafka.admin.topics import create_topic
-from zkafka.assignment.range_assignor import ASSIGNORS
+from zkafka.assignment.assignor import ASSIGNORS
 from zkafka.consumer.connector08 import ZookeeperConsumerConnector08
 from zkafka.utils import wait_until
 

@@ -6,7 +6,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from zkafka.assignment import range_assignor as rebalance
+from zkafka.assignment import range_assignor, roundrobin_assignor
 from zkafka.cli import main
 from zkafka.consumer.group import assignors
 from zkafka.explain import (
@@ -38,7 +38,7 @@ def test_range_steps_sort_partitions_as_strings_and_slice_them_per_thread():
     ]
     assert explanation.steps[-1].where == "zkafka.consumer.rebalancer.ZKRebalancer._claim"
     # the owners shown are the ones the consumers compute
-    computed = rebalance.assign(
+    computed = range_assignor.assign(
         {"orders": ["c1-0", "c2-0", "c2-1"]}, {"orders": parse_partitions("0:2,1:3,1-10")}
     )
     assert explanation.owners == {f"{t}:{p}": tid for (t, p), tid in computed.items()}
@@ -68,8 +68,8 @@ def test_roundrobin_for_the_08_zk_consumer_deals_by_java_hash():
     members = members_from_streams({"c1": 1, "c2": 1}, ["orders", "x"])
     partitions = {"orders": [0, 1, 2], "x": [0, 1]}
     explanation = explain_zk_rebalance(members, partitions, strategy="roundrobin")
-    assert explanation.steps[2].where == "zkafka.assignment.range_assignor.roundrobin_assign"
-    expected = rebalance.roundrobin_assign({"orders": ["c1-0", "c2-0"], "x": ["c1-0", "c2-0"]}, partitions)
+    assert explanation.steps[2].where == "zkafka.assignment.roundrobin_assignor.roundrobin_assign"
+    expected = roundrobin_assignor.roundrobin_assign({"orders": ["c1-0", "c2-0"], "x": ["c1-0", "c2-0"]}, partitions)
     assert explanation.owners == {f"{t}:{p}": tid for (t, p), tid in expected.items()}
     assert zk_assign(members, partitions, "roundrobin") == expected
 

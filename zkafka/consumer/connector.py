@@ -25,7 +25,7 @@ import gevent.lock
 from gevent.queue import Queue
 from kazoo.client import KazooState
 
-from zkafka.assignment.range_assignor import Assignor
+from zkafka.assignment.assignor import Assignor
 from zkafka.config import Config
 from zkafka.consumer.membership import ConsumerIdConflictError, GroupDirs, GroupMembership
 from zkafka.consumer.ownership import OwnedPartitions, PartitionFetcher

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from zkafka.assignment.range_assignor import Assignor, assign
+from zkafka.assignment.assignor import Assignor
+from zkafka.assignment.range_assignor import assign
 from zkafka.config07 import ConsumerConfig
 from zkafka.consumer.connector import BaseConsumerConnector, ConnectorSettings, ConsumerIdConflictError
 from zkafka.consumer.fetcher07 import Fetcher, latest_offsets

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Mapping
 from functools import partial
 
-from zkafka.assignment.range_assignor import ASSIGNORS, Assignor
+from zkafka.assignment.assignor import ASSIGNORS, Assignor
 from zkafka.config08 import ConsumerConfig08
 from zkafka.consumer.connector import BaseConsumerConnector, ConnectorSettings
 from zkafka.consumer.fetcher08 import Fetcher08

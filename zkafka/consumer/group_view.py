@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from kazoo.exceptions import NoNodeError
 
-from zkafka.assignment.range_assignor import Assignor, assign, member_share
+from zkafka.assignment.assignor import Assignor, member_share
+from zkafka.assignment.range_assignor import assign
 from zkafka.topic_count import TopicCount
 from zkafka.topic_count07 import parse_topic_count
 from zkafka.zk.paths07 import Broker

@@ -4,7 +4,7 @@ The 0.8 layout keys partitions by id (``/brokers/topics/<t>`` holds ``{"partitio
 members register JSON. The rebalance needs no broker: a partition's leader is found later by the fetcher,
 from the brokers' metadata. ``read_group_view08`` does the reads and arms the watches 0.8.2 arms (the
 member list, each subscribed topic's assignment, ``/brokers/topics`` for wildcards); the ``GroupView08`` it
-returns is plain data, divided by a pure assignor (``zkafka.assignment.range_assignor``: range or roundrobin).
+returns is plain data, divided by a pure assignor (``zkafka.assignment``: range or roundrobin).
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ import gevent
 import gevent.event
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
-from zkafka.assignment.range_assignor import Assignor
+from zkafka.assignment.assignor import Assignor
 from zkafka.consumer.group_view import GroupView, get_many
 from zkafka.consumer.membership import GroupDirs, GroupMembership
 from zkafka.consumer.ownership import OwnedPartitions, PartitionKey, release

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from zkafka.assignment.assignor import owned_by
 from zkafka.assignment.range_assignor import (
     assign,
     broker_partitions,
-    owned_by,
     parse_partition_name,
     partition_name,
     range_assign,

@@ -1,4 +1,4 @@
-"""The 0.8 ZooKeeper consumer's assignors (zkafka.assignment.range_assignor): range over partition ids and roundrobin."""
+"""The 0.8 ZooKeeper consumer's assignors (zkafka.assignment): range over partition ids and roundrobin."""
 
 from __future__ import annotations
 
@@ -6,13 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zkafka.assignment.range_assignor import (
-    ASSIGNORS,
-    assign,
-    member_share,
-    roundrobin_assign,
-    topic_partition_hash,
-)
+from zkafka.assignment.assignor import ASSIGNORS, member_share
+from zkafka.assignment.range_assignor import assign
+from zkafka.assignment.roundrobin_assignor import deal, roundrobin_assign, topic_partition_hash
 from zkafka.topic_count import thread_ids
 
 
@@ -107,3 +103,15 @@ def test_both_assignors_give_every_partition_to_exactly_one_thread(partitions, c
     for thread in roundrobin_assign(threads, parts).values():
         loads[thread] += 1
     assert max(loads.values()) - min(loads.values()) <= 1
+
+
+def test_deal_skips_takers_not_subscribed_to_the_topic():
+    ordered = [("a", 0), ("a", 1), ("b", 0), ("b", 1)]
+    assert deal(ordered, ["m1", "m2"]) == {("a", 0): "m1", ("a", 1): "m2", ("b", 0): "m1", ("b", 1): "m2"}
+    topics_of = {"m1": {"a"}, "m2": {"a", "b"}}
+    assert deal(ordered, ["m1", "m2"], topics_of) == {
+        ("a", 0): "m1",
+        ("a", 1): "m2",
+        ("b", 0): "m2",
+        ("b", 1): "m2",
+    }

@@ -7,7 +7,8 @@ from gevent.queue import Queue
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zkafka.assignment.range_assignor import assign, member_share
+from zkafka.assignment.assignor import member_share
+from zkafka.assignment.range_assignor import assign
 from zkafka.consumer.fetcher07 import Fetcher
 from zkafka.consumer.group_view import GroupView, group_threads
 from zkafka.consumer.group_view07 import GroupView07

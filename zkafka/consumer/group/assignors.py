@@ -1,5 +1,6 @@
 """Client-side partition assignors of the "consumer" protocol: range and roundrobin as 0.9's Java assignors,
-and a sticky assignor that moves as few partitions as it can while staying balanced.
+and a sticky assignor that moves as few partitions as it can while staying balanced. The algorithms are
+``zkafka.assignment``'s; this module is the plumbing around them that the broker never sees.
 
 An assignor sees ``partitions_per_topic`` (topic → partition count; topics without metadata are absent) and
 each member's ``Subscription`` (topics and the assignor's ``user_data``) and returns, for every member, the
@@ -17,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple, Protocol
 
+from zkafka.assignment import range_assignor, roundrobin_assignor, sticky_assignor
 from zkafka.errors import InvalidRequestError
 from zkafka.protocol.group_membership import (
     ConsumerProtocolAssignment,
@@ -53,10 +55,12 @@ def _empty(subscriptions: Mapping[str, Subscription]) -> Assignment:
     return {member: {} for member in subscriptions}
 
 
-def _add(assignment: Assignment, member: str, topic: str, partitions: Iterable[int]) -> None:
-    parts = list(partitions)
-    if parts:
-        assignment[member].setdefault(topic, []).extend(parts)
+def _from_owners(subscriptions: Mapping[str, Subscription], owners: Mapping[TopicPartition, str]) -> Assignment:
+    """Member → topic → partitions (in the order ``owners`` gives them) of a partition → member result."""
+    assignment = _empty(subscriptions)
+    for (topic, partition), member in owners.items():
+        assignment[member].setdefault(topic, []).append(partition)
+    return assignment
 
 
 class _NoUserData:
@@ -68,47 +72,36 @@ class _NoUserData:
 
 class RangeAssignor(_NoUserData):
     """0.9's RangeAssignor: per topic, members sorted by id; member i gets ``[n·i + min(i, e), +n + (i < e))``
-    with ``n = P // M`` and ``e = P % M``."""
+    with ``n = P // M`` and ``e = P % M`` (``assignment.range_assignor``, as the ZooKeeper consumers' range)."""
 
     name = "range"
 
     def assign(
         self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
     ) -> Assignment:
-        assignment = _empty(subscriptions)
-        for topic in sorted({t for s in subscriptions.values() for t in s.topics}):
-            count = partitions_per_topic.get(topic)
-            if count is None:
-                continue
-            members = sorted(m for m, s in subscriptions.items() if topic in s.topics)
-            per_member, extra = divmod(count, len(members))
-            for i, member in enumerate(members):
-                start = per_member * i + min(i, extra)
-                _add(assignment, member, topic, range(start, start + per_member + (1 if i < extra else 0)))
-        return assignment
+        members_per_topic: dict[str, list[str]] = {}
+        for member, subscription in subscriptions.items():
+            for topic in subscription.topics:
+                members_per_topic.setdefault(topic, []).append(member)
+        partitions = {t: range(count) for t, count in partitions_per_topic.items() if t in members_per_topic}
+        return _from_owners(subscriptions, range_assignor.assign(members_per_topic, partitions))
 
 
 class RoundRobinAssignor(_NoUserData):
     """0.9's RoundRobinAssignor: all subscribed topics sorted, their partitions in order; each goes to the next
-    member (members sorted, in a circle) subscribed to its topic."""
+    member (members sorted, in a circle) subscribed to its topic (``assignment.roundrobin_assignor.deal``)."""
 
     name = "roundrobin"
 
     def assign(
         self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
     ) -> Assignment:
-        assignment = _empty(subscriptions)
         members = sorted(subscriptions)
         if not members:
-            return assignment
-        subscribed = {m: set(subscriptions[m].topics) for m in members}
-        at = 0
-        for topic, partition in all_partitions_sorted(partitions_per_topic, subscriptions):
-            while topic not in subscribed[members[at]]:
-                at = (at + 1) % len(members)
-            _add(assignment, members[at], topic, [partition])
-            at = (at + 1) % len(members)
-        return assignment
+            return _empty(subscriptions)
+        topics_of = {m: set(subscriptions[m].topics) for m in members}
+        ordered = all_partitions_sorted(partitions_per_topic, subscriptions)
+        return _from_owners(subscriptions, roundrobin_assignor.deal(ordered, members, topics_of))
 
 
 def all_partitions_sorted(
@@ -148,15 +141,8 @@ def decode_sticky_user_data(data: bytes | None) -> tuple[list[TopicPartition], i
 
 
 class StickyAssignor:
-    """Balanced like roundrobin, but every member keeps what it owned unless balance requires a move.
-
-    Steps: (1) each member keeps the partitions it owned that still exist and that it still subscribes to
-    (a partition claimed twice goes to the later generation); (2) the other partitions go one by one, in
-    order, to the eligible member with the fewest; (3) while some member has at least two more partitions
-    than another member subscribed to one of them, one such partition moves from the fullest to the emptiest.
-    With equal subscriptions every member ends with ``P // M`` or ``P // M + 1`` partitions; a member leaving
-    moves only its partitions, a member joining takes only what balance requires.
-    """
+    """Balanced like roundrobin, but every member keeps what it owned unless balance requires a move
+    (``assignment.sticky_assignor.sticky_assign``); a member's user data says what it owned, since when."""
 
     name = "sticky"
 
@@ -168,55 +154,10 @@ class StickyAssignor:
     ) -> Assignment:
         members = sorted(subscriptions)
         topics_of = {m: set(subscriptions[m].topics) for m in members}
-        valid = set(all_partitions_sorted(partitions_per_topic, subscriptions))
-        owned: dict[str, list[TopicPartition]] = {m: [] for m in members}
-        claim: dict[TopicPartition, tuple[int, str]] = {}  # partition -> (generation, member) keeping it
-        for member in members:
-            previous, generation = decode_sticky_user_data(subscriptions[member].user_data)
-            for tp in previous:
-                if tp not in valid or tp[0] not in topics_of[member]:
-                    continue
-                holder = claim.get(tp)
-                if holder is None or generation > holder[0]:
-                    claim[tp] = (generation, member)
-        for tp, (_, member) in sorted(claim.items()):
-            owned[member].append(tp)
-        eligible = {tp: [m for m in members if tp[0] in topics_of[m]] for tp in valid}
-        for tp in sorted(valid - claim.keys()):
-            target = min(eligible[tp], key=lambda m: (len(owned[m]), m))
-            owned[target].append(tp)
-        _balance(owned, eligible)
-        assignment = _empty(subscriptions)
-        for member, tps in owned.items():
-            for topic, partition in sorted(tps):
-                _add(assignment, member, topic, [partition])
-        return assignment
-
-
-def _balance(owned: dict[str, list[TopicPartition]], eligible: Mapping[TopicPartition, list[str]]) -> None:
-    """Move partitions from the fullest member to an emptier eligible one while that narrows the gap by 2+.
-
-    Each move lowers the sum of squared counts, so the loop ends. Deterministic: members by (count, id),
-    a donor's partitions in order.
-    """
-    while True:
-        moved = False
-        for donor in sorted(owned, key=lambda m: (-len(owned[m]), m)):
-            best = None
-            for tp in sorted(owned[donor]):
-                for receiver in eligible[tp]:
-                    if len(owned[donor]) - len(owned[receiver]) > 1 and (
-                        best is None or (len(owned[receiver]), receiver) < (len(owned[best[1]]), best[1])
-                    ):
-                        best = (tp, receiver)
-            if best is not None:
-                tp, receiver = best
-                owned[donor].remove(tp)
-                owned[receiver].append(tp)
-                moved = True
-                break
-        if not moved:
-            return
+        previous = {m: decode_sticky_user_data(subscriptions[m].user_data) for m in members}
+        valid = all_partitions_sorted(partitions_per_topic, subscriptions)
+        owned = sticky_assignor.sticky_assign(valid, topics_of, previous)
+        return _from_owners(subscriptions, {tp: m for m, tps in owned.items() for tp in sorted(tps)})
 
 
 ASSIGNORS: dict[str, type] = {
