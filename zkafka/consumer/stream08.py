@@ -258,65 +258,100 @@ def _decode(
     items: list[MessageAndMetadata08],
     next_offset: int,
 ) -> tuple[list[MessageAndMetadata08], KafkaError | None, int | None, int]:
-    new_item, cls = _new_item, MessageAndMetadata08
-    head, unpack_int, crc32 = _unpack_head, _unpack_int, zlib.crc32
-    append = items.append
-    end = len(data)
     pos = start
-    lib = native.lib
     while True:
-        if lib is not None:  # the same fast path, compiled
-            pos, last = lib.decode(data, 8, pos, 0, fetch_offset, _LAYOUT, (topic, partition), items)
-            next_offset = max(next_offset, last + 1)
-        # The fast path: a whole plain message with a good CRC, read with two unpacks.
-        while end - pos >= _HEAD_SIZE:
-            offset, size, crc, magic, attributes, key_size = head(data, pos)
-            after = pos + 12 + size
-            if magic or attributes & CODEC_MASK or size < MIN_MESSAGE_SIZE or after > end:
-                break
-            if crc32(data[pos + 16 : after]) != crc:
-                break
-            if key_size < 0:
-                key, at = None, pos + 22
-            else:
-                key, at = data[pos + 22 : pos + 22 + key_size], pos + 22 + key_size
-            if at + 4 > after:
-                break
-            (value_size,) = unpack_int(data, at)
-            if at + 4 + value_size > after:
-                break
-            if offset >= fetch_offset:
-                value = data[at + 4 : at + 4 + value_size] if value_size >= 0 else None
-                append(new_item(cls, (key, value, topic, partition, offset)))
-            if offset >= next_offset:
-                next_offset = offset + 1
-            pos = after
+        pos, next_offset = _plain_run(data, fetch_offset, topic, partition, pos, items, next_offset)
         # Anything else (a wrapper, a short or bad entry, the end): one entry through the checked walk.
         try:
-            entry = next(walk(data, FORMAT08, pos), None)
-            if entry is None:
-                return items, None, None, next_offset  # the end, or a partial entry
-            _, after, magic, attributes, crc, body = entry
-            (offset,) = _unpack_offset(data, pos)
-            if attributes & CODEC_MASK:
-                try:
-                    inner = entry_messages(
-                        data, FORMAT08, pos, after, magic, attributes, crc, body, 0, max_inflated
-                    )
-                except KafkaError as err:
-                    return items, in_partition(err, topic, partition), after, max(next_offset, offset + 1)
-                for inner_offset, message in inner:
-                    if inner_offset >= fetch_offset:
-                        append(new_item(cls, (message.key, message.value, topic, partition, inner_offset)))
-            elif offset >= fetch_offset:
-                key, value = key_value(data, pos, after)
-                append(new_item(cls, (key, value, topic, partition, offset)))
+            read = _checked_entry(data, fetch_offset, topic, partition, pos, max_inflated, items)
         except KafkaError as err:
             resume = getattr(err, "resume", None)
             if resume is not None:
                 (bad_offset,) = _unpack_offset(data, err.position)
                 next_offset = max(next_offset, bad_offset + 1)
             return items, in_partition(err, topic, partition), resume, next_offset
+        if read is None:
+            return items, None, None, next_offset  # the end, or a partial entry
+        offset, after, error = read
+        if error is not None:
+            return items, in_partition(error, topic, partition), after, max(next_offset, offset + 1)
         if offset >= next_offset:
             next_offset = offset + 1
         pos = after
+
+
+def _plain_run(
+    data: bytes,
+    fetch_offset: int,
+    topic: str,
+    partition: int,
+    pos: int,
+    items: list[MessageAndMetadata08],
+    next_offset: int,
+) -> tuple[int, int]:
+    """The fast path: whole plain messages with good CRCs from ``pos`` on, each read with two unpacks (by the
+    native core first, when built); ``(where the run stopped, next_offset)``."""
+    lib = native.lib
+    if lib is not None:  # the same fast path, compiled
+        pos, last = lib.decode(data, 8, pos, 0, fetch_offset, _LAYOUT, (topic, partition), items)
+        next_offset = max(next_offset, last + 1)
+    new_item, cls = _new_item, MessageAndMetadata08
+    head, unpack_int, crc32 = _unpack_head, _unpack_int, zlib.crc32
+    append = items.append
+    end = len(data)
+    while end - pos >= _HEAD_SIZE:
+        offset, size, crc, magic, attributes, key_size = head(data, pos)
+        after = pos + 12 + size
+        if magic or attributes & CODEC_MASK or size < MIN_MESSAGE_SIZE or after > end:
+            break
+        if crc32(data[pos + 16 : after]) != crc:
+            break
+        if key_size < 0:
+            key, at = None, pos + 22
+        else:
+            key, at = data[pos + 22 : pos + 22 + key_size], pos + 22 + key_size
+        if at + 4 > after:
+            break
+        (value_size,) = unpack_int(data, at)
+        if at + 4 + value_size > after:
+            break
+        if offset >= fetch_offset:
+            value = data[at + 4 : at + 4 + value_size] if value_size >= 0 else None
+            append(new_item(cls, (key, value, topic, partition, offset)))
+        if offset >= next_offset:
+            next_offset = offset + 1
+        pos = after
+    return pos, next_offset
+
+
+def _checked_entry(
+    data: bytes,
+    fetch_offset: int,
+    topic: str,
+    partition: int,
+    pos: int,
+    max_inflated: int,
+    items: list[MessageAndMetadata08],
+) -> tuple[int, int, KafkaError | None] | None:
+    """The entry at ``pos`` read through the checked walk, its messages at or past ``fetch_offset`` appended:
+    ``(its offset, the position after it, None)``, or the error of a wrapper that cannot be inflated in place
+    of None; None at the end or before a partial entry. A bad entry raises its KafkaError."""
+    entry = next(walk(data, FORMAT08, pos), None)
+    if entry is None:
+        return None
+    _, after, magic, attributes, crc, body = entry
+    (offset,) = _unpack_offset(data, pos)
+    if attributes & CODEC_MASK:
+        try:
+            inner = entry_messages(data, FORMAT08, pos, after, magic, attributes, crc, body, 0, max_inflated)
+        except KafkaError as err:
+            return offset, after, err
+        for inner_offset, message in inner:
+            if inner_offset >= fetch_offset:
+                items.append(
+                    _new_item(MessageAndMetadata08, (message.key, message.value, topic, partition, inner_offset))
+                )
+    elif offset >= fetch_offset:
+        key, value = key_value(data, pos, after)
+        items.append(_new_item(MessageAndMetadata08, (key, value, topic, partition, offset)))
+    return offset, after, None

@@ -15,7 +15,7 @@ import random
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from types import SimpleNamespace
 from typing import Any, BinaryIO, TextIO
 
@@ -44,11 +44,13 @@ def group_config(options: ConsoleOptions, bootstrap: str, group: str) -> dict[st
 
 
 class _Printed:
-    """Next offsets of what was printed, committed on a timer, on revocation and at the end."""
+    """How many messages were printed and the next offsets of what was printed, committed on a timer, on
+    revocation and at the end."""
 
     def __init__(self, interval_ms: int) -> None:
         self.consumer: GroupConsumer | None = None
         self.pending: dict[TopicPartition, int] = {}
+        self.count = 0  # messages printed
         self.interval_s = interval_ms / 1000.0
         self.due = time.monotonic() + self.interval_s
 
@@ -90,7 +92,6 @@ def run_group(
     printed = _Printed(options.autocommit_interval_ms)
     stop = Event()
     handlers = [gevent.signal_handler(s, stop.set) for s in (signal.SIGINT, signal.SIGTERM)]
-    count = 0
     consumer = GroupConsumer(group_config(options, bootstrap, group))
     printed.consumer = consumer
     try:
@@ -100,33 +101,7 @@ def run_group(
             consumer.subscribe(pattern=options.whitelist, listener=printed)
         if on_start is not None:
             on_start(consumer)
-        limit = options.max_messages
-        idle_since = time.monotonic()
-        timeout_s = options.consumer_timeout_ms / 1000.0
-        while not stop.is_set() and (limit is None or count < limit):
-            batch = consumer.poll(100)
-            for tp, records in sorted(batch.items()):
-                for record in records:
-                    if limit is not None and count >= limit:
-                        break
-                    item = SimpleNamespace(
-                        topic=tp.topic,
-                        partition=tp.partition,
-                        offset=record.offset,
-                        key=record.key,
-                        message=record.value,
-                    )
-                    out.write(formatter(item))
-                    printed.pending[tp] = record.offset + 1
-                    count += 1
-            out.flush()
-            now = time.monotonic()
-            if batch or not consumer.assignment():  # the timeout runs once partitions are assigned
-                idle_since = now
-            elif timeout_s >= 0 and now - idle_since >= timeout_s:
-                break
-            if now >= printed.due:
-                printed.commit()
+        _consume(consumer, options, formatter, printed, out, stop)
     except BrokenPipeError:
         pass
     finally:
@@ -136,5 +111,55 @@ def run_group(
             printed.commit()
         finally:
             consumer.close()
-        print(f"Consumed {count} messages", file=err)
-    return count
+        print(f"Consumed {printed.count} messages", file=err)
+    return printed.count
+
+
+def _consume(
+    consumer: GroupConsumer,
+    options: ConsoleOptions,
+    formatter: MessageFormatter08,
+    printed: _Printed,
+    out: BinaryIO,
+    stop: Event,
+) -> None:
+    """Poll and print until ``max_messages``, ``stop`` or ``consumer.timeout.ms`` without a message once
+    partitions are assigned; commit what was printed every ``auto.commit.interval.ms``."""
+    limit = options.max_messages
+    idle_since = time.monotonic()
+    timeout_s = options.consumer_timeout_ms / 1000.0
+    while not stop.is_set() and (limit is None or printed.count < limit):
+        batch = consumer.poll(100)
+        _print_batch(batch, formatter, printed, out, limit)
+        now = time.monotonic()
+        if batch or not consumer.assignment():  # the timeout runs once partitions are assigned
+            idle_since = now
+        elif timeout_s >= 0 and now - idle_since >= timeout_s:
+            break
+        if now >= printed.due:
+            printed.commit()
+
+
+def _print_batch(
+    batch: Mapping[TopicPartition, list],
+    formatter: MessageFormatter08,
+    printed: _Printed,
+    out: BinaryIO,
+    limit: int | None,
+) -> None:
+    """Print a poll's records, partitions in order, up to ``limit`` printed in all; note each one's next offset."""
+    for tp, records in sorted(batch.items()):
+        for record in records:
+            if limit is not None and printed.count >= limit:
+                break
+            item = SimpleNamespace(
+                topic=tp.topic,
+                partition=tp.partition,
+                offset=record.offset,
+                key=record.key,
+                message=record.value,
+            )
+            out.write(formatter(item))
+            printed.pending[tp] = record.offset + 1
+            printed.count += 1
+    out.flush()

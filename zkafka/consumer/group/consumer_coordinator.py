@@ -29,24 +29,17 @@ from gevent.lock import RLock
 from zkafka.client08.channel import check_error
 from zkafka.consumer.group.assignors import Assignor, assign_group, decode_assignment, subscription_metadata
 from zkafka.consumer.group.cluster import Cluster
+from zkafka.consumer.group.offsets import committed_offsets, offset_commit_request, offset_fetch_request
 from zkafka.consumer.group.subscription import OffsetAndMetadata, SubscriptionState, TopicPartition
 from zkafka.errors import FencedInstanceIdError, KafkaError
 from zkafka.network.client import BlockingChannel
 from zkafka.protocol import group_membership
 from zkafka.protocol.errors import ErrorCode, error_name
-from zkafka.protocol.offset_commit import (
-    GroupCoordinatorRequestV0,
-    OffsetCommitRequestPartitionV0,
-    OffsetCommitRequestTopicV0,
-    OffsetCommitRequestV2,
-    OffsetFetchRequestTopic,
-    OffsetFetchRequestV1,
-)
+from zkafka.protocol.offset_commit import GroupCoordinatorRequestV0
 
 log = logging.getLogger(__name__)
 
 NO_GENERATION = -1
-DEFAULT_RETENTION = -1
 
 # answers that mean "look for the coordinator again"
 COORDINATOR_LOST = {ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR_FOR_GROUP}
@@ -328,18 +321,12 @@ class ConsumerCoordinator:
         CommitFailedError if the group rebalanced (the partitions may be someone else's now)."""
         if not offsets:
             return
-        by_topic: dict[str, list] = {}
-        for tp, value in sorted(offsets.items()):
-            by_topic.setdefault(tp.topic, []).append(
-                OffsetCommitRequestPartitionV0(tp.partition, value.offset, value.metadata)
-            )
         managed = self.subscriptions.auto_assigned
-        request = OffsetCommitRequestV2(
+        request = offset_commit_request(
             self.group_id,
             self.generation if managed else NO_GENERATION,
             self.member_id if managed else "",
-            DEFAULT_RETENTION,
-            [OffsetCommitRequestTopicV0(t, ps) for t, ps in by_topic.items()],
+            offsets,
         )
         while True:
             self.ensure_coordinator_known(deadline)
@@ -372,12 +359,7 @@ class ConsumerCoordinator:
         self, partitions: Sequence[TopicPartition], deadline: float
     ) -> dict[TopicPartition, OffsetAndMetadata | None]:
         """OffsetFetch v1: each partition's committed offset (None where nothing was committed)."""
-        by_topic: dict[str, list[int]] = {}
-        for tp in partitions:
-            by_topic.setdefault(tp.topic, []).append(tp.partition)
-        request = OffsetFetchRequestV1(
-            self.group_id, [OffsetFetchRequestTopic(t, ps) for t, ps in by_topic.items()]
-        )
+        request = offset_fetch_request(self.group_id, partitions)
         while True:
             self.ensure_coordinator_known(deadline)
             try:
@@ -385,16 +367,7 @@ class ConsumerCoordinator:
             except CoordinatorLostError as exc:
                 why: Any = exc
             else:
-                out: dict[TopicPartition, OffsetAndMetadata | None] = {}
-                errors = set()
-                for t in response.topics:
-                    for p in t.partitions:
-                        if p.error:
-                            errors.add(p.error)
-                        elif p.offset >= 0:
-                            out[TopicPartition(t.topic, p.partition)] = OffsetAndMetadata(
-                                p.offset, p.metadata or ""
-                            )
+                out, errors = committed_offsets(response)
                 if not errors:
                     return {tp: out.get(tp) for tp in partitions}
                 error = min(errors)
