@@ -19,7 +19,6 @@ from kazoo.exceptions import NoNodeError
 from zkafka.assignment.assignor import Assignor, member_share
 from zkafka.assignment.range_assignor import assign
 from zkafka.topic_count import TopicCount
-from zkafka.topic_count07 import parse_topic_count
 from zkafka.zk.paths07 import Broker
 
 if TYPE_CHECKING:
@@ -52,10 +51,10 @@ def group_threads(
     member_counts: Mapping[str, str | None],
     all_topics: Iterable[str],
     topics: Iterable[str] | None,
-    parse: Callable[[str, str], TopicCount] = parse_topic_count,
+    parse: Callable[[str, str], TopicCount],
 ) -> dict[str, list[str]]:
     """Every member's thread ids for each of ``topics`` (None: every topic any member has), from the members'
-    registered topic counts, read with ``parse`` (the 0.7 form by default).
+    registered topic counts, read with the line's ``parse``.
 
     ``member_counts`` maps a consumer id to its ``/consumers/<g>/ids/<id>`` value (None: it left after the
     listing). A value that cannot be read is logged and its member left out.

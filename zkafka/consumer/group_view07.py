@@ -14,6 +14,7 @@ from zkafka.assignment.range_assignor import broker_partitions
 from zkafka.consumer.group_view import GroupView, children, get_many, group_threads
 from zkafka.errors import KafkaError
 from zkafka.topic_count import TopicCount, WildcardTopicCount
+from zkafka.topic_count07 import parse_topic_count
 from zkafka.zk.paths import BROKER_IDS_PATH, BROKER_TOPICS_PATH, ZKGroupDirs
 from zkafka.zk.paths07 import Broker, BrokerPartition, broker_topic_path
 
@@ -56,7 +57,10 @@ def read_group_view(
     consumers = sorted(children(zk, dirs.consumer_registry_dir, watch))
     values = get_many(zk, [dirs.consumer_path(c) for c in consumers])
     threads_per_topic = group_threads(
-        {member: values[dirs.consumer_path(member)] for member in consumers}, all_topics, my_threads
+        {member: values[dirs.consumer_path(member)] for member in consumers},
+        all_topics,
+        my_threads,
+        parse_topic_count,
     )
 
     partitions_per_topic: dict[str, list[str]] = {}

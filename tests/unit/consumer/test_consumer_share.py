@@ -16,6 +16,7 @@ from zkafka.consumer.membership import GroupMembership
 from zkafka.consumer.ownership import OwnedPartitions
 from zkafka.consumer.partition_state import PartitionTopicInfo
 from zkafka.errors import KafkaError
+from zkafka.topic_count07 import parse_topic_count
 from zkafka.zk.paths import ZKGroupDirs
 from zkafka.zk.paths07 import Broker, BrokerPartition
 
@@ -71,9 +72,9 @@ def test_group_threads_reads_every_members_topic_count():
         "g_gone": None,  # left between the listing and the read
         "g_bad": "{not json",
     }
-    with_topics = group_threads(counts, ["t", "u", "v", "w"], ["t", "u"])
+    with_topics = group_threads(counts, ["t", "u", "v", "w"], ["t", "u"], parse_topic_count)
     assert with_topics == {"t": ["g_a-0", "g_a-1", "g_b-0"], "u": ["g_a-0"]}
-    assert group_threads({}, ["t"], ["t"]) == {"t": []}
+    assert group_threads({}, ["t"], ["t"], parse_topic_count) == {"t": []}
 
 
 def test_locate_names_the_partition_and_its_broker():
