@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 from tests.support.bombs import bomb_set08
 from zkafka.protocol import v08
 from zkafka.protocol.api_keys import API_VERSIONS
+from zkafka.protocol.flexible import CompactArray, _CompactBytes, _CompactString, unsigned_varint_size
 from zkafka.protocol.schema import Schema
 from zkafka.protocol.types import Array, Fixed, _Bytes, _MessageSet, _String
 from zkafka.records import format08
@@ -77,7 +78,7 @@ class Frame(NamedTuple):
 class Field(NamedTuple):
     pos: int  # in the frame, size prefix included
     size: int
-    kind: str  # "int", "count", "string", "bytes", "set"
+    kind: str  # "int", "count", "string", "bytes", "set", "varint" (a flexible length or tag count)
 
 
 def corrupt_set() -> bytes:
@@ -92,19 +93,19 @@ def sample(schema: Schema, message_set: bytes, topic: str = VICTIM) -> Any:
     values = []
     for field, kind in schema.fields:
         values.append(_sample_field(field, kind, message_set, topic))
-    return schema.record._make(values)
+    return schema.record(*values)  # a flexible schema's tagged fields keep their defaults
 
 
 def _sample_field(field: str, kind: Any, message_set: bytes, topic: str) -> Any:
-    if isinstance(kind, Array):
+    if isinstance(kind, Array | CompactArray):
         return [_sample_field(field, kind.item, message_set, topic)]
     if isinstance(kind, Schema):
         return sample(kind, message_set, topic)
     if isinstance(kind, _MessageSet):
         return message_set
-    if isinstance(kind, _String):
+    if isinstance(kind, _String | _CompactString):
         return topic if field in ("topic", "topics") else _STRINGS.get(field, "fuzz")
-    if isinstance(kind, _Bytes):
+    if isinstance(kind, _Bytes | _CompactBytes):
         return b"fuzz"
     if isinstance(kind, Fixed):
         return _INTS.get(field, 0)
@@ -118,15 +119,31 @@ def layout(frame: bytes, api_key: int, api_version: int, body: Any) -> list[Fiel
     if v08.has_client_id(api_key, api_version):
         fields.append(Field(pos, 2, "string"))
         pos += 2 + struct.unpack_from(">h", frame, pos)[0]
+    if v08.request_header_version(body) == 2:
+        fields.append(Field(pos, 1, "varint"))  # the header's empty tag buffer
+        pos += 1
     _walk(body.SCHEMA, body, pos, fields)
     return fields
 
 
 def _walk(kind: Any, value: Any, pos: int, out: list[Field]) -> int:
     if isinstance(kind, Schema):
-        for field_type, item in zip(kind.types, value, strict=True):
+        for field_type, item in zip(kind.types, value[: len(kind.types)], strict=True):
             pos = _walk(field_type, item, pos, out)
+        if kind.flexible:  # an empty tag buffer
+            out.append(Field(pos, 1, "varint"))
+            pos += 1
         return pos
+    if isinstance(kind, CompactArray):
+        out.append(Field(pos, unsigned_varint_size(len(value) + 1), "varint"))
+        pos += out[-1].size
+        for item in value:
+            pos = _walk(kind.item, item, pos, out)
+        return pos
+    if isinstance(kind, _CompactBytes):  # strings too: the length + 1, then the bytes
+        data = value.encode("utf-8") if isinstance(value, str) else value
+        out.append(Field(pos, unsigned_varint_size(len(data) + 1), "varint"))
+        return pos + kind.size(value)
     if isinstance(kind, Array):
         out.append(Field(pos, kind.count.fmt.size, "count"))
         pos += kind.count.fmt.size

@@ -10,6 +10,8 @@ not know must still read the answer. Pure: bytes in, values out.
 
 from __future__ import annotations
 
+from typing import Any
+
 from zkafka.protocol.api_keys import API_VERSIONS, api_struct
 from zkafka.protocol.flexible import TaggedField
 from zkafka.protocol.schema import struct_class
@@ -60,3 +62,17 @@ ApiVersionsResponseV3 = api_struct(
         TaggedField(3, "zk_migration_ready", Boolean, False),
     ),
 )
+
+API_VERSIONS_APIS = (
+    (ApiVersionsRequestV0, ApiVersionsResponseV0),
+    (ApiVersionsRequestV1, ApiVersionsResponseV1),
+    (ApiVersionsRequestV2, ApiVersionsResponseV2),
+    (ApiVersionsRequestV3, ApiVersionsResponseV3),
+)
+
+
+def api_versions_response(version: int, error: int, ranges: list) -> Any:
+    """The ApiVersions answer of ``version`` (0-3): from v1 with a throttle time of 0 (zkafka has no quotas),
+    v3 without feature tags (zkafka has no feature versioning)."""
+    response_class = API_VERSIONS_APIS[version][1]
+    return response_class(error, ranges) if version == 0 else response_class(error, ranges, 0)

@@ -4,7 +4,7 @@ Request frame: ``int32 size | int16 api_key | int16 api_version | int32 correlat
 body`` (ControlledShutdown v0 has no client id). Response frame: ``int32 size | int32 correlation_id | body``.
 A flexible version's (KIP-482) headers add a tag buffer: after the client id (request header v2) and after
 the correlation id (response header v1, never for ApiVersions).
-``SCHEMAS`` maps every (api_key, version) a 0.9.0.1 broker answers, plus ApiVersions v0, to its request and
+``SCHEMAS`` maps every (api_key, version) a 0.9.0.1 broker answers, plus ApiVersions v0-v3, to its request and
 response classes, declared per API family: ``produce``, ``fetch``, ``offsets`` (ListOffsets), ``metadata``,
 ``offset_commit`` (OffsetCommit, OffsetFetch, GroupCoordinator), ``api_versions``, ``inter_broker`` and
 ``group_membership``. Pure: bytes in, values out.
@@ -16,7 +16,7 @@ import struct
 from typing import Any, NamedTuple
 
 from zkafka.protocol.api_keys import API_NAMES, API_VERSIONS, CONTROLLED_SHUTDOWN, PRODUCE
-from zkafka.protocol.api_versions import ApiVersionRange, ApiVersionsRequestV0, ApiVersionsResponseV0
+from zkafka.protocol.api_versions import API_VERSIONS_APIS, ApiVersionRange, ApiVersionsRequestV0
 from zkafka.protocol.errors import InvalidRequestError
 from zkafka.protocol.fetch import FetchRequestV0, FetchRequestV1, FetchResponseV0, FetchResponseV1
 from zkafka.protocol.flexible import read_tag_buffer
@@ -72,7 +72,7 @@ CLIENT_APIS = (
     (OffsetFetchRequestV0, OffsetFetchResponseV0),
     (OffsetFetchRequestV1, OffsetFetchResponseV1),
     (GroupCoordinatorRequestV0, GroupCoordinatorResponseV0),
-    (ApiVersionsRequestV0, ApiVersionsResponseV0),
+    *API_VERSIONS_APIS,
 )
 
 SCHEMAS: dict[tuple[int, int], tuple[type, type]] = {
@@ -149,16 +149,16 @@ def decode_request(frame: bytes | bytearray | memoryview) -> Request:
     """Parse a request frame (the bytes after the ``int32 size``). An unknown key or version, a truncated or
     malformed body, or bytes after it raise InvalidRequestError: the server closes that connection.
 
-    The one exception is an ApiVersions request newer than v0 (kafka-python 2.3 opens with v4, librdkafka
-    with v3): as later brokers do, it is read as a v0 request whose header keeps the version asked for (its
-    flexible header and body are skipped), so the answer can be a v0 UNSUPPORTED_VERSION with the ranges."""
+    The one exception is an ApiVersions request newer than v3 (kafka-python 2.3 opens with v4): as later
+    brokers do (KIP-511), it is read as a v0 request whose header keeps the version asked for (its flexible
+    header and body are skipped), so the answer can be a v0 UNSUPPORTED_VERSION with the ranges."""
     reader = Reader(frame)
     api_key = reader.unpack(Int16.fmt)
     api_version = reader.unpack(Int16.fmt)
     correlation_id = reader.unpack(Int32.fmt)
-    if api_key == API_VERSIONS and api_version > 0:
-        return Request(api_key, api_version, correlation_id, None, ApiVersionsRequestV0())
     entry = SCHEMAS.get((api_key, api_version))
+    if entry is None and api_key == API_VERSIONS and api_version > 0:
+        return Request(api_key, api_version, correlation_id, None, ApiVersionsRequestV0())
     if entry is None:
         name = API_NAMES.get(api_key, "unknown API")
         raise InvalidRequestError(f"{name} (key {api_key}) version {api_version} is not supported")

@@ -43,7 +43,7 @@ from zkafka.protocol.api_keys import (
     OFFSET_FETCH,
     PRODUCE,
 )
-from zkafka.protocol.api_versions import ApiVersionsResponseV0
+from zkafka.protocol.api_versions import API_VERSIONS_APIS, api_versions_response
 from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.fetch import (
     CONSUMER_REPLICA_ID,
@@ -120,7 +120,8 @@ class KafkaApis:
             self._handlers.update(group_apis.handlers())
             self._handlers[(PRODUCE, 1)] = self.handle_produce
             self._handlers[(FETCH, 1)] = self.handle_fetch
-        self._handlers[(API_VERSIONS, 0)] = self.handle_api_versions
+        for version in range(len(API_VERSIONS_APIS)):
+            self._handlers[(API_VERSIONS, version)] = self.handle_api_versions
         if replica_apis is not None:
             self._handlers.update(replica_apis.handlers())
 
@@ -139,10 +140,14 @@ class KafkaApis:
     # -- ApiVersions --------------------------------------------------------------------------------------
 
     def handle_api_versions(self, request: v08.Request) -> list:
-        """The ranges this broker serves; a version newer than v0 gets them in a v0 response with
-        UNSUPPORTED_VERSION, as later brokers answer it, so the client asks again with v0."""
-        error = ErrorCode.UNSUPPORTED_VERSION if request.api_version > 0 else ErrorCode.NONE
-        body = ApiVersionsResponseV0(error, v08.api_version_ranges(self._handlers))
+        """The ranges this broker serves, in the version asked for (v0-v3); a newer version gets them in a v0
+        response with UNSUPPORTED_VERSION, as later brokers answer it (KIP-511), so the client asks again
+        with the highest version both speak."""
+        ranges = v08.api_version_ranges(self._handlers)
+        if (API_VERSIONS, request.api_version) in self._handlers:
+            body = api_versions_response(request.api_version, ErrorCode.NONE, ranges)
+        else:
+            body = api_versions_response(0, ErrorCode.UNSUPPORTED_VERSION, ranges)
         return v08.encode_response(request.correlation_id, body)
 
     # -- Produce ------------------------------------------------------------------------------------------

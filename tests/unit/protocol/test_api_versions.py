@@ -1,4 +1,5 @@
-"""Golden bytes of ApiVersions v1-v3 and of the flexible headers (request header v2, response header v1).
+"""Golden bytes of ApiVersions v1-v3 and of the flexible headers (request header v2, response header v1),
+both ways through the v08 codec, and cross-checked with kafka-python's classes.
 
 Hand-assembled from Kafka's message JSON field tables (ApiVersionsRequest/Response, RequestHeader,
 ResponseHeader): v1/v2 requests are empty; v3's names the client software in compact strings and ends with a
@@ -13,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from tests.unit.protocol.golden08 import CLIENT_ID, CORRELATION_ID, hexbytes
+from tests.unit.protocol.test_v08_client import check_request, check_response
 from zkafka.protocol import v08
 from zkafka.protocol.api_keys import METADATA, api_struct
 from zkafka.protocol.api_versions import (
@@ -86,17 +88,32 @@ RESPONSES = [
 
 @pytest.mark.parametrize(("body", "frame_hex"), REQUESTS)
 def test_request_golden_bytes(body, frame_hex):
-    frame = hexbytes(frame_hex)
-    assert v08.encode_request(body, CORRELATION_ID, CLIENT_ID) == frame
-    header = 4 + 8 + 5 + body.SCHEMA.flexible  # size, key, version, correlation id, "cli" (+ tag buffer)
-    assert type(body).decode(frame[header:]) == body
+    check_request(body, frame_hex)
 
 
 @pytest.mark.parametrize(("body", "frame_hex"), RESPONSES)
 def test_response_golden_bytes(body, frame_hex):
-    frame = hexbytes(frame_hex)
-    assert b"".join(v08.encode_response(CORRELATION_ID, body)) == frame
-    assert type(body).decode(frame[8:]) == body
+    check_response(body, frame_hex)
+
+
+def test_a_flexible_request_header_skips_the_tags_it_does_not_know():
+    frame = hexbytes("0012 0003 00000007 0003 636c69 | 01 05 02 abcd | 07 7a6b61666b61 04 312e30 00")
+    request = v08.decode_request(frame)
+    assert (request.client_id, request.body) == ("cli", ApiVersionsRequestV3("zkafka", "1.0"))
+
+
+def test_kafka_python_reads_and_writes_the_same_v3_bytes():
+    api_versions = pytest.importorskip("kafka.protocol.api_versions")
+    theirs = api_versions.ApiVersionsRequest_v3("zkafka", "1.0", {})
+    header = theirs.build_header(CORRELATION_ID, CLIENT_ID)  # its v2 header: FLEXIBLE_VERSION
+    frame = header.encode() + theirs.encode()
+    assert v08.encode_request(ApiVersionsRequestV3("zkafka", "1.0"), CORRELATION_ID, CLIENT_ID) == (
+        len(frame).to_bytes(4, "big") + frame
+    )
+    body = ApiVersionsResponseV3(0, [Range3(0, 0, 1), Range3(18, 0, 3)], 0).encode()
+    decoded = api_versions.ApiVersionsResponse_v3.decode(body)
+    assert [tuple(r[:3]) for r in decoded.api_versions] == [(0, 0, 1), (18, 0, 3)]
+    assert decoded.encode() == body
 
 
 def test_a_v3_response_is_written_from_the_classic_ranges_too():

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.unit.protocol import test_group_membership, test_inter_broker, test_v08_client
+from tests.unit.protocol import test_api_versions, test_group_membership, test_inter_broker, test_v08_client
 from tests.unit.protocol.golden08 import hexbytes
 from zkafka.errors import InvalidRequestError
 from zkafka.protocol.api_keys import API_VERSIONS, CONTROLLED_SHUTDOWN, FETCH, PRODUCE
@@ -26,8 +26,18 @@ from zkafka.protocol.v08 import (
     encode_request,
 )
 
-GOLDEN_REQUESTS = [*test_v08_client.REQUESTS, *test_inter_broker.REQUESTS, *test_group_membership.REQUESTS]
-GOLDEN_RESPONSES = [*test_v08_client.RESPONSES, *test_inter_broker.RESPONSES, *test_group_membership.RESPONSES]
+GOLDEN_REQUESTS = [
+    *test_v08_client.REQUESTS,
+    *test_api_versions.REQUESTS,
+    *test_inter_broker.REQUESTS,
+    *test_group_membership.REQUESTS,
+]
+GOLDEN_RESPONSES = [
+    *test_v08_client.RESPONSES,
+    *test_api_versions.RESPONSES,
+    *test_inter_broker.RESPONSES,
+    *test_group_membership.RESPONSES,
+]
 REQUEST_FRAMES = [hexbytes(p.values[1]) for p in GOLDEN_REQUESTS]
 
 
@@ -36,7 +46,7 @@ def test_every_registered_version_has_golden_request_and_response_bytes():
     requests.add((CONTROLLED_SHUTDOWN, 0))  # its own test: the header without a client id
     responses = {(p.values[0].API_KEY, p.values[0].API_VERSION) for p in GOLDEN_RESPONSES}
     assert requests == set(SCHEMAS) == responses
-    assert len(SCHEMAS) == 29  # 0.9.0.1's 25 and the four static membership versions
+    assert len(SCHEMAS) == 32  # 0.9.0.1's 25, the four static membership versions and ApiVersions v1-v3
 
 
 def test_registry_pairs_each_request_with_its_response():
@@ -52,11 +62,11 @@ def test_registry_pairs_each_request_with_its_response():
         )
 
 
-def test_api_version_ranges_list_what_0_9_0_1_answers_plus_api_versions():
+def test_api_version_ranges_list_what_0_9_0_1_answers_plus_api_versions_v0_to_v3():
     ranges = {r.api_key: (r.min_version, r.max_version) for r in api_version_ranges()}
     assert ranges == {
         0: (0, 1), 1: (0, 1), 2: (0, 0), 3: (0, 0), 4: (0, 0), 5: (0, 0), 6: (0, 1), 7: (0, 1), 8: (0, 2),
-        9: (0, 1), 10: (0, 0), 11: (0, 0), 12: (0, 0), 13: (0, 0), 14: (0, 0), 15: (0, 0), 16: (0, 0), 18: (0, 0),
+        9: (0, 1), 10: (0, 0), 11: (0, 0), 12: (0, 0), 13: (0, 0), 14: (0, 0), 15: (0, 0), 16: (0, 0), 18: (0, 3),
     }  # fmt: skip
     assert all(isinstance(r, ApiVersionRange) for r in api_version_ranges())
 
