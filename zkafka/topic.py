@@ -7,6 +7,8 @@ import re
 from zkafka.errors import InvalidTopicError
 
 DEFAULT_MAX_TOPIC_LENGTH = 255
+OFFSETS_TOPIC = "__consumer_offsets"  # the group coordinator's offsets log (0.8.2's OffsetManager)
+INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC})  # 0.8.2's Topic.InternalTopics: no whitelist matches them
 
 # Java checks UTF-16 code units, so a character outside the BMP reaches the check as a surrogate pair
 # (U+D800-U+DFFF) and is refused: the last range below stands for those characters.

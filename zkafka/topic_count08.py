@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from zkafka.topic import INTERNAL_TOPICS
 from zkafka.topic_count import (
     Blacklist,
     StaticTopicCount,
@@ -22,8 +23,6 @@ from zkafka.topic_count import (
 from zkafka.utils import now_ms
 from zkafka.zk.paths08 import ConsumerRegistration, ZkDataError
 
-OFFSETS_TOPIC = "__consumer_offsets"
-INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC})
 STATIC_PATTERN = "static"
 WHITELIST_PATTERN = "white_list"
 BLACKLIST_PATTERN = "black_list"

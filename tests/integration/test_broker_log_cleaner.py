@@ -10,9 +10,9 @@ import pytest
 
 from tests.integration.test_coordinator_wire import commit_v2, fetch_offsets, find_coordinator
 from tests.support.server08 import Client08, wait_for_leaders
-from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC
 from zkafka.log.checkpoint import CLEANER_CHECKPOINT, OffsetCheckpoint
 from zkafka.records.format08 import iter_messages
+from zkafka.topic import OFFSETS_TOPIC
 from zkafka.utils import wait_until
 
 pytestmark = pytest.mark.integration

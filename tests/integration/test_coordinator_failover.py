@@ -36,7 +36,7 @@ from tests.support.group_drills import (
 from tests.support.replication import zk_state
 from tests.support.server08 import Client08, wait_for_leaders
 from zkafka.admin.reassignment import start_reassignment
-from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC, partition_for
+from zkafka.coordinator.offsets_schema import partition_for
 from zkafka.protocol import group_membership as g
 from zkafka.protocol.errors import ErrorCode as E
 from zkafka.protocol.offset_commit import (
@@ -44,6 +44,7 @@ from zkafka.protocol.offset_commit import (
     OffsetCommitRequestTopicV0,
     OffsetCommitRequestV2,
 )
+from zkafka.topic import OFFSETS_TOPIC
 from zkafka.utils import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(300)]

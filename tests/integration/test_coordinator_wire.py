@@ -14,7 +14,7 @@ from zkafka.consumer.group.assignors import (
     encode_assignment,
     subscription_metadata,
 )
-from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC, partition_for
+from zkafka.coordinator.offsets_schema import partition_for
 from zkafka.protocol import group_membership as g
 from zkafka.protocol.errors import ErrorCode as E
 from zkafka.protocol.metadata import MetadataRequestV0
@@ -27,6 +27,7 @@ from zkafka.protocol.offset_commit import (
     OffsetFetchRequestTopic,
     OffsetFetchRequestV1,
 )
+from zkafka.topic import OFFSETS_TOPIC
 from zkafka.utils import wait_until
 
 pytestmark = pytest.mark.integration

@@ -30,7 +30,7 @@ from zkafka.config import parse_bool
 from zkafka.config08 import BrokerConfig08
 from zkafka.controller.admin_tasks import AdminTasks
 from zkafka.controller.channel_manager import ControllerChannelManager
-from zkafka.controller.context import ClusterSnapshot, ControllerContext
+from zkafka.controller.context import RETRY_AFTER_ERROR_S, ClusterSnapshot, ControllerContext
 from zkafka.controller.election import ControllerElection, ControllerMovedError
 from zkafka.controller.leader_selector import (
     StateChange,
@@ -55,7 +55,6 @@ from zkafka.zk.paths08 import (
 
 log = logging.getLogger(__name__)
 
-RETRY_AFTER_ERROR_S = 1.0
 TopicPartition = tuple[str, int]
 
 

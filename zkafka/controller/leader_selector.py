@@ -65,27 +65,28 @@ def next_partition_state(
         if current.leader not in electable:  # its broker is shutting down: hand over within the ISR
             candidates = [r for r in replicas if r in isr]
             if candidates:
-                return _bump(current, candidates[0], isr, controller_epoch)
+                return bump_leader_epoch(current, candidates[0], isr, controller_epoch)
             isr = tuple(r for r in current.isr if r in live)
         if isr == current.isr:
             return None
-        return _bump(current, current.leader, isr, controller_epoch)
+        return bump_leader_epoch(current, current.leader, isr, controller_epoch)
     candidates = [r for r in replicas if r in isr]
     if candidates:
-        return _bump(current, candidates[0], isr, controller_epoch)
+        return bump_leader_epoch(current, candidates[0], isr, controller_epoch)
     live_replicas = [r for r in replicas if r in electable]
     if unclean and live_replicas:
-        return _bump(current, live_replicas[0], (live_replicas[0],), controller_epoch)
+        return bump_leader_epoch(current, live_replicas[0], (live_replicas[0],), controller_epoch)
     # offline: no leader; the dead leave the ISR, which is never emptied when unclean election is off
     isr = isr if (isr or unclean) else current.isr
     if current.leader == NO_LEADER and isr == current.isr:
         return None
-    return _bump(current, NO_LEADER, isr, controller_epoch)
+    return bump_leader_epoch(current, NO_LEADER, isr, controller_epoch)
 
 
-def _bump(
+def bump_leader_epoch(
     current: PartitionState, leader: int, isr: tuple[int, ...], controller_epoch: int
 ) -> PartitionState:
+    """``current`` with a new leader and ISR: the leader epoch one up, written by this controller's epoch."""
     return PartitionState(leader, current.leader_epoch + 1, tuple(isr), controller_epoch)
 
 
@@ -137,7 +138,7 @@ def preferred_replica_state(
     preferred = replicas[0]
     if current.leader == preferred or preferred not in set(live) or preferred not in current.isr:
         return None
-    return _bump(current, preferred, current.isr, controller_epoch)
+    return bump_leader_epoch(current, preferred, current.isr, controller_epoch)
 
 
 def preferred_replica_changes(

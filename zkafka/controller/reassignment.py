@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from zkafka.controller.leader_selector import bump_leader_epoch
 from zkafka.zk.paths08 import PartitionState
 
 
@@ -48,17 +49,11 @@ def reassignment_step(
         return ReassignmentStep("wait")
     if not set(target) <= set(replicas):
         expanded = replicas + tuple(r for r in target if r not in replicas)
-        return ReassignmentStep("expand", expanded, _bump(state, state.leader, state.isr, controller_epoch))
+        return ReassignmentStep("expand", expanded, bump_leader_epoch(state, state.leader, state.isr, controller_epoch))
     if not set(target) <= set(state.isr):
         return ReassignmentStep("wait")
     isr = tuple(r for r in state.isr if r in target)
     leader = state.leader
     if leader not in target or leader not in live:
         leader = next(r for r in target if r in isr)
-    return ReassignmentStep("finish", target, _bump(state, leader, isr, controller_epoch))
-
-
-def _bump(
-    current: PartitionState, leader: int, isr: tuple[int, ...], controller_epoch: int
-) -> PartitionState:
-    return PartitionState(leader, current.leader_epoch + 1, tuple(isr), controller_epoch)
+    return ReassignmentStep("finish", target, bump_leader_epoch(state, leader, isr, controller_epoch))

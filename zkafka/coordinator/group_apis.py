@@ -16,7 +16,7 @@ from typing import Any
 
 from zkafka.coordinator.coordinator import GroupCoordinator
 from zkafka.coordinator.group import JoinResult
-from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC, OffsetAndMetadata
+from zkafka.coordinator.offsets_schema import OffsetAndMetadata
 from zkafka.network.server import client_address
 from zkafka.protocol import group_membership, v08
 from zkafka.protocol.api_keys import (
@@ -39,6 +39,7 @@ from zkafka.protocol.offset_commit import (
     OffsetFetchResponseTopic,
     OffsetFetchResponseV1,
 )
+from zkafka.topic import OFFSETS_TOPIC
 
 log = logging.getLogger(__name__)
 

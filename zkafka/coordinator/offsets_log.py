@@ -23,10 +23,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 from zkafka.coordinator.offsets_cache import Record
-from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC
 from zkafka.errors import KafkaError
 from zkafka.protocol.errors import ErrorCode
 from zkafka.records.format08 import build_message_set, iter_messages
+from zkafka.topic import OFFSETS_TOPIC
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,6 @@ from zkafka.protocol.schema import struct_class
 from zkafka.protocol.types import Array, Bytes, Int16, Int32, Int64, Reader, String
 from zkafka.utils.java import java_string_hash, kafka_abs
 
-OFFSETS_TOPIC = "__consumer_offsets"
 DEFAULT_NUM_PARTITIONS = 50
 
 OFFSET_KEY_VERSION = 1  # 0.8.2 wrote 0; same layout

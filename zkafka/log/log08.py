@@ -32,10 +32,10 @@ from zkafka.log.segmented_log import (
 )
 from zkafka.records import format08
 from zkafka.records.format08 import FORMAT08
+from zkafka.utils.java import INT32_MAX
 
 logger = logging.getLogger(__name__)
 
-_INT32_MAX = 2**31 - 1
 
 # Runs a task after a delay in milliseconds (0: soon, off the caller's path).
 Scheduler = Callable[[int, Callable[[], object]], object]
@@ -169,7 +169,7 @@ class Log08(SegmentedLog):
                 and self._time_ms() - segment.created_ms > config.segment_ms - segment.roll_jitter_ms
             )
             or segment.index.is_full
-            or last_offset - segment.start > _INT32_MAX
+            or last_offset - segment.start > INT32_MAX
         ):
             return self._roll()
         return segment

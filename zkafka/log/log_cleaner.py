@@ -36,11 +36,11 @@ from zkafka.log.segment import CLEANED_SUFFIX, SWAP_SUFFIX, IndexedSegment, segm
 from zkafka.log.segmented_log import Offload, run_here
 from zkafka.records.compression import compress
 from zkafka.records.format08 import CODEC_MASK, encode_entry, encode_message, entries, iter_messages
+from zkafka.utils.java import INT32_MAX
 
 logger = logging.getLogger(__name__)
 
 BYTES_PER_MAP_ENTRY = 24  # an MD5 and an offset, as Kafka's SkimpyOffsetMap counts them
-_INT32_MAX = 2**31 - 1
 
 
 class OffsetMap:
@@ -309,7 +309,7 @@ def group_segments_by_size(
             at < len(segments)
             and size + segments[at].size < max_size
             and index_size + segments[at].index.size_bytes < max_index_size
-            and segments[at].next_offset - 1 - group[0].start <= _INT32_MAX
+            and segments[at].next_offset - 1 - group[0].start <= INT32_MAX
         ):
             size += segments[at].size
             index_size += segments[at].index.size_bytes

@@ -15,10 +15,11 @@ import struct
 import threading
 from collections.abc import Callable
 
+from zkafka.utils.java import INT32_MAX
+
 INDEX_SUFFIX = ".index"
 ENTRY_SIZE = 8
 _ENTRY = struct.Struct(">ii")
-_INT32_MAX = 2**31 - 1
 
 
 class CorruptIndexError(ValueError):
@@ -87,7 +88,7 @@ class OffsetIndex:
         if self.is_full:
             raise ValueError(f"index {self.path} is full ({self.entries} entries)")
         relative = offset - self.base_offset
-        if not 0 <= relative <= _INT32_MAX or (self.entries and offset <= self.last_offset):
+        if not 0 <= relative <= INT32_MAX or (self.entries and offset <= self.last_offset):
             raise ValueError(
                 f"offset {offset} cannot follow {self.last_offset} in index {self.path} (base {self.base_offset})"
             )

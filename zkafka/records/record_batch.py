@@ -31,6 +31,7 @@ from zkafka.errors import InvalidMessageError, KafkaError, UnknownMagicByteError
 from zkafka.records.compression import CODECS_V2, DEFAULT_MAX_INFLATED, NO_COMPRESSION, compress, decompress
 from zkafka.records.default_record import Record, decode_records, encode_record
 from zkafka.records.entries import entry_error
+from zkafka.utils.java import INT32_MAX
 
 MAGIC = 2
 LOG_OVERHEAD = 12  # baseOffset, batchLength
@@ -48,7 +49,6 @@ NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
 NO_PARTITION_LEADER_EPOCH = -1
-INT32_MAX = 2**31 - 1
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 _PREFIX = struct.Struct(">qiib")  # baseOffset, batchLength, partitionLeaderEpoch, magic

@@ -35,7 +35,6 @@ from zkafka.controller.controller import KafkaController
 from zkafka.coordinator.coordinator import CoordinatorConfig, GroupCoordinator
 from zkafka.coordinator.group_apis import GroupApis
 from zkafka.coordinator.offsets_log import OffsetsLog
-from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC
 from zkafka.log.log_cleaner import LogCleaner
 from zkafka.log.log_config import LogConfig
 from zkafka.log.log_manager08 import LogManager08
@@ -52,6 +51,7 @@ from zkafka.server.replica_apis import ReplicaApis
 from zkafka.server.replica_fetcher import FetcherSettings
 from zkafka.server.replica_manager import ReplicaManager
 from zkafka.server.server_base import BrokerServer
+from zkafka.topic import OFFSETS_TOPIC
 from zkafka.zk.client import get_data, gevent_handler, make_zk_client, start_zk_client
 from zkafka.zk.paths08 import (
     parse_topic_config,

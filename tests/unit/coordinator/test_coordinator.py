@@ -12,12 +12,13 @@ from gevent.event import AsyncResult
 
 from zkafka.coordinator.coordinator import CoordinatorConfig, GroupCoordinator
 from zkafka.coordinator.offsets_log import OffsetsLog
-from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC, OffsetAndMetadata, partition_for
+from zkafka.coordinator.offsets_schema import OffsetAndMetadata, partition_for
 from zkafka.log.log_config import LogConfig
 from zkafka.log.log_manager08 import LogManager08
 from zkafka.protocol.errors import ErrorCode as E
 from zkafka.server.delayed_join import JoinPurgatory
 from zkafka.server.replica_manager import ReplicaManager
+from zkafka.topic import OFFSETS_TOPIC
 from zkafka.utils import wait_until
 
 PARTITIONS = 2

@@ -13,13 +13,14 @@ from gevent.event import AsyncResult
 
 from zkafka.coordinator.coordinator import CoordinatorConfig, GroupCoordinator
 from zkafka.coordinator.offsets_log import OffsetsLog
-from zkafka.coordinator.offsets_schema import OFFSETS_TOPIC, OffsetAndMetadata
+from zkafka.coordinator.offsets_schema import OffsetAndMetadata
 from zkafka.log.log_config import LogConfig
 from zkafka.log.log_manager08 import LogManager08
 from zkafka.protocol.errors import ErrorCode as E
 from zkafka.protocol.inter_broker import LeaderAndIsrRequestV0, PartitionState, PartitionStateEntry
 from zkafka.server.delayed_join import JoinPurgatory
 from zkafka.server.replica_manager import ReplicaManager
+from zkafka.topic import OFFSETS_TOPIC
 from zkafka.utils import wait_until
 
 GROUP = "g"  # offsets partition 1 of 2

@@ -16,13 +16,7 @@ from typing import Any
 from zkafka.client08.channel import broker_channel
 from zkafka.consumer.group.assignors import decode_assignment
 from zkafka.consumer.simple08 import SimpleConsumer08
-from zkafka.coordinator.offsets_schema import (
-    OFFSETS_TOPIC,
-    GroupKey,
-    partition_for,
-    read_group_value,
-    read_key,
-)
+from zkafka.coordinator.offsets_schema import GroupKey, partition_for, read_group_value, read_key
 from zkafka.errors import KafkaError
 from zkafka.protocol.group_membership import (
     ConsumerProtocolMetadata,
@@ -30,6 +24,7 @@ from zkafka.protocol.group_membership import (
     ListGroupsRequestV0,
 )
 from zkafka.protocol.metadata import MetadataRequestV0
+from zkafka.topic import OFFSETS_TOPIC
 
 log = logging.getLogger(__name__)
 
