@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import signal
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -21,10 +22,9 @@ from zkafka.admin.topics import create_topic
 from zkafka.consumer.connector08 import ZookeeperConsumerConnector08
 from zkafka.consumer.group import GroupConsumer
 from zkafka.consumer.group.coordinator_groups import CoordinatorGroups
-from zkafka.demo07 import DemoCluster, _BrokerProcess, _Consumer
+from zkafka.demo import DemoCluster, ZkGroupMember
 from zkafka.producer.producer08 import KeyedMessage, Producer08
 from zkafka.ui.cluster_state import read_controller, read_topics, read_zk_groups
-from zkafka.zk.client import get_children, gevent_handler, make_zk_client, start_zk_client
 from zkafka.zk.line import LINE_08
 
 log = logging.getLogger(__name__)
@@ -110,26 +110,25 @@ class DemoCluster08(DemoCluster):
         self._last_leaders: dict[int, int] = {}
         self._last_generation: int | None = None
 
-    def start(self, progress=lambda line: None) -> DemoCluster08:
-        progress(f"starting ZooKeeper in {self.root}")
-        self.zookeeper.start()
-        connect = self.zookeeper.connect_string
-        self._zk = start_zk_client(make_zk_client(connect, handler=gevent_handler()))
-        replication = min(3, self._broker_count)
-        settings = partial(
-            settings08, zk_connect=connect, partitions=self.partitions, replication=replication
+    broker_note = " (0.8 line)"
+    consumer_note = "starting a member of each group"
+
+    def broker_settings(self, zk_connect: str) -> Callable[[int, int, str], dict]:
+        return partial(
+            settings08, zk_connect=zk_connect, partitions=self.partitions, replication=self._replication
         )
-        for broker_id in range(self._broker_count):
-            progress(f"starting broker {broker_id} (0.8 line)")
-            self.brokers[broker_id] = _BrokerProcess(broker_id, self.root, settings)
-            self.brokers[broker_id].start()
-        self._wait(
-            lambda: len(get_children(self._zk, "/brokers/ids")) == self._broker_count, "brokers registered"
-        )
+
+    @property
+    def _replication(self) -> int:
+        return min(3, self._broker_count)
+
+    def _before_producer(self) -> None:
         self._wait(lambda: read_controller(self._zk) is not None, "a controller elected")
-        create_topic(self._zk, self.topic, self.partitions, replication)
+        create_topic(self._zk, self.topic, self.partitions, self._replication)
         self._wait(lambda: len(self.leaders()) == self.partitions, "a leader for every partition")
-        self._producer = Producer08(
+
+    def make_producer(self) -> Producer08:
+        return Producer08(
             {
                 "metadata.broker.list": self.bootstrap(all_brokers=True),
                 "request.required.acks": "1",
@@ -138,12 +137,6 @@ class DemoCluster08(DemoCluster):
                 "retry.backoff.ms": "200",
             }
         )
-        self._producer_greenlet = gevent.spawn(self._produce)
-        for _ in range(self._consumer_count):
-            progress("starting a member of each group")
-            self.add_consumer()
-        self._record("cluster started")
-        return self
 
     def _send(self, user: str) -> None:
         self._producer.send(KeyedMessage(self.topic, user, f"event {self.produced} of {user}"))
@@ -182,7 +175,7 @@ class DemoCluster08(DemoCluster):
                 "refresh.leader.backoff.ms": "200",
             }
         )
-        consumer = _Consumer(connector, self.topic)
+        consumer = ZkGroupMember(connector, self.topic)
         self.consumers.append(consumer)
         self.members.append(_GroupMember(name, self.bootstrap(), self.coordinator_group, self.topic))
         self._record(f"{name} joined both groups")

@@ -99,7 +99,7 @@ def demo(
     """Start ZooKeeper, brokers, a keyed producer and a consumer group on loopback, and show them live."""
     import gevent
 
-    from zkafka.demo07 import DemoCluster
+    from zkafka.demo07 import DemoCluster07
     from zkafka.demo08 import DemoCluster08
 
     configure_logging(Context.verbose, level=logging.ERROR)
@@ -108,7 +108,7 @@ def demo(
     on08 = line == "0.8"
     controls = _controls(line, script)
     sizes = {"brokers": brokers or (3 if on08 else 2), "partitions": partitions or (4 if on08 else 2)}
-    cluster = (DemoCluster08 if on08 else DemoCluster)(**sizes, consumers=consumers, rate=rate)
+    cluster = (DemoCluster08 if on08 else DemoCluster07)(**sizes, consumers=consumers, rate=rate)
     stopping = []
     for signum in (signal.SIGTERM, signal.SIGINT):
         gevent.signal_handler(signum, stopping.append, signum)
