@@ -7,12 +7,13 @@ from zkafka.client08.fetcher_manager import fetcher_id
 from zkafka.utils.java import java_string_hash
 
 
-def test_fetcher_id_is_the_masked_hash_mod_n():
+def test_fetcher_id_is_0_8_2s_abs_of_the_hash_mod_n():
     assert java_string_hash("topic") == 110546223
-    assert [fetcher_id("topic", p, 3) for p in range(4)] == [1, 2, 0, 1]  # 31 * 110546223 overflows an int
-    # 31 * Integer.MIN_VALUE wraps to MIN_VALUE, which the mask turns into 0: partition p goes to p % n.
+    # 31 * 110546223 overflows to -868034383: Math.abs, not a mask (a mask would give [1, 2, 0, 1])
+    assert [fetcher_id("topic", p, 3) for p in range(4)] == [1, 0, 2, 1]
+    # 31 * Integer.MIN_VALUE wraps to MIN_VALUE, which Utils.abs maps to 0; MIN_VALUE + p to 2**31 - p
     assert java_string_hash("polygenelubricants") == -(2**31)
-    assert [fetcher_id("polygenelubricants", p, 3) for p in range(4)] == [0, 1, 2, 0]
+    assert [fetcher_id("polygenelubricants", p, 3) for p in range(4)] == [0, 1, 0, 2]
 
 
 @given(st.text(), st.integers(0, 10_000), st.integers(1, 16))
