@@ -9,6 +9,9 @@ from zkafka.errors import InvalidTopicError
 DEFAULT_MAX_TOPIC_LENGTH = 255
 OFFSETS_TOPIC = "__consumer_offsets"  # the group coordinator's offsets log (0.8.2's OffsetManager)
 INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC})  # 0.8.2's Topic.InternalTopics: no whitelist matches them
+# Kafka 0.10's limit for the 0.8 line: ``<topic>-<partition>`` (up to 6 more characters) must fit a 255-byte
+# file name, or no broker can create the partition's log directory.
+MAX_TOPIC_LENGTH_08 = 249
 
 # Java checks UTF-16 code units, so a character outside the BMP reaches the check as a surrogate pair
 # (U+D800-U+DFFF) and is refused: the last range below stands for those characters.
@@ -21,7 +24,8 @@ def validate_topic(name: str, max_length: int = DEFAULT_MAX_TOPIC_LENGTH, *, lin
     """Return the name if the broker of ``line`` ("0.7" or "0.8") accepts it as a topic, else raise
     InvalidTopicError saying why.
 
-    Both refuse an empty name, ``.``, ``..`` and names over ``max_length`` characters (0.8: always 255).
+    Both refuse an empty name, ``.``, ``..`` and names over ``max_length`` characters (0.8: always 249, so
+    that the partition directories fit a file name).
     0.7.2 refuses ``/`` and control, private-use and surrogate characters; 0.8.2 allows only ASCII
     alphanumerics, ``.``, ``_`` and ``-``, so a valid 0.8 name is a valid 0.7 name too.
     """
@@ -30,12 +34,17 @@ def validate_topic(name: str, max_length: int = DEFAULT_MAX_TOPIC_LENGTH, *, lin
     if not name:
         raise InvalidTopicError("topic name is empty")
     if line == "0.8":
-        max_length = DEFAULT_MAX_TOPIC_LENGTH
+        max_length = MAX_TOPIC_LENGTH_08
     if len(name) > max_length:
         shown = f"{name!r}" if line == "0.7" else f"{name[:20]!r}..."
         raise InvalidTopicError(
             f"topic name {shown} is {len(name)} characters long; "
-            + (f"max.topic.name.length is {max_length}" if line == "0.7" else "at most 255 are allowed")
+            + (
+                f"max.topic.name.length is {max_length}"
+                if line == "0.7"
+                else f"at most {max_length} are allowed (its <topic>-<partition> log directories must fit a"
+                " file name)"
+            )
         )
     if name in (".", ".."):
         raise InvalidTopicError(f"topic name {name!r} is not allowed")
@@ -55,7 +64,7 @@ def validate_topic(name: str, max_length: int = DEFAULT_MAX_TOPIC_LENGTH, *, lin
 
 
 def validate_topic_08(name: str) -> str:
-    """``validate_topic`` with the 0.8.2 rule."""
+    """``validate_topic`` with the 0.8 line's rule: the one check of the tools, auto-creation and the broker."""
     return validate_topic(name, line="0.8")
 
 

@@ -80,6 +80,8 @@ def test_create_refusals_write_nothing(brokers, topics, zk_client):
         "--create", "--topic", "bad name", "--partitions", "1", "--replication-factor", "1", code=1
     )
     assert error.count("\n") == 1 and "'bad name'" in error
+    error = topics("--create", "--topic", "x" * 255, "--partitions", "1", "--replication-factor", "1", code=1)
+    assert error.count("\n") == 1 and "255 characters long; at most 249 are allowed" in error
     error = topics(
         "--create",
         "--topic",

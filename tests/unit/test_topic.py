@@ -25,10 +25,14 @@ def test_names_neither_line_accepts(name):
             validate_topic(name, line=line)
 
 
-def test_the_0_8_limit_is_always_255_and_the_shortcut_is_the_same_rule():
-    assert validate_topic("x" * 255, max_length=10, line="0.8") == "x" * 255
-    with pytest.raises(InvalidTopicError, match="at most 255"):
-        validate_topic_08("x" * 256)
+def test_the_0_8_limit_is_always_249_and_the_shortcut_is_the_same_rule():
+    # Kafka 0.10's limit: "<topic>-<partition>" must still fit a 255-byte file name.
+    assert validate_topic("x" * 249, max_length=10, line="0.8") == "x" * 249
+    for length in (250, 255):
+        with pytest.raises(InvalidTopicError, match="at most 249") as info:
+            validate_topic_08("x" * length)
+        assert "\n" not in str(info.value) and "<topic>-<partition>" in str(info.value)
+    assert validate_topic("x" * 255) == "x" * 255  # 0.7's max.topic.name.length is unchanged
     with pytest.raises(ValueError, match="unknown line"):
         validate_topic("t", line="0.9")
 

@@ -29,12 +29,11 @@ from zkafka.log.log_manager import (
     write_clean_shutdown_marker,
 )
 from zkafka.log.segmented_log import LogLayoutError, Offload, run_here
-from zkafka.topic import log_dir_name, validate_topic
+from zkafka.topic import DEFAULT_MAX_TOPIC_LENGTH, log_dir_name, validate_topic_08
 
 logger = logging.getLogger(__name__)
 
 LOCK_FILE = ".lock"
-MAX_TOPIC_LENGTH = 255
 # The files a log directory holds besides its partitions (meta.properties: Kafka 0.9's broker id file).
 LOG_DIR_FILES = frozenset(
     (LOCK_FILE, CLEAN_SHUTDOWN_FILE, "meta.properties")
@@ -94,7 +93,8 @@ class LogManager08:
         clean = os.path.exists(marker)
         recovery_points = OffsetCheckpoint(os.path.join(log_dir, RECOVERY_POINT_CHECKPOINT)).read()
         logger.info("loading logs from %s (recovery %s)", log_dir, "off" if clean else "on")
-        for topic, partition, path in partition_dirs(log_dir, MAX_TOPIC_LENGTH, LOG_DIR_FILES):
+        # A directory already on disk loads even if its topic is longer than today's 249 (an older broker's).
+        for topic, partition, path in partition_dirs(log_dir, DEFAULT_MAX_TOPIC_LENGTH, LOG_DIR_FILES):
             key = (topic, partition)
             if key in self._logs:
                 raise LogLayoutError(
@@ -134,7 +134,7 @@ class LogManager08:
         log = self._logs.get((topic, partition))
         if log is not None:
             return log
-        validate_topic(topic, MAX_TOPIC_LENGTH)
+        validate_topic_08(topic)
         if partition < 0:
             raise ValueError(f"partition {partition} of topic {topic!r} is negative")
         with self._create_lock:

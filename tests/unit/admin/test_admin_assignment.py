@@ -83,12 +83,12 @@ def test_check_assignment():
         check_assignment({0: [1, 1]})
 
 
-@pytest.mark.parametrize("name", ["t", "a.b_c-D9", "x" * 255, "..."])
+@pytest.mark.parametrize("name", ["t", "a.b_c-D9", "x" * 249, "..."])
 def test_legal_0_8_topic_names(name):
     assert validate_topic_08(name) == name
 
 
-@pytest.mark.parametrize("name", ["", ".", "..", "x" * 256, "a b", "a/b", "é", "a:b"])
+@pytest.mark.parametrize("name", ["", ".", "..", "x" * 250, "x" * 255, "a b", "a/b", "é", "a:b"])
 def test_illegal_0_8_topic_names(name):
     with pytest.raises(InvalidTopicError):
         validate_topic_08(name)

@@ -54,6 +54,10 @@ def test_bad_names_are_refused(tmp_path):
     logs = manager(dirs(tmp_path))
     with pytest.raises(InvalidTopicError):
         logs.create_log("a/b", 0)
+    for name in ("x" * 255, "a b"):  # 0.8's rule, not 0.7's
+        with pytest.raises(InvalidTopicError):
+            logs.create_log(name, 0)
+    assert not [n for n in os.listdir(dirs(tmp_path)[0]) if os.path.isdir(os.path.join(dirs(tmp_path)[0], n))]
     with pytest.raises(ValueError, match="negative"):
         logs.create_log("t", -1)
 
