@@ -1,6 +1,7 @@
 """What both lines' ConsumerOffsetChecker share: the report of a group (a row per partition with its committed
-offset, log size, lag and owner; totals per topic; the brokers), the list of brokers it names, and reading
-offsets and ``--topic`` values. Each line reads ZooKeeper and the brokers and prints in its own module
+offset, log size, lag and owner; totals per topic; the brokers), the list of brokers it names, reading
+offsets and ``--topic`` values, and the reads both make: the group's topics, the registered brokers, a
+partition's row, each broker asked in turn. What a line reads and how it prints is in its own module
 (``offset_checker07``, ``offset_checker08``).
 """
 
@@ -8,9 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+from kazoo.client import KazooClient
+
+from zkafka.zk.client import get_children, get_data
+from zkafka.zk.paths import BROKER_IDS_PATH, ZKGroupDirs
 
 Progress = Callable[[str], None] | None
+B = TypeVar("B")  # a line's broker registration (anything with ``host`` and ``port``)
+P = TypeVar("P")  # a line's partition key: (topic, ``<b>-<p>``) or (topic, partition id)
 
 
 def parse_offset(value: str | None) -> int | None:
@@ -138,3 +146,71 @@ def broker_infos(asked: Iterable[BrokerInfo], registered: Mapping[int, Any]) -> 
                 else BrokerInfo(broker_id, broker.host, broker.port)
             )
     return [infos[i] for i in sorted(infos)]
+
+
+# -- ZooKeeper and broker reads both lines make --------------------------------------------------------------
+
+
+def group_topics(client: KazooClient, group: str) -> list[str]:
+    """Topics the group has committed offsets or owners for."""
+    dirs = ZKGroupDirs(group)
+    topics = set(get_children(client, f"{dirs.consumer_dir}/offsets"))
+    topics.update(get_children(client, f"{dirs.consumer_dir}/owners"))
+    return sorted(topics)
+
+
+def read_registrations(client: KazooClient, parse: Callable[[str, str], B | str]) -> dict[int, B | str]:
+    """Every numeric ``/brokers/ids`` child: ``parse(id, value)``, its registration or why it is unreadable."""
+    brokers: dict[int, B | str] = {}
+    for child in get_children(client, BROKER_IDS_PATH):
+        value = get_data(client, f"{BROKER_IDS_PATH}/{child}")
+        if value is not None and child.isdigit():
+            brokers[int(child)] = parse(child, value)
+    return brokers
+
+
+def ask_each_broker(
+    brokers: Mapping[int, B | str],
+    by_broker: Mapping[int, list[P]],
+    ask: Callable[[B, list[P]], tuple[dict[P, int | str], BrokerInfo]],
+    missing: Callable[[int, str | None], str],
+    progress: Progress = None,
+) -> tuple[dict[P, int | str], list[BrokerInfo]]:
+    """``ask`` each registered broker, by id, about its partitions; those of a broker that is not registered
+    (or unreadable) get ``missing(id, why)``. Returns partition -> offset or reason, and the brokers asked."""
+    answers: dict[P, int | str] = {}
+    infos: list[BrokerInfo] = []
+    for broker_id in sorted(by_broker):
+        parts = by_broker[broker_id]
+        broker = brokers.get(broker_id)
+        if broker is None or isinstance(broker, str):
+            infos.append(BrokerInfo(broker_id, error=broker))
+            answers.update((tp, missing(broker_id, broker)) for tp in parts)
+            continue
+        if progress:
+            progress(f"asking broker {broker_id} ({broker.host}:{broker.port}) about {len(parts)} partitions")
+        found, info = ask(broker, parts)
+        answers.update(found)
+        infos.append(info)
+    return answers, infos
+
+
+def partition_row(
+    client: KazooClient, group: str, topic: str, partition: str | int, size: int | str
+) -> PartitionRow:
+    """A partition's row: its committed offset and owner from ZooKeeper, and its log size (or why not)."""
+    dirs = ZKGroupDirs(group)
+    raw_offset = get_data(client, dirs.offset_path(topic, partition))
+    offset = parse_offset(raw_offset)
+    error = size if isinstance(size, str) else None
+    if raw_offset is not None and offset is None:
+        error = f"offset node holds {raw_offset!r}"
+    return PartitionRow(
+        group,
+        topic,
+        str(partition),
+        offset,
+        size if isinstance(size, int) else None,
+        get_data(client, dirs.owner_path(topic, partition)),
+        error,
+    )

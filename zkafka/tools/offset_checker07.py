@@ -19,13 +19,16 @@ from zkafka.protocol import LATEST_TIME
 from zkafka.tools.offset_checker import (
     BrokerInfo,
     OffsetReport,
-    PartitionRow,
     Progress,
+    ask_each_broker,
     broker_infos,
+    group_topics,
     parse_offset,
+    partition_row,
+    read_registrations,
 )
 from zkafka.zk.client import get_children, get_data
-from zkafka.zk.paths import BROKER_IDS_PATH, BROKER_TOPICS_PATH, ZKGroupDirs
+from zkafka.zk.paths import BROKER_TOPICS_PATH, ZKGroupDirs
 from zkafka.zk.paths07 import Broker, BrokerPartition
 
 # -- pure helpers ------------------------------------------------------------------------------------------
@@ -93,16 +96,14 @@ def format_json(report: OffsetReport) -> str:
 
 def registered_brokers(client: KazooClient) -> dict[int, Broker | str]:
     """Every ``/brokers/ids`` child: its Broker, or why its value could not be parsed."""
-    brokers: dict[int, Broker | str] = {}
-    for child in get_children(client, BROKER_IDS_PATH):
-        value = get_data(client, f"{BROKER_IDS_PATH}/{child}")
-        if value is None or not child.isdigit():
-            continue
-        try:
-            brokers[int(child)] = Broker.from_zk(child, value)
-        except ValueError:
-            brokers[int(child)] = f"unreadable registration {value!r}"
-    return brokers
+    return read_registrations(client, _registration)
+
+
+def _registration(broker_id: str, value: str) -> Broker | str:
+    try:
+        return Broker.from_zk(broker_id, value)
+    except ValueError:
+        return f"unreadable registration {value!r}"
 
 
 def registered_partitions(client: KazooClient, topic: str) -> list[str]:
@@ -129,24 +130,17 @@ def ask_offsets(
     by_broker: dict[int, list[tuple[str, str]]] = defaultdict(list)
     for topic, name in wanted:
         by_broker[BrokerPartition.parse(name).broker_id].append((topic, name))
-    answers: dict[tuple[str, str], int | str] = {}
-    infos: list[BrokerInfo] = []
-    for broker_id in sorted(by_broker):
-        parts = by_broker[broker_id]
-        broker = brokers.get(broker_id)
-        if not isinstance(broker, Broker):
-            reason = (
-                f"broker {broker_id}: {broker}" if broker else f"broker {broker_id} is not registered (down?)"
-            )
-            infos.append(BrokerInfo(broker_id, error=broker))
-            answers.update((tp, reason) for tp in parts)
-            continue
-        if progress:
-            progress(f"asking broker {broker_id} ({broker.host}:{broker.port}) about {len(parts)} partitions")
-        found, info = _ask_broker(broker, parts, time, socket_timeout_ms)
-        answers.update(found)
-        infos.append(info)
-    return answers, infos
+    return ask_each_broker(
+        brokers,
+        by_broker,
+        lambda broker, parts: _ask_broker(broker, parts, time, socket_timeout_ms),
+        _not_asked,
+        progress,
+    )
+
+
+def _not_asked(broker_id: int, why: str | None) -> str:
+    return f"broker {broker_id}: {why}" if why else f"broker {broker_id} is not registered (down?)"
 
 
 def _ask_broker(
@@ -174,14 +168,6 @@ def _ask_broker(
     return answers, BrokerInfo(broker.id, broker.host, broker.port)
 
 
-def group_topics(client: KazooClient, group: str) -> list[str]:
-    """Topics the group has committed offsets or owners for (0.7 looks at offsets only)."""
-    dirs = ZKGroupDirs(group)
-    topics = set(get_children(client, f"{dirs.consumer_dir}/offsets"))
-    topics.update(get_children(client, f"{dirs.consumer_dir}/owners"))
-    return sorted(topics)
-
-
 def check_offsets(
     client: KazooClient,
     group: str,
@@ -199,24 +185,7 @@ def check_offsets(
     brokers = registered_brokers(client)
     log_sizes, asked = ask_offsets(brokers, partitions, LATEST_TIME, socket_timeout_ms, progress)
     report = OffsetReport(group)
-    for topic, name in partitions:
-        raw_offset = get_data(client, dirs.offset_path(topic, name))
-        offset = parse_offset(raw_offset)
-        size = log_sizes[(topic, name)]
-        error = size if isinstance(size, str) else None
-        if raw_offset is not None and offset is None:
-            error = f"offset node holds {raw_offset!r}"
-        report.rows.append(
-            PartitionRow(
-                group,
-                topic,
-                name,
-                offset,
-                size if isinstance(size, int) else None,
-                get_data(client, dirs.owner_path(topic, name)),
-                error,
-            )
-        )
+    report.rows = [partition_row(client, group, t, name, log_sizes[(t, name)]) for t, name in partitions]
     report.brokers = broker_infos(asked, brokers)
     return report
 

@@ -22,13 +22,14 @@ from zkafka.protocol import LATEST_TIME
 from zkafka.tools.offset_checker import (
     BrokerInfo,
     OffsetReport,
-    PartitionRow,
     Progress,
+    ask_each_broker,
     broker_infos,
-    parse_offset,
+    group_topics,
+    partition_row,
+    read_registrations,
 )
-from zkafka.zk.client import get_children, get_data
-from zkafka.zk.paths import BROKER_IDS_PATH, ZKGroupDirs
+from zkafka.zk.client import get_data
 from zkafka.zk.paths08 import (
     BrokerRegistration,
     PartitionState,
@@ -71,14 +72,6 @@ def format_json08(report: OffsetReport) -> str:
     return json.dumps(value, indent=2)
 
 
-def group_topics08(client: KazooClient, group: str) -> list[str]:
-    """Topics the group has committed offsets or owners for."""
-    dirs = ZKGroupDirs(group)
-    topics = set(get_children(client, f"{dirs.consumer_dir}/offsets"))
-    topics.update(get_children(client, f"{dirs.consumer_dir}/owners"))
-    return sorted(topics)
-
-
 def topic_partitions(client: KazooClient, topic: str) -> list[int]:
     """The partition ids of a topic (empty when it does not exist)."""
     text = get_data(client, topic_path(topic))
@@ -98,16 +91,14 @@ def partition_leader(client: KazooClient, topic: str, partition: int) -> int | N
 
 def registered_brokers08(client: KazooClient) -> dict[int, BrokerRegistration | str]:
     """Every ``/brokers/ids`` child: its registration, or why it could not be read."""
-    brokers: dict[int, BrokerRegistration | str] = {}
-    for child in get_children(client, BROKER_IDS_PATH):
-        value = get_data(client, f"{BROKER_IDS_PATH}/{child}")
-        if value is None or not child.isdigit():
-            continue
-        try:
-            brokers[int(child)] = BrokerRegistration.parse(child, value)
-        except ZkDataError as exc:
-            brokers[int(child)] = str(exc)
-    return brokers
+    return read_registrations(client, _registration08)
+
+
+def _registration08(broker_id: str, value: str) -> BrokerRegistration | str:
+    try:
+        return BrokerRegistration.parse(broker_id, value)
+    except ZkDataError as exc:
+        return str(exc)
 
 
 def log_sizes(
@@ -121,35 +112,35 @@ def log_sizes(
     by_leader: dict[int, list[tuple[str, int]]] = defaultdict(list)
     for tp, leader in leaders.items():
         by_leader[leader].append(tp)
+    return ask_each_broker(
+        brokers,
+        by_leader,
+        lambda broker, parts: _ask_leader(broker, parts, socket_timeout_ms),
+        lambda broker_id, _why: f"leader {broker_id} is not registered",
+        progress,
+    )
+
+
+def _ask_leader(
+    broker: BrokerRegistration, parts: list[tuple[str, int]], socket_timeout_ms: int
+) -> tuple[dict[tuple[str, int], int | str], BrokerInfo]:
+    """One connection to one leader; once it is unreachable, the rest of its partitions are too."""
     sizes: dict[tuple[str, int], int | str] = {}
-    infos = []
-    for broker_id in sorted(by_leader):
-        parts = by_leader[broker_id]
-        broker = brokers.get(broker_id)
-        if not isinstance(broker, BrokerRegistration):
-            infos.append(BrokerInfo(broker_id, error=broker))
-            sizes.update((tp, f"leader {broker_id} is not registered") for tp in parts)
-            continue
-        if progress:
-            progress(f"asking broker {broker_id} ({broker.host}:{broker.port}) about {len(parts)} partitions")
-        error = None
-        with SimpleConsumer08(
-            broker.host, broker.port, socket_timeout_ms, client_id="ConsumerOffsetChecker"
-        ) as c:
-            for topic, partition in parts:
-                if error is not None:
-                    sizes[(topic, partition)] = error
-                    continue
-                try:
-                    offsets = c.get_offsets_before(topic, partition, LATEST_TIME, 1)
-                    sizes[(topic, partition)] = offsets[0] if offsets else 0
-                except OSError as exc:  # unreachable: the rest of its partitions too
-                    error = f"broker {broker_id} unreachable: {exc}"
-                    sizes[(topic, partition)] = error
-                except KafkaError as exc:
-                    sizes[(topic, partition)] = f"broker {broker_id}: {exc}"
-        infos.append(BrokerInfo(broker_id, broker.host, broker.port, error=error))
-    return sizes, infos
+    error = None
+    with SimpleConsumer08(broker.host, broker.port, socket_timeout_ms, client_id="ConsumerOffsetChecker") as c:
+        for topic, partition in parts:
+            if error is not None:
+                sizes[(topic, partition)] = error
+                continue
+            try:
+                offsets = c.get_offsets_before(topic, partition, LATEST_TIME, 1)
+                sizes[(topic, partition)] = offsets[0] if offsets else 0
+            except OSError as exc:  # unreachable: the rest of its partitions too
+                error = f"broker {broker.id} unreachable: {exc}"
+                sizes[(topic, partition)] = error
+            except KafkaError as exc:
+                sizes[(topic, partition)] = f"broker {broker.id}: {exc}"
+    return sizes, BrokerInfo(broker.id, broker.host, broker.port, error=error)
 
 
 def check_offsets08(
@@ -160,32 +151,15 @@ def check_offsets08(
     progress: Progress = None,
 ) -> OffsetReport:
     """Read a 0.8 group's offsets and owners from ZooKeeper and each partition's log size from its leader."""
-    dirs = ZKGroupDirs(group)
     partitions = [
         (t, p)
-        for t in (list(topics or ()) or group_topics08(client, group))
+        for t in (list(topics or ()) or group_topics(client, group))
         for p in topic_partitions(client, t)
     ]
     leaders = {tp: leader for tp in partitions if (leader := partition_leader(client, *tp)) is not None}
     brokers = registered_brokers08(client)
     sizes, asked = log_sizes(brokers, leaders, socket_timeout_ms, progress)
     report = OffsetReport(group)
-    for topic, partition in partitions:
-        raw = get_data(client, dirs.offset_path(topic, partition))
-        size = sizes.get((topic, partition), NO_LEADER)
-        error = size if isinstance(size, str) else None
-        if raw is not None and parse_offset(raw) is None:
-            error = f"offset node holds {raw!r}"
-        report.rows.append(
-            PartitionRow(
-                group,
-                topic,
-                str(partition),
-                parse_offset(raw),
-                size if isinstance(size, int) else None,
-                get_data(client, dirs.owner_path(topic, partition)),
-                error,
-            )
-        )
+    report.rows = [partition_row(client, group, t, p, sizes.get((t, p), NO_LEADER)) for t, p in partitions]
     report.brokers = broker_infos(asked, brokers)
     return report
