@@ -43,18 +43,12 @@ class KafkaServer(BrokerServer):
     def startup(self) -> None:
         config = self.config
         metrics = self._start_metrics(config["metrics.port"], config["hostname"], LINE_07)
-        disk_pool = self._start_disk_pool()
-        try:
-            self.log_manager = LogManager(
-                config,
-                on_new_topic=self._on_new_topic,
-                offload=disk_pool.run,
-                on_open_log=metrics.attach if metrics else None,
-            )
-        except BaseException:
-            disk_pool.close()
-            self._stop_metrics()
-            raise
+        self.log_manager = self._open_logs_with(
+            metrics,
+            lambda offload, on_open_log: LogManager(
+                config, on_new_topic=self._on_new_topic, offload=offload, on_open_log=on_open_log
+            ),
+        )
         handlers = KafkaRequestHandlers(
             self.log_manager, self.halt, on_sent=metrics.sent if metrics else None
         )
@@ -81,7 +75,7 @@ class KafkaServer(BrokerServer):
         except BaseException:
             self.socket_server.stop(timeout=0)
             self.log_manager.close(clean=False)
-            disk_pool.close()
+            self.disk_pool.close()
             self._stop_metrics()
             raise
         self._ready.set()

@@ -140,20 +140,17 @@ class KafkaServer08(BrokerServer):
     def _open_logs(self, metrics: Any) -> None:
         """Every partition's log, recovered after an unclean stop; a failure stops what started before."""
         config = self.config
-        disk_pool = self._start_disk_pool()
-        try:
-            self.log_manager = LogManager08(
+        self.log_manager = self._open_logs_with(
+            metrics,
+            lambda offload, on_open_log: LogManager08(
                 config["log.dirs"],
                 log_config(config),
                 topic_configs={OFFSETS_TOPIC: offsets_log_config(config)},
                 scheduler=self._schedule_log_task,
-                offload=disk_pool.run,
-                on_open_log=metrics.attach if metrics else None,
-            )
-        except BaseException:
-            disk_pool.close()
-            self._stop_metrics()
-            raise
+                offload=offload,
+                on_open_log=on_open_log,
+            ),
+        )
 
     def _start_replica_manager(self) -> None:
         """The replica manager, with its produce and fetch purgatories; it leads or follows nothing yet."""

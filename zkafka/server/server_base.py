@@ -79,6 +79,17 @@ class BrokerServer:
         self.disk_pool = DiskPool()
         return self.disk_pool
 
+    def _open_logs_with(self, metrics: Any, open_logs: Callable[[Callable, Callable | None], Any]) -> Any:
+        """Start the disk pool and return ``open_logs(offload, on_open_log)`` (the line's log manager, its
+        fsyncs on the pool and each log shown in ``metrics``); a failure closes the pool and the metrics."""
+        disk_pool = self._start_disk_pool()
+        try:
+            return open_logs(disk_pool.run, metrics.attach if metrics else None)
+        except BaseException:
+            disk_pool.close()
+            self._stop_metrics()
+            raise
+
     @property
     def port(self) -> int:
         """The port the socket server listens on (the real one when ``port=0`` asked for any)."""
