@@ -35,6 +35,7 @@ from zkafka.consumer.stream import SHUTDOWN, KafkaStream
 from zkafka.errors import KafkaError
 from zkafka.topic_count import TopicCount, TopicFilter, Whitelist, consumer_id, thread_ids
 from zkafka.zk.client import gevent_handler, make_zk_client, start_zk_client
+from zkafka.zk.paths import ZKGroupDirs
 
 __all__ = ["BaseConsumerConnector", "ConnectorSettings", "ConsumerIdConflictError"]
 
@@ -119,7 +120,8 @@ class BaseConsumerConnector:
         raise NotImplementedError
 
     def _group_dirs(self) -> GroupDirs:
-        raise NotImplementedError
+        """Where the group lives in ZooKeeper: ``/consumers/<group>`` in both lines."""
+        return ZKGroupDirs(self.group)
 
     def _make_fetcher(self) -> PartitionFetcher:
         raise NotImplementedError

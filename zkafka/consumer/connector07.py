@@ -21,7 +21,6 @@ from zkafka.consumer.partition_state import PartitionTopicInfo
 from zkafka.consumer.rebalancer import ViewReader
 from zkafka.topic_count import TopicCount, TopicFilter
 from zkafka.topic_count07 import StaticTopicCount07, WildcardTopicCount07
-from zkafka.zk.paths import ZKGroupDirs
 
 __all__ = ["ConsumerIdConflictError", "ZookeeperConsumerConnector", "create_consumer_connector"]
 
@@ -47,9 +46,6 @@ class ZookeeperConsumerConnector(BaseConsumerConnector):
             autocommit=cfg["autocommit.enable"],
             autocommit_interval_ms=cfg["autocommit.interval.ms"],
         )
-
-    def _group_dirs(self) -> ZKGroupDirs:
-        return ZKGroupDirs(self.group)
 
     def _make_fetcher(self) -> Fetcher:
         cfg = self.config

@@ -32,7 +32,7 @@ from zkafka.consumer.rebalancer import ViewReader
 from zkafka.errors import InvalidConfigError
 from zkafka.topic_count import TopicCount, TopicFilter
 from zkafka.topic_count08 import StaticTopicCount08, WildcardTopicCount08
-from zkafka.zk.paths import BROKER_IDS_PATH, ZKGroupDirs
+from zkafka.zk.paths import BROKER_IDS_PATH
 from zkafka.zk.paths08 import BrokerRegistration, ZkDataError
 
 __all__ = ["ZookeeperConsumerConnector08", "create_consumer_connector08", "registered_brokers"]
@@ -64,9 +64,6 @@ class ZookeeperConsumerConnector08(BaseConsumerConnector):
             autocommit=cfg["auto.commit.enable"],
             autocommit_interval_ms=cfg["auto.commit.interval.ms"],
         )
-
-    def _group_dirs(self) -> ZKGroupDirs:
-        return ZKGroupDirs(self.group)
 
     def _make_fetcher(self) -> Fetcher08:
         cfg = self.config
