@@ -245,6 +245,12 @@ class UnsupportedVersionError(KafkaError):
     error_code = ErrorCode.UNSUPPORTED_VERSION
 
 
+class KafkaStorageError(KafkaError):
+    """Error code 56 (1.0, KIP-112): a partition's log cannot be created or written on this broker."""
+
+    error_code = ErrorCode.KAFKA_STORAGE_ERROR
+
+
 class FencedInstanceIdError(KafkaError):
     """Error code 82 (2.3): another consumer with this ``group.instance.id`` took this member's place."""
 
@@ -298,6 +304,7 @@ ERROR_CODES: dict[int, type[KafkaError]] = {
         UnsupportedSaslMechanismError,
         IllegalSaslStateError,
         UnsupportedVersionError,
+        KafkaStorageError,
         FencedInstanceIdError,
     )
 }

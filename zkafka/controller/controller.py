@@ -38,6 +38,7 @@ from zkafka.controller.leader_selector import (
 )
 from zkafka.controller.request_planner import ClusterView, RequestPlanner
 from zkafka.errors import BrokerNotAvailableError, InvalidConfigError
+from zkafka.protocol.errors import ErrorCode, error_name
 from zkafka.protocol.inter_broker import StopReplicaRequestV0
 from zkafka.protocol.inter_broker import TopicPartition as admin_partition
 from zkafka.zk.client import delete_if_owned, get_data
@@ -349,8 +350,17 @@ class KafkaController(AdminTasks, ControllerElection):
 
 
 def _check_response(broker_id: int, response: object) -> None:
-    """Log what a broker refused (a stale epoch after a controller change is expected)."""
-    errors = [getattr(response, "error", 0)]
-    errors += [p.error for p in getattr(response, "partitions", ()) if p.error]
-    if any(errors):
+    """Log what a broker refused (a stale epoch after a controller change is expected; any other partition
+    error, e.g. KAFKA_STORAGE_ERROR for a log it cannot create, is a warning naming the partition)."""
+    refused = [p for p in getattr(response, "partitions", ()) if p.error]
+    for p in refused:
+        if p.error not in (ErrorCode.STALE_LEADER_EPOCH, ErrorCode.STALE_CONTROLLER_EPOCH):
+            log.warning(
+                "controller: broker %d refused %s-%d: %s",
+                broker_id,
+                p.topic,
+                p.partition,
+                error_name(p.error),
+            )
+    if getattr(response, "error", 0) or refused:
         log.info("controller: broker %d answered %s", broker_id, response)

@@ -51,6 +51,7 @@ class ErrorCode(IntEnum):
     UNSUPPORTED_SASL_MECHANISM = 33  # 0.10
     ILLEGAL_SASL_STATE = 34  # 0.10
     UNSUPPORTED_VERSION = 35  # 0.10
+    KAFKA_STORAGE_ERROR = 56  # 1.0 (KIP-112): a partition's log (directory) cannot be created or written
     FENCED_INSTANCE_ID = 82  # 2.3 (KIP-345): a static member's old incarnation, replaced by a newer one
 
 

@@ -168,27 +168,37 @@ class ReplicaManager:
         results, to_lead, to_follow = [], [], []
         for entry in request.partition_states:
             tp, state = (entry.topic, entry.partition), entry.state
-            hosted = self._partitions.get(tp)
-            if self.broker_id not in state.replicas:
-                code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            elif hosted is not None and state.leader_epoch <= hosted.leader_epoch:
-                code = ErrorCode.STALE_LEADER_EPOCH
-            else:
-                code = ErrorCode.NONE
+            code = self._host(tp, state)
+            if code == ErrorCode.NONE:
                 (to_lead if state.leader == self.broker_id else to_follow).append((tp, state))
-            if code:
+            else:
                 log.info("broker %d ignores LeaderAndIsr for %s-%d: error %d", self.broker_id, *tp, code)
             results.append((tp[0], tp[1], code))
         self.fetchers.remove_partitions(tp for tp, _ in to_lead)
         now = self._time_ms()
         for tp, state in to_lead:
-            hosted = self._get_or_create(tp)
+            hosted = self._partitions[tp]
             hosted.make_leader(state, state.replicas, now)
             log.info("broker %d leads %r", self.broker_id, hosted)
         for tp, state in to_follow:
-            self._make_follower(self._get_or_create(tp), state, leaders.get(state.leader))
+            self._make_follower(self._partitions[tp], state, leaders.get(state.leader))
         self._after_leadership_change([tp for tp, _ in to_lead + to_follow])
         return ErrorCode.NONE, results
+
+    def _host(self, tp: TopicPartition, state: Any) -> int:
+        """Host ``tp`` for a LeaderAndIsr entry, its log created if need be; the entry's error code (a log
+        that cannot be created answers KAFKA_STORAGE_ERROR, and the request's other partitions go on)."""
+        hosted = self._partitions.get(tp)
+        if self.broker_id not in state.replicas:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if hosted is not None and state.leader_epoch <= hosted.leader_epoch:
+            return ErrorCode.STALE_LEADER_EPOCH
+        try:
+            self._get_or_create(tp)
+        except (OSError, KafkaError) as exc:
+            log.error("broker %d cannot create the log of %s-%d: %s", self.broker_id, *tp, exc)
+            return error_code(exc) if isinstance(exc, KafkaError) else ErrorCode.KAFKA_STORAGE_ERROR
+        return ErrorCode.NONE
 
     def _make_follower(self, hosted: Partition, state: Any, leader: tuple[int, str, int] | None) -> None:
         tp = hosted.key
@@ -403,4 +413,3 @@ class ReplicaManager:
         """Stop the fetchers and checkpoint the high watermarks."""
         self.fetchers.shutdown()
         self.checkpoint_high_watermarks()
-
