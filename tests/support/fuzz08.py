@@ -59,6 +59,7 @@ _STRINGS = {
     "group_ids": "fuzz-group",
     "member_id": "fuzz-member",  # unknown to the coordinator: no join ever waits for a rebalance
     "group_instance_id": "fuzz-instance",  # JoinGroup v5 etc.: a static member no group knows
+    "coordinator_keys": "fuzz-group",  # FindCoordinator v4
     "host": "127.0.0.1",
     "protocol_type": "consumer",
     "protocol_name": "range",

@@ -1,5 +1,5 @@
 """The 0.8/0.9 request API keys (``ApiKeys.java``), defined once, and the declaration helper of the schema
-modules (``v08``, ``inter_broker``, ``group_membership``)."""
+modules (``v08``, ``inter_broker``, ``group_membership``, ``offset_commit``)."""
 
 from __future__ import annotations
 
@@ -26,8 +26,11 @@ DESCRIBE_GROUPS = 15
 LIST_GROUPS = 16
 SASL_HANDSHAKE = 17  # 0.10; no schema here
 API_VERSIONS = 18  # 0.10
+DELETE_GROUPS = 42  # 1.1 (KIP-229)
+OFFSET_DELETE = 47  # 2.4 (KIP-496)
 
 CONSUMER_METADATA = GROUP_COORDINATOR
+FIND_COORDINATOR = GROUP_COORDINATOR  # its name from 0.11 (KIP-98)
 
 API_NAMES: dict[int, str] = {
     PRODUCE: "Produce",
@@ -49,6 +52,8 @@ API_NAMES: dict[int, str] = {
     LIST_GROUPS: "ListGroups",
     SASL_HANDSHAKE: "SaslHandshake",
     API_VERSIONS: "ApiVersions",
+    DELETE_GROUPS: "DeleteGroups",
+    OFFSET_DELETE: "OffsetDelete",
 }
 
 

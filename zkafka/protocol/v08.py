@@ -4,9 +4,9 @@ Request frame: ``int32 size | int16 api_key | int16 api_version | int32 correlat
 body`` (ControlledShutdown v0 has no client id). Response frame: ``int32 size | int32 correlation_id | body``.
 A flexible version's (KIP-482) headers add a tag buffer: after the client id (request header v2) and after
 the correlation id (response header v1, never for ApiVersions).
-``SCHEMAS`` maps every (api_key, version) a 0.9.0.1 broker answers, plus ApiVersions v0-v3, to its request and
-response classes, declared per API family: ``produce``, ``fetch``, ``offsets`` (ListOffsets), ``metadata``,
-``offset_commit`` (OffsetCommit, OffsetFetch, GroupCoordinator), ``api_versions``, ``inter_broker`` and
+``SCHEMAS`` maps every (api_key, version) a 0.9.0.1 broker answers, plus ApiVersions v0-v3 and the group and
+offset APIs at Kafka 3.4's versions, to its request and response classes, declared per API family: ``produce``, ``fetch``, ``offsets`` (ListOffsets), ``metadata``,
+``offset_commit`` (OffsetCommit, OffsetFetch, FindCoordinator, OffsetDelete), ``api_versions``, ``inter_broker`` and
 ``group_membership``. Pure: bytes in, values out.
 """
 
@@ -20,23 +20,10 @@ from zkafka.protocol.api_versions import API_VERSIONS_APIS, ApiVersionRange, Api
 from zkafka.protocol.errors import InvalidRequestError
 from zkafka.protocol.fetch import FetchRequestV0, FetchRequestV1, FetchResponseV0, FetchResponseV1
 from zkafka.protocol.flexible import read_tag_buffer
-from zkafka.protocol.group_membership import GROUP_APIS, UNADVERTISED
+from zkafka.protocol.group_membership import GROUP_APIS
 from zkafka.protocol.inter_broker import ADMIN_APIS
 from zkafka.protocol.metadata import MetadataRequestV0, MetadataResponseV0
-from zkafka.protocol.offset_commit import (
-    GroupCoordinatorRequestV0,
-    GroupCoordinatorResponseV0,
-    OffsetCommitRequestV0,
-    OffsetCommitRequestV1,
-    OffsetCommitRequestV2,
-    OffsetCommitResponseV0,
-    OffsetCommitResponseV1,
-    OffsetCommitResponseV2,
-    OffsetFetchRequestV0,
-    OffsetFetchRequestV1,
-    OffsetFetchResponseV0,
-    OffsetFetchResponseV1,
-)
+from zkafka.protocol.offset_commit import OFFSET_APIS
 from zkafka.protocol.offsets import ListOffsetsRequestV0, ListOffsetsResponseV0
 from zkafka.protocol.produce import (
     ProduceRequestPartition,
@@ -66,12 +53,7 @@ CLIENT_APIS = (
     (FetchRequestV1, FetchResponseV1),
     (ListOffsetsRequestV0, ListOffsetsResponseV0),
     (MetadataRequestV0, MetadataResponseV0),
-    (OffsetCommitRequestV0, OffsetCommitResponseV0),
-    (OffsetCommitRequestV1, OffsetCommitResponseV1),
-    (OffsetCommitRequestV2, OffsetCommitResponseV2),
-    (OffsetFetchRequestV0, OffsetFetchResponseV0),
-    (OffsetFetchRequestV1, OffsetFetchResponseV1),
-    (GroupCoordinatorRequestV0, GroupCoordinatorResponseV0),
+    *OFFSET_APIS,
     *API_VERSIONS_APIS,
 )
 
@@ -85,12 +67,9 @@ for _request, _response in SCHEMAS.values():
 
 def api_version_ranges(served: Any = None) -> list[Any]:
     """Every API key with its lowest and highest version, in key order (an ApiVersions answer): of the
-    ``(api_key, version)`` pairs in ``served``, by default of every schema here; never the static membership
-    versions (``group_membership.UNADVERTISED``), which are served to clients that ask for them by number."""
+    ``(api_key, version)`` pairs in ``served``, by default of every schema here."""
     ranges: dict[int, list[int]] = {}
     for key, version in SCHEMAS if served is None else served:
-        if (key, version) in UNADVERTISED:
-            continue
         low, high = ranges.setdefault(key, [version, version])
         ranges[key] = [min(low, version), max(high, version)]
     return [ApiVersionRange(key, low, high) for key, (low, high) in sorted(ranges.items())]

@@ -10,7 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.unit.protocol import test_api_versions, test_group_membership, test_inter_broker, test_v08_client
+from tests.unit.protocol import (
+    test_api_versions,
+    test_group_membership,
+    test_group_versions,
+    test_inter_broker,
+    test_v08_client,
+)
 from tests.unit.protocol.golden08 import hexbytes
 from zkafka.errors import InvalidRequestError
 from zkafka.protocol.api_keys import API_VERSIONS, CONTROLLED_SHUTDOWN, FETCH, PRODUCE
@@ -31,12 +37,14 @@ GOLDEN_REQUESTS = [
     *test_api_versions.REQUESTS,
     *test_inter_broker.REQUESTS,
     *test_group_membership.REQUESTS,
+    *test_group_versions.REQUESTS,
 ]
 GOLDEN_RESPONSES = [
     *test_v08_client.RESPONSES,
     *test_api_versions.RESPONSES,
     *test_inter_broker.RESPONSES,
     *test_group_membership.RESPONSES,
+    *test_group_versions.RESPONSES,
 ]
 REQUEST_FRAMES = [hexbytes(p.values[1]) for p in GOLDEN_REQUESTS]
 
@@ -46,7 +54,10 @@ def test_every_registered_version_has_golden_request_and_response_bytes():
     requests.add((CONTROLLED_SHUTDOWN, 0))  # its own test: the header without a client id
     responses = {(p.values[0].API_KEY, p.values[0].API_VERSION) for p in GOLDEN_RESPONSES}
     assert requests == set(SCHEMAS) == responses
-    assert len(SCHEMAS) == 32  # 0.9.0.1's 25, the four static membership versions and ApiVersions v1-v3
+    # 0.9.0.1's 25, ApiVersions v1-v3, and Kafka 3.4's other group and offset versions: FindCoordinator 4,
+    # JoinGroup 9, SyncGroup 5, Heartbeat 4, LeaveGroup 5, OffsetCommit 6, OffsetFetch 7, DescribeGroups 5,
+    # ListGroups 4, DeleteGroups 3, OffsetDelete 1
+    assert len(SCHEMAS) == 25 + 3 + 4 + 9 + 5 + 4 + 5 + 6 + 7 + 5 + 4 + 3 + 1
 
 
 def test_registry_pairs_each_request_with_its_response():
@@ -62,11 +73,12 @@ def test_registry_pairs_each_request_with_its_response():
         )
 
 
-def test_api_version_ranges_list_what_0_9_0_1_answers_plus_api_versions_v0_to_v3():
+def test_api_version_ranges_list_0_9_0_1_plus_api_versions_and_kafka_3_4_group_apis():
     ranges = {r.api_key: (r.min_version, r.max_version) for r in api_version_ranges()}
     assert ranges == {
-        0: (0, 1), 1: (0, 1), 2: (0, 0), 3: (0, 0), 4: (0, 0), 5: (0, 0), 6: (0, 1), 7: (0, 1), 8: (0, 2),
-        9: (0, 1), 10: (0, 0), 11: (0, 0), 12: (0, 0), 13: (0, 0), 14: (0, 0), 15: (0, 0), 16: (0, 0), 18: (0, 3),
+        0: (0, 1), 1: (0, 1), 2: (0, 0), 3: (0, 0), 4: (0, 0), 5: (0, 0), 6: (0, 1), 7: (0, 1), 8: (0, 8),
+        9: (0, 8), 10: (0, 4), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 5), 16: (0, 4), 18: (0, 3),
+        42: (0, 2), 47: (0, 0),
     }  # fmt: skip
     assert all(isinstance(r, ApiVersionRange) for r in api_version_ranges())
 

@@ -26,7 +26,7 @@ from kafka.protocol import (  # noqa: E402
     produce,
 )
 
-# our API name -> kafka-python's version lists (GroupCoordinator is its FindCoordinator v0)
+# our API name -> kafka-python's version lists
 KAFKA_PYTHON = {
     "Produce": produce.ProduceRequest,
     "Fetch": fetch.FetchRequest,
@@ -34,7 +34,7 @@ KAFKA_PYTHON = {
     "Metadata": metadata.MetadataRequest,
     "OffsetCommit": commit.OffsetCommitRequest,
     "OffsetFetch": commit.OffsetFetchRequest,
-    "GroupCoordinator": find_coordinator.FindCoordinatorRequest,
+    "FindCoordinator": find_coordinator.FindCoordinatorRequest,
     "JoinGroup": group.JoinGroupRequest,
     "SyncGroup": group.SyncGroupRequest,
     "Heartbeat": group.HeartbeatRequest,
