@@ -1,8 +1,9 @@
 """The wire types of flexible versions (KIP-482): varints, compact strings, bytes and arrays, tagged fields.
 
 An unsigned varint is 7 bits a byte, low group first, the top bit set on every byte but the last (at most 5
-bytes for 32 bits, 10 for 64); ``Varint`` / ``Varlong`` zig-zag a signed value first. A compact string, bytes
-or array announces its length + 1 as an unsigned varint, 0 meaning null. A tag buffer is a count, then each
+bytes for 32 bits, 10 for 64; the codec is ``utils.byte_utils``, here refusing bits past the width);
+``Varint`` / ``Varlong`` zig-zag a signed value first. A compact string, bytes or array announces its
+length + 1 as an unsigned varint, 0 meaning null. A tag buffer is a count, then each
 field as ``tag | size | bytes`` in increasing tag order. Reading is bounds-checked like the classic types: a
 varint too long, a length past the end, a count the bytes left could not hold, or tags out of order raise
 ``InvalidRequestError`` before anything is allocated. Pure: bytes in, values out.
@@ -14,44 +15,24 @@ from typing import Any
 
 from zkafka.protocol.errors import InvalidRequestError
 from zkafka.protocol.types import Reader, Type
+from zkafka.utils import byte_utils
+from zkafka.utils.byte_utils import (
+    check_signed,
+    unsigned_varint_bytes,
+    unsigned_varint_size,
+    unzigzag,
+    zigzag,
+)
 
 UINT32_MAX = (1 << 32) - 1
 
 
 def read_unsigned_varint(reader: Reader, bits: int = 32) -> int:
-    """An unsigned varint of ``bits`` bits at most (32: at most 5 bytes; 64: at most 10)."""
-    buf, start = reader.buf, reader.pos
-    max_bytes = (bits + 6) // 7
-    value = shift = 0
-    for pos in range(start, min(start + max_bytes, len(buf))):
-        byte = buf[pos]
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            reader.pos = pos + 1
-            if value >> bits:
-                raise InvalidRequestError(f"varint at byte {start} overflows {bits} bits")
-            return value
-        shift += 7
-    if start + max_bytes > len(buf):
-        raise InvalidRequestError(f"request truncated in a varint at byte {start}")
-    raise InvalidRequestError(f"varint at byte {start} is longer than {max_bytes} bytes")
-
-
-def unsigned_varint_bytes(value: int) -> bytes:
-    """The unsigned varint encoding of ``value`` (>= 0)."""
-    if value < 0:
-        raise ValueError(f"unsigned varint of negative {value}")
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def unsigned_varint_size(value: int) -> int:
-    """Bytes in the unsigned varint encoding of ``value``."""
-    return max(1, (value.bit_length() + 6) // 7)
+    """An unsigned varint of ``bits`` bits at most (32: at most 5 bytes; 64: at most 10); more bits are refused."""
+    value, reader.pos = byte_utils.read_unsigned_varint(
+        reader.buf, reader.pos, len(reader.buf), bits, InvalidRequestError, drop_overflow=False
+    )
+    return value
 
 
 class _UnsignedVarint(Type):
@@ -84,16 +65,13 @@ class _ZigZag(Type):
         self.bits = bits
 
     def write(self, value: int, out: list) -> None:
-        if not -(1 << (self.bits - 1)) <= value < 1 << (self.bits - 1):
-            raise ValueError(f"{value} does not fit a {self.name}")
-        out.append(unsigned_varint_bytes((value << 1) ^ (value >> (self.bits - 1))))
+        out.append(unsigned_varint_bytes(zigzag(check_signed(value, self.bits), self.bits)))
 
     def read(self, reader: Reader) -> int:
-        raw = read_unsigned_varint(reader, self.bits)
-        return (raw >> 1) ^ -(raw & 1)
+        return unzigzag(read_unsigned_varint(reader, self.bits))
 
     def size(self, value: int) -> int:
-        return unsigned_varint_size((value << 1) ^ (value >> (self.bits - 1)))
+        return unsigned_varint_size(zigzag(value, self.bits))
 
     def __repr__(self) -> str:
         return self.name
