@@ -18,8 +18,8 @@ from kazoo.exceptions import NoNodeError
 
 from zkafka.assignment.assignor import Assignor, member_share
 from zkafka.assignment.range_assignor import assign
+from zkafka.consumer.partition_state import BrokerRef, PartitionRef
 from zkafka.topic_count import TopicCount
-from zkafka.zk.paths07 import Broker
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 class GroupView:
     """The inputs of one rebalance attempt, as read from ZooKeeper."""
 
-    brokers: dict[int, Broker]  # 0.7: the registered brokers; 0.8: none (fetchers find the leaders)
+    brokers: dict[int, BrokerRef]  # 0.7: the registered brokers; 0.8: none (fetchers find the leaders)
     consumers: list[str]
     threads_per_topic: dict[str, list[str]]  # every member's thread ids, per topic I subscribe to
     partitions_per_topic: dict[str, list]  # 0.7: "b-p" names; 0.8: ids
@@ -42,7 +42,7 @@ class GroupView:
         mine = [tid for ids in self.my_threads_per_topic.values() for tid in ids]
         return member_share(self.threads_per_topic, self.partitions_per_topic, mine, assignor)
 
-    def locate(self, topic: str, name: Any) -> tuple[Any, Broker | None]:
+    def locate(self, topic: str, name: Any) -> tuple[PartitionRef, BrokerRef | None]:
         """The partition a ``my_share`` name stands for and the broker serving it (None: found later)."""
         raise NotImplementedError
 

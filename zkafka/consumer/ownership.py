@@ -15,17 +15,16 @@ from typing import TYPE_CHECKING, Protocol
 from gevent.queue import Queue
 
 from zkafka.consumer.membership import GroupMembership
-from zkafka.consumer.partition_state import PartitionTopicInfo
+from zkafka.consumer.partition_state import BrokerRef, PartitionRef, PartitionTopicInfo
 from zkafka.consumer.stream import KafkaStream
 from zkafka.zk.client import delete_if_owned, update_persistent
-from zkafka.zk.paths07 import Broker, BrokerPartition
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
 
 log = logging.getLogger(__name__)
 
-PartitionKey = tuple[str, BrokerPartition | int]  # (topic, partition): a 0.7 broker partition or a 0.8 id
+PartitionKey = tuple[str, PartitionRef]  # (topic, partition): a 0.7 broker partition or a 0.8 id
 
 
 class PartitionFetcher(Protocol):
@@ -37,7 +36,7 @@ class PartitionFetcher(Protocol):
 
     def stop(self) -> None: ...
 
-    def initial_offset(self, topic: str, partition: BrokerPartition | int, broker: Broker | None) -> int:
+    def initial_offset(self, topic: str, partition: PartitionRef, broker: BrokerRef | None) -> int:
         """The offset to start a partition without a committed offset from."""
 
 
@@ -68,7 +67,7 @@ class OwnedPartitions:
         self.epoch = epoch
         self.fetcher.start(infos.values())
 
-    def matches(self, wanted: Mapping[PartitionKey, tuple[str, Broker | None]], epoch: int) -> bool:
+    def matches(self, wanted: Mapping[PartitionKey, tuple[str, BrokerRef | None]], epoch: int) -> bool:
         """Whether exactly ``wanted`` (``key -> (thread id, broker)``) is owned, unrevoked, in session ``epoch``."""
         owned = self.infos
         if self.epoch != epoch or owned.keys() != wanted.keys():

@@ -11,7 +11,7 @@ piece at a time (``handed_over``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Protocol
 
 import gevent
@@ -19,9 +19,14 @@ from gevent.queue import Queue
 
 from zkafka.errors import InvalidConfigError, OffsetOutOfRangeError
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
-from zkafka.zk.paths07 import Broker, BrokerPartition
 
 log = logging.getLogger(__name__)
+
+# A partition as its line names it (0.7: a zk.paths07.BrokerPartition; 0.8: its id) and the broker its
+# fetcher takes it from (0.7: a zk.paths07.Broker; 0.8: None, the fetcher finds the leader). The shared
+# consumer code only compares them and passes them on to the line's fetcher.
+PartitionRef = Hashable
+BrokerRef = Hashable
 
 
 class ChunkReader(Protocol):
@@ -62,8 +67,8 @@ class PartitionTopicInfo:
     def __init__(
         self,
         topic: str,
-        partition: BrokerPartition | int,
-        broker: Broker | None,
+        partition: PartitionRef,
+        broker: BrokerRef | None,
         queue: Queue,
         thread_id: str,
         offset: int,

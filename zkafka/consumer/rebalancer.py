@@ -32,11 +32,10 @@ from zkafka.assignment.assignor import Assignor
 from zkafka.consumer.group_view import GroupView, get_many
 from zkafka.consumer.membership import GroupDirs, GroupMembership
 from zkafka.consumer.ownership import OwnedPartitions, PartitionKey, release
-from zkafka.consumer.partition_state import PartitionTopicInfo
+from zkafka.consumer.partition_state import BrokerRef, PartitionTopicInfo
 from zkafka.errors import InvalidConfigError, KafkaError
 from zkafka.topic_count import TopicCount
 from zkafka.zk.client import create_ephemeral_expect_conflict, session_id
-from zkafka.zk.paths07 import Broker
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -48,7 +47,7 @@ MAX_RESTARTS = 50  # attempts given up for a newer group change; they do not cou
 # Reads a group's inputs and arms the watch: group_view07.read_group_view, group_view08.read_group_view08.
 ViewReader = Callable[["KazooClient", GroupDirs, TopicCount, Callable | None], GroupView]
 # My share: (topic, partition) -> (thread id, its broker); the 0.8 consumer's fetcher finds leaders: None.
-Wanted = dict[PartitionKey, tuple[str, Broker | None]]
+Wanted = dict[PartitionKey, tuple[str, BrokerRef | None]]
 
 
 class ConsumerRebalanceFailedError(KafkaError):
