@@ -87,6 +87,7 @@ class BrokerConfig08(Config):
         str_key("host.name"),
         str_key("advertised.host.name", lambda c: c["host.name"]),
         int_key("advertised.port", lambda c: c["port"], 0, 65535),
+        str_key("broker.rack"),  # 0.10 (KIP-36): in the registration and Metadata v1+
         int_key("socket.send.buffer.bytes", 100 * 1024, 1),
         int_key("socket.receive.buffer.bytes", 100 * 1024, 1),
         int_key("socket.request.max.bytes", 100 * 1024 * 1024, 1),

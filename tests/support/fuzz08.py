@@ -53,6 +53,7 @@ _INTS = {
     "isr": 77,
     "replicas": 77,
     "port": 1,
+    "allow_auto_topic_creation": 0,  # Metadata v4+: the victim topic is asked for, never made by it
 }
 _STRINGS = {
     "group_id": "fuzz-group",

@@ -75,6 +75,17 @@ def wire_broker(registration: BrokerRegistration) -> Any:
     return admin.Broker(registration.id, registration.host, registration.port)
 
 
+def update_metadata_request(controller_id: int, epoch: int, entries: list, brokers: list) -> Any:
+    """UpdateMetadata v0 (every 0.8.2 broker reads it), or v2 (Kafka 0.10.0) when a broker has a rack: racks
+    reach the brokers' metadata caches only through v2."""
+    if all(b.rack is None for b in brokers):
+        return admin.UpdateMetadataRequestV0(controller_id, epoch, entries, [wire_broker(b) for b in brokers])
+    racked = [
+        admin.RackedBroker(b.id, [admin.EndPoint(b.port, b.host, admin.PLAINTEXT)], b.rack) for b in brokers
+    ]
+    return admin.UpdateMetadataRequestV2(controller_id, epoch, entries, racked)
+
+
 class RequestPlanner:
     """Tracks what every broker was told by this controller (one reign) and plans what to tell it next."""
 
@@ -146,8 +157,8 @@ class RequestPlanner:
         if not entries and told.live_brokers == live:
             return None
         told.live_brokers = live
-        brokers = [wire_broker(view.brokers[b]) for b in sorted(view.brokers)]
-        return admin.UpdateMetadataRequestV0(self.controller_id, self.controller_epoch, entries, brokers)
+        brokers = [view.brokers[b] for b in sorted(view.brokers)]
+        return update_metadata_request(self.controller_id, self.controller_epoch, entries, brokers)
 
     def _stop_replicas(self, broker_id: int, told: BrokerTold, view: ClusterView) -> list[Any]:
         keep, delete = [], []

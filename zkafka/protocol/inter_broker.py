@@ -1,6 +1,7 @@
 """The inter-broker APIs (controller → brokers, broker → controller) of 0.8.2 and 0.9.0.1, declared as schemas.
 
-LeaderAndIsr v0, StopReplica v0, UpdateMetadata v0/v1, ControlledShutdown v0/v1. ControlledShutdown v0's
+LeaderAndIsr v0, StopReplica v0, UpdateMetadata v0/v1 and 0.10.0's v2 (each live broker's ``rack``),
+ControlledShutdown v0/v1. ControlledShutdown v0's
 request header has no client id (the codec in ``v08`` knows). Pure: bytes in, values out.
 """
 
@@ -14,7 +15,9 @@ from zkafka.protocol.api_keys import (
     api_struct,
 )
 from zkafka.protocol.schema import struct_class
-from zkafka.protocol.types import Array, Int8, Int16, Int32, String
+from zkafka.protocol.types import Array, Int8, Int16, Int32, NullableString, String
+
+PLAINTEXT = 0  # an end point's security protocol id (SecurityProtocol.PLAINTEXT)
 
 PartitionState = struct_class(
     "PartitionState",
@@ -32,6 +35,9 @@ PartitionStateEntry = struct_class(
 Broker = struct_class("Broker", ("node_id", Int32), ("host", String), ("port", Int32))
 EndPoint = struct_class("EndPoint", ("port", Int32), ("host", String), ("security_protocol", Int16))
 BrokerEndPoints = struct_class("BrokerEndPoints", ("node_id", Int32), ("end_points", Array(EndPoint.SCHEMA)))
+RackedBroker = struct_class(
+    "RackedBroker", ("node_id", Int32), ("end_points", Array(EndPoint.SCHEMA)), ("rack", NullableString)
+)
 TopicPartition = struct_class("TopicPartition", ("topic", String), ("partition", Int32))
 TopicPartitionError = struct_class(
     "TopicPartitionError", ("topic", String), ("partition", Int32), ("error", Int16)
@@ -80,17 +86,28 @@ UpdateMetadataRequestV0 = api_struct(
     ("partition_states", Array(PartitionStateEntry.SCHEMA)),
     ("live_brokers", Array(Broker.SCHEMA)),
 )
+_UPDATE_METADATA_HEAD = (
+    ("controller_id", Int32),
+    ("controller_epoch", Int32),
+    ("partition_states", Array(PartitionStateEntry.SCHEMA)),
+)
 UpdateMetadataRequestV1 = api_struct(
     "UpdateMetadataRequestV1",
     UPDATE_METADATA,
     1,
-    ("controller_id", Int32),
-    ("controller_epoch", Int32),
-    ("partition_states", Array(PartitionStateEntry.SCHEMA)),
+    *_UPDATE_METADATA_HEAD,
     ("live_brokers", Array(BrokerEndPoints.SCHEMA)),
+)
+UpdateMetadataRequestV2 = api_struct(
+    "UpdateMetadataRequestV2",
+    UPDATE_METADATA,
+    2,
+    *_UPDATE_METADATA_HEAD,
+    ("live_brokers", Array(RackedBroker.SCHEMA)),
 )
 UpdateMetadataResponseV0 = api_struct("UpdateMetadataResponseV0", UPDATE_METADATA, 0, ("error", Int16))
 UpdateMetadataResponseV1 = api_struct("UpdateMetadataResponseV1", UPDATE_METADATA, 1, ("error", Int16))
+UpdateMetadataResponseV2 = api_struct("UpdateMetadataResponseV2", UPDATE_METADATA, 2, ("error", Int16))
 
 ControlledShutdownRequestV0 = api_struct(
     "ControlledShutdownRequestV0", CONTROLLED_SHUTDOWN, 0, ("broker_id", Int32)
@@ -118,6 +135,7 @@ ADMIN_APIS = (
     (StopReplicaRequestV0, StopReplicaResponseV0),
     (UpdateMetadataRequestV0, UpdateMetadataResponseV0),
     (UpdateMetadataRequestV1, UpdateMetadataResponseV1),
+    (UpdateMetadataRequestV2, UpdateMetadataResponseV2),
     (ControlledShutdownRequestV0, ControlledShutdownResponseV0),
     (ControlledShutdownRequestV1, ControlledShutdownResponseV1),
 )

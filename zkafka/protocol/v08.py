@@ -22,7 +22,7 @@ from zkafka.protocol.fetch import FetchRequestV0, FetchRequestV1, FetchResponseV
 from zkafka.protocol.flexible import read_tag_buffer
 from zkafka.protocol.group_membership import GROUP_APIS
 from zkafka.protocol.inter_broker import ADMIN_APIS
-from zkafka.protocol.metadata import MetadataRequestV0, MetadataResponseV0
+from zkafka.protocol.metadata import METADATA_APIS
 from zkafka.protocol.offset_commit import OFFSET_APIS
 from zkafka.protocol.offsets import ListOffsetsRequestV0, ListOffsetsResponseV0
 from zkafka.protocol.produce import (
@@ -52,7 +52,7 @@ CLIENT_APIS = (
     (FetchRequestV0, FetchResponseV0),
     (FetchRequestV1, FetchResponseV1),
     (ListOffsetsRequestV0, ListOffsetsResponseV0),
-    (MetadataRequestV0, MetadataResponseV0),
+    *METADATA_APIS,
     *OFFSET_APIS,
     *API_VERSIONS_APIS,
 )

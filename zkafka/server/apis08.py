@@ -5,8 +5,8 @@
 An API or version a 0.8.2 broker does not serve raises InvalidRequestError, and so does an acks=0 produce
 that failed: the server then closes that one connection, as 0.8.2 does.
 
-Served: Produce v0, Fetch v0, ListOffsets v0, Metadata v0, OffsetCommit v0 and OffsetFetch v0 (offsets kept
-in ZooKeeper at ``/consumers/<group>/offsets/<topic>/<partition>``); with a group coordinator (``group_apis``)
+Served: Produce v0, Fetch v0, ListOffsets v0, Metadata v0-v9 (``MetadataCache.metadata_response``),
+OffsetCommit v0 and OffsetFetch v0 (offsets kept in ZooKeeper at ``/consumers/<group>/offsets/<topic>/<partition>``); with a group coordinator (``group_apis``)
 also 0.9's Produce v1 and Fetch v1 (a ``throttle_time_ms`` of 0) and the coordinator's APIs
 (``zkafka.coordinator.group_apis``); ApiVersions (0.10's key 18), listing exactly the versions served
 here, so clients that ask first need not be told the broker version; with ``replica_apis`` the controller's
@@ -53,7 +53,7 @@ from zkafka.protocol.fetch import (
     FetchResponseV0,
     FetchResponseV1,
 )
-from zkafka.protocol.metadata import MetadataBroker, MetadataResponseV0, TopicMetadata
+from zkafka.protocol.metadata import METADATA_APIS
 from zkafka.protocol.offset_commit import (
     OffsetCommitResponsePartition,
     OffsetCommitResponseTopic,
@@ -112,7 +112,7 @@ class KafkaApis:
             (PRODUCE, 0): self.handle_produce,
             (FETCH, 0): self.handle_fetch,
             (LIST_OFFSETS, 0): self.handle_list_offsets,
-            (METADATA, 0): self.handle_metadata,
+            **{(METADATA, version): self.handle_metadata for version in range(len(METADATA_APIS))},
             (OFFSET_COMMIT, 0): self.handle_offset_commit,
             (OFFSET_FETCH, 0): self.handle_offset_fetch,
         }
@@ -264,17 +264,8 @@ class KafkaApis:
     # -- Metadata -----------------------------------------------------------------------------------------
 
     def handle_metadata(self, request: v08.Request) -> list:
-        requested = list(dict.fromkeys(request.body.topics))
-        try:
-            topics = self.metadata.topic_metadata(requested)
-            brokers = self.metadata.alive_brokers()
-        except KafkaError as exc:
-            # 0.8.2: a failed auto-creation (an illegal name...) answers every topic with its code, no brokers.
-            log.info("metadata request for %s failed: %s", requested, exc)
-            code = error_code(exc)
-            topics, brokers = [TopicMetadata(code, topic, []) for topic in requested], []
-        body = MetadataResponseV0([MetadataBroker(*broker) for broker in brokers], topics)
-        return v08.encode_response(request.correlation_id, body)
+        """Metadata v0-v9, answered from the metadata cache."""
+        return v08.encode_response(request.correlation_id, self.metadata.metadata_response(request.body))
 
     # -- OffsetCommit / OffsetFetch v0 (ZooKeeper) --------------------------------------------------------
 

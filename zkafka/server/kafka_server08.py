@@ -46,7 +46,7 @@ from zkafka.server.delayed_join import JoinPurgatory
 from zkafka.server.isr_changes import zk_isr_writer
 from zkafka.server.metadata_cache import MetadataCache
 from zkafka.server.offsets_zk import ZkOffsetStore
-from zkafka.server.registry08 import KafkaHealthcheck, advertised_address
+from zkafka.server.registry08 import KafkaHealthcheck, advertised_address, cluster_id
 from zkafka.server.replica_apis import ReplicaApis
 from zkafka.server.replica_fetcher import FetcherSettings
 from zkafka.server.replica_manager import ReplicaManager
@@ -205,6 +205,7 @@ class KafkaServer08(BrokerServer):
             handler=gevent_handler(),
         )
         start_zk_client(self.zk_client)
+        self.metadata_cache.cluster_id = cluster_id(self.zk_client)
         self.replica_manager.isr_writer = zk_isr_writer(self.zk_client)
         self.replica_manager.add_leadership_listener(self._on_leadership)
         self.metadata_cache.add_listener(self._on_metadata)

@@ -13,6 +13,13 @@ filtered to live brokers. A topic the cache does not know is auto-created when `
 client to ask again; when auto-creation is off it is UNKNOWN_TOPIC_OR_PARTITION (3). As in 0.8.2, the cache
 holds only partitions that have a state (a leader elected once): a topic whose partitions have none yet is
 answered as unknown (its creation then finds it exists: 5).
+
+Metadata v1-v9 (``metadata_response``) as Kafka 0.10 to 2.4 answer them: replicas and ISR are listed whole
+(not filtered to live brokers, no REPLICA_NOT_AVAILABLE), the replicas on brokers that are not live as
+``offline_replicas`` (v5); brokers carry their rack, the answer the controller id the last UpdateMetadata
+named and the cluster id (``/cluster/id``); auto-creation also needs the request's
+``allow_auto_topic_creation`` (v4); a name the topic rules refuse is INVALID_TOPIC_EXCEPTION (17) for that
+topic alone, never created. With no authorizer, authorized operations (v8, when asked) are all of them.
 """
 
 from __future__ import annotations
@@ -23,14 +30,16 @@ from typing import Any
 
 from zkafka.cluster.snapshot import ClusterSnapshot, PartitionMetadata
 from zkafka.controller.request_planner import LEADER_DURING_DELETE
-from zkafka.errors import UnknownTopicOrPartitionError
+from zkafka.errors import InvalidTopicError, KafkaError, UnknownTopicOrPartitionError
 from zkafka.protocol import metadata
 from zkafka.protocol.errors import ErrorCode
+from zkafka.protocol.inter_broker import PLAINTEXT
+from zkafka.server.replica_manager import error_code
+from zkafka.topic import validate_topic_08
 from zkafka.zk.paths08 import BrokerRegistration, PartitionState
 
 log = logging.getLogger(__name__)
-
-PLAINTEXT = 0
+INTERNAL_TOPICS = frozenset({"__consumer_offsets"})
 
 
 def partition_metadata(partition: int, meta: Any, alive: Any) -> Any:
@@ -43,6 +52,22 @@ def partition_metadata(partition: int, meta: Any, alive: Any) -> Any:
     if len(replicas) < len(meta.replicas) or len(isr) < len(meta.isr):
         error = ErrorCode.REPLICA_NOT_AVAILABLE
     return metadata.PartitionMetadata(error, partition, meta.leader, replicas, isr)
+
+
+def partition_metadata_v1(version: int, partition: int, meta: Any, alive: Any) -> Any:
+    """One partition's answer in v1+: whole replica lists, leader -1 with LEADER_NOT_AVAILABLE when it is not
+    live; v5 adds the replicas not live, v7 the leader epoch."""
+    leader, error = meta.leader, ErrorCode.NONE
+    if leader not in alive:
+        leader, error = -1, ErrorCode.LEADER_NOT_AVAILABLE
+    replicas, isr = list(meta.replicas), list(meta.isr)
+    if version < 5:
+        return metadata.PartitionMetadata(error, partition, leader, replicas, isr)
+    offline = [r for r in meta.replicas if r not in alive]
+    if version < 7:
+        return metadata.PartitionMetadataV5(error, partition, leader, replicas, isr, offline)
+    epoch = meta.state.leader_epoch
+    return metadata.PartitionMetadataV7(error, partition, leader, epoch, replicas, isr, offline)
 
 
 class MetadataCache:
@@ -62,6 +87,8 @@ class MetadataCache:
         self.create_topic = create_topic
         self.auto_create_topics = auto_create_topics and create_topic is not None
         self._listeners: list[Callable[[ClusterSnapshot], None]] = []
+        self.controller_id = -1  # as the last UpdateMetadata named it
+        self.cluster_id: str | None = None
 
     def snapshot(self) -> ClusterSnapshot:
         return self._snapshot
@@ -97,6 +124,7 @@ class MetadataCache:
                 ),
             )
         self._snapshot = ClusterSnapshot(brokers, topics)
+        self.controller_id = request.controller_id
         for listener in list(self._listeners):
             try:
                 listener(self._snapshot)
@@ -116,6 +144,77 @@ class MetadataCache:
         return [
             (broker_id, brokers[broker_id].host, brokers[broker_id].port) for broker_id in sorted(brokers)
         ]
+
+    def metadata_response(self, request: Any) -> Any:
+        """The answer to a Metadata request of any version (v0: 0.8.2's, where a failed auto-creation answers
+        every topic with its code and no brokers)."""
+        version = request.API_VERSION
+        names = metadata.requested_topics(request)
+        if version == 0:
+            try:
+                return metadata.MetadataResponseV0(
+                    [metadata.MetadataBroker(*b) for b in self.alive_brokers()],
+                    self.topic_metadata(names or []),
+                )
+            except KafkaError as exc:
+                log.info("metadata request for %s failed: %s", names, exc)
+                return metadata.MetadataResponseV0(
+                    [], [metadata.TopicMetadata(error_code(exc), t, []) for t in names or []]
+                )
+        return self._metadata_response_v1(request, names)
+
+    def _metadata_response_v1(self, request: Any, names: list[str] | None) -> Any:
+        version = request.API_VERSION
+        snapshot = self._snapshot
+        brokers = [
+            metadata.MetadataBrokerV1(
+                b, snapshot.brokers[b].host, snapshot.brokers[b].port, snapshot.brokers[b].rack
+            )
+            for b in sorted(snapshot.brokers)
+        ]
+        auto_create = getattr(request, "allow_auto_topic_creation", True)
+        topic_ops = getattr(request, "include_topic_authorized_operations", False)
+        topics = [self._topic_v1(version, topic, auto_create, topic_ops) for topic in self._names(names)]
+        fields: list = [0] if version >= 3 else []  # throttle_time_ms
+        fields.append(brokers)
+        if version >= 2:
+            fields.append(self.cluster_id)
+        fields += [self.controller_id, topics]
+        if version >= 8:
+            asked = request.include_cluster_authorized_operations
+            fields.append(metadata.CLUSTER_OPERATIONS if asked else metadata.AUTHORIZED_OPERATIONS_OMITTED)
+        return metadata.METADATA_APIS[version][1](*fields)
+
+    def _names(self, names: list[str] | None) -> list[str]:
+        """The topics asked for; None: every topic with a state."""
+        topics = self._snapshot.topics
+        return names if names is not None else [t for t in sorted(topics) if _with_state(topics[t])]
+
+    def _topic_v1(self, version: int, topic: str, auto_create: bool, operations: bool) -> Any:
+        partitions = _with_state(self._snapshot.topics.get(topic))
+        if partitions:
+            alive = self._snapshot.brokers.keys()
+            error = ErrorCode.NONE
+            answers = [partition_metadata_v1(version, p, partitions[p], alive) for p in sorted(partitions)]
+        else:
+            error, answers = self._unknown_topic_v1(topic, auto_create), []
+        fields = [error, topic, topic in INTERNAL_TOPICS, answers]
+        if version >= 8:
+            fields.append(metadata.TOPIC_OPERATIONS if operations else metadata.AUTHORIZED_OPERATIONS_OMITTED)
+        return metadata.topic_class(version)(*fields)
+
+    def _unknown_topic_v1(self, topic: str, auto_create: bool) -> int:
+        """A topic the cache does not know: refused by name (17), created when allowed, else unknown (3)."""
+        try:
+            validate_topic_08(topic)
+            if not auto_create:
+                return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            return self._unknown_topic(topic)
+        except InvalidTopicError:
+            return ErrorCode.INVALID_TOPIC_EXCEPTION
+        except KafkaError as exc:
+            log.info("auto-creation of %s failed: %s", topic, exc)
+            return error_code(exc)
 
     def topic_metadata(self, topics: Iterable[str]) -> list[Any]:
         """TopicMetadata for each topic asked for (every known topic when none is)."""
@@ -152,9 +251,10 @@ class MetadataCache:
 
 def _registration(broker: Any) -> BrokerRegistration | None:
     if hasattr(broker, "end_points"):
+        rack = getattr(broker, "rack", None)
         for end_point in broker.end_points:
             if end_point.security_protocol == PLAINTEXT:
-                return BrokerRegistration(broker.node_id, end_point.host, end_point.port)
+                return BrokerRegistration(broker.node_id, end_point.host, end_point.port, rack=rack)
         return None
     return BrokerRegistration(broker.node_id, broker.host, broker.port)
 

@@ -1,23 +1,33 @@
 """KafkaHealthcheck: a 0.8 broker's ``/brokers/ids/<id>`` registration, kept across session expiry and crashes.
 
 The znode is ephemeral JSON (paths08.BrokerRegistration) naming the host and port clients should use: the
-advertised ones, else ``host.name``, else the local host's canonical name. The session machinery and the
-crash-restart wait are registry.py's ``ZkRegistry``.
+advertised ones, else ``host.name``, else the local host's canonical name, and ``broker.rack`` when set. The
+session machinery and the crash-restart wait are registry.py's ``ZkRegistry``. ``cluster_id`` reads the
+cluster id at ``/cluster/id``, creating it when this broker is the cluster's first (Kafka 0.10.1).
 """
 
 from __future__ import annotations
 
+import base64
 import logging
 import socket
+import uuid
 from collections.abc import Callable
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import NodeExistsError
 
 from zkafka.config08 import BrokerConfig08
 from zkafka.server.registry import ZkRegistry
 from zkafka.utils import now_ms
 from zkafka.zk.paths import broker_id_path
-from zkafka.zk.paths08 import PERSISTENT_PATHS, BrokerRegistration
+from zkafka.zk.paths08 import (
+    CLUSTER_ID_PATH,
+    PERSISTENT_PATHS,
+    BrokerRegistration,
+    encode_cluster_id,
+    parse_cluster_id,
+)
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +37,19 @@ def advertised_address(config: BrokerConfig08, bound_port: int) -> tuple[str, in
     host = (config["advertised.host.name"] or "").strip() or socket.getfqdn()
     port = config["advertised.port"] if "advertised.port" in config.raw else bound_port
     return host, port
+
+
+def cluster_id(client: KazooClient) -> str:
+    """The cluster id at ``/cluster/id``; the first broker makes one (22 characters: a random UUID in URL-safe
+    base64 without padding, as Kafka's ``CoreUtils.generateUuidAsBase64``)."""
+    new_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode("ascii")
+    try:
+        client.create(CLUSTER_ID_PATH, encode_cluster_id(new_id).encode(), makepath=True)
+        log.info("created cluster id %s", new_id)
+        return new_id
+    except NodeExistsError:
+        data, _ = client.get(CLUSTER_ID_PATH)
+        return parse_cluster_id(data)
 
 
 class KafkaHealthcheck(ZkRegistry):
@@ -44,6 +67,7 @@ class KafkaHealthcheck(ZkRegistry):
         connection_timeout_ms: int | None = None,
         use_gevent: bool = True,
         jmx_port: int = -1,
+        rack: str | None = None,
     ) -> None:
         super().__init__(
             broker_id,
@@ -56,6 +80,7 @@ class KafkaHealthcheck(ZkRegistry):
         self.host = host
         self.port = port
         self.jmx_port = jmx_port
+        self.rack = rack
 
     @classmethod
     def from_config(
@@ -76,6 +101,7 @@ class KafkaHealthcheck(ZkRegistry):
             connect=config["zookeeper.connect"],
             connection_timeout_ms=config["zookeeper.connection.timeout.ms"],
             use_gevent=use_gevent,
+            rack=config["broker.rack"] or None,
         )
 
     def startup(self) -> None:
@@ -83,7 +109,9 @@ class KafkaHealthcheck(ZkRegistry):
         self.start(PERSISTENT_PATHS)
 
     def registration(self) -> BrokerRegistration:
-        return BrokerRegistration(self.broker_id, self.host, self.port, self.jmx_port, str(now_ms()))
+        return BrokerRegistration(
+            self.broker_id, self.host, self.port, self.jmx_port, str(now_ms()), rack=self.rack
+        )
 
     def register_all(self) -> None:
         value = self.registration().to_json()

@@ -42,6 +42,7 @@ class ReplicaApis:
             (STOP_REPLICA, 0): self.handle_stop_replica,
             (UPDATE_METADATA, 0): self.handle_update_metadata,
             (UPDATE_METADATA, 1): self.handle_update_metadata,
+            (UPDATE_METADATA, 2): self.handle_update_metadata,
             (CONTROLLED_SHUTDOWN, 0): self.handle_controlled_shutdown,
             (CONTROLLED_SHUTDOWN, 1): self.handle_controlled_shutdown,
         }
@@ -62,9 +63,7 @@ class ReplicaApis:
 
     def handle_update_metadata(self, request: v08.Request) -> list:
         body = request.body
-        response = (
-            admin.UpdateMetadataResponseV1 if request.api_version >= 1 else admin.UpdateMetadataResponseV0
-        )
+        response = v08.SCHEMAS[(request.api_key, request.api_version)][1]
         if body.controller_epoch < self.replica_manager.controller_epoch:
             log.warning(
                 "UpdateMetadata from controller %d with stale epoch %d",

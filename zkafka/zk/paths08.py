@@ -3,7 +3,9 @@
 JSON is written as 0.8.2 writes it: no spaces, timestamps as quoted strings. Parsers accept any key order
 (Kafka's maps of more than four keys come out in hash order) and extra keys. The tree::
 
-    /brokers/ids/<id>                                   ephemeral  broker registration (version 1, or 2 with endpoints)
+    /brokers/ids/<id>                                   ephemeral  broker registration (version 1, or 2 with endpoints;
+                                                                   "rack" when broker.rack is set, as Kafka 0.10)
+    /cluster/id                                         persistent the cluster id (0.10.1), made by the first broker
     /brokers/topics/<t>                                 persistent partition id -> replica ids
     /brokers/topics/<t>/partitions/<p>/state            persistent leader, leader epoch, ISR, controller epoch
     /controller                                         ephemeral  the controller's broker id
@@ -42,6 +44,7 @@ CONFIG_CHANGES_PATH = "/config/changes"
 CONFIG_CHANGE_PREFIX = "config_change_"
 ISR_CHANGE_NOTIFICATION_PATH = "/isr_change_notification"
 ISR_CHANGE_PREFIX = "isr_change_"
+CLUSTER_ID_PATH = "/cluster/id"
 
 # The paths a 0.8 broker makes sure of at startup (ZkUtils.setupCommonPaths).
 PERSISTENT_PATHS = (
@@ -143,18 +146,23 @@ class BrokerRegistration:
     timestamp: str = ""
     version: int = 1
     endpoints: tuple[str, ...] = ()
+    rack: str | None = None
 
     def to_json(self) -> str:
+        """The registration JSON; a rack is an extra key (0.8.2 and 0.9 readers skip it), the version kept."""
         value: dict[str, Any] = {"version": self.version, "host": self.host, "port": self.port}
         value["jmx_port"] = self.jmx_port
         value["timestamp"] = self.timestamp
         if self.version >= 2:
             value["endpoints"] = list(self.endpoints or (f"PLAINTEXT://{self.host}:{self.port}",))
+        if self.rack is not None:
+            value["rack"] = self.rack
         return encode_json(value)
 
     @classmethod
     def parse(cls, broker_id: int | str, text: str | bytes) -> BrokerRegistration:
-        """Read version 1 (0.8.2) or version 2 (0.9: host/port from the PLAINTEXT endpoint when absent)."""
+        """Read version 1 (0.8.2), 2 (0.9: host/port from the PLAINTEXT endpoint when absent) or 3 (0.10),
+        with its ``rack`` when there is one."""
         what = f"{broker_id_path(int(broker_id))}"
         obj = _load_object(what, text)
         version = _field(what, obj, "version", int)
@@ -165,7 +173,10 @@ class BrokerRegistration:
         if not isinstance(host, str) or not isinstance(port, int):
             raise ZkDataError(f"{what}: no host and port in {text!r}")
         jmx = obj.get("jmx_port", -1)
-        return cls(int(broker_id), host, port, jmx, _timestamp(obj.get("timestamp")), version, endpoints)
+        rack = obj.get("rack")
+        rack = rack if isinstance(rack, str) else None
+        timestamp = _timestamp(obj.get("timestamp"))
+        return cls(int(broker_id), host, port, jmx, timestamp, version, endpoints, rack)
 
 
 def _plaintext_endpoint(what: str, endpoints: Iterable[str]) -> tuple[str, int]:
@@ -254,6 +265,14 @@ def parse_controller(text: str | bytes) -> int:
     if isinstance(value, dict):
         return _field(CONTROLLER_PATH, value, "brokerid", int)
     raise ZkDataError(f"{CONTROLLER_PATH}: {text!r} names no broker id")
+
+
+def encode_cluster_id(cluster_id: str) -> str:
+    return encode_json({"version": "1", "id": cluster_id})
+
+
+def parse_cluster_id(text: str | bytes) -> str:
+    return _field(CLUSTER_ID_PATH, _load_object(CLUSTER_ID_PATH, text), "id", str)
 
 
 def encode_controller_epoch(epoch: int) -> str:

@@ -18,14 +18,17 @@ from zkafka.protocol.inter_broker import (
     LeaderAndIsrResponseV0,
     PartitionState,
     PartitionStateEntry,
+    RackedBroker,
     StopReplicaRequestV0,
     StopReplicaResponseV0,
     TopicPartition,
     TopicPartitionError,
     UpdateMetadataRequestV0,
     UpdateMetadataRequestV1,
+    UpdateMetadataRequestV2,
     UpdateMetadataResponseV0,
     UpdateMetadataResponseV1,
+    UpdateMetadataResponseV2,
 )
 
 STATES = [PartitionStateEntry("t", 0, PartitionState(2, 1, 3, [1, 2], 4, [1, 2]))]
@@ -69,6 +72,15 @@ REQUESTS = [
         id="UpdateMetadataRequestV1",
     ),
     pytest.param(
+        UpdateMetadataRequestV2(1, 2, STATES, [RackedBroker(1, [EndPoint(9092, "h", 0)], "r1")]),
+        f"""00000061 | 0006 0002 00000007 0003 636c69  # size 97 | UpdateMetadata v2 (0.10.0)
+            00000001 00000002 {STATE_HEX}
+            00000001 00000001                         # live brokers [1:
+            00000001 00002384 0001 68 0000            #   [port 9092, host "h", PLAINTEXT],
+            0002 7231                                 #   rack "r1"]""",
+        id="UpdateMetadataRequestV2",
+    ),
+    pytest.param(
         ControlledShutdownRequestV1(1),
         "00000011 | 0007 0001 00000007 0003 636c69 | 00000001",
         id="ControlledShutdownRequestV1",
@@ -88,6 +100,7 @@ RESPONSES = [
     ),
     pytest.param(UpdateMetadataResponseV0(11), "00000006 | 00000007 | 000b", id="UpdateMetadataResponseV0"),
     pytest.param(UpdateMetadataResponseV1(0), "00000006 | 00000007 | 0000", id="UpdateMetadataResponseV1"),
+    pytest.param(UpdateMetadataResponseV2(0), "00000006 | 00000007 | 0000", id="UpdateMetadataResponseV2"),
     pytest.param(
         ControlledShutdownResponseV0(0, [TopicPartition("t", 0)]),
         "00000011 | 00000007 | 0000 | 00000001 0001 74 00000000   # still leads t-0",

@@ -15,6 +15,7 @@ from tests.unit.protocol import (
     test_group_membership,
     test_group_versions,
     test_inter_broker,
+    test_metadata,
     test_v08_client,
 )
 from tests.unit.protocol.golden08 import hexbytes
@@ -38,6 +39,7 @@ GOLDEN_REQUESTS = [
     *test_inter_broker.REQUESTS,
     *test_group_membership.REQUESTS,
     *test_group_versions.REQUESTS,
+    *test_metadata.REQUESTS,
 ]
 GOLDEN_RESPONSES = [
     *test_v08_client.RESPONSES,
@@ -45,6 +47,7 @@ GOLDEN_RESPONSES = [
     *test_inter_broker.RESPONSES,
     *test_group_membership.RESPONSES,
     *test_group_versions.RESPONSES,
+    *test_metadata.RESPONSES,
 ]
 REQUEST_FRAMES = [hexbytes(p.values[1]) for p in GOLDEN_REQUESTS]
 
@@ -56,8 +59,8 @@ def test_every_registered_version_has_golden_request_and_response_bytes():
     assert requests == set(SCHEMAS) == responses
     # 0.9.0.1's 25, ApiVersions v1-v3, and Kafka 3.4's other group and offset versions: FindCoordinator 4,
     # JoinGroup 9, SyncGroup 5, Heartbeat 4, LeaveGroup 5, OffsetCommit 6, OffsetFetch 7, DescribeGroups 5,
-    # ListGroups 4, DeleteGroups 3, OffsetDelete 1
-    assert len(SCHEMAS) == 25 + 3 + 4 + 9 + 5 + 4 + 5 + 6 + 7 + 5 + 4 + 3 + 1
+    # ListGroups 4, DeleteGroups 3, OffsetDelete 1; Metadata v1-v9 and UpdateMetadata v2 (0.10.0)
+    assert len(SCHEMAS) == 25 + 3 + 4 + 9 + 5 + 4 + 5 + 6 + 7 + 5 + 4 + 3 + 1 + 9 + 1
 
 
 def test_registry_pairs_each_request_with_its_response():
@@ -73,10 +76,10 @@ def test_registry_pairs_each_request_with_its_response():
         )
 
 
-def test_api_version_ranges_list_0_9_0_1_plus_api_versions_and_kafka_3_4_group_apis():
+def test_api_version_ranges_list_0_9_0_1_plus_api_versions_and_kafka_3_4_group_apis_and_metadata():
     ranges = {r.api_key: (r.min_version, r.max_version) for r in api_version_ranges()}
     assert ranges == {
-        0: (0, 1), 1: (0, 1), 2: (0, 0), 3: (0, 0), 4: (0, 0), 5: (0, 0), 6: (0, 1), 7: (0, 1), 8: (0, 8),
+        0: (0, 1), 1: (0, 1), 2: (0, 0), 3: (0, 9), 4: (0, 0), 5: (0, 0), 6: (0, 2), 7: (0, 1), 8: (0, 8),
         9: (0, 8), 10: (0, 4), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 5), 16: (0, 4), 18: (0, 3),
         42: (0, 2), 47: (0, 0),
     }  # fmt: skip

@@ -23,9 +23,9 @@ from zkafka.protocol.api_versions import (
 KAFKA_PYTHON_V4 = hexbytes("0012 0004 00000007 0003 636c69 00 | 0d 6b61666b612d707974686f6e 06 322e332e33 00")
 # what a broker without a coordinator serves: Produce, Fetch, ListOffsets, Metadata, OffsetCommit and
 # OffsetFetch v0, ApiVersions v0-v3
-RANGES_08 = "00000007 | 0000 0000 0000 | 0001 0000 0000 | 0002 0000 0000 | 0003 0000 0000 | 0008 0000 0000 | 0009 0000 0000 | 0012 0000 0003"
+RANGES_08 = "00000007 | 0000 0000 0000 | 0001 0000 0000 | 0002 0000 0000 | 0003 0000 0009 | 0008 0000 0000 | 0009 0000 0000 | 0012 0000 0003"
 # the same, compact (count + 1, a tag buffer after each range)
-RANGES_08_V3 = "08 | 0000 0000 0000 00 | 0001 0000 0000 00 | 0002 0000 0000 00 | 0003 0000 0000 00 | 0008 0000 0000 00 | 0009 0000 0000 00 | 0012 0000 0003 00"
+RANGES_08_V3 = "08 | 0000 0000 0000 00 | 0001 0000 0000 00 | 0002 0000 0000 00 | 0003 0000 0009 00 | 0008 0000 0000 00 | 0009 0000 0000 00 | 0012 0000 0003 00"
 # an ApiVersions v3 request shaped as librdkafka opens with: header v2 (client id "cli", no tags), body v3
 # (compact strings "librdkafka" and "2.16.0", no tags)
 LIBRDKAFKA_V3 = hexbytes("0012 0003 00000007 0003 636c69 00 | 0b 6c69627264 6b61666b61 07 322e31362e30 00")

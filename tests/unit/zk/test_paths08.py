@@ -1,5 +1,7 @@
 """The 0.8 znode layout: paths and the exact JSON the facts sheet shows, parsed in any key order."""
 
+import json
+
 import pytest
 
 from zkafka.zk.paths import ZKGroupDirs, broker_id_path
@@ -9,6 +11,7 @@ from zkafka.zk.paths08 import (
     PartitionState,
     ZkDataError,
     delete_topic_path,
+    encode_cluster_id,
     encode_config_change,
     encode_controller,
     encode_controller_epoch,
@@ -16,6 +19,7 @@ from zkafka.zk.paths08 import (
     encode_reassignment,
     encode_topic_assignment,
     encode_topic_config,
+    parse_cluster_id,
     parse_config_change,
     parse_controller,
     parse_controller_epoch,
@@ -148,3 +152,25 @@ def test_consumer_registration():
     assert wildcard.pattern == "white_list" and dict(wildcard.subscription) == {"a.*": 1}
     with pytest.raises(ZkDataError, match="pattern"):
         ConsumerRegistration.parse('{"version":1,"subscription":{},"pattern":"some"}')
+
+
+def test_a_rack_is_an_extra_key_of_the_registration_version_it_keeps():
+    registration = BrokerRegistration(1, "h", 9092, -1, "5", rack="r1")
+    text = registration.to_json()
+    assert json.loads(text) == {
+        "version": 1,
+        "host": "h",
+        "port": 9092,
+        "jmx_port": -1,
+        "timestamp": "5",
+        "rack": "r1",
+    }
+    assert BrokerRegistration.parse(1, text) == registration
+    assert BrokerRegistration.parse(1, text.replace('"r1"', "null")).rack is None
+    kafka_010 = '{"version":3,"host":"h","port":9092,"jmx_port":-1,"timestamp":"5","endpoints":["PLAINTEXT://h:9092"],"rack":"a"}'
+    assert BrokerRegistration.parse(1, kafka_010).rack == "a"
+
+
+def test_cluster_id_json_as_kafka_0_10_1_writes_it():
+    assert json.loads(encode_cluster_id("abc")) == {"version": "1", "id": "abc"}
+    assert parse_cluster_id('{"version":"1","id":"Xg3NKB8nRq2ZVFsKtYy0aw"}') == "Xg3NKB8nRq2ZVFsKtYy0aw"
