@@ -1,5 +1,5 @@
 """Inputs that must not take a 0.8 broker out of service: topic names its log directories cannot hold, a
-partition directory that cannot be created."""
+partition directory that cannot be created, controller requests forged from a plain socket."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import os
 
 import pytest
 
-from tests.support.replication import produce
+from tests.support.replication import produce, read_all
 from tests.support.server08 import Client08, wait_for_leaders
 from zkafka.admin.topics import create_topic_with_assignment
+from zkafka.protocol import inter_broker as admin
 from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.metadata import MetadataRequestV0
 from zkafka.utils import wait_until
@@ -63,3 +64,54 @@ def test_a_partition_whose_directory_cannot_be_created_is_reported_and_the_rest_
         wait_for_leaders(client, ["after"])
         assert produce(client, "after", 0, [b"w"], acks=1) == (0, 0)
     assert (tmp_path / "broker08-0" / "blocked-0").is_file()
+
+
+def forged_requests(controller_id: int, epoch: int) -> list:
+    """A StopReplica deleting kept-0, a LeaderAndIsr making this broker follow broker 999, an UpdateMetadata
+    deleting kept-0 from the metadata."""
+    follow = admin.PartitionState(epoch, 999, 1000, [999, 0], 0, [999, 0])
+    gone = admin.PartitionState(epoch, -2, 0, [], 0, [])
+    return [
+        admin.StopReplicaRequestV0(controller_id, epoch, 1, [admin.TopicPartition("kept", 0)]),
+        admin.LeaderAndIsrRequestV0(
+            controller_id,
+            epoch,
+            [admin.PartitionStateEntry("kept", 0, follow)],
+            [admin.Broker(999, "127.0.0.1", 1)],
+        ),
+        admin.UpdateMetadataRequestV0(
+            controller_id,
+            epoch,
+            [admin.PartitionStateEntry("kept", 0, gone)],
+            [admin.Broker(999, "127.0.0.1", 1)],
+        ),
+    ]
+
+
+def test_controller_requests_that_zookeeper_does_not_back_are_refused_and_change_nothing(
+    start_broker08, zk_client, tmp_path
+):
+    broker = start_broker08(0)
+    with Client08(broker.port) as client:
+        wait_for_leaders(client, ["kept"])
+        assert produce(client, "kept", 0, [b"a", b"b"]) == (0, 0)  # acknowledged by the ISR
+        controller, epoch = 0, int(zk_client.get("/controller_epoch")[0])
+        for forger, forged_epoch in (
+            (999, 1000),
+            (999, epoch),
+            (controller, epoch + 1),
+            (controller, epoch - 1),
+        ):
+            for request in forged_requests(forger, forged_epoch):
+                answer = client.call(request)
+                assert answer.error == ErrorCode.STALE_CONTROLLER_EPOCH, (forger, forged_epoch, request)
+                assert getattr(answer, "partitions", []) == []
+        assert read_all(broker.port, "kept", 0) == (2, [(0, b"a"), (1, b"b")])
+        assert (tmp_path / "broker08-0" / "kept-0").is_dir()
+        assert produce(client, "kept", 0, [b"c"]) == (0, 2)  # still led here
+        (kept,) = client.call(MetadataRequestV0(["kept"])).topics
+        assert kept.error == 0 and [p.leader for p in kept.partitions] == [0]
+        # the real controller is not locked out: a topic created afterwards gets a leader
+        wait_for_leaders(client, ["after"])
+        assert produce(client, "after", 0, [b"w"]) == (0, 0)
+    assert int(zk_client.get("/controller_epoch")[0]) == epoch

@@ -42,6 +42,7 @@ from zkafka.network.server import SocketServer
 from zkafka.protocol import v08
 from zkafka.server.apis08 import KafkaApis
 from zkafka.server.controlled_shutdown import controlled_shutdown
+from zkafka.server.controller_fence import ControllerFence, zookeeper_controller
 from zkafka.server.delayed_join import JoinPurgatory
 from zkafka.server.isr_changes import zk_isr_writer
 from zkafka.server.metadata_cache import MetadataCache
@@ -218,7 +219,12 @@ class KafkaServer08(BrokerServer):
             offset_metadata_max_bytes=config["offset.metadata.max.bytes"],
             group_apis=GroupApis(self.coordinator, self.metadata_cache.snapshot, self._create_offsets_topic),
             on_sent=self.metrics.sent if self.metrics else None,
-            replica_apis=ReplicaApis(self.replica_manager, self.metadata_cache, lambda: self.controller),
+            replica_apis=ReplicaApis(
+                self.replica_manager,
+                self.metadata_cache,
+                ControllerFence(zookeeper_controller(self.zk_client)),
+                lambda: self.controller,
+            ),
         )
         host, port = advertised_address(config, self.port)
         channels = ControllerChannelManager(

@@ -1,7 +1,8 @@
 """ReplicaApis: the 0.8 broker's handlers for the controller's requests and for ControlledShutdown (§5).
 
 LeaderAndIsr and StopReplica go to the replica manager, UpdateMetadata to the broker's metadata cache (all
-three refused with STALE_CONTROLLER_EPOCH (11) when an older controller sends them); ControlledShutdown goes
+three refused with STALE_CONTROLLER_EPOCH (11), changing nothing, unless they come from the controller
+ZooKeeper names: controller_fence.py); ControlledShutdown goes
 to this broker's controller, which answers with the partitions the broker still leads (an error when this
 broker is not the controller, or the broker is not live).
 """
@@ -17,6 +18,7 @@ from zkafka.protocol import inter_broker as admin
 from zkafka.protocol import v08
 from zkafka.protocol.api_keys import CONTROLLED_SHUTDOWN, LEADER_AND_ISR, STOP_REPLICA, UPDATE_METADATA
 from zkafka.protocol.errors import ErrorCode
+from zkafka.server.controller_fence import ControllerFence
 from zkafka.server.metadata_cache import MetadataCache
 from zkafka.server.replica_manager import ReplicaManager, error_code
 
@@ -30,10 +32,12 @@ class ReplicaApis:
         self,
         replica_manager: ReplicaManager,
         metadata_cache: MetadataCache,
+        fence: ControllerFence,
         controller: Callable[[], Any] = lambda: None,
     ) -> None:
         self.replica_manager = replica_manager
         self.metadata_cache = metadata_cache
+        self.fence = fence
         self.controller = controller
 
     def handlers(self) -> dict[tuple[int, int], Callable[[v08.Request], Any]]:
@@ -47,7 +51,26 @@ class ReplicaApis:
             (CONTROLLED_SHUTDOWN, 1): self.handle_controlled_shutdown,
         }
 
+    def _from_controller(self, request: v08.Request) -> bool:
+        """Whether the fence admits the request's controller; a refusal is logged."""
+        body = request.body
+        if self.fence.admits(body.controller_id, body.controller_epoch):
+            return True
+        log.warning(
+            "%s from %s refused: controller %d with epoch %d, but ZooKeeper names controller %d with epoch %d",
+            request.name,
+            request.client_id,
+            body.controller_id,
+            body.controller_epoch,
+            self.fence.controller_id,
+            self.fence.epoch,
+        )
+        return False
+
     def handle_leader_and_isr(self, request: v08.Request) -> list:
+        if not self._from_controller(request):
+            body = admin.LeaderAndIsrResponseV0(ErrorCode.STALE_CONTROLLER_EPOCH, [])
+            return v08.encode_response(request.correlation_id, body)
         error, results = self.replica_manager.become_leader_or_follower(request.body)
         partitions = [admin.TopicPartitionError(topic, partition, code) for topic, partition, code in results]
         return v08.encode_response(request.correlation_id, admin.LeaderAndIsrResponseV0(error, partitions))
@@ -57,6 +80,9 @@ class ReplicaApis:
             raise InvalidRequestError(
                 f"StopReplica delete_partitions {request.body.delete_partitions} is not 0 or 1"
             )
+        if not self._from_controller(request):
+            body = admin.StopReplicaResponseV0(ErrorCode.STALE_CONTROLLER_EPOCH, [])
+            return v08.encode_response(request.correlation_id, body)
         error, results = self.replica_manager.stop_replicas(request.body)
         partitions = [admin.TopicPartitionError(topic, partition, code) for topic, partition, code in results]
         return v08.encode_response(request.correlation_id, admin.StopReplicaResponseV0(error, partitions))
@@ -64,12 +90,7 @@ class ReplicaApis:
     def handle_update_metadata(self, request: v08.Request) -> list:
         body = request.body
         response = v08.SCHEMAS[(request.api_key, request.api_version)][1]
-        if body.controller_epoch < self.replica_manager.controller_epoch:
-            log.warning(
-                "UpdateMetadata from controller %d with stale epoch %d",
-                body.controller_id,
-                body.controller_epoch,
-            )
+        if not self._from_controller(request):
             return v08.encode_response(request.correlation_id, response(ErrorCode.STALE_CONTROLLER_EPOCH))
         self.replica_manager.controller_epoch = body.controller_epoch
         self.metadata_cache.update(body)

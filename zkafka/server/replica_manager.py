@@ -1,9 +1,9 @@
 """ReplicaManager: the partitions hosted on this broker, led or followed, appending to their logs, and the
 purgatories where produces and fetches wait for them.
 
-As 0.8.2's ReplicaManager: LeaderAndIsr requests (``become_leader_or_follower``) make this broker a
-partition's leader or follower, once per newer leader epoch and never for an older controller epoch; a new
-follower truncates its log to its high watermark and fetches from its leader (replica_fetcher.py); StopReplica
+As 0.8.2's ReplicaManager: LeaderAndIsr requests (``become_leader_or_follower``, from the controller
+replica_apis.py admitted) make this broker a partition's leader or follower, once per newer leader epoch; a
+new follower truncates its log to its high watermark and fetches from its leader (replica_fetcher.py); StopReplica
 (``stop_replicas``) ends both, deleting the log if asked. As leader it records each follower fetch (the
 follower's log end offset), grows the ISR with a follower that caught up and shrinks it by the stuck and the
 slow (``shrink_isrs``, run every ``replica.lag.time.max.ms``; the znode writes are isr_changes.py's); the high
@@ -153,16 +153,8 @@ class ReplicaManager:
         self._after_leadership_change(changed)
 
     def become_leader_or_follower(self, request: Any) -> tuple[int, list[tuple[str, int, int]]]:
-        """Apply a LeaderAndIsr request: (error, [(topic, partition, error)])."""
-        if request.controller_epoch < self.controller_epoch:
-            log.warning(
-                "broker %d: LeaderAndIsr from controller %d with stale epoch %d (current %d)",
-                self.broker_id,
-                request.controller_id,
-                request.controller_epoch,
-                self.controller_epoch,
-            )
-            return ErrorCode.STALE_CONTROLLER_EPOCH, []
+        """Apply a LeaderAndIsr request (its controller checked by the caller): (error, [(topic, partition,
+        error)])."""
         self.controller_epoch = request.controller_epoch
         leaders = {b.node_id: (b.node_id, b.host, b.port) for b in request.leaders}
         results, to_lead, to_follow = [], [], []
@@ -213,9 +205,8 @@ class ReplicaManager:
             self.fetchers.add_partitions({tp: (leader, hosted.log_end_offset)})
 
     def stop_replicas(self, request: Any) -> tuple[int, list[tuple[str, int, int]]]:
-        """Apply a StopReplica request: stop fetching and leading, and delete the logs if asked."""
-        if request.controller_epoch < self.controller_epoch:
-            return ErrorCode.STALE_CONTROLLER_EPOCH, []
+        """Apply a StopReplica request (its controller checked by the caller): stop fetching and leading, and
+        delete the logs if asked."""
         self.controller_epoch = request.controller_epoch
         tps = [(p.topic, p.partition) for p in request.partitions]
         self.fetchers.remove_partitions(tps)
