@@ -212,6 +212,7 @@ class KafkaServer08(BrokerServer):
         self.metadata_cache.add_listener(self._on_metadata)
         self.controller_context = ControllerContext(self.zk_client)
         self.controller_context.start()
+        fence = ControllerFence(zookeeper_controller(self.zk_client))
         self.apis = KafkaApis(
             self.replica_manager,
             self.metadata_cache,
@@ -219,12 +220,7 @@ class KafkaServer08(BrokerServer):
             offset_metadata_max_bytes=config["offset.metadata.max.bytes"],
             group_apis=GroupApis(self.coordinator, self.metadata_cache.snapshot, self._create_offsets_topic),
             on_sent=self.metrics.sent if self.metrics else None,
-            replica_apis=ReplicaApis(
-                self.replica_manager,
-                self.metadata_cache,
-                ControllerFence(zookeeper_controller(self.zk_client)),
-                lambda: self.controller,
-            ),
+            replica_apis=ReplicaApis(self.replica_manager, self.metadata_cache, fence, lambda: self.controller),
         )
         host, port = advertised_address(config, self.port)
         channels = ControllerChannelManager(
