@@ -195,6 +195,22 @@ def ask_each_broker(
     return answers, infos
 
 
+def group_report(
+    client: KazooClient,
+    group: str,
+    partitions: Iterable[tuple[str, Any]],
+    size_of: Callable[[tuple[str, Any]], int | str],
+    asked: Iterable[BrokerInfo],
+    registered: Mapping[int, Any],
+) -> OffsetReport:
+    """The report of ``group``: a row per ``(topic, partition)`` with its log size ``size_of((topic, partition))``
+    (or why there is none), then the brokers asked and the other registered ones."""
+    report = OffsetReport(group)
+    report.rows = [partition_row(client, group, t, p, size_of((t, p))) for t, p in partitions]
+    report.brokers = broker_infos(asked, registered)
+    return report
+
+
 def partition_row(
     client: KazooClient, group: str, topic: str, partition: str | int, size: int | str
 ) -> PartitionRow:

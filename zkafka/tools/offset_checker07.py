@@ -21,10 +21,9 @@ from zkafka.tools.offset_checker import (
     OffsetReport,
     Progress,
     ask_each_broker,
-    broker_infos,
+    group_report,
     group_topics,
     parse_offset,
-    partition_row,
     read_registrations,
 )
 from zkafka.zk.client import get_children, get_data
@@ -184,10 +183,7 @@ def check_offsets(
         partitions.extend((topic, name) for name in sort_partitions(n for n in names if _is_partition(n)))
     brokers = registered_brokers(client)
     log_sizes, asked = ask_offsets(brokers, partitions, LATEST_TIME, socket_timeout_ms, progress)
-    report = OffsetReport(group)
-    report.rows = [partition_row(client, group, t, name, log_sizes[(t, name)]) for t, name in partitions]
-    report.brokers = broker_infos(asked, brokers)
-    return report
+    return group_report(client, group, partitions, log_sizes.__getitem__, asked, brokers)
 
 
 def _is_partition(name: str) -> bool:

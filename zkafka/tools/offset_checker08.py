@@ -24,9 +24,8 @@ from zkafka.tools.offset_checker import (
     OffsetReport,
     Progress,
     ask_each_broker,
-    broker_infos,
+    group_report,
     group_topics,
-    partition_row,
     read_registrations,
 )
 from zkafka.zk.client import get_data
@@ -159,7 +158,4 @@ def check_offsets08(
     leaders = {tp: leader for tp in partitions if (leader := partition_leader(client, *tp)) is not None}
     brokers = registered_brokers08(client)
     sizes, asked = log_sizes(brokers, leaders, socket_timeout_ms, progress)
-    report = OffsetReport(group)
-    report.rows = [partition_row(client, group, t, p, sizes.get((t, p), NO_LEADER)) for t, p in partitions]
-    report.brokers = broker_infos(asked, brokers)
-    return report
+    return group_report(client, group, partitions, lambda tp: sizes.get(tp, NO_LEADER), asked, brokers)
