@@ -16,6 +16,8 @@ LeaderAndIsr, UpdateMetadata, StopReplica):
   a broker that was told it hosts the partition (§8.7).
 
 A state older than one already told (a view read before the controller's own write) is never sent again.
+What was told about a topic being deleted is forgotten (as Kafka's controller context drops the topic), so
+the same topic created again, whose leader epochs start at 0 again, is told in full.
 """
 
 from __future__ import annotations
@@ -143,6 +145,8 @@ class RequestPlanner:
         entries = []
         for tp in sorted(view.states):
             state = view.states[tp]
+            if tp[0] in view.deleting:
+                continue
             seen = told.metadata.get(tp)
             if seen is not None and _version(state) <= seen:
                 continue
@@ -171,6 +175,7 @@ class RequestPlanner:
             if broker_id not in view.assignments[tp] or tp in told.stopped:
                 continue
             if tp[0] in view.deleting:
+                _forget(told, tp)
                 delete.append(tp)
             elif (
                 broker_id in view.shutting_down and tp in view.states and view.states[tp].leader != broker_id
@@ -189,3 +194,12 @@ class RequestPlanner:
                     )
                 )
         return requests
+
+
+def _forget(told: BrokerTold, tp: TopicPartition) -> None:
+    """A partition being deleted: its leader epochs and metadata were told for the old topic, and the same
+    topic created again starts at leader epoch 0 and znode version 0 (its metadata is still told as deleted
+    once the partition is gone from the view)."""
+    told.leader_epochs.pop(tp, None)
+    if tp in told.metadata:
+        told.metadata[tp] = (-1, -1)

@@ -137,6 +137,25 @@ def test_a_deleted_topic_gets_stop_replica_with_delete_then_leader_minus_2():
     assert {e.state.leader for e in requests[0][1].partition_states} == {-2}
 
 
+def test_a_topic_deleted_and_created_again_with_the_same_replicas_is_told_in_full():
+    """Its leader epochs and znode versions start at 0 again: what the old topic was told is forgotten."""
+    for seen_gone in (True, False):  # the recreation seen after a view without the topic, or at once
+        planner = RequestPlanner(CONTROLLER, EPOCH)
+        planner.plan(view(states(), ASSIGN, brokers(1, 2, 3)))
+        planner.plan(view(states(), ASSIGN, brokers(1, 2, 3), deleting=frozenset({"t"})))
+        if seen_gone:
+            planner.plan(view({}, {}, brokers(1, 2, 3)))
+        requests = planner.plan(view(states(), ASSIGN, brokers(1, 2, 3)))
+        assert names(requests) == [
+            (b, name) for b in (1, 2, 3) for name in ("LeaderAndIsrRequestV0", "UpdateMetadataRequestV0")
+        ]
+        for _, request in requests:
+            assert {(e.topic, e.partition, e.state.leader_epoch) for e in request.partition_states} == {
+                ("t", 0, 0),
+                ("t", 1, 0),
+            }
+
+
 def test_a_replica_reassigned_away_is_told_to_delete_its_log():
     planner = RequestPlanner(CONTROLLER, EPOCH)
     planner.plan(view(states(), ASSIGN, brokers(1, 2, 3, 4)))

@@ -1,0 +1,82 @@
+"""Topic lifecycle on real 0.8 brokers: a topic deleted and created again with the same replicas is led,
+replicated and served (the controller forgets what it told the brokers about the deleted partitions)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.replication import produce, read_all, zk_state
+from tests.support.server08 import Client08
+from zkafka.admin.topics import create_topic_with_assignment, mark_topic_for_deletion
+from zkafka.utils import wait_until
+from zkafka.zk.paths08 import parse_controller
+
+pytestmark = pytest.mark.integration
+
+BROKERS = (0, 1, 2)
+
+
+def controller(zk_client) -> int:
+    return parse_controller(zk_client.get("/controller")[0])
+
+
+def served_by_every_replica(brokers: dict, zk_client, topic: str, values: list[bytes]) -> None:
+    """Wait until the partition's leader takes an acks=-1 produce with every replica in the ISR; then every
+    replica's log holds what the leader's does."""
+    offset = {}
+
+    def acknowledged():
+        state = zk_state(zk_client, topic, 0)
+        if state is None or state.leader < 0 or sorted(state.isr) != list(BROKERS):
+            return None
+        with Client08(brokers[state.leader].port) as client:
+            error, base = produce(client, topic, 0, values)
+        if error:
+            return None
+        offset["leader"], offset["base"] = state.leader, base
+        return True
+
+    wait_until(acknowledged, 30, interval=0.1, message=f"an acks=-1 produce to {topic}-0 with ISR {BROKERS}")
+    assert offset["base"] == 0
+    leader = brokers[offset["leader"]]
+    assert read_all(leader.port, topic, 0) == (len(values), list(enumerate(values)))
+    assert sorted(zk_state(zk_client, topic, 0).isr) == list(BROKERS)
+
+    def replicated():
+        ends = [b.server.replica_manager.local_log(topic, 0) for b in brokers.values()]
+        return all(log is not None and log.log_end_offset == len(values) for log in ends)
+
+    wait_until(replicated, 20, message=f"every replica of {topic}-0 at the leader's log end")
+
+
+@pytest.mark.parametrize("controller_change", [False, True], ids=["same-controller", "controller-change"])
+def test_a_topic_deleted_and_created_again_with_the_same_replicas_is_served(
+    start_broker08, zk_client, controller_change
+):
+    brokers = {b: start_broker08(b, delete_topic_enable="true") for b in BROKERS}
+    wait_until(
+        lambda: sorted(zk_client.get_children("/brokers/ids")) == ["0", "1", "2"], 20, message="brokers"
+    )
+    create_topic_with_assignment(zk_client, "again", "0:1:2")
+    served_by_every_replica(brokers, zk_client, "again", [b"first-1", b"first-2"])
+
+    mark_topic_for_deletion(zk_client, "again")
+    wait_until(lambda: zk_client.exists("/brokers/topics/again") is None, 20, message="the topic deleted")
+    wait_until(
+        lambda: all(b.server.replica_manager.local_log("again", 0) is None for b in brokers.values()),
+        20,
+        message="every replica's log deleted",
+    )
+    if controller_change:
+        old = controller(zk_client)
+        brokers[old].stop()
+        wait_until(
+            lambda: zk_client.exists("/controller") and controller(zk_client) != old,
+            20,
+            message="a new controller",
+        )
+        brokers[old] = start_broker08(old, delete_topic_enable="true")
+        wait_until(lambda: str(old) in zk_client.get_children("/brokers/ids"), 20, message="the broker back")
+
+    create_topic_with_assignment(zk_client, "again", "0:1:2")
+    served_by_every_replica(brokers, zk_client, "again", [b"second"])
