@@ -251,6 +251,43 @@ class KafkaStorageError(KafkaError):
     error_code = ErrorCode.KAFKA_STORAGE_ERROR
 
 
+class InvalidRequestCodeError(KafkaError):
+    """Error code 42 (0.11): a well-formed request the broker refuses (the codec's InvalidRequestError closes
+    the connection instead)."""
+
+    error_code = ErrorCode.INVALID_REQUEST
+
+
+class NonEmptyGroupError(KafkaError):
+    """Error code 68 (1.1): DeleteGroups of a group that still has members."""
+
+    error_code = ErrorCode.NON_EMPTY_GROUP
+
+
+class GroupIdNotFoundError(KafkaError):
+    """Error code 69 (1.1): DeleteGroups or OffsetDelete of a group this coordinator does not have."""
+
+    error_code = ErrorCode.GROUP_ID_NOT_FOUND
+
+
+class MemberIdRequiredError(KafkaError):
+    """Error code 79 (2.2, KIP-394): a new member must rejoin with the member id the answer carries."""
+
+    error_code = ErrorCode.MEMBER_ID_REQUIRED
+
+
+class GroupMaxSizeReachedError(KafkaError):
+    """Error code 81 (2.2, KIP-389): the group already has ``group.max.size`` members."""
+
+    error_code = ErrorCode.GROUP_MAX_SIZE_REACHED
+
+
+class GroupSubscribedToTopicError(KafkaError):
+    """Error code 86 (2.4, KIP-496): OffsetDelete of a topic the group's members are subscribed to."""
+
+    error_code = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+
+
 class FencedInstanceIdError(KafkaError):
     """Error code 82 (2.3): another consumer with this ``group.instance.id`` took this member's place."""
 
@@ -304,8 +341,14 @@ ERROR_CODES: dict[int, type[KafkaError]] = {
         UnsupportedSaslMechanismError,
         IllegalSaslStateError,
         UnsupportedVersionError,
+        InvalidRequestCodeError,
         KafkaStorageError,
+        NonEmptyGroupError,
+        GroupIdNotFoundError,
+        MemberIdRequiredError,
+        GroupMaxSizeReachedError,
         FencedInstanceIdError,
+        GroupSubscribedToTopicError,
     )
 }
 

@@ -3,8 +3,8 @@ GroupConsumers with ``group.instance.id`` speak JoinGroup v5 / SyncGroup v3 / He
 that restarts within its session timeout gets its partitions back in the same generation without the others
 rebalancing (and nothing is lost or read twice); a restarted leader leads the next rebalance; one that
 restarts later rebalances as usual; the replaced incarnation is fenced (FENCED_INSTANCE_ID); LeaveGroup v3
-removes a static member by its instance id; and the broker's ApiVersions answer still lists only 0.9.0.1's
-group versions.
+removes a static member by its instance id; and the broker's ApiVersions answer lists every group version
+Kafka 3.4 serves.
 
 The restart of a static member and of a dynamic one are timed (new consumer to its first record) and printed.
 """
@@ -236,16 +236,15 @@ def test_leave_group_v3_removes_a_static_member_by_its_instance_id(bootstrap):
         assert a.coordinator.generation == generation + 1
 
 
-def test_api_versions_still_lists_only_0_9_group_versions_and_the_versions_between_are_refused(bootstrap):
+def test_api_versions_lists_every_group_version_kafka_3_4_serves(bootstrap):
+    """The served-but-unadvertised static membership versions are gone: every version between is served and
+    ApiVersions says so (issue 23)."""
     with raw_client(bootstrap) as client:
         answer = client.call(ApiVersionsRequestV0())
     ranges = {r.api_key: (r.min_version, r.max_version) for r in answer.api_versions}
     assert {k: ranges[k] for k in (JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP)} == {
-        JOIN_GROUP: (0, 0),
-        HEARTBEAT: (0, 0),
-        LEAVE_GROUP: (0, 0),
-        SYNC_GROUP: (0, 0),
+        JOIN_GROUP: (0, 9),
+        HEARTBEAT: (0, 4),
+        LEAVE_GROUP: (0, 5),
+        SYNC_GROUP: (0, 5),
     }
-    with raw_client(bootstrap) as client:  # JoinGroup v1 (0.10.1) is not served: the connection is closed
-        client.sock.sendall(bytes.fromhex("00000008 000b 0001 00000001 ffff".replace(" ", "")))
-        assert client.sock.recv(1) == b""

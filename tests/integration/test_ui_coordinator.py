@@ -67,7 +67,7 @@ def test_coordinator_group_and_its_rebalance(start_broker08, zk_connect):
         )
         assert entry["status"] == "settled"
         wheres = [s["where"] for s in entry["steps"]]
-        assert wheres[0] == "zkafka.coordinator.group_apis.GroupApis.handle_group_coordinator"
+        assert wheres[0] == "zkafka.coordinator.offset_apis.OffsetApis.handle_find_coordinator"
         assert "zkafka.coordinator.group.GroupMetadata.heartbeat" in wheres
         assert "zkafka.coordinator.group.GroupMetadata.complete_join" in wheres
         assert "zkafka.consumer.group.assignors.RangeAssignor.assign" in wheres

@@ -33,17 +33,16 @@ from zkafka.coordinator.effects import (
     join_error,
 )
 from zkafka.coordinator.group import GroupMetadata
+from zkafka.coordinator.group_admin import GroupAdmin
 from zkafka.coordinator.group_metadata_manager import Append, GroupMetadataManager
 from zkafka.coordinator.offsets_cache import Record
 from zkafka.coordinator.offsets_schema import OffsetAndMetadata
 from zkafka.network.server import PendingResponse
 from zkafka.protocol.errors import ErrorCode
-from zkafka.protocol.group_membership import DescribedGroup
 
 log = logging.getLogger(__name__)
 
 TopicPartition = tuple[str, int]
-_EMPTY_DESCRIPTION = ("", "", "", [])
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,7 @@ class CoordinatorConfig:
 
     num_partitions: int = 50
     min_session_timeout_ms: int = 6000
-    max_session_timeout_ms: int = 30000
+    max_session_timeout_ms: int = 1800000  # Kafka 2.x's default (0.9's: 30000)
     retention_ms: int = 24 * 60 * 60 * 1000
     metadata_max_bytes: int = 4096
     initial_rebalance_delay_ms: int = 0  # zkafka option (0.9 has none)
@@ -92,8 +91,9 @@ class JoinPurgatory(Protocol):
         """Drop every parked rebalance."""
 
 
-class GroupCoordinator:
-    """Groups and offsets of the offsets partitions this broker leads."""
+class GroupCoordinator(GroupAdmin):
+    """Groups and offsets of the offsets partitions this broker leads (describing, listing and deleting
+    them: group_admin.py)."""
 
     def __init__(
         self,
@@ -163,8 +163,11 @@ class GroupCoordinator:
         respond: Callable[[JoinResult], Any],
         instance_id: str | None = None,
         rebalance_timeout_ms: int = 0,
+        require_member_id: bool = False,
+        skip_assignment: bool = False,
     ) -> Any:
-        """``respond(result)`` now, or a PendingResponse set to it when the rebalance completes."""
+        """``respond(result)`` now, or a PendingResponse set to it when the rebalance completes (``group.join``
+        says what ``require_member_id`` and ``skip_assignment`` ask)."""
         if self.active and not group_id:
             return respond(join_error(member_id, ErrorCode.INVALID_GROUP_ID))
         error = self._check(group_id)
@@ -190,6 +193,8 @@ class GroupCoordinator:
             self.now_ms(),
             instance_id=instance_id,
             rebalance_timeout_ms=rebalance_timeout_ms,
+            require_member_id=require_member_id,
+            skip_assignment=skip_assignment,
         )
         pending = None
         if outcome.result is None:
@@ -255,6 +260,7 @@ class GroupCoordinator:
         member_id: str,
         offsets: dict[TopicPartition, OffsetAndMetadata],
         respond: Callable[[dict[TopicPartition, int]], Any] = lambda errors: errors,
+        instance_id: str | None = None,
     ) -> Any:
         """Store a commit: ``respond({partition: error code})`` now, or a PendingResponse set to it once the
         replicas hold the commit (or the wait failed). A group this coordinator does not manage accepts
@@ -264,7 +270,7 @@ class GroupCoordinator:
         if error == ErrorCode.NONE and group is None and generation >= 0:
             error = ErrorCode.ILLEGAL_GENERATION
         elif error == ErrorCode.NONE and group is not None:
-            error, effects = group.commit_error(member_id, generation, self.now_ms())
+            error, effects = group.commit_error(member_id, generation, self.now_ms(), instance_id)
             self._execute(group, effects)
         if error != ErrorCode.NONE:
             return respond(dict.fromkeys(offsets, error))
@@ -298,24 +304,6 @@ class GroupCoordinator:
     def expire_offsets(self) -> int:
         """Drop offsets past their expire time and append their tombstones; returns how many."""
         return self.manager.expire_offsets()
-
-    # -- DescribeGroups / ListGroups --------------------------------------------------------------------------
-
-    def describe_group(self, group_id: str) -> Any:
-        error = self._check(group_id)
-        if error != ErrorCode.NONE:
-            return DescribedGroup(error, group_id, *_EMPTY_DESCRIPTION)
-        group = self.groups.get(group_id)
-        if group is None:
-            return DescribedGroup(ErrorCode.NONE, group_id, "Dead", "", "", [])
-        return group.describe()
-
-    def list_groups(self) -> tuple[int, list[tuple[str, str]]]:
-        if not self.active:
-            return ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE, []
-        if self.loading:
-            return ErrorCode.GROUP_LOAD_IN_PROGRESS, []
-        return ErrorCode.NONE, [(g.group_id, g.protocol_type) for _, g in sorted(self.groups.items())]
 
     # -- which offsets partitions are ours ------------------------------------------------------------------
 

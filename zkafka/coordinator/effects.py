@@ -12,7 +12,8 @@ from typing import Any, NamedTuple
 
 class JoinResult(NamedTuple):
     """A JoinGroup answer; ``members`` ((member id, metadata) pairs) is filled only for the leader, and so is
-    ``instance_ids`` ((member id, group.instance.id) of each static member; JoinGroup v5 lists them)."""
+    ``instance_ids`` ((member id, group.instance.id) of each static member; JoinGroup v5 lists them);
+    ``skip_assignment`` (v9, KIP-814): the leader is a restarted static member that keeps the assignment."""
 
     error: int
     generation_id: int = 0
@@ -21,6 +22,7 @@ class JoinResult(NamedTuple):
     member_id: str = ""
     members: tuple = ()
     instance_ids: tuple = ()
+    skip_assignment: bool = False
 
 
 class AnswerJoin(NamedTuple):

@@ -13,8 +13,8 @@ group record's append finished. The checks before the group is found (coordinato
 session timeout bounds) are the coordinator's; every error after them is decided here, in 0.9's order.
 
 zkafka options beyond 0.9: ``initial_rebalance_delay_ms`` (the first rebalance of a new group waits that
-long, and again for each newcomer up to the rebalance timeout, so a group starting together rebalances once)
-and static members (KIP-345: static_membership.py). The group's record and description: group_record.py.
+long, and again for each newcomer up to the rebalance timeout, so a group starting together rebalances once),
+static members (KIP-345: static_membership.py) and pending members (KIP-394: pending_members.py). The group's record and description: group_record.py.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from zkafka.coordinator.effects import (
 from zkafka.coordinator.group_record import GroupRecord
 from zkafka.coordinator.group_state import GroupState
 from zkafka.coordinator.member import MemberMetadata, Protocols
+from zkafka.coordinator.pending_members import PendingMembers
 from zkafka.coordinator.static_membership import StaticMembership
 from zkafka.protocol.errors import ErrorCode
 
@@ -50,7 +51,7 @@ def random_member_suffix() -> str:
 
 
 @dataclass
-class GroupMetadata(StaticMembership, GroupRecord):
+class GroupMetadata(StaticMembership, PendingMembers, GroupRecord):
     """A group: its state, generation, protocol, leader and members (in the order they were added)."""
 
     group_id: str
@@ -62,6 +63,7 @@ class GroupMetadata(StaticMembership, GroupRecord):
     members: dict[str, MemberMetadata] = field(default_factory=dict)
     initial_rebalance_delay_ms: int = 0
     new_member_suffix: Callable[[], str] = random_member_suffix
+    pending_members: dict[str, int] = field(default_factory=dict)  # KIP-394: member id -> expiry
     _delay_remaining_ms: int = 0
     _newcomer_during_delay: bool = False
     _in_initial_delay: bool = False
@@ -156,20 +158,27 @@ class GroupMetadata(StaticMembership, GroupRecord):
         now_ms: int,
         instance_id: str | None = None,
         rebalance_timeout_ms: int = 0,
+        require_member_id: bool = False,
+        skip_assignment: bool = False,
     ) -> JoinOutcome:
-        """A JoinGroup for this group (the coordinator's checks passed): answered now or parked."""
+        """A JoinGroup for this group (the coordinator's checks passed): answered now or parked.
+        ``require_member_id`` (JoinGroup v4+, KIP-394): a new dynamic member first gets MEMBER_ID_REQUIRED;
+        ``skip_assignment`` (v9, KIP-814): a restarted static leader may be told to skip the assignment."""
         protocols = [(name, bytes(data or b"")) for name, data in protocols]
         if protocol_type != self.protocol_type or not self.supports_protocols(protocols):
             return JoinOutcome(member_id, join_error(member_id, ErrorCode.INCONSISTENT_GROUP_PROTOCOL), [])
         if member_id and self.fenced(member_id, instance_id):
             return JoinOutcome(member_id, join_error(member_id, ErrorCode.FENCED_INSTANCE_ID), [])
         unknown_instance = instance_id is not None and self.instance_member(instance_id) is None
-        if member_id and (not self.has(member_id) or unknown_instance):
+        pending = bool(member_id) and instance_id is None and self.pending_members.pop(member_id, None) is not None
+        if member_id and not pending and (not self.has(member_id) or unknown_instance):
             return JoinOutcome(member_id, join_error(member_id, ErrorCode.UNKNOWN_MEMBER_ID), [])
         if self.is_(GroupState.DEAD):
             return JoinOutcome(member_id, join_error(member_id, ErrorCode.UNKNOWN_MEMBER_ID), [])
-        if not member_id:
-            member_id = f"{client_id}-{self.new_member_suffix()}"
+        if not member_id and require_member_id and instance_id is None:
+            return self.require_member_id(client_id, session_timeout_ms, now_ms)
+        if not member_id or pending:
+            member_id = member_id or f"{client_id}-{self.new_member_suffix()}"
             member = MemberMetadata(
                 member_id,
                 client_id,
@@ -181,7 +190,7 @@ class GroupMetadata(StaticMembership, GroupRecord):
             )
             old = self.instance_member(instance_id) if instance_id is not None else None
             if old is not None:
-                return self._replace_static_member(old, member, now_ms)
+                return self._replace_static_member(old, member, now_ms, skip_assignment)
             self._add(member)
             if self._in_initial_delay:
                 self._newcomer_during_delay = True
@@ -237,7 +246,7 @@ class GroupMetadata(StaticMembership, GroupRecord):
         """Whether the delayed join may complete now: every member rejoined (or the group is Dead)."""
         if self.is_(GroupState.DEAD):
             return True
-        return not self._in_initial_delay and not self.not_yet_rejoined()
+        return not self._in_initial_delay and not self.not_yet_rejoined() and not self.pending_members
 
     def complete_join(self, now_ms: int) -> Effects:
         """The delayed join completed: drop members that did not rejoin, start the next generation, answer
@@ -322,8 +331,14 @@ class GroupMetadata(StaticMembership, GroupRecord):
     def heartbeat(
         self, member_id: str, generation: int, now_ms: int, instance_id: str | None = None
     ) -> tuple[int, Effects]:
-        """A Heartbeat: 0 (the session timer re-armed), else the error telling the member to rejoin."""
-        return self._member_call(member_id, generation, now_ms, not self.is_(GroupState.STABLE), instance_id)
+        """A Heartbeat: 0 (the session timer re-armed), else the error telling the member to rejoin. KIP-62: a
+        member with a rebalance timeout (JoinGroup v1+) keeps its session by heartbeats while the group
+        prepares a rebalance (the rebalance timeout, not the session, bounds its rejoin)."""
+        code, effects = self._member_call(member_id, generation, now_ms, not self.is_(GroupState.STABLE), instance_id)
+        member = self.members.get(member_id)
+        if code == ErrorCode.REBALANCE_IN_PROGRESS and self.is_(GroupState.PREPARING_REBALANCE) and member:
+            effects = [self._arm(member, now_ms)] if member.rebalance_timeout_ms else effects
+        return code, effects
 
     def _member_call(
         self, member_id: str, generation: int, now_ms: int, rebalancing: bool, instance_id: str | None = None
@@ -360,7 +375,9 @@ class GroupMetadata(StaticMembership, GroupRecord):
         """A session timer armed for ``deadline_ms`` fired: the member goes unless it heartbeat since (a
         later deadline) or waits in a JoinGroup or SyncGroup."""
         member = self.members.get(member_id)
-        if member is None or member.heartbeat_deadline_ms != deadline_ms:
+        if member is None:
+            return self.expire_pending(member_id, deadline_ms)
+        if member.heartbeat_deadline_ms != deadline_ms:
             return []
         if member.awaiting_join or member.awaiting_sync:
             return []
@@ -372,7 +389,9 @@ class GroupMetadata(StaticMembership, GroupRecord):
             return [*effects, CheckJoins()]
         return effects + self._maybe_prepare_rebalance()
 
-    def commit_error(self, member_id: str, generation: int, now_ms: int) -> tuple[int, Effects]:
+    def commit_error(
+        self, member_id: str, generation: int, now_ms: int, instance_id: str | None = None
+    ) -> tuple[int, Effects]:
         """Whether a member's OffsetCommit may be stored (0), else its error; a good one is also a heartbeat.
         Commits are accepted while the group prepares a rebalance, not while it awaits the leader's sync."""
-        return self._member_call(member_id, generation, now_ms, self.is_(GroupState.AWAITING_SYNC))
+        return self._member_call(member_id, generation, now_ms, self.is_(GroupState.AWAITING_SYNC), instance_id)

@@ -1,11 +1,17 @@
-"""GroupApis: the 0.9 broker's handlers for the group coordinator's requests, one short method per API.
+"""GroupApis: the broker's handlers for the group coordinator's requests, one short method per API, each
+serving every version Kafka 3.4 serves in ZooKeeper mode: JoinGroup v0-v9, SyncGroup v0-v5, Heartbeat v0-v4,
+LeaveGroup v0-v5, DescribeGroups v0-v5, ListGroups v0-v4, DeleteGroups v0-v2; and through ``OffsetApis``
+(offset_apis.py) FindCoordinator, OffsetCommit, OffsetFetch and OffsetDelete.
 
-GroupCoordinator v0 (finding the coordinator, creating ``__consumer_offsets`` on first use), JoinGroup,
-SyncGroup, Heartbeat, LeaveGroup, DescribeGroups and ListGroups v0, OffsetCommit v1/v2 and OffsetFetch v1
-(offsets in ``__consumer_offsets``); static membership's JoinGroup v5, SyncGroup v3, Heartbeat v3 and
-LeaveGroup v3 (served, not advertised: ``group_membership.UNADVERTISED``; the versions between stay refused). ``handlers()`` gives KafkaApis the (API key, version) → handler entries;
-a handler decodes nothing itself (the protocol did) and returns response parts, or a pending response for a
-JoinGroup or SyncGroup that waits for the group, or an OffsetCommit that waits for its replicas.
+What the versions carry, as Kafka does: ``rebalance_timeout`` (JoinGroup v1+, KIP-62: how long a rebalance
+waits for the member, apart from its session timeout; v0: the session timeout); MEMBER_ID_REQUIRED for a
+dynamic member's first JoinGroup from v4 (KIP-394); ``group_instance_id`` (KIP-345: JoinGroup v5, SyncGroup
+and Heartbeat v3, LeaveGroup v3 by members, OffsetCommit v7); ``reason`` (KIP-800: JoinGroup v8, LeaveGroup v5)
+logged; ``skip_assignment`` (KIP-814: JoinGroup v9) for a restarted static leader; the protocol type and name
+(JoinGroup v7, SyncGroup v5, checked against the group's); ListGroups v4's state filter; DescribeGroups v3's
+authorized operations. A handler decodes nothing itself (the protocol did) and returns response parts, or a
+pending response for a JoinGroup or SyncGroup that waits for the group, or an OffsetCommit that waits for its
+replicas; the answer's values are computed once and ``versioned.make`` keeps what the version has.
 """
 
 from __future__ import annotations
@@ -16,36 +22,23 @@ from typing import Any
 
 from zkafka.coordinator.coordinator import GroupCoordinator
 from zkafka.coordinator.group import JoinResult
-from zkafka.coordinator.offsets_schema import OffsetAndMetadata
+from zkafka.coordinator.offset_apis import OffsetApis, answer
 from zkafka.network.server import client_address
-from zkafka.protocol import group_membership, v08
+from zkafka.protocol import v08
 from zkafka.protocol.api_keys import (
+    DELETE_GROUPS,
     DESCRIBE_GROUPS,
-    GROUP_COORDINATOR,
     HEARTBEAT,
     JOIN_GROUP,
     LEAVE_GROUP,
     LIST_GROUPS,
-    OFFSET_COMMIT,
-    OFFSET_FETCH,
     SYNC_GROUP,
 )
 from zkafka.protocol.errors import ErrorCode
-from zkafka.protocol.offset_commit import (
-    GroupCoordinatorResponseV0,
-    OffsetCommitResponsePartition,
-    OffsetCommitResponseTopic,
-    OffsetFetchResponsePartition,
-    OffsetFetchResponseTopic,
-    OffsetFetchResponseV1,
-)
-from zkafka.topic import OFFSETS_TOPIC
+from zkafka.protocol.group_membership import NO_AUTHORIZED_OPERATIONS
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TIMESTAMP = -1  # OffsetCommit v1: "now"
-DEFAULT_RETENTION = -1  # OffsetCommit v2: the broker's offsets.retention.minutes
-NO_THROTTLE = 0  # the throttle_time_ms of the static membership responses: zkafka has no quotas
 # Errors of the coordinator rather than of a member (LeaveGroup v3 answers them for the whole group).
 COORDINATOR_ERRORS = frozenset(
     {
@@ -54,6 +47,11 @@ COORDINATOR_ERRORS = frozenset(
         ErrorCode.GROUP_LOAD_IN_PROGRESS,
     }
 )
+# DescribeGroups v3+ when asked: what a group allows with no authorizer (READ 3, DELETE 6, DESCRIBE 8).
+GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
+FIRST_MEMBER_ID_REQUIRED = 4  # JoinGroup v4 (KIP-394)
+FIRST_SKIP_ASSIGNMENT = 9  # JoinGroup v9 (KIP-814)
+FIRST_PROTOCOL_TYPE = 7  # JoinGroup v7 names the protocol type and may answer a null protocol name
 
 
 def client_host() -> str:
@@ -72,60 +70,43 @@ class GroupApis:
         create_offsets_topic: Callable[[], None],
     ) -> None:
         self.coordinator = coordinator
-        self.snapshot = snapshot
-        self.create_offsets_topic = create_offsets_topic
+        self.offsets = OffsetApis(coordinator, snapshot, create_offsets_topic)
 
     def handlers(self) -> dict[tuple[int, int], Callable[[v08.Request], Any]]:
-        return {
-            (GROUP_COORDINATOR, 0): self.handle_group_coordinator,
-            (JOIN_GROUP, 0): self.handle_join_group,
-            (JOIN_GROUP, 5): self.handle_join_group,
-            (SYNC_GROUP, 0): self.handle_sync_group,
-            (SYNC_GROUP, 3): self.handle_sync_group,
-            (HEARTBEAT, 0): self.handle_heartbeat,
-            (HEARTBEAT, 3): self.handle_heartbeat,
-            (LEAVE_GROUP, 0): self.handle_leave_group,
-            (LEAVE_GROUP, 3): self.handle_leave_group_members,
-            (DESCRIBE_GROUPS, 0): self.handle_describe_groups,
-            (LIST_GROUPS, 0): self.handle_list_groups,
-            (OFFSET_COMMIT, 1): self.handle_offset_commit,
-            (OFFSET_COMMIT, 2): self.handle_offset_commit,
-            (OFFSET_FETCH, 1): self.handle_offset_fetch,
-        }
-
-    # -- GroupCoordinator ---------------------------------------------------------------------------------
-
-    def handle_group_coordinator(self, request: v08.Request) -> list:
-        partition = self.coordinator.partition_for(request.body.group_id)
-        snapshot = self.snapshot()
-        if not snapshot.topics.get(OFFSETS_TOPIC):
-            try:
-                self.create_offsets_topic()
-            except Exception as exc:
-                log.warning("could not create %s: %s", OFFSETS_TOPIC, exc)
-        leader = snapshot.leader_of(OFFSETS_TOPIC, partition)
-        if leader is None:
-            body = GroupCoordinatorResponseV0(ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE, -1, "", -1)
-        else:
-            body = GroupCoordinatorResponseV0(ErrorCode.NONE, leader.id, leader.host, leader.port)
-        return v08.encode_response(request.correlation_id, body)
+        entries = {(JOIN_GROUP, v): self.handle_join_group for v in range(10)}
+        entries |= {(SYNC_GROUP, v): self.handle_sync_group for v in range(6)}
+        entries |= {(HEARTBEAT, v): self.handle_heartbeat for v in range(5)}
+        entries |= {(LEAVE_GROUP, v): self.handle_leave_group for v in range(6)}
+        entries |= {(DESCRIBE_GROUPS, v): self.handle_describe_groups for v in range(6)}
+        entries |= {(LIST_GROUPS, v): self.handle_list_groups for v in range(5)}
+        entries |= {(DELETE_GROUPS, v): self.handle_delete_groups for v in range(3)}
+        return entries | self.offsets.handlers()
 
     # -- membership -----------------------------------------------------------------------------------------
 
     def handle_join_group(self, request: v08.Request) -> Any:
-        body = request.body
-        static = request.api_version >= 5
+        body, version = request.body, request.api_version
+        if getattr(body, "reason", None):
+            log.info("group %s: member %r (re)joins: %s", body.group_id, body.member_id, body.reason)
 
         def respond(result: JoinResult) -> list:
-            fields = (result.error, result.generation_id, result.protocol, result.leader_id, result.member_id)
-            if static:
-                instance_ids = dict(result.instance_ids)
-                members = [group_membership.JoinGroupMemberV5(m, instance_ids.get(m), d) for m, d in result.members]
-                response = group_membership.JoinGroupResponseV5(NO_THROTTLE, *fields, members)
-            else:
-                members = [group_membership.JoinGroupMember(m, data) for m, data in result.members]
-                response = group_membership.JoinGroupResponseV0(*fields, members)
-            return v08.encode_response(request.correlation_id, response)
+            instance_ids = dict(result.instance_ids)
+            members = [
+                {"member_id": m, "group_instance_id": instance_ids.get(m), "member_metadata": data}
+                for m, data in result.members
+            ]
+            failed = result.error != ErrorCode.NONE and version >= FIRST_PROTOCOL_TYPE
+            return answer(
+                request,
+                error=result.error,
+                generation_id=result.generation_id,
+                protocol_type=None if failed else body.protocol_type,
+                group_protocol=None if failed else result.protocol,
+                leader_id=result.leader_id,
+                skip_assignment=result.skip_assignment,
+                member_id=result.member_id,
+                members=members,
+            )
 
         return self.coordinator.join_group(
             body.group_id,
@@ -138,20 +119,26 @@ class GroupApis:
             respond,
             instance_id=getattr(body, "group_instance_id", None),
             rebalance_timeout_ms=max(getattr(body, "rebalance_timeout", 0), 0),
+            require_member_id=version >= FIRST_MEMBER_ID_REQUIRED,
+            skip_assignment=version >= FIRST_SKIP_ASSIGNMENT,
         )
 
     def handle_sync_group(self, request: v08.Request) -> Any:
         body = request.body
-
-        static = request.api_version >= 3
+        group = self.coordinator.groups.get(body.group_id)
 
         def respond(error: int, assignment: bytes) -> list:
-            if static:
-                response = group_membership.SyncGroupResponseV3(NO_THROTTLE, error, assignment)
-            else:
-                response = group_membership.SyncGroupResponseV0(error, assignment)
-            return v08.encode_response(request.correlation_id, response)
+            known = group is not None and error == ErrorCode.NONE
+            return answer(
+                request,
+                error=error,
+                protocol_type=group.protocol_type if known else None,
+                protocol_name=group.protocol if known else None,
+                member_assignment=assignment,
+            )
 
+        if group is not None and not _same_protocol(body, group):
+            return respond(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, b"")
         assignments = {a.member_id: a.member_assignment or b"" for a in body.group_assignment}
         instance_id = getattr(body, "group_instance_id", None)
         return self.coordinator.sync_group(
@@ -161,98 +148,65 @@ class GroupApis:
     def handle_heartbeat(self, request: v08.Request) -> list:
         body = request.body
         instance_id = getattr(body, "group_instance_id", None)
-        error = self.coordinator.heartbeat(
-            body.group_id, body.generation_id, body.member_id or "", instance_id
-        )
-        if request.api_version >= 3:
-            return v08.encode_response(
-                request.correlation_id, group_membership.HeartbeatResponseV3(NO_THROTTLE, error)
-            )
-        return v08.encode_response(request.correlation_id, group_membership.HeartbeatResponseV0(error))
+        error = self.coordinator.heartbeat(body.group_id, body.generation_id, body.member_id or "", instance_id)
+        return answer(request, error=error)
 
     def handle_leave_group(self, request: v08.Request) -> list:
-        error = self.coordinator.leave_group(request.body.group_id, request.body.member_id or "")
-        return v08.encode_response(request.correlation_id, group_membership.LeaveGroupResponseV0(error))
-
-    def handle_leave_group_members(self, request: v08.Request) -> list:
-        """LeaveGroup v3: each member by member id and/or instance id, each with its own error; an error
-        of the coordinator (not available, not the coordinator, loading) is the group's, with no members."""
+        """v0-v2: one member; v3+: each member by member id and/or instance id, each with its own error (an
+        error of the coordinator is the group's, with no members); v5's reasons logged."""
         body = request.body
+        if request.api_version < 3:
+            error = self.coordinator.leave_group(body.group_id, body.member_id or "")
+            return answer(request, error=error, members=[])
         left = []
         for member in body.members:
             member_id, instance_id = member.member_id or "", member.group_instance_id
+            if getattr(member, "reason", None):
+                log.info("group %s: member %r (%s) leaves: %s", body.group_id, member_id, instance_id, member.reason)
             error = self.coordinator.leave_group(body.group_id, member_id, instance_id)
             if error in COORDINATOR_ERRORS:
-                response = group_membership.LeaveGroupResponseV3(NO_THROTTLE, error, [])
-                return v08.encode_response(request.correlation_id, response)
-            left.append(group_membership.LeftMember(member_id, instance_id, error))
-        response = group_membership.LeaveGroupResponseV3(NO_THROTTLE, ErrorCode.NONE, left)
-        return v08.encode_response(request.correlation_id, response)
+                return answer(request, error=error, members=[])
+            left.append({"member_id": member_id, "group_instance_id": instance_id, "error": error})
+        return answer(request, error=ErrorCode.NONE, members=left)
+
+    # -- describing, listing, deleting ------------------------------------------------------------------------
 
     def handle_describe_groups(self, request: v08.Request) -> list:
-        groups = [self.coordinator.describe_group(group_id) for group_id in request.body.group_ids]
-        return v08.encode_response(request.correlation_id, group_membership.DescribeGroupsResponseV0(groups))
+        asked = getattr(request.body, "include_authorized_operations", False)
+        operations = GROUP_OPERATIONS if asked else NO_AUTHORIZED_OPERATIONS
+        groups = [self._described(group_id, operations) for group_id in request.body.group_ids]
+        return answer(request, groups=groups)
+
+    def _described(self, group_id: str, operations: int) -> dict:
+        described = self.coordinator.describe_group(group_id)
+        group = self.coordinator.groups.get(group_id)
+        members = [
+            dict(m._asdict(), group_instance_id=group.members[m.member_id].instance_id if group else None)
+            for m in described.members
+        ]
+        return dict(described._asdict(), members=members, authorized_operations=operations)
 
     def handle_list_groups(self, request: v08.Request) -> list:
         error, groups = self.coordinator.list_groups()
-        listed = [group_membership.ListedGroup(group_id, protocol_type) for group_id, protocol_type in groups]
-        return v08.encode_response(request.correlation_id, group_membership.ListGroupsResponseV0(error, listed))
+        states = self.coordinator.group_states()
+        wanted = set(getattr(request.body, "states_filter", None) or ())
+        listed = [
+            {"group_id": group_id, "protocol_type": protocol_type, "group_state": states.get(group_id, "Dead")}
+            for group_id, protocol_type in groups
+            if not wanted or states.get(group_id) in wanted
+        ]
+        return answer(request, error=error, groups=listed)
 
-    # -- offsets --------------------------------------------------------------------------------------------
+    def handle_delete_groups(self, request: v08.Request) -> list:
+        results = [
+            {"group_id": group_id, "error": self.coordinator.delete_group(group_id)}
+            for group_id in request.body.group_ids
+        ]
+        return answer(request, results=results)
 
-    def handle_offset_commit(self, request: v08.Request) -> Any:
-        body = request.body
-        now = self.coordinator.now_ms()
-        retention = self.coordinator.config.retention_ms
-        if request.api_version >= 2 and body.retention_time_ms != DEFAULT_RETENTION:
-            retention = body.retention_time_ms
-        known = self.snapshot().topics
-        offsets: dict[tuple[str, int], OffsetAndMetadata] = {}
-        errors: dict[tuple[str, int], int] = {}
-        for data in body.topics:
-            for p in data.partitions:
-                tp = (data.topic, p.partition)
-                if not known.get(data.topic):
-                    errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                    continue
-                timestamp = getattr(p, "timestamp", DEFAULT_TIMESTAMP)
-                expire = (now if timestamp == DEFAULT_TIMESTAMP else timestamp) + retention
-                offsets[tp] = OffsetAndMetadata(p.offset, p.metadata or "", now, expire)
-        response_class = v08.SCHEMAS[(OFFSET_COMMIT, request.api_version)][1]
 
-        def respond(stored: dict[tuple[str, int], int]) -> list:
-            answers = errors | stored
-            topics = [
-                OffsetCommitResponseTopic(
-                    data.topic,
-                    [
-                        OffsetCommitResponsePartition(p.partition, answers[(data.topic, p.partition)])
-                        for p in data.partitions
-                    ],
-                )
-                for data in body.topics
-            ]
-            return v08.encode_response(request.correlation_id, response_class(topics))
-
-        if not offsets:
-            return respond({})
-        # answered once the commit is replicated (offsets.commit.required.acks), maybe later
-        return self.coordinator.commit_offsets(
-            body.group_id, body.generation_id, body.member_id or "", offsets, respond
-        )
-
-    def handle_offset_fetch(self, request: v08.Request) -> list:
-        body = request.body
-        wanted = [(data.topic, p) for data in body.topics for p in data.partitions]
-        error, offsets = self.coordinator.fetch_offsets(body.group_id, wanted or None)
-        by_topic: dict[str, list] = {}
-        for (topic, partition), value in offsets.items():
-            if value is None:
-                answer = OffsetFetchResponsePartition(partition, -1, "", error)
-            else:
-                answer = OffsetFetchResponsePartition(
-                    partition, value.offset, value.metadata, ErrorCode.NONE
-                )
-            by_topic.setdefault(topic, []).append(answer)
-        topics = [OffsetFetchResponseTopic(topic, partitions) for topic, partitions in by_topic.items()]
-        return v08.encode_response(request.correlation_id, OffsetFetchResponseV1(topics))
+def _same_protocol(body: Any, group: Any) -> bool:
+    """SyncGroup v5: a protocol type or name given must be the group's (else INCONSISTENT_GROUP_PROTOCOL)."""
+    protocol_type = getattr(body, "protocol_type", None)
+    protocol_name = getattr(body, "protocol_name", None)
+    return protocol_type in (None, group.protocol_type) and protocol_name in (None, group.protocol)

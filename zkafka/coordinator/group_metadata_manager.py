@@ -173,6 +173,13 @@ class GroupMetadataManager:
 
         self._append(partition, self.cache.commit_records(group_id, offsets), stored)
 
+    def delete_offsets(self, group_id: str, partitions: list[TopicPartition] | None = None) -> None:
+        """Drop the group's offsets of ``partitions`` (all when None; DeleteGroups, OffsetDelete) and append
+        their tombstones."""
+        tombstones = self.cache.delete(group_id, partitions)
+        if tombstones:
+            self._append(self.partition_for(group_id), tombstones, None)
+
     def expire_offsets(self) -> int:
         """Drop offsets past their expire time and append their tombstones; returns how many."""
         tombstones = self.cache.expire(self.now_ms())

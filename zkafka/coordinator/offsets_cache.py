@@ -144,6 +144,14 @@ class OffsetsCache:
                 tombstones.setdefault(self.partition_for(group), []).append((offset_key(group, *tp), None))
         return tombstones
 
+    def delete(self, group: str, partitions: Iterable[TopicPartition] | None = None) -> list[Record]:
+        """Drop the group's offsets of ``partitions`` (all when None): the tombstones of those it had."""
+        committed = self._offsets.get(group, {})
+        gone = sorted(committed if partitions is None else set(partitions) & committed.keys())
+        for tp in gone:
+            self._drop_offset(group, tp)
+        return [(offset_key(group, *tp), None) for tp in gone]
+
     def groups_with_offsets(self) -> list[str]:
         return sorted(self._offsets)
 

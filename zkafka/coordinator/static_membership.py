@@ -28,10 +28,14 @@ class StaticMembership:
         member = self.instance_member(instance_id) if instance_id is not None else None
         return member is not None and member.member_id != member_id
 
-    def _replace_static_member(self, old: MemberMetadata, member: MemberMetadata, now_ms: int) -> JoinOutcome:
+    def _replace_static_member(
+        self, old: MemberMetadata, member: MemberMetadata, now_ms: int, skip_assignment: bool = False
+    ) -> JoinOutcome:
         """A static member restarted: its new member id takes the old one's place, partitions and leadership;
         the old incarnation's parked JoinGroup or SyncGroup is answered FENCED_INSTANCE_ID. Without a
-        rebalance the answer names the leader as it was (2.3), so a restarted leader computes no assignment."""
+        rebalance the answer names the leader as it was (2.3), so a restarted leader computes no assignment;
+        with ``skip_assignment`` (JoinGroup v9, KIP-814, as Kafka 3.4) a restarted leader is told it leads,
+        with the members, and to skip the assignment."""
         leader = self.leader_id
         effects = self._remove(old.member_id, ErrorCode.FENCED_INSTANCE_ID)
         self.leader_id = leader
@@ -41,7 +45,8 @@ class StaticMembership:
             self.leader_id = member.member_id
         if self.is_(GroupState.STABLE) and old.matches(member.protocols):
             effects.append(self._arm(member, now_ms))
-            return JoinOutcome(
-                member.member_id, self._follower_result(member.member_id, leader or ""), effects
-            )
+            result = self._follower_result(member.member_id, leader or "")
+            if skip_assignment and self.leader_id == member.member_id:
+                result = self._result_for(member.member_id)._replace(skip_assignment=True)
+            return JoinOutcome(member.member_id, result, effects)
         return JoinOutcome(member.member_id, None, effects + self._park_join(member))

@@ -7,8 +7,8 @@ that failed: the server then closes that one connection, as 0.8.2 does.
 
 Served: Produce v0, Fetch v0, ListOffsets v0, Metadata v0-v9 (``MetadataCache.metadata_response``),
 OffsetCommit v0 and OffsetFetch v0 (offsets kept in ZooKeeper at ``/consumers/<group>/offsets/<topic>/<partition>``); with a group coordinator (``group_apis``)
-also 0.9's Produce v1 and Fetch v1 (a ``throttle_time_ms`` of 0) and the coordinator's APIs
-(``zkafka.coordinator.group_apis``); ApiVersions (0.10's key 18), listing exactly the versions served
+also 0.9's Produce v1 and Fetch v1 (a ``throttle_time_ms`` of 0) and the coordinator's APIs at every
+version Kafka 3.4 serves in ZooKeeper mode (``zkafka.coordinator.group_apis``, ``offset_apis``); ApiVersions (0.10's key 18), listing exactly the versions served
 here, so clients that ask first need not be told the broker version; with ``replica_apis`` the controller's
 requests (LeaderAndIsr, StopReplica, UpdateMetadata) and ControlledShutdown (``zkafka.server.replica_apis``).
 

@@ -23,7 +23,7 @@ from zkafka.controller.context import ControllerContext
 from zkafka.controller.controller import KafkaController
 from zkafka.controller.leader_selector import next_partition_state
 from zkafka.coordinator.group import GroupMetadata
-from zkafka.coordinator.group_apis import GroupApis
+from zkafka.coordinator.offset_apis import OffsetApis
 from zkafka.explain import Step, explain_assignment, explain_zk_rebalance, where, zk_assign
 from zkafka.ui.zk_groups import ZkGroup
 
@@ -323,7 +323,7 @@ class _CoordinatorTrack:
             Step(
                 f"FindCoordinator: the group's coordinator is broker {group.get('coordinator')}, the leader of its "
                 "__consumer_offsets partition",
-                where(GroupApis.handle_group_coordinator),
+                where(OffsetApis.handle_find_coordinator),
                 [f"trigger: {trigger}"],
             )
         ]
