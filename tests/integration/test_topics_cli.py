@@ -171,3 +171,6 @@ def test_describe_filters_and_delete(brokers, topics, zk_client):
     assert zk_client.exists("/admin/delete_topics/t")
     assert topics("--list") == "t - marked for deletion\n"
     assert topics("--delete", "--topic", "t") == "Topic t is already marked for deletion.\n"
+    # as 0.8.2's TopicCommand: a topic that does not exist is said so, and the command succeeds
+    assert topics("--delete", "--topic", "nosuch") == "Topic nosuch does not exist\n"
+    assert zk_client.get_children("/admin/delete_topics") == ["t"]

@@ -149,8 +149,12 @@ def alter(
 
 
 def delete(client: KazooClient, pattern: str) -> list[str]:
+    """Mark the matching topics for deletion; none matching is said so and is no error (0.8.2's tool)."""
+    topics = matching_topics(client, pattern)
+    if not topics:
+        return [f"Topic {pattern} does not exist"]
     lines = []
-    for topic in existing_topics(client, pattern):
+    for topic in topics:
         if mark_topic_for_deletion(client, topic):
             lines.append(f"Topic {topic} is marked for deletion.")
             lines.append("Note: This will have no impact if delete.topic.enable is not set to true.")
