@@ -223,3 +223,23 @@ def test_offsets_find_coordinator_batches_list_describe_and_delete(port, broker)
         assert client.call(delete).results[0].error == 0  # no members now: deleted
         gone = client.call(make(oc.OFFSET_FETCH_REQUEST[7], group_id="g", topics=None, require_stable=False))
         assert gone.topics == [] and gone.error == 0
+
+
+def test_group_max_size_refuses_a_join_past_it(start_broker08):
+    """KIP-389: with group.max.size=2 a third member's JoinGroup gets GROUP_MAX_SIZE_REACHED (81) and no
+    member id, whatever its version; the two members still heartbeat and rejoin."""
+    broker = start_broker08(0, **PROPS, **{"group.max.size": "2"})
+    with Client08(broker.port, client_id="cli") as a, Client08(broker.port, client_id="cli") as b:
+        wait_for_leaders(a, ["t"])
+        wait_until(lambda: a.call(oc.GroupCoordinatorRequestV0("g")).error == 0, 20, message="a coordinator")
+        first = two_step_join(a)
+        sync(a, 1, first.member_id, assignments=[])
+        second_id = join(b).member_id
+        b_joined = in_thread(lambda: join(b, member_id=second_id))
+        wait_until(lambda: heartbeat(a, 1, first.member_id) == E.REBALANCE_IN_PROGRESS, 5)
+        assert join(a, member_id=first.member_id).generation_id == 2 and b_joined().generation_id == 2
+        sync(a, 2, first.member_id, assignments=[])
+        for version in (0, 4, 9):
+            third = join(a, version, member_id="")
+            assert (third.error, third.member_id) == (E.GROUP_MAX_SIZE_REACHED, ""), version
+        assert heartbeat(a, 2, first.member_id) == 0 and heartbeat(b, 2, second_id) == 0

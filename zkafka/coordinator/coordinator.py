@@ -55,6 +55,7 @@ class CoordinatorConfig:
     retention_ms: int = 24 * 60 * 60 * 1000
     metadata_max_bytes: int = 4096
     initial_rebalance_delay_ms: int = 0  # zkafka option (0.9 has none)
+    max_size: int = 2**31 - 1  # group.max.size (Kafka 2.2, KIP-389)
 
 
 class _Reply:
@@ -181,6 +182,8 @@ class GroupCoordinator(GroupAdmin):
                 error = ErrorCode.UNKNOWN_MEMBER_ID
             else:
                 group = self.manager.add_group(group_id, protocol_type)
+        if error == ErrorCode.NONE and not group.accepts(member_id, self.config.max_size):
+            error, member_id = ErrorCode.GROUP_MAX_SIZE_REACHED, ""
         if error != ErrorCode.NONE:
             return respond(join_error(member_id, error))
         outcome = group.join(

@@ -1,4 +1,5 @@
-"""Pending members (KIP-394, Kafka 2.2; a zkafka option beyond 0.9): what ``GroupMetadata`` mixes in.
+"""Pending members (KIP-394, Kafka 2.2; a zkafka option beyond 0.9) and the group's size limit
+(``group.max.size``, KIP-389): what ``GroupMetadata`` mixes in.
 
 A dynamic member joining with JoinGroup v4+ and no member id is not added at once: the coordinator picks its
 member id, keeps it as *pending* and answers MEMBER_ID_REQUIRED with it; the member rejoins with that id and
@@ -28,6 +29,18 @@ class PendingMembers:
 
     def is_pending(self, member_id: str) -> bool:
         return member_id in self.pending_members
+
+    def accepts(self, member_id: str, max_size: int) -> bool:
+        """Whether a JoinGroup from ``member_id`` fits ``group.max.size`` (KIP-389, as Kafka 2.2): a member
+        already in the group always does; while a rebalance is prepared, joins are counted (pending members
+        not), else members."""
+        member = self.members.get(member_id)
+        if self.is_(GroupState.PREPARING_REBALANCE):
+            return (member is not None and member.awaiting_join) or self.awaiting_join_count() < max_size
+        return member is not None or len(self.members) < max_size
+
+    def awaiting_join_count(self) -> int:
+        return sum(1 for m in self.members.values() if m.awaiting_join)
 
     def expire_pending(self, member_id: str, deadline_ms: int) -> Effects:
         """A pending member's timer fired: it is forgotten unless it joined meanwhile."""

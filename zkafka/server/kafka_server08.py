@@ -98,6 +98,7 @@ def coordinator_config(config: BrokerConfig08) -> CoordinatorConfig:
         retention_ms=config["offsets.retention.minutes"] * 60 * 1000,
         metadata_max_bytes=config["offset.metadata.max.bytes"],
         initial_rebalance_delay_ms=config["group.initial.rebalance.delay.ms"],
+        max_size=config["group.max.size"],
     )
 
 

@@ -156,3 +156,17 @@ def test_a_member_that_stops_heartbeating_expires(replicas) -> None:
     coordinator.sync_group(GROUP, 1, member.member_id, {}, lambda e, a: (e, a))
     wait_until(lambda: GROUP not in coordinator.groups, 5, message="the group gone")
     assert coordinator.heartbeat(GROUP, 1, member.member_id) == E.UNKNOWN_MEMBER_ID
+
+
+def test_group_max_size_counts_members_when_stable_and_joins_while_rebalancing(replicas) -> None:
+    """KIP-389 as Kafka 2.2: a member already in the group always fits; a newcomer fits while the group has
+    fewer than group.max.size members (awaiting joins, while a rebalance is prepared)."""
+    coordinator = make_coordinator(replicas, max_size=1)
+    loaded(coordinator, [1])
+    solo = join(coordinator)
+    assert solo.error == E.NONE
+    refused = join(coordinator)
+    assert (refused.error, refused.member_id) == (E.GROUP_MAX_SIZE_REACHED, "")
+    group = coordinator.groups[GROUP]
+    assert group.accepts(solo.member_id, 1) and not group.accepts("", 1)
+    coordinator.shutdown()
