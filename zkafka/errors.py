@@ -295,7 +295,49 @@ class FencedInstanceIdError(KafkaError):
 
 
 class InvalidConfigError(KafkaError, ValueError):
-    """A configuration key with a value that is not allowed."""
+    """A configuration key with a value that is not allowed (code 40 when a request carried it)."""
+
+    error_code = ErrorCode.INVALID_CONFIG
+
+
+class AdminOperationError(InvalidRequestCodeError):
+    """An admin operation that cannot be carried out: INVALID_REQUEST (42) unless a subclass says more."""
+
+
+class TopicExistsError(AdminOperationError):
+    """Error code 36 (0.10.1): the topic already has an assignment in ZooKeeper."""
+
+    error_code = ErrorCode.TOPIC_ALREADY_EXISTS
+
+
+class InvalidPartitionsError(AdminOperationError):
+    """Error code 37 (0.10.1): a partition count that is not allowed."""
+
+    error_code = ErrorCode.INVALID_PARTITIONS
+
+
+class InvalidReplicationFactorError(AdminOperationError):
+    """Error code 38 (0.10.1): a replication factor under 1 or over the live brokers."""
+
+    error_code = ErrorCode.INVALID_REPLICATION_FACTOR
+
+
+class InvalidReplicaAssignmentError(AdminOperationError):
+    """Error code 39 (0.10.1): a manual replica assignment that cannot be written."""
+
+    error_code = ErrorCode.INVALID_REPLICA_ASSIGNMENT
+
+
+class NotControllerError(KafkaError):
+    """Error code 41 (0.10.1): an admin request sent to a broker that is not the controller."""
+
+    error_code = ErrorCode.NOT_CONTROLLER
+
+
+class TopicDeletionDisabledError(KafkaError):
+    """Error code 73 (2.1): DeleteTopics with ``delete.topic.enable=false``."""
+
+    error_code = ErrorCode.TOPIC_DELETION_DISABLED  # answered as INVALID_REQUEST (42) before DeleteTopics v3
 
 
 class ZooKeeperUnreachableError(KafkaError):
@@ -341,7 +383,14 @@ ERROR_CODES: dict[int, type[KafkaError]] = {
         UnsupportedSaslMechanismError,
         IllegalSaslStateError,
         UnsupportedVersionError,
+        TopicExistsError,
+        InvalidPartitionsError,
+        InvalidReplicationFactorError,
+        InvalidReplicaAssignmentError,
+        InvalidConfigError,
+        NotControllerError,
         InvalidRequestCodeError,
+        TopicDeletionDisabledError,
         KafkaStorageError,
         NonEmptyGroupError,
         GroupIdNotFoundError,

@@ -54,6 +54,8 @@ _INTS = {
     "replicas": 77,
     "port": 1,
     "allow_auto_topic_creation": 0,  # Metadata v4+: the victim topic is asked for, never made by it
+    "num_partitions": 0,  # CreateTopics / CreatePartitions: counts refused (37) unless a mutation makes them
+    "count": 0,  # legal; a huge one is refused before any assignment is built (admin.assignment)
 }
 _STRINGS = {
     "group_id": "fuzz-group",

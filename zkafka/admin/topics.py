@@ -19,9 +19,11 @@ from zkafka.admin.assignment import (
     AdminOperationError,
     assign_replicas_to_brokers,
     check_assignment,
+    new_partitions,
     parse_replica_assignment,
 )
 from zkafka.config08 import BrokerConfig08, parse_topic_overrides
+from zkafka.errors import TopicExistsError
 from zkafka.topic import validate_topic_08
 from zkafka.zk.client import get_children, get_data, update_persistent
 from zkafka.zk.paths import BROKER_IDS_PATH, BROKER_TOPICS_PATH
@@ -39,10 +41,6 @@ from zkafka.zk.paths08 import (
     topic_config_path,
     topic_path,
 )
-
-
-class TopicExistsError(AdminOperationError):
-    """The topic already has an assignment in ZooKeeper."""
 
 
 @dataclass(frozen=True)
@@ -167,33 +165,22 @@ def add_partitions(
     existing = topic_assignment(client, topic)
     if existing is None:
         raise AdminOperationError(f'topic "{topic}" does not exist')
-    to_add = total_partitions - len(existing)
-    if to_add <= 0:
-        raise AdminOperationError(
-            f"topic {topic} has {len(existing)} partitions; the number of partitions can only be increased"
-        )
-    factor = len(existing[min(existing)])
-    brokers = live_broker_ids(client)
+    manual = None
     if replica_assignment:
         items = replica_assignment.split(",")
         if len(items) == total_partitions:
             items = items[len(existing) :]
-        if len(items) != to_add:
-            raise AdminOperationError(
-                f"--replica-assignment names {len(items)} partitions; {to_add} are added"
-                f" (list the new ones, or all {total_partitions})"
-            )
-        added = parse_replica_assignment(",".join(items), len(existing))
-        unknown = sorted({r for replicas in added.values() for r in replicas} - set(brokers))
-        if unknown:
-            raise AdminOperationError(f"brokers {unknown} are not available (live brokers: {brokers})")
-    else:
-        first = existing[min(existing)][0]
-        added = assign_replicas_to_brokers(brokers, to_add, factor, first, len(existing), rng=rng)
-    if any(len(replicas) != factor for replicas in added.values()):
-        raise AdminOperationError(f"the new partitions' replication factor is not the topic's ({factor})")
-    client.set(topic_path(topic), encode_topic_assignment({**existing, **added}).encode())
+        manual = list(parse_replica_assignment(",".join(items)).values())
+    added = new_partitions(existing, total_partitions, live_broker_ids(client), manual, rng)
+    write_added_partitions(client, topic, existing, added)
     return added
+
+
+def write_added_partitions(
+    client: KazooClient, topic: str, existing: Mapping[int, Sequence[int]], added: Mapping[int, Sequence[int]]
+) -> None:
+    """Rewrite the topic's assignment with the ``added`` partitions (the controller then elects leaders)."""
+    client.set(topic_path(topic), encode_topic_assignment({**existing, **added}).encode())
 
 
 def change_topic_config(client: KazooClient, topic: str, config: Mapping[str, str]) -> None:

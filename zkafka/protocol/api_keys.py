@@ -26,6 +26,9 @@ DESCRIBE_GROUPS = 15
 LIST_GROUPS = 16
 SASL_HANDSHAKE = 17  # 0.10; no schema here
 API_VERSIONS = 18  # 0.10
+CREATE_TOPICS = 19  # 0.10.1 (KIP-4)
+DELETE_TOPICS = 20  # 0.10.1 (KIP-4)
+CREATE_PARTITIONS = 37  # 1.0 (KIP-195)
 DELETE_GROUPS = 42  # 1.1 (KIP-229)
 OFFSET_DELETE = 47  # 2.4 (KIP-496)
 
@@ -52,6 +55,9 @@ API_NAMES: dict[int, str] = {
     LIST_GROUPS: "ListGroups",
     SASL_HANDSHAKE: "SaslHandshake",
     API_VERSIONS: "ApiVersions",
+    CREATE_TOPICS: "CreateTopics",
+    DELETE_TOPICS: "DeleteTopics",
+    CREATE_PARTITIONS: "CreatePartitions",
     DELETE_GROUPS: "DeleteGroups",
     OFFSET_DELETE: "OffsetDelete",
 }

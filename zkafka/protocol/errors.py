@@ -51,10 +51,17 @@ class ErrorCode(IntEnum):
     UNSUPPORTED_SASL_MECHANISM = 33  # 0.10
     ILLEGAL_SASL_STATE = 34  # 0.10
     UNSUPPORTED_VERSION = 35  # 0.10
-    INVALID_REQUEST = 42  # 0.11: a request the broker understood but refuses (a FindCoordinator key type)
+    TOPIC_ALREADY_EXISTS = 36  # 0.10.1: the admin APIs (KIP-4)
+    INVALID_PARTITIONS = 37
+    INVALID_REPLICATION_FACTOR = 38
+    INVALID_REPLICA_ASSIGNMENT = 39
+    INVALID_CONFIG = 40
+    NOT_CONTROLLER = 41
+    INVALID_REQUEST = 42  # 0.10.1/0.11: a request the broker understood but refuses (a FindCoordinator key type)
     KAFKA_STORAGE_ERROR = 56  # 1.0 (KIP-112): a partition's log (directory) cannot be created or written
     NON_EMPTY_GROUP = 68  # 1.1 (KIP-229): DeleteGroups of a group with members
     GROUP_ID_NOT_FOUND = 69  # 1.1 (KIP-229): DeleteGroups or OffsetDelete of a group the coordinator lacks
+    TOPIC_DELETION_DISABLED = 73  # 2.1: DeleteTopics with delete.topic.enable=false
     MEMBER_ID_REQUIRED = 79  # 2.2 (KIP-394): rejoin with the member id this answer carries
     GROUP_MAX_SIZE_REACHED = 81  # 2.2 (KIP-389): the group already has group.max.size members
     FENCED_INSTANCE_ID = 82  # 2.3 (KIP-345): a static member's old incarnation, replaced by a newer one

@@ -4,10 +4,12 @@ Request frame: ``int32 size | int16 api_key | int16 api_version | int32 correlat
 body`` (ControlledShutdown v0 has no client id). Response frame: ``int32 size | int32 correlation_id | body``.
 A flexible version's (KIP-482) headers add a tag buffer: after the client id (request header v2) and after
 the correlation id (response header v1, never for ApiVersions).
-``SCHEMAS`` maps every (api_key, version) a 0.9.0.1 broker answers, plus ApiVersions v0-v3 and the group and
-offset APIs at Kafka 3.4's versions, to its request and response classes, declared per API family: ``produce``, ``fetch``, ``offsets`` (ListOffsets), ``metadata``,
-``offset_commit`` (OffsetCommit, OffsetFetch, FindCoordinator, OffsetDelete), ``api_versions``, ``inter_broker`` and
-``group_membership``. Pure: bytes in, values out.
+``SCHEMAS`` maps every (api_key, version) a 0.9.0.1 broker answers, plus ApiVersions v0-v3, Metadata v1-v9,
+the group and offset APIs at Kafka 3.4's versions and the topic admin APIs, to its request and response
+classes, declared per API family: ``produce``, ``fetch``, ``offsets`` (ListOffsets), ``metadata``,
+``offset_commit`` (OffsetCommit, OffsetFetch, FindCoordinator, OffsetDelete), ``api_versions``,
+``inter_broker``, ``group_membership`` and ``topic_admin`` (CreateTopics, DeleteTopics, CreatePartitions).
+Pure: bytes in, values out.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from zkafka.protocol.produce_wire import (
     write_produce_response,
 )
 from zkafka.protocol.schema import Struct
+from zkafka.protocol.topic_admin import TOPIC_ADMIN_APIS
 from zkafka.protocol.types import Int16, Int32, Reader, String, join_parts, parts_size
 
 # -- the registry -----------------------------------------------------------------------------------------
@@ -55,6 +58,7 @@ CLIENT_APIS = (
     *METADATA_APIS,
     *OFFSET_APIS,
     *API_VERSIONS_APIS,
+    *TOPIC_ADMIN_APIS,
 )
 
 SCHEMAS: dict[tuple[int, int], tuple[type, type]] = {

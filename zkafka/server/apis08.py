@@ -8,8 +8,10 @@ that failed: the server then closes that one connection, as 0.8.2 does.
 Served: Produce v0, Fetch v0, ListOffsets v0, Metadata v0-v9 (``MetadataCache.metadata_response``),
 OffsetCommit v0 and OffsetFetch v0 (offsets kept in ZooKeeper at ``/consumers/<group>/offsets/<topic>/<partition>``); with a group coordinator (``group_apis``)
 also 0.9's Produce v1 and Fetch v1 (a ``throttle_time_ms`` of 0) and the coordinator's APIs at every
-version Kafka 3.4 serves in ZooKeeper mode (``zkafka.coordinator.group_apis``, ``offset_apis``); ApiVersions (0.10's key 18), listing exactly the versions served
-here, so clients that ask first need not be told the broker version; with ``replica_apis`` the controller's
+version Kafka 3.4 serves in ZooKeeper mode (``zkafka.coordinator.group_apis``, ``offset_apis``); ApiVersions
+(0.10's key 18), listing exactly the versions served here, so clients that ask first need not be told the
+broker version; with ``admin_apis`` CreateTopics, DeleteTopics and CreatePartitions
+(``zkafka.server.admin_apis``); with ``replica_apis`` the controller's
 requests (LeaderAndIsr, StopReplica, UpdateMetadata) and ControlledShutdown (``zkafka.server.replica_apis``).
 
 A produce goes to the replica manager's ``append_messages``, which answers it at once or, with acks -1 (or
@@ -101,6 +103,7 @@ class KafkaApis:
         group_apis: Any = None,
         on_sent: Callable[[str, int], None] | None = None,
         replica_apis: Any = None,
+        admin_apis: Any = None,
     ) -> None:
         self.replica_manager = replica_manager
         self.metadata = metadata
@@ -122,8 +125,9 @@ class KafkaApis:
             self._handlers[(FETCH, 1)] = self.handle_fetch
         for version in range(len(API_VERSIONS_APIS)):
             self._handlers[(API_VERSIONS, version)] = self.handle_api_versions
-        if replica_apis is not None:
-            self._handlers.update(replica_apis.handlers())
+        for apis in (replica_apis, admin_apis):
+            if apis is not None:
+                self._handlers.update(apis.handlers())
 
     def handle(self, request: v08.Request) -> Any:
         if request.api_key == API_VERSIONS:

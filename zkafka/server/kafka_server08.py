@@ -40,6 +40,7 @@ from zkafka.log.log_config import LogConfig
 from zkafka.log.log_manager08 import LogManager08
 from zkafka.network.server import SocketServer
 from zkafka.protocol import v08
+from zkafka.server.admin_apis import AdminApis
 from zkafka.server.apis08 import KafkaApis
 from zkafka.server.controlled_shutdown import controlled_shutdown
 from zkafka.server.controller_fence import ControllerFence, zookeeper_controller
@@ -222,6 +223,7 @@ class KafkaServer08(BrokerServer):
             group_apis=GroupApis(self.coordinator, self.metadata_cache.snapshot, self._create_offsets_topic),
             on_sent=self.metrics.sent if self.metrics else None,
             replica_apis=ReplicaApis(self.replica_manager, self.metadata_cache, fence, lambda: self.controller),
+            admin_apis=AdminApis(self.zk_client, config, self.metadata_cache, lambda: self.controller),
         )
         host, port = advertised_address(config, self.port)
         channels = ControllerChannelManager(

@@ -9,9 +9,10 @@ from zkafka.admin.assignment import (
     AdminOperationError,
     assign_replicas_to_brokers,
     check_assignment,
+    new_partitions,
     parse_replica_assignment,
 )
-from zkafka.errors import InvalidTopicError
+from zkafka.errors import InvalidPartitionsError, InvalidReplicaAssignmentError, InvalidTopicError
 from zkafka.topic import validate_topic_08
 
 
@@ -92,3 +93,20 @@ def test_legal_0_8_topic_names(name):
 def test_illegal_0_8_topic_names(name):
     with pytest.raises(InvalidTopicError):
         validate_topic_08(name)
+
+
+def test_new_partitions_placed_or_given():
+    existing = {0: [1, 2], 1: [2, 1]}
+    assert new_partitions(existing, 4, [1, 2, 3], [[3, 1], [2, 3]]) == {2: [3, 1], 3: [2, 3]}
+    placed = new_partitions(existing, 3, [1, 2, 3])
+    assert list(placed) == [2] and len(set(placed[2])) == 2
+    with pytest.raises(InvalidPartitionsError, match="can only be increased"):
+        new_partitions(existing, 2, [1, 2])
+    with pytest.raises(InvalidPartitionsError, match="at most"):
+        new_partitions(existing, 2**31 - 1, [1, 2])  # refused before anything is built
+    with pytest.raises(InvalidReplicaAssignmentError, match="2 but 1 assignments"):
+        new_partitions(existing, 4, [1, 2], [[1, 2]])
+    with pytest.raises(InvalidReplicaAssignmentError, match="not available"):
+        new_partitions(existing, 3, [1, 2], [[1, 9]])
+    with pytest.raises(InvalidReplicaAssignmentError, match="2 distinct brokers"):
+        new_partitions(existing, 3, [1, 2], [[1, 1]])
