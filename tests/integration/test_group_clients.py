@@ -10,7 +10,6 @@ request log. A real ZooKeeper and in-process brokers.
 
 from __future__ import annotations
 
-import logging
 import time
 
 import pytest
@@ -27,17 +26,6 @@ pytestmark = pytest.mark.integration
 @pytest.fixture
 def bootstrap(start_broker08):
     return f"127.0.0.1:{start_with_topic(start_broker08).port}"
-
-
-@pytest.fixture
-def served(caplog):
-    """The names of the requests the broker served (``JoinGroupRequestV5``...), from its debug log."""
-    caplog.set_level(logging.DEBUG, logger="zkafka.server.apis08")
-
-    def names() -> set[str]:
-        return {r.args[0] for r in caplog.records if r.name == "zkafka.server.apis08" and r.msg.startswith("%s from")}
-
-    return names
 
 
 def poll_until(consumers, count: int, poll_one, until=lambda: True) -> list[list[bytes]]:

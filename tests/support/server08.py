@@ -7,6 +7,7 @@ uses nothing of the broker, so tests of the broker do not depend on client code 
 
 from __future__ import annotations
 
+import logging
 import socket
 import struct
 from collections.abc import Iterable, Iterator, Mapping
@@ -70,6 +71,17 @@ def broker08_process(tmp_path: Path, zk_connect: str) -> Iterator:
         return broker08_props(broker_id, tmp_path / f"broker08-{broker_id}", zk_connect, port=str(port))
 
     yield from broker_processes(tmp_path / "server08", props)
+
+
+@pytest.fixture
+def served(caplog):
+    """The names of the requests the broker served (``JoinGroupRequestV5``...), from its debug log (any test)."""
+    caplog.set_level(logging.DEBUG, logger="zkafka.server.apis08")
+
+    def names() -> set[str]:
+        return {r.args[0] for r in caplog.records if r.name == "zkafka.server.apis08" and r.msg.startswith("%s from")}
+
+    return names
 
 
 # -- a raw 0.8 wire client --------------------------------------------------------------------------------

@@ -14,8 +14,9 @@ authorized operations; the answer has ``topic_authorized_operations`` per topic 
 from __future__ import annotations
 
 from zkafka.protocol.api_keys import METADATA, api_struct
+from zkafka.protocol.flexible import CompactArray
 from zkafka.protocol.schema import struct_class
-from zkafka.protocol.types import Array, Boolean, Int16, Int32, NullableString, String
+from zkafka.protocol.types import Array, Boolean, Int16, Int32, NullableString, Reader, String
 
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)  # Integer.MIN_VALUE: "not asked for"
 # AclOperation codes as a bitfield: what a broker with no authorizer allows on a topic (READ, WRITE, CREATE,
@@ -65,6 +66,25 @@ TOPIC_CLASSES = {0: TopicMetadata, **{v: _topic_class(v) for v in (1, 5, 7, 8)}}
 MetadataRequestTopic = struct_class("MetadataRequestTopic", ("topic", String))  # v9's topic entry
 
 
+class RequestTopicsV9(CompactArray):
+    """v9's topics (compact, nullable), also read as librdkafka (up to 2.16 at least, its issue #5049) writes
+    "every topic": the 4-byte placeholder of its array count left in place (``00 00 00 00``) where a null
+    varint (``00``) belongs. Only that exact shape (three zero bytes after the null, then the three flags and
+    an empty tag buffer ending the body) is read that way; Kafka's broker, which ignores bytes left after a
+    body, happens to accept it too."""
+
+    def read(self, reader: Reader) -> list | None:
+        start = reader.pos
+        if (
+            reader.remaining == 8
+            and bytes(reader.buf[start : start + 4]) == bytes(4)
+            and reader.buf[start + 7] == 0
+        ):
+            reader.pos = start + 4
+            return None
+        return super().read(reader)
+
+
 def topic_class(version: int) -> type:
     """The topic struct of a ``version`` answer."""
     return TOPIC_CLASSES[max(v for v in TOPIC_CLASSES if v <= version)]
@@ -73,8 +93,10 @@ def topic_class(version: int) -> type:
 def _request_fields(version: int) -> list:
     if version == 0:
         return [("topics", Array(String))]  # [] = all
-    topic = MetadataRequestTopic.SCHEMA if version >= 9 else String
-    fields: list = [("topics", Array(topic, nullable=True))]  # null = all, [] = none
+    topics = Array(String, nullable=True)  # null = all, [] = none
+    if version >= 9:
+        topics = RequestTopicsV9(MetadataRequestTopic.SCHEMA.flexible_version(), nullable=True)
+    fields: list = [("topics", topics)]
     if version >= 4:
         fields.append(("allow_auto_topic_creation", Boolean))
     if version >= 8:

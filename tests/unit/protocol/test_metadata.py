@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import pytest
 
+from tests.unit.protocol.golden08 import hexbytes
 from tests.unit.protocol.test_v08_client import check_request, check_response
+from zkafka.errors import InvalidRequestError
 from zkafka.protocol import metadata as m
+from zkafka.protocol.v08 import decode_request
 
 Request9Topic = m.MetadataRequestTopic.SCHEMA.flexible_version().record
 Broker9 = m.MetadataBrokerV1.SCHEMA.flexible_version().record
@@ -181,3 +184,14 @@ def test_operation_bitfields_are_kafkas_supported_operations():
     assert m.TOPIC_OPERATIONS == 0b110111111000
     # CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12
     assert m.CLUSTER_OPERATIONS == 0b1111110100000
+
+
+def test_librdkafkas_every_topic_v9_request_with_its_count_placeholder():
+    # librdkafka 2.16's "every topic" Metadata v9 (its issue #5049): the array count's 4-byte placeholder
+    # (00 00 00 00) where the null varint belongs, then allow_auto_topic_creation, the two operation flags
+    # and an empty tag buffer
+    frame = hexbytes("0003 0009 00000003 0007 72646b61666b61 00 | 00000000 | 01 00 00 | 00")
+    decoded = decode_request(frame)
+    assert (decoded.client_id, decoded.body) == ("rdkafka", request(9, None, True, False, False))
+    with pytest.raises(InvalidRequestError, match="unexpected bytes"):  # any other shape stays an error
+        decode_request(frame[:-1] + b"\x00\x00")
