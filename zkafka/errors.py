@@ -344,62 +344,17 @@ class ZooKeeperUnreachableError(KafkaError):
     """No ZooKeeper server answered within the connection timeout (no protocol code: a client-side failure)."""
 
 
-ERROR_CODES: dict[int, type[KafkaError]] = {
-    cls.error_code: cls
-    for cls in (
-        UnknownError,
-        OffsetOutOfRangeError,
-        InvalidMessageError,
-        InvalidPartitionError,
-        InvalidMessageSizeError,
-        LeaderNotAvailableError,
-        NotLeaderForPartitionError,
-        RequestTimedOutError,
-        BrokerNotAvailableError,
-        ReplicaNotAvailableError,
-        MessageSizeTooLargeError,
-        StaleControllerEpochError,
-        OffsetMetadataTooLargeError,
-        StaleLeaderEpochError,
-        GroupLoadInProgressError,
-        GroupCoordinatorNotAvailableError,
-        NotCoordinatorForGroupError,
-        InvalidTopicError,
-        RecordListTooLargeError,
-        NotEnoughReplicasError,
-        NotEnoughReplicasAfterAppendError,
-        InvalidRequiredAcksError,
-        IllegalGenerationError,
-        InconsistentGroupProtocolError,
-        InvalidGroupIdError,
-        UnknownMemberIdError,
-        InvalidSessionTimeoutError,
-        RebalanceInProgressError,
-        InvalidCommitOffsetSizeError,
-        TopicAuthorizationFailedError,
-        GroupAuthorizationFailedError,
-        ClusterAuthorizationFailedError,
-        InvalidTimestampError,
-        UnsupportedSaslMechanismError,
-        IllegalSaslStateError,
-        UnsupportedVersionError,
-        TopicExistsError,
-        InvalidPartitionsError,
-        InvalidReplicationFactorError,
-        InvalidReplicaAssignmentError,
-        InvalidConfigError,
-        NotControllerError,
-        InvalidRequestCodeError,
-        TopicDeletionDisabledError,
-        KafkaStorageError,
-        NonEmptyGroupError,
-        GroupIdNotFoundError,
-        MemberIdRequiredError,
-        GroupMaxSizeReachedError,
-        FencedInstanceIdError,
-        GroupSubscribedToTopicError,
-    )
-}
+def _declared_codes() -> dict[int, type[KafkaError]]:
+    """Every exception class here that declares its own ``error_code``, by code (subclasses that only refine
+    one, such as ``UnknownMagicByteError``, inherit it and map back to their parent)."""
+    declared: dict[int, type[KafkaError]] = {ErrorCode.UNKNOWN: UnknownError}
+    for cls in globals().values():
+        if isinstance(cls, type) and issubclass(cls, KafkaError) and "error_code" in vars(cls):
+            declared.setdefault(cls.error_code, cls)
+    return declared
+
+
+ERROR_CODES: dict[int, type[KafkaError]] = _declared_codes()
 
 
 def error_for_code(code: int) -> type[KafkaError] | None:
