@@ -69,6 +69,7 @@ class ErrorCode(IntEnum):
 
 
 LAST_CODE_07 = ErrorCode.INVALID_FETCH_SIZE  # the highest code a 0.7 broker sends
+LAST_CODE_09 = ErrorCode.CLUSTER_AUTHORIZATION_FAILED  # the highest code a 0.9.0.1 broker sends
 LAST_CODE = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
 
 

@@ -30,9 +30,9 @@ from typing import Any
 
 from zkafka.cluster.snapshot import ClusterSnapshot, PartitionMetadata
 from zkafka.controller.request_planner import LEADER_DURING_DELETE
-from zkafka.errors import InvalidTopicError, KafkaError, UnknownTopicOrPartitionError
+from zkafka.errors import InvalidTopicError, KafkaError, UnknownTopicOrPartitionError, code_for_error
 from zkafka.protocol import metadata
-from zkafka.protocol.errors import ErrorCode
+from zkafka.protocol.errors import LAST_CODE_09, ErrorCode
 from zkafka.protocol.inter_broker import PLAINTEXT
 from zkafka.server.replica_manager import error_code
 from zkafka.topic import validate_topic_08
@@ -156,11 +156,10 @@ class MetadataCache:
                     [metadata.MetadataBroker(*b) for b in self.alive_brokers()],
                     self.topic_metadata(names or []),
                 )
-            except KafkaError as exc:
+            except KafkaError as exc:  # with the codes 0.9.0.1 has (a refused replication factor: -1)
                 log.info("metadata request for %s failed: %s", names, exc)
-                return metadata.MetadataResponseV0(
-                    [], [metadata.TopicMetadata(error_code(exc), t, []) for t in names or []]
-                )
+                code = code_for_error(exc, LAST_CODE_09)
+                return metadata.MetadataResponseV0([], [metadata.TopicMetadata(code, t, []) for t in names or []])
         return self._metadata_response_v1(request, names)
 
     def _metadata_response_v1(self, request: Any, names: list[str] | None) -> Any:

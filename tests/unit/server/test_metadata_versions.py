@@ -9,6 +9,7 @@ import pytest
 
 from tests.support.server08 import cluster_snapshot
 from zkafka.controller.request_planner import update_metadata_request
+from zkafka.errors import InvalidReplicationFactorError
 from zkafka.protocol import metadata as m
 from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.inter_broker import EndPoint, RackedBroker, UpdateMetadataRequestV2
@@ -121,3 +122,12 @@ def test_update_metadata_carries_the_controller_id_and_v2_the_racks():
     ]
     # without racks the controller keeps UpdateMetadata v0, which 0.8.2 brokers read
     assert type(update_metadata_request(7, 1, [], brokers[1:])).__name__ == "UpdateMetadataRequestV0"
+
+
+def test_a_refused_replication_factor_is_38_from_v1_and_unknown_in_v0_as_0_8_2_answers():
+    def refuse(topic):
+        raise InvalidReplicationFactorError("replication factor: 3 larger than available brokers: 1")
+
+    cache = MetadataCache(snapshot=cluster_snapshot({}), create_topic=refuse)
+    assert ask(cache, 1, ["wide"]).topics[0].error == ErrorCode.INVALID_REPLICATION_FACTOR
+    assert [(t.error, t.topic) for t in ask(cache, 0, ["wide"]).topics] == [(ErrorCode.UNKNOWN, "wide")]
