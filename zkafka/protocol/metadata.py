@@ -8,15 +8,17 @@ answer ``controller_id``, each topic ``is_internal``. v2 (0.10.1): ``cluster_id`
 ``offline_replicas``. v6: as v5. v7 (2.1): each partition's ``leader_epoch``. v8 (2.3): the request asks for
 authorized operations; the answer has ``topic_authorized_operations`` per topic and
 ``cluster_authorized_operations`` (-2147483648 when not asked for). v9 (2.4): the first flexible version
-(its topics are ``{name}`` structs, each with a tag buffer).
+(its topics are ``{name}`` structs, each with a tag buffer). Every version is one declaration
+(``versioned``), each field with the versions that carry it.
 """
 
 from __future__ import annotations
 
-from zkafka.protocol.api_keys import METADATA, api_struct
+from zkafka.protocol.api_keys import METADATA
 from zkafka.protocol.flexible import CompactArray
 from zkafka.protocol.schema import struct_class
-from zkafka.protocol.types import Array, Boolean, Int16, Int32, NullableString, Reader, String
+from zkafka.protocol.types import Array, Boolean, Int16, Int32, Reader, String
+from zkafka.protocol.versioned import Field, Nested, declare, nested_class, pairs
 
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)  # Integer.MIN_VALUE: "not asked for"
 # AclOperation codes as a bitfield: what a broker with no authorizer allows on a topic (READ, WRITE, CREATE,
@@ -26,43 +28,37 @@ TOPIC_OPERATIONS = sum(1 << code for code in (3, 4, 5, 6, 7, 8, 10, 11))
 CLUSTER_OPERATIONS = sum(1 << code for code in (5, 7, 8, 9, 10, 11, 12))
 MAX_VERSION = 9
 
-MetadataBroker = struct_class("MetadataBroker", ("node_id", Int32), ("host", String), ("port", Int32))
-MetadataBrokerV1 = struct_class(
-    "MetadataBrokerV1", ("node_id", Int32), ("host", String), ("port", Int32), ("rack", NullableString)
+_BROKER = Nested(
+    "MetadataBroker",
+    (
+        Field("node_id", Int32),
+        Field("host", String),
+        Field("port", Int32),
+        Field("rack", String, 1, nullable_since=1),
+    ),
 )
-_PARTITION_V0 = (("error", Int16), ("partition", Int32), ("leader", Int32))
-_REPLICA_LISTS = (("replicas", Array(Int32)), ("isr", Array(Int32)))
-PartitionMetadata = struct_class("PartitionMetadata", *_PARTITION_V0, *_REPLICA_LISTS)
-PartitionMetadataV5 = struct_class(
-    "PartitionMetadataV5", *_PARTITION_V0, *_REPLICA_LISTS, ("offline_replicas", Array(Int32))
+_PARTITION = Nested(
+    "PartitionMetadata",
+    (
+        Field("error", Int16),
+        Field("partition", Int32),
+        Field("leader", Int32),
+        Field("leader_epoch", Int32, 7),
+        Field("replicas", Array(Int32)),
+        Field("isr", Array(Int32)),
+        Field("offline_replicas", Array(Int32), 5),  # assigned replicas whose broker is not live
+    ),
 )
-PartitionMetadataV7 = struct_class(
-    "PartitionMetadataV7",
-    *_PARTITION_V0,
-    ("leader_epoch", Int32),
-    *_REPLICA_LISTS,
-    ("offline_replicas", Array(Int32)),
+_TOPIC = Nested(
+    "TopicMetadata",
+    (
+        Field("error", Int16),
+        Field("topic", String),
+        Field("is_internal", Boolean, 1),
+        Field("partitions", _PARTITION),
+        Field("topic_authorized_operations", Int32, 8),
+    ),
 )
-TopicMetadata = struct_class(
-    "TopicMetadata", ("error", Int16), ("topic", String), ("partitions", Array(PartitionMetadata.SCHEMA))
-)
-
-
-def partition_class(version: int) -> type:
-    """The partition struct of a ``version`` answer."""
-    return PartitionMetadataV7 if version >= 7 else PartitionMetadataV5 if version >= 5 else PartitionMetadata
-
-
-def _topic_class(version: int) -> type:
-    """The topic struct of a v1+ answer: ``is_internal`` after the name; v8 adds authorized operations."""
-    partitions = Array(partition_class(version).SCHEMA)
-    fields = [("error", Int16), ("topic", String), ("is_internal", Boolean), ("partitions", partitions)]
-    if version >= 8:
-        fields.append(("topic_authorized_operations", Int32))
-    return struct_class(f"TopicMetadataV{version}", *fields)
-
-
-TOPIC_CLASSES = {0: TopicMetadata, **{v: _topic_class(v) for v in (1, 5, 7, 8)}}
 MetadataRequestTopic = struct_class("MetadataRequestTopic", ("topic", String))  # v9's topic entry
 
 
@@ -85,51 +81,47 @@ class RequestTopicsV9(CompactArray):
         return super().read(reader)
 
 
-def topic_class(version: int) -> type:
-    """The topic struct of a ``version`` answer."""
-    return TOPIC_CLASSES[max(v for v in TOPIC_CLASSES if v <= version)]
-
-
-def _request_fields(version: int) -> list:
-    if version == 0:
-        return [("topics", Array(String))]  # [] = all
-    topics = Array(String, nullable=True)  # null = all, [] = none
-    if version >= 9:
-        topics = RequestTopicsV9(MetadataRequestTopic.SCHEMA.flexible_version(), nullable=True)
-    fields: list = [("topics", topics)]
-    if version >= 4:
-        fields.append(("allow_auto_topic_creation", Boolean))
-    if version >= 8:
-        fields.append(("include_cluster_authorized_operations", Boolean))
-        fields.append(("include_topic_authorized_operations", Boolean))
-    return fields
-
-
-def _response_fields(version: int) -> list:
-    broker = MetadataBroker if version == 0 else MetadataBrokerV1
-    fields: list = [("throttle_time_ms", Int32)] if version >= 3 else []
-    fields.append(("brokers", Array(broker.SCHEMA)))
-    if version >= 2:
-        fields.append(("cluster_id", NullableString))
-    if version >= 1:
-        fields.append(("controller_id", Int32))
-    fields.append(("topics", Array(topic_class(version).SCHEMA)))
-    if version >= 8:
-        fields.append(("cluster_authorized_operations", Int32))
-    return fields
-
-
-METADATA_APIS = tuple(
+METADATA_REQUEST = declare(
+    "MetadataRequest",
+    METADATA,
+    range(MAX_VERSION + 1),
     (
-        api_struct(f"MetadataRequestV{v}", METADATA, v, *_request_fields(v), flexible=v >= 9),
-        api_struct(f"MetadataResponseV{v}", METADATA, v, *_response_fields(v), flexible=v >= 9),
-    )
-    for v in range(MAX_VERSION + 1)
+        Field("topics", Array(String), 0, 8, nullable_since=1),  # v0: [] = all; v1+: null = all, [] = none
+        Field("topics", RequestTopicsV9(MetadataRequestTopic.SCHEMA.flexible_version(), nullable=True), 9),
+        Field("allow_auto_topic_creation", Boolean, 4),
+        Field("include_cluster_authorized_operations", Boolean, 8),
+        Field("include_topic_authorized_operations", Boolean, 8),
+    ),
+    flexible_since=9,
 )
+METADATA_RESPONSE = declare(
+    "MetadataResponse",
+    METADATA,
+    range(MAX_VERSION + 1),
+    (
+        Field("throttle_time_ms", Int32, 3),
+        Field("brokers", _BROKER),
+        Field("cluster_id", String, 2, nullable_since=2),
+        Field("controller_id", Int32, 1),
+        Field("topics", _TOPIC),
+        Field("cluster_authorized_operations", Int32, 8),
+    ),
+    flexible_since=9,
+)
+METADATA_APIS = pairs(METADATA_REQUEST, METADATA_RESPONSE)
 MetadataRequestV0, MetadataResponseV0 = METADATA_APIS[0]
 MetadataRequestV1, MetadataResponseV1 = METADATA_APIS[1]
 MetadataRequestV4, MetadataResponseV4 = METADATA_APIS[4]
 MetadataRequestV9, MetadataResponseV9 = METADATA_APIS[9]
+MetadataBroker, MetadataBrokerV1 = nested_class(_BROKER, 0), nested_class(_BROKER, 1)
+PartitionMetadata = nested_class(_PARTITION, 0)
+PartitionMetadataV5, PartitionMetadataV7 = nested_class(_PARTITION, 5), nested_class(_PARTITION, 7)
+TopicMetadata = nested_class(_TOPIC, 0)
+
+
+def topic_class(version: int) -> type:
+    """The topic struct of a ``version`` answer."""
+    return nested_class(_TOPIC, version)
 
 
 def requested_topics(request: object) -> list[str] | None:

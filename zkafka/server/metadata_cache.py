@@ -34,11 +34,13 @@ from zkafka.errors import InvalidTopicError, KafkaError, UnknownTopicOrPartition
 from zkafka.protocol import metadata
 from zkafka.protocol.errors import LAST_CODE_09, ErrorCode
 from zkafka.protocol.inter_broker import PLAINTEXT
+from zkafka.protocol.versioned import make
 from zkafka.server.replica_manager import error_code
 from zkafka.topic import validate_topic_08
 from zkafka.zk.paths08 import BrokerRegistration, PartitionState
 
 log = logging.getLogger(__name__)
+OMITTED = metadata.AUTHORIZED_OPERATIONS_OMITTED
 INTERNAL_TOPICS = frozenset({"__consumer_offsets"})
 
 
@@ -54,20 +56,19 @@ def partition_metadata(partition: int, meta: Any, alive: Any) -> Any:
     return metadata.PartitionMetadata(error, partition, meta.leader, replicas, isr)
 
 
-def partition_metadata_v1(version: int, partition: int, meta: Any, alive: Any) -> Any:
-    """One partition's answer in v1+: whole replica lists, leader -1 with LEADER_NOT_AVAILABLE when it is not
-    live; v5 adds the replicas not live, v7 the leader epoch."""
-    leader, error = meta.leader, ErrorCode.NONE
-    if leader not in alive:
-        leader, error = -1, ErrorCode.LEADER_NOT_AVAILABLE
-    replicas, isr = list(meta.replicas), list(meta.isr)
-    if version < 5:
-        return metadata.PartitionMetadata(error, partition, leader, replicas, isr)
-    offline = [r for r in meta.replicas if r not in alive]
-    if version < 7:
-        return metadata.PartitionMetadataV5(error, partition, leader, replicas, isr, offline)
-    epoch = meta.state.leader_epoch
-    return metadata.PartitionMetadataV7(error, partition, leader, epoch, replicas, isr, offline)
+def partition_metadata_v1(partition: int, meta: Any, alive: Any) -> dict[str, Any]:
+    """One partition's answer in v1+ (the fields of every version: a version takes those it has): whole
+    replica lists, leader -1 with LEADER_NOT_AVAILABLE when it is not live, the replicas not live."""
+    live = meta.leader in alive
+    return {
+        "error": ErrorCode.NONE if live else ErrorCode.LEADER_NOT_AVAILABLE,
+        "partition": partition,
+        "leader": meta.leader if live else -1,
+        "leader_epoch": meta.state.leader_epoch,
+        "replicas": list(meta.replicas),
+        "isr": list(meta.isr),
+        "offline_replicas": [r for r in meta.replicas if r not in alive],
+    }
 
 
 class MetadataCache:
@@ -159,48 +160,46 @@ class MetadataCache:
             except KafkaError as exc:  # with the codes 0.9.0.1 has (a refused replication factor: -1)
                 log.info("metadata request for %s failed: %s", names, exc)
                 code = code_for_error(exc, LAST_CODE_09)
-                return metadata.MetadataResponseV0([], [metadata.TopicMetadata(code, t, []) for t in names or []])
+                return metadata.MetadataResponseV0(
+                    [], [metadata.TopicMetadata(code, t, []) for t in names or []]
+                )
         return self._metadata_response_v1(request, names)
 
     def _metadata_response_v1(self, request: Any, names: list[str] | None) -> Any:
-        version = request.API_VERSION
-        snapshot = self._snapshot
-        brokers = [
-            metadata.MetadataBrokerV1(
-                b, snapshot.brokers[b].host, snapshot.brokers[b].port, snapshot.brokers[b].rack
-            )
-            for b in sorted(snapshot.brokers)
-        ]
+        """A v1+ answer: every field's value once, each version taking the fields it has (``versioned.make``)."""
+        brokers = self._snapshot.brokers
         auto_create = getattr(request, "allow_auto_topic_creation", True)
         topic_ops = getattr(request, "include_topic_authorized_operations", False)
-        topics = [self._topic_v1(version, topic, auto_create, topic_ops) for topic in self._names(names)]
-        fields: list = [0] if version >= 3 else []  # throttle_time_ms
-        fields.append(brokers)
-        if version >= 2:
-            fields.append(self.cluster_id)
-        fields += [self.controller_id, topics]
-        if version >= 8:
-            asked = request.include_cluster_authorized_operations
-            fields.append(metadata.CLUSTER_OPERATIONS if asked else metadata.AUTHORIZED_OPERATIONS_OMITTED)
-        return metadata.METADATA_APIS[version][1](*fields)
+        cluster_ops = getattr(request, "include_cluster_authorized_operations", False)
+        return make(
+            metadata.METADATA_APIS[request.API_VERSION][1],
+            throttle_time_ms=0,
+            brokers=[
+                {"node_id": b, "host": brokers[b].host, "port": brokers[b].port, "rack": brokers[b].rack}
+                for b in sorted(brokers)
+            ],
+            cluster_id=self.cluster_id,
+            controller_id=self.controller_id,
+            topics=[self._topic_v1(topic, auto_create, topic_ops) for topic in self._names(names)],
+            cluster_authorized_operations=metadata.CLUSTER_OPERATIONS if cluster_ops else OMITTED,
+        )
 
     def _names(self, names: list[str] | None) -> list[str]:
         """The topics asked for; None: every topic with a state."""
         topics = self._snapshot.topics
         return names if names is not None else [t for t in sorted(topics) if _with_state(topics[t])]
 
-    def _topic_v1(self, version: int, topic: str, auto_create: bool, operations: bool) -> Any:
+    def _topic_v1(self, topic: str, auto_create: bool, operations: bool) -> dict[str, Any]:
         partitions = _with_state(self._snapshot.topics.get(topic))
-        if partitions:
-            alive = self._snapshot.brokers.keys()
-            error = ErrorCode.NONE
-            answers = [partition_metadata_v1(version, p, partitions[p], alive) for p in sorted(partitions)]
-        else:
-            error, answers = self._unknown_topic_v1(topic, auto_create), []
-        fields = [error, topic, topic in INTERNAL_TOPICS, answers]
-        if version >= 8:
-            fields.append(metadata.TOPIC_OPERATIONS if operations else metadata.AUTHORIZED_OPERATIONS_OMITTED)
-        return metadata.topic_class(version)(*fields)
+        alive = self._snapshot.brokers.keys()
+        error = ErrorCode.NONE if partitions else self._unknown_topic_v1(topic, auto_create)
+        return {
+            "error": error,
+            "topic": topic,
+            "is_internal": topic in INTERNAL_TOPICS,
+            "partitions": [partition_metadata_v1(p, partitions[p], alive) for p in sorted(partitions)],
+            "topic_authorized_operations": metadata.TOPIC_OPERATIONS if operations else OMITTED,
+        }
 
     def _unknown_topic_v1(self, topic: str, auto_create: bool) -> int:
         """A topic the cache does not know: refused by name (17), created when allowed, else unknown (3)."""
