@@ -258,6 +258,24 @@ class InvalidRequestCodeError(KafkaError):
     error_code = ErrorCode.INVALID_REQUEST
 
 
+class UnsupportedForMessageFormatError(KafkaError):
+    """Error code 43 (0.11): a record batch needs what the log's message format lacks (headers, a producer id)."""
+
+    error_code = ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT
+
+
+class UnsupportedCompressionTypeError(KafkaError):
+    """Error code 76 (2.1): a codec (zstd) the produce version or the log's message format cannot hold."""
+
+    error_code = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+
+
+class InvalidRecordError(KafkaError):
+    """Error code 87 (2.5): records a client may not write (a control batch, a count off its offsets)."""
+
+    error_code = ErrorCode.INVALID_RECORD
+
+
 class NonEmptyGroupError(KafkaError):
     """Error code 68 (1.1): DeleteGroups of a group that still has members."""
 

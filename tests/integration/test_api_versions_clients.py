@@ -1,6 +1,6 @@
 """Third-party clients that ask the broker what it speaks (ApiVersions) instead of being told its version:
 kafka-python 2.x unpinned (opens with ApiVersions v4, retries v3 on UNSUPPORTED_VERSION, takes the broker
-for 0.10 and writes magic-1 messages, which the broker converts to magic 0) and librdkafka through
+for 2.4 from Produce v8 and writes record batches, which the broker converts to magic 0) and librdkafka through
 confluent-kafka (ApiVersions v3; and, told ``api.version.request=false`` with
 ``broker.version.fallback=0.9.0.1``, no ApiVersions at all). Each produces, consumes in a group, commits,
 and a restarted member resumes from the commits. A real ZooKeeper and in-process brokers."""
@@ -36,7 +36,7 @@ def values(start: int, count: int) -> list[bytes]:
 def kp_produce(bootstrap: str, sent: list[bytes], compression: str | None = None) -> None:
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=10, compression_type=compression)
     try:
-        assert producer.config["api_version"] == (0, 10, 0)  # learnt from ApiVersions, hence magic 1
+        assert producer.config["api_version"] == (2, 4)  # learnt from ApiVersions (Produce v8): record batches
         futures = [producer.send(TOPIC, key=b"k%d" % i, value=v) for i, v in enumerate(sent)]
         producer.flush(30)
         for future in futures:

@@ -58,19 +58,22 @@ class ErrorCode(IntEnum):
     INVALID_CONFIG = 40
     NOT_CONTROLLER = 41
     INVALID_REQUEST = 42  # 0.10.1/0.11: a request the broker understood but refuses (a FindCoordinator key type)
+    UNSUPPORTED_FOR_MESSAGE_FORMAT = 43  # 0.11: a record batch feature the log's message format lacks
     KAFKA_STORAGE_ERROR = 56  # 1.0 (KIP-112): a partition's log (directory) cannot be created or written
     NON_EMPTY_GROUP = 68  # 1.1 (KIP-229): DeleteGroups of a group with members
     GROUP_ID_NOT_FOUND = 69  # 1.1 (KIP-229): DeleteGroups or OffsetDelete of a group the coordinator lacks
     TOPIC_DELETION_DISABLED = 73  # 2.1: DeleteTopics with delete.topic.enable=false
+    UNSUPPORTED_COMPRESSION_TYPE = 76  # 2.1: zstd where the produce version or message format lacks it
     MEMBER_ID_REQUIRED = 79  # 2.2 (KIP-394): rejoin with the member id this answer carries
     GROUP_MAX_SIZE_REACHED = 81  # 2.2 (KIP-389): the group already has group.max.size members
     FENCED_INSTANCE_ID = 82  # 2.3 (KIP-345): a static member's old incarnation, replaced by a newer one
     GROUP_SUBSCRIBED_TO_TOPIC = 86  # 2.4 (KIP-496): OffsetDelete of a topic the group's members consume
+    INVALID_RECORD = 87  # 2.5: a record batch that breaks the produce rules (a control batch, a bad count)
 
 
 LAST_CODE_07 = ErrorCode.INVALID_FETCH_SIZE  # the highest code a 0.7 broker sends
 LAST_CODE_09 = ErrorCode.CLUSTER_AUTHORIZATION_FAILED  # the highest code a 0.9.0.1 broker sends
-LAST_CODE = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+LAST_CODE = ErrorCode.INVALID_RECORD
 
 
 def error_name(code: int) -> str:

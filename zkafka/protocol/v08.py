@@ -28,14 +28,13 @@ from zkafka.protocol.metadata import METADATA_APIS
 from zkafka.protocol.offset_commit import OFFSET_APIS
 from zkafka.protocol.offsets import ListOffsetsRequestV0, ListOffsetsResponseV0
 from zkafka.protocol.produce import (
+    FIRST_BATCH_VERSION,
+    PRODUCE_APIS,
     ProduceRequestPartition,
     ProduceRequestTopic,
-    ProduceRequestV0,
-    ProduceRequestV1,
     ProduceResponsePartition,
     ProduceResponseTopic,
     ProduceResponseV0,
-    ProduceResponseV1,
 )
 from zkafka.protocol.produce_wire import (
     read_produce_body,
@@ -50,8 +49,7 @@ from zkafka.protocol.types import Int16, Int32, Reader, String, join_parts, part
 # -- the registry -----------------------------------------------------------------------------------------
 
 CLIENT_APIS = (
-    (ProduceRequestV0, ProduceResponseV0),
-    (ProduceRequestV1, ProduceResponseV1),
+    *PRODUCE_APIS,
     (FetchRequestV0, FetchResponseV0),
     (FetchRequestV1, FetchResponseV1),
     (ListOffsetsRequestV0, ListOffsetsResponseV0),
@@ -146,7 +144,7 @@ def decode_request(frame: bytes | bytearray | memoryview) -> Request:
         name = API_NAMES.get(api_key, "unknown API")
         raise InvalidRequestError(f"{name} (key {api_key}) version {api_version} is not supported")
     request_class = entry[0]
-    if api_key == PRODUCE:  # the most frequent request: read without the schema walk when well formed
+    if api_key == PRODUCE and api_version < FIRST_BATCH_VERSION:  # the most frequent: no schema walk
         body = _read_produce(reader, request_class)
         if body is not None:
             return Request(api_key, api_version, correlation_id, body[0], body[1])
@@ -187,7 +185,8 @@ def encode_request(body: Struct, correlation_id: int, client_id: str | None = ""
         String.write(client_id, out)
     if version == 2:
         out.append(EMPTY_TAG_BUFFER)
-    if body.API_KEY != PRODUCE or not write_produce_body(body, out):  # type: ignore[attr-defined]
+    fast = body.API_KEY == PRODUCE and body.API_VERSION < FIRST_BATCH_VERSION  # type: ignore[attr-defined]
+    if not fast or not write_produce_body(body, out):
         body.SCHEMA.write(body, out)
     out[0] = SIZE.pack(sum(map(len, out)))  # one join: a produce request's sets are copied once
     return b"".join(out)

@@ -7,7 +7,8 @@ that failed: the server then closes that one connection, as 0.8.2 does.
 
 Served: Produce v0, Fetch v0, ListOffsets v0, Metadata v0-v9 (``MetadataCache.metadata_response``),
 OffsetCommit v0 and OffsetFetch v0 (offsets kept in ZooKeeper at ``/consumers/<group>/offsets/<topic>/<partition>``); with a group coordinator (``group_apis``)
-also 0.9's Produce v1 and Fetch v1 (a ``throttle_time_ms`` of 0) and the coordinator's APIs at every
+also 0.9's Produce v1 (and Produce v2-v8: record batches, converted to the log's message format v0 by
+``records.down_convert``) and Fetch v1 (a ``throttle_time_ms`` of 0) and the coordinator's APIs at every
 version Kafka 3.4 serves in ZooKeeper mode (``zkafka.coordinator.group_apis``, ``offset_apis``); ApiVersions
 (0.10's key 18), listing exactly the versions served here, so clients that ask first need not be told the
 broker version; with ``admin_apis`` CreateTopics, DeleteTopics and CreatePartitions
@@ -70,11 +71,17 @@ from zkafka.protocol.offsets import (
     ListOffsetsResponseV0,
 )
 from zkafka.protocol.produce import (
-    ProduceResponsePartition,
-    ProduceResponseTopic,
-    ProduceResponseV0,
-    ProduceResponseV1,
+    FIRST_BATCH_VERSION,
+    FIRST_ZSTD_VERSION,
+    NO_TIMESTAMP,
+    PRODUCE_APIS,
+    response_partition_class,
+    response_topic_class,
 )
+from zkafka.records.compression import ZSTD
+from zkafka.records.down_convert import first_magic
+from zkafka.records.record_batch import MAGIC as MAGIC_V2
+from zkafka.records.record_batch import RECORD_BATCH_OVERHEAD, read_batch_header
 from zkafka.server.delayed_fetch import DelayedFetch
 from zkafka.server.delayed_produce import ProduceStatus
 from zkafka.server.log_read import PartitionRead, read_from_local_log
@@ -121,7 +128,8 @@ class KafkaApis:
         }
         if group_apis is not None:
             self._handlers.update(group_apis.handlers())
-            self._handlers[(PRODUCE, 1)] = self.handle_produce
+            for version in range(1, len(PRODUCE_APIS)):
+                self._handlers[(PRODUCE, version)] = self.handle_produce
             self._handlers[(FETCH, 1)] = self.handle_fetch
         for version in range(len(API_VERSIONS_APIS)):
             self._handlers[(API_VERSIONS, version)] = self.handle_api_versions
@@ -159,21 +167,26 @@ class KafkaApis:
     def handle_produce(self, request: v08.Request) -> Any:
         body = request.body
 
+        entries = []
+        refused: list[ProduceStatus] = []  # partitions whose records break the version's rules
+        for data in body.topics:
+            for p in data.partitions:
+                error = produce_records_error(request.api_version, p.message_set)
+                if error:
+                    refused.append(ProduceStatus(data.topic, p.partition, error, -1, -1, False))
+                else:
+                    entries.append((data.topic, p.partition, p.message_set))
+
         def respond(statuses: list[ProduceStatus]) -> list | None:
+            statuses = statuses + refused
             if body.acks == 0:
                 failed = [(s.topic, s.partition, s.error) for s in statuses if s.error]
                 if failed:
                     raise ProduceFailedError(f"acks=0 produce failed for (topic, partition, error) {failed}")
                 return None
-            topics: dict[str, list] = {}
-            for s in statuses:
-                offset = s.base_offset if s.error in (0, ErrorCode.REQUEST_TIMED_OUT) else -1
-                partition = ProduceResponsePartition(s.partition, s.error, offset)
-                topics.setdefault(s.topic, []).append(partition)
-            answer = [ProduceResponseTopic(topic, parts) for topic, parts in topics.items()]
-            return v08.encode_response(request.correlation_id, _produce_response(request.api_version, answer))
+            answer = produce_response(request.api_version, statuses)
+            return v08.encode_response(request.correlation_id, answer)
 
-        entries = [(data.topic, p.partition, p.message_set) for data in body.topics for p in data.partitions]
         return self.replica_manager.append_messages(body.timeout_ms, body.acks, entries, respond)
 
     # -- Fetch --------------------------------------------------------------------------------------------
@@ -331,6 +344,46 @@ class KafkaApis:
         return self.offset_store
 
 
-def _produce_response(api_version: int, topics: list) -> Any:
-    """Produce v1 (0.9) adds ``throttle_time_ms`` (always 0 here: zkafka has no quotas)."""
-    return ProduceResponseV1(topics, 0) if api_version >= 1 else ProduceResponseV0(topics)
+def produce_records_error(api_version: int, message_set: Any) -> int:
+    """The error a partition's records get before any append (Kafka's ``ProduceRequest.validateRecords``):
+    from v3 record batches must be exactly one batch (INVALID_RECORD), zstd-compressed only from v7
+    (UNSUPPORTED_COMPRESSION_TYPE); 0 when they may go to the log.
+
+    Unlike Kafka, a v3+ request may carry magic 0 or 1 messages: this broker serves Produce v8 but Fetch only
+    up to v1, a pairing no Kafka release had, and librdkafka picks the message format from both (magic 2
+    needs Fetch v4), so it sends Produce v8 with magic-0 sets."""
+    if api_version < FIRST_BATCH_VERSION or first_magic(message_set) != MAGIC_V2:
+        return ErrorCode.NONE
+    if len(message_set) < RECORD_BATCH_OVERHEAD:
+        return ErrorCode.INVALID_RECORD
+    try:
+        header = read_batch_header(message_set)
+    except KafkaError:
+        return ErrorCode.CORRUPT_MESSAGE
+    if header.size != len(message_set):
+        return ErrorCode.INVALID_RECORD
+    if header.compression == ZSTD and api_version < FIRST_ZSTD_VERSION:
+        return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+    return ErrorCode.NONE
+
+
+def produce_response(api_version: int, statuses: list[ProduceStatus]) -> Any:
+    """The answer of a ``api_version`` produce: v1 adds ``throttle_time_ms`` (0: zkafka has no quotas), v2
+    ``log_append_time_ms`` (-1: the logs keep CreateTime), v5 ``log_start_offset``, v8 ``record_errors``
+    (none) and ``error_message``."""
+    partition_class = response_partition_class(api_version)
+    topics: dict[str, list] = {}
+    for s in statuses:
+        offset = s.base_offset if s.error in (0, ErrorCode.REQUEST_TIMED_OUT) else -1
+        fields: tuple = (s.partition, s.error, offset)
+        if api_version >= 2:
+            fields += (NO_TIMESTAMP,)
+        if api_version >= 5:
+            fields += (s.log_start_offset if offset >= 0 else -1,)
+        if api_version >= 8:
+            fields += ([], None)
+        topics.setdefault(s.topic, []).append(partition_class(*fields))
+    topic_class = response_topic_class(api_version)
+    answer = [topic_class(topic, parts) for topic, parts in topics.items()]
+    response_class = PRODUCE_APIS[api_version][1]
+    return response_class(answer, 0) if api_version >= 1 else response_class(answer)

@@ -29,6 +29,7 @@ class ProduceStatus:
     base_offset: int
     required_offset: int
     pending: bool
+    log_start_offset: int = -1  # the log's start after the append (Produce v5+ answers it)
 
 
 class DelayedProduce(DelayedOperation):

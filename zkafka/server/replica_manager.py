@@ -279,11 +279,16 @@ class ReplicaManager:
         return delayed.result
 
     def _append_to_local_log(self, topic: str, partition: int, message_set: Any, acks: int) -> ProduceStatus:
-        """One partition of ``append_messages`` (magic-1 sets converted to magic 0): its status, errors as
-        codes; an OSError (the broker halted) propagates."""
+        """One partition of ``append_messages`` (magic-1 sets and record batches converted to magic 0, each
+        inflating to at most the log's ``message.max.bytes``): its status, errors as codes; an OSError (the
+        broker halted) propagates."""
         try:
-            info = self.append(topic, partition, to_magic0(message_set), acks)
-            return ProduceStatus(topic, partition, 0, info.first_offset, info.next_offset, acks not in (0, 1))
+            partition_log = self.leader_log(topic, partition)
+            converted = to_magic0(message_set, partition_log.config.max_message_size)
+            info = self.append(topic, partition, converted, acks)
+            waits = acks not in (0, 1)
+            start = partition_log.log_start
+            return ProduceStatus(topic, partition, 0, info.first_offset, info.next_offset, waits, start)
         except KafkaError as exc:
             log.debug("produce to %s-%d: %s", topic, partition, exc)
             return ProduceStatus(topic, partition, error_code(exc), -1, -1, False)
