@@ -12,6 +12,7 @@ import zlib
 
 import lz4.block
 import snappy
+from crc32c import crc32c
 
 from zkafka.records import format08
 from zkafka.records.compression import _GZIP_HEADER, _SNAPPY_HEADER, GZIP, LZ4, SNAPPY, SNAPPY_BLOCK_SIZE
@@ -93,3 +94,11 @@ def bomb_set07(inflated: int, codec: int = GZIP) -> bytes:
     payload_size = inflated - 4 - 6
     prefix = struct.pack(">iBBI", 6 + payload_size, 1, 0, crc32_with_zeros(b"", payload_size))
     return Message(compressed_zeros(codec, prefix, payload_size), codec).to_entry()
+
+
+def bomb_batch(inflated: int, codec: int = GZIP) -> bytes:
+    """A record batch (magic 2) declaring one record whose compressed records are ``inflated`` zero bytes;
+    its CRC-32C is right, so only the inflation cap refuses it."""
+    after_crc = struct.pack(">hiqqqhii", codec, 0, 0, 0, -1, -1, -1, 1) + compressed_zeros(codec, b"", inflated)
+    prefix = struct.pack(">qiib", 0, 4 + 1 + 4 + len(after_crc), -1, 2)
+    return prefix + struct.pack(">I", crc32c(after_crc)) + after_crc

@@ -2,7 +2,8 @@
 
 ``base_frames`` builds one well-formed request of every (api_key, version) in ``v08.SCHEMAS`` from a sample
 value per field name (produces carry message sets the broker must refuse: a CRC that cannot be repaired by a
-few bit flips, gzip and snappy bombs). ``fuzz_frames`` mutates them: truncations at every field boundary,
+few bit flips, gzip and snappy bombs; from Produce v2 record batches magic 0 cannot hold or a client may not
+write, each with a right CRC-32C, and a batch bomb). ``fuzz_frames`` mutates them: truncations at every field boundary,
 array counts set huge or negative, length fields negative or past the end, integer fields set to extremes,
 random bit flips, size prefixes that lie; plus unknown keys and versions and random bytes. Each frame says
 what the broker must do with it: ``CLOSE`` (the frame cannot be a request), ``ANSWER`` (with these error
@@ -16,14 +17,18 @@ import struct
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from tests.support.bombs import bomb_set08
+from crc32c import crc32c
+
+from tests.support.bombs import bomb_batch, bomb_set08
 from zkafka.protocol import v08
 from zkafka.protocol.api_keys import API_VERSIONS
 from zkafka.protocol.flexible import CompactArray, _CompactBytes, _CompactString, unsigned_varint_size
 from zkafka.protocol.schema import Schema
 from zkafka.protocol.types import Array, Fixed, _Bytes, _MessageSet, _String
 from zkafka.records import format08
-from zkafka.records.compression import GZIP, LZ4, SNAPPY
+from zkafka.records.compression import GZIP, LZ4, SNAPPY, ZSTD
+from zkafka.records.default_record import Header, Record
+from zkafka.records.record_batch import build_batch
 
 CLOSE, ANSWER, ANY = "close", "answer", "any"
 VICTIM = "victim"  # the topic every produce frame aims at: nothing may ever be appended to it
@@ -90,6 +95,26 @@ def corrupt_set() -> bytes:
     data = bytearray(format08.build_message_set([(b"k", b"hostile")]))
     struct.pack_into(">I", data, 12, struct.unpack_from(">I", data, 12)[0] ^ 0xFFFFFFFF)
     return bytes(data)
+
+
+def refused_batches() -> list[tuple[str, bytes, int]]:
+    """``(label, batch, error)``: record batches a v0 log refuses, each valid but for what it is refused for."""
+    records = [Record(0, 1, b"k", b"hostile"), Record(1, 2, None, b"hostile")]
+    producer = {"producer_id": 9, "producer_epoch": 0, "base_sequence": 0}
+    crc = bytearray(build_batch(records))
+    struct.pack_into(">I", crc, 17, struct.unpack_from(">I", crc, 17)[0] ^ 0xFFFFFFFF)
+    miscount = bytearray(build_batch(records))
+    struct.pack_into(">i", miscount, 57, 3)  # count 3 over offsets 0..1 (the CRC-32C made right again)
+    struct.pack_into(">I", miscount, 17, crc32c(bytes(miscount[21:])))
+    return [
+        ("batch corrupt crc", bytes(crc), 2),
+        ("batch headers", build_batch([records[0]._replace(headers=(Header("h", b"v"),))]), 43),
+        ("batch idempotent", build_batch(records, **producer), 43),
+        ("batch transactional", build_batch(records, transactional=True, **producer), 43),
+        ("batch control", build_batch(records, control=True), 87),
+        ("batch miscount", bytes(miscount), 87),
+        ("batch zstd", build_batch(records, compression=ZSTD), 76),
+    ]
 
 
 def sample(schema: Schema, message_set: bytes, topic: str = VICTIM) -> Any:
@@ -167,9 +192,11 @@ def _walk(kind: Any, value: Any, pos: int, out: list[Field]) -> int:
 
 def base_frames(message_max_bytes: int) -> list[tuple[str, bytes, int, int, Any, str, frozenset]]:
     """``(name, frame, api_key, api_version, body, expect, errors)``: one request of every registered API and
-    version; produces once with a corrupt set and (v0) with a gzip, a snappy and an lz4 bomb."""
+    version; produces once with a corrupt set, (v0) with a gzip, a snappy and an lz4 bomb, (v2+) with each
+    refused record batch and (v8) a batch bomb."""
     out = []
     bad = corrupt_set()
+    batches = refused_batches()
     bombs = {
         "gzip bomb": bomb_set08(100 * message_max_bytes, GZIP),  # 100x message.max.bytes inflated
         "snappy bomb": bomb_set08(message_max_bytes * 9 // 10 * 20, SNAPPY),  # snappy's best is ~21x
@@ -181,6 +208,10 @@ def base_frames(message_max_bytes: int) -> list[tuple[str, bytes, int, int, Any,
             variants = [("corrupt crc", bad, ANSWER, frozenset({2}))]
             if api_version == 0:
                 variants += [(name, bomb, ANSWER, frozenset({10})) for name, bomb in bombs.items()]
+            if api_version >= 2:
+                variants += [(name, batch, ANSWER, frozenset({code})) for name, batch, code in batches]
+            if api_version == 8:
+                variants.append(("batch bomb", bomb_batch(100 * message_max_bytes), ANSWER, frozenset({10})))
         for label, message_set, expect, errors in variants:
             topic = ABSENT if api_key in CONTROLLER_APIS else VICTIM
             body = sample(request_class.SCHEMA, message_set, topic)
