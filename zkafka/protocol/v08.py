@@ -4,7 +4,7 @@ Request frame: ``int32 size | int16 api_key | int16 api_version | int32 correlat
 body`` (ControlledShutdown v0 has no client id). Response frame: ``int32 size | int32 correlation_id | body``.
 A flexible version's (KIP-482) headers add a tag buffer: after the client id (request header v2) and after
 the correlation id (response header v1, never for ApiVersions).
-``SCHEMAS`` maps every (api_key, version) a 0.9.0.1 broker answers, plus ApiVersions v0-v3, Metadata v1-v9,
+``SCHEMAS`` maps every (api_key, version) a 0.9.0.1 broker answers, plus Produce v2-v8, ApiVersions v0-v3, Metadata v1-v9,
 the group and offset APIs at Kafka 3.4's versions and the topic admin APIs, to its request and response
 classes, declared per API family: ``produce``, ``fetch``, ``offsets`` (ListOffsets), ``metadata``,
 ``offset_commit`` (OffsetCommit, OffsetFetch, FindCoordinator, OffsetDelete), ``api_versions``,
