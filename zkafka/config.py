@@ -21,6 +21,8 @@ from typing import Any
 
 from zkafka.errors import InvalidConfigError
 
+HOUR_MS = 60 * 60 * 1000  # the *.hours keys in milliseconds
+
 log = logging.getLogger(__name__)
 
 INT_MAX = 2**31 - 1

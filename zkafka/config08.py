@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from zkafka.config import (
+    HOUR_MS,
     INT_MAX,
     LINE_08,
     LONG_MAX,
@@ -27,13 +28,14 @@ from zkafka.config import (
     str_key,
 )
 from zkafka.errors import InvalidConfigError
+from zkafka.records.format08 import LOG_OVERHEAD
 
-HOUR_MS = 60 * 60 * 1000
+DEFAULT_FETCH_MESSAGE_MAX_BYTES = 1024 * 1024
+
 MINUTE_MS = 60 * 1000
 
 # 0.8.2's Message.MinHeaderSize and MessageSet.LogOverhead.
 MESSAGE_MIN_HEADER_SIZE = 14
-LOG_OVERHEAD = 12
 
 _CLIENT_ID = re.compile(r"[a-zA-Z0-9._-]*")
 CODECS_08 = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3}
@@ -296,7 +298,7 @@ class ConsumerConfig08(Config):
         str_key("consumer.id"),
         int_key("socket.timeout.ms", 30 * 1000, 0),
         int_key("socket.receive.buffer.bytes", 64 * 1024, 1),
-        int_key("fetch.message.max.bytes", 1024 * 1024, 1),
+        int_key("fetch.message.max.bytes", DEFAULT_FETCH_MESSAGE_MAX_BYTES, 1),
         int_key("num.consumer.fetchers", 1, 1),
         bool_key("auto.commit.enable", True),
         int_key("auto.commit.interval.ms", 60 * 1000, 1),

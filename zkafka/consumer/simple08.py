@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from zkafka.client08.channel import broker_channel, check_error
+from zkafka.config08 import DEFAULT_FETCH_MESSAGE_MAX_BYTES
 from zkafka.errors import MessageSizeTooLargeError, UnknownError
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
 from zkafka.protocol.errors import ErrorCode
@@ -41,7 +42,7 @@ from zkafka.records.format08 import FORMAT08, LOG_OVERHEAD, MessageAndOffset08, 
 
 log = logging.getLogger(__name__)
 
-DEFAULT_FETCH_SIZE = 1024 * 1024
+DEFAULT_FETCH_SIZE = DEFAULT_FETCH_MESSAGE_MAX_BYTES
 NO_OFFSET = -1  # what OffsetFetch answers for a partition nothing was committed for
 _NOT_READ = object()
 _unpack_size = struct.Struct(">i").unpack_from

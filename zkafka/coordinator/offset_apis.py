@@ -16,14 +16,13 @@ from zkafka.coordinator.offsets_schema import OffsetAndMetadata
 from zkafka.protocol import v08
 from zkafka.protocol.api_keys import GROUP_COORDINATOR, OFFSET_COMMIT, OFFSET_DELETE, OFFSET_FETCH
 from zkafka.protocol.errors import ErrorCode
-from zkafka.protocol.offset_commit import GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE
+from zkafka.protocol.offset_commit import DEFAULT_RETENTION, GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE
 from zkafka.protocol.versioned import make
 from zkafka.topic import OFFSETS_TOPIC
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TIMESTAMP = -1  # OffsetCommit v1: "now"
-DEFAULT_RETENTION = -1  # OffsetCommit v2-v4: the broker's offsets.retention.minutes
 NO_THROTTLE = 0  # zkafka has no quotas
 TopicPartition = tuple[str, int]
 
@@ -31,7 +30,9 @@ TopicPartition = tuple[str, int]
 def answer(request: v08.Request, **values: Any) -> list:
     """The response of the request's version made from ``values`` (``throttle_time_ms`` 0 where it has one)."""
     response_class = v08.SCHEMAS[(request.api_key, request.api_version)][1]
-    return v08.encode_response(request.correlation_id, make(response_class, throttle_time_ms=NO_THROTTLE, **values))
+    return v08.encode_response(
+        request.correlation_id, make(response_class, throttle_time_ms=NO_THROTTLE, **values)
+    )
 
 
 def by_topic(results: dict[TopicPartition, dict]) -> list[dict]:
@@ -46,7 +47,10 @@ class OffsetApis:
     """FindCoordinator, OffsetCommit, OffsetFetch and OffsetDelete of the group coordinator."""
 
     def __init__(
-        self, coordinator: GroupCoordinator, snapshot: Callable[[], Any], create_offsets_topic: Callable[[], None]
+        self,
+        coordinator: GroupCoordinator,
+        snapshot: Callable[[], Any],
+        create_offsets_topic: Callable[[], None],
     ) -> None:
         self.coordinator = coordinator
         self.snapshot = snapshot
@@ -71,9 +75,24 @@ class OffsetApis:
 
     def _coordinator(self, key: str, key_type: int) -> dict:
         if key_type != GROUP_KEY_TYPE:
-            error = ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE if key_type == TRANSACTION_KEY_TYPE else ErrorCode.INVALID_REQUEST
-            message = "zkafka has no transaction coordinator" if key_type == TRANSACTION_KEY_TYPE else "unknown key type"
-            return {"key": key, "error": error, "error_message": message, "node_id": -1, "host": "", "port": -1}
+            error = (
+                ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE
+                if key_type == TRANSACTION_KEY_TYPE
+                else ErrorCode.INVALID_REQUEST
+            )
+            message = (
+                "zkafka has no transaction coordinator"
+                if key_type == TRANSACTION_KEY_TYPE
+                else "unknown key type"
+            )
+            return {
+                "key": key,
+                "error": error,
+                "error_message": message,
+                "node_id": -1,
+                "host": "",
+                "port": -1,
+            }
         snapshot = self.snapshot()
         if not snapshot.topics.get(OFFSETS_TOPIC):
             try:
@@ -97,7 +116,11 @@ class OffsetApis:
 
         def respond(stored: dict[TopicPartition, int]) -> list:
             answers = errors | stored
-            wanted = {(t.topic, p.partition): {"error": answers[(t.topic, p.partition)]} for t in body.topics for p in t.partitions}
+            wanted = {
+                (t.topic, p.partition): {"error": answers[(t.topic, p.partition)]}
+                for t in body.topics
+                for p in t.partitions
+            }
             return answer(request, topics=by_topic(wanted))
 
         if not offsets:
@@ -150,7 +173,12 @@ class OffsetApis:
             if value is None:
                 results[tp] = {"offset": -1, "committed_leader_epoch": -1, "metadata": "", "error": error}
             else:
-                results[tp] = {"offset": value.offset, "committed_leader_epoch": -1, "metadata": value.metadata, "error": 0}
+                results[tp] = {
+                    "offset": value.offset,
+                    "committed_leader_epoch": -1,
+                    "metadata": value.metadata,
+                    "error": 0,
+                }
         return {"group_id": group_id, "topics": by_topic(results), "error": error}
 
     # -- OffsetDelete ---------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable
 
 from zkafka import utils
+from zkafka.config import HOUR_MS
 from zkafka.config07 import BrokerConfig
 from zkafka.errors import InvalidPartitionError
 from zkafka.log.log07 import Log
@@ -27,7 +28,6 @@ from zkafka.topic import log_dir_name, validate_topic
 
 logger = logging.getLogger(__name__)
 
-HOUR_MS = 60 * 60 * 1000
 # Topic names already validated, with their partition counts (bounded: clients choose the names).
 MAX_CHECKED_TOPICS = 10000
 

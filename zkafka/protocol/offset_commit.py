@@ -16,6 +16,8 @@ from zkafka.protocol.api_keys import GROUP_COORDINATOR, OFFSET_COMMIT, OFFSET_DE
 from zkafka.protocol.types import Array, Boolean, Int8, Int16, Int32, Int64, String
 from zkafka.protocol.versioned import Field, Nested, declare, nested_class, pairs
 
+DEFAULT_RETENTION = -1  # OffsetCommit v2-v4 retention_time_ms: the broker's offsets.retention.minutes
+
 NO_LEADER_EPOCH = -1
 
 # -- OffsetCommit (8) -------------------------------------------------------------------------------------
@@ -36,7 +38,9 @@ _COMMIT_TOPIC = Nested(
     (Field("topic", String), Field("partitions", _COMMIT_PARTITION)),
     aliases={0: "OffsetCommitRequestTopicV0"},
 )
-_COMMITTED_PARTITION = Nested("OffsetCommitResponsePartition", (Field("partition", Int32), Field("error", Int16)))
+_COMMITTED_PARTITION = Nested(
+    "OffsetCommitResponsePartition", (Field("partition", Int32), Field("error", Int16))
+)
 _COMMITTED_TOPIC = Nested(
     "OffsetCommitResponseTopic", (Field("topic", String), Field("partitions", _COMMITTED_PARTITION))
 )
@@ -82,7 +86,8 @@ _FETCHED_TOPIC = Nested(
     "OffsetFetchResponseTopic", (Field("topic", String), Field("partitions", _FETCHED_PARTITION))
 )
 _FETCHED_GROUP = Nested(
-    "OffsetFetchResponseGroup", (Field("group_id", String), Field("topics", _FETCHED_TOPIC), Field("error", Int16))
+    "OffsetFetchResponseGroup",
+    (Field("group_id", String), Field("topics", _FETCHED_TOPIC), Field("error", Int16)),
 )
 OFFSET_FETCH_REQUEST = declare(
     "OffsetFetchRequest",
@@ -154,10 +159,16 @@ FIND_COORDINATOR_RESPONSE = declare(
 
 _DELETE_TOPIC = Nested(
     "OffsetDeleteRequestTopic",
-    (Field("topic", String), Field("partitions", Nested("OffsetDeleteRequestPartition", (Field("partition", Int32),)))),
+    (
+        Field("topic", String),
+        Field("partitions", Nested("OffsetDeleteRequestPartition", (Field("partition", Int32),))),
+    ),
 )
 OFFSET_DELETE_REQUEST = declare(
-    "OffsetDeleteRequest", OFFSET_DELETE, range(1), (Field("group_id", String), Field("topics", _DELETE_TOPIC))
+    "OffsetDeleteRequest",
+    OFFSET_DELETE,
+    range(1),
+    (Field("group_id", String), Field("topics", _DELETE_TOPIC)),
 )
 OFFSET_DELETE_RESPONSE = declare(
     "OffsetDeleteResponse",
@@ -189,7 +200,10 @@ OffsetCommitRequestV1, OffsetCommitResponseV1 = OFFSET_COMMIT_REQUEST[1], OFFSET
 OffsetCommitRequestV2, OffsetCommitResponseV2 = OFFSET_COMMIT_REQUEST[2], OFFSET_COMMIT_RESPONSE[2]
 OffsetFetchRequestV0, OffsetFetchResponseV0 = OFFSET_FETCH_REQUEST[0], OFFSET_FETCH_RESPONSE[0]
 OffsetFetchRequestV1, OffsetFetchResponseV1 = OFFSET_FETCH_REQUEST[1], OFFSET_FETCH_RESPONSE[1]
-GroupCoordinatorRequestV0, GroupCoordinatorResponseV0 = FIND_COORDINATOR_REQUEST[0], FIND_COORDINATOR_RESPONSE[0]
+GroupCoordinatorRequestV0, GroupCoordinatorResponseV0 = (
+    FIND_COORDINATOR_REQUEST[0],
+    FIND_COORDINATOR_RESPONSE[0],
+)
 ConsumerMetadataRequest = GroupCoordinatorRequestV0
 ConsumerMetadataResponse = GroupCoordinatorResponseV0
 OffsetCommitRequestPartitionV0 = nested_class(_COMMIT_PARTITION, 0)

@@ -31,20 +31,17 @@ from zkafka.errors import InvalidMessageError, KafkaError, UnknownMagicByteError
 from zkafka.records.compression import CODECS_V2, DEFAULT_MAX_INFLATED, NO_COMPRESSION, compress, decompress
 from zkafka.records.default_record import Record, decode_records, encode_record
 from zkafka.records.entries import entry_error
+from zkafka.records.format08 import LOG_OVERHEAD  # baseOffset and batchLength take the place of offset and N
+from zkafka.records.message_v1 import LOG_APPEND_TIME, TIMESTAMP_TYPE_MASK
 from zkafka.utils.java import INT32_MAX
 
 MAGIC = 2
-LOG_OVERHEAD = 12  # baseOffset, batchLength
 RECORD_BATCH_OVERHEAD = 61
 MIN_BATCH_LENGTH = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD
 ATTRIBUTES_AT = 21  # where the CRC-32C's bytes start
 COMPRESSION_MASK = 0x07
-TIMESTAMP_TYPE_MASK = 0x08
 TRANSACTIONAL_MASK = 0x10
 CONTROL_MASK = 0x20
-CREATE_TIME = 0
-LOG_APPEND_TIME = 1
-NO_TIMESTAMP = -1
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1

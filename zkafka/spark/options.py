@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 from zkafka.client08.topic_metadata import parse_broker_list
 from zkafka.config import LINE_07, LINE_08
+from zkafka.config08 import DEFAULT_FETCH_MESSAGE_MAX_BYTES
 from zkafka.spark.offsets import (
     EARLIEST,
     LATEST,
@@ -24,7 +25,7 @@ from zkafka.spark.offsets import (
 )
 from zkafka.topic_count import Whitelist
 
-DEFAULT_FETCH_SIZE = 1024 * 1024
+DEFAULT_FETCH_SIZE = DEFAULT_FETCH_MESSAGE_MAX_BYTES
 
 DEFAULT_API_TIMEOUT_MS = 60000
 

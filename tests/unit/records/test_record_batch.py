@@ -12,9 +12,8 @@ import pytest
 from tests.unit.protocol.golden08 import hexbytes
 from zkafka.records.compression import GZIP, LZ4, NO_COMPRESSION, SNAPPY, ZSTD
 from zkafka.records.default_record import Header, Record
+from zkafka.records.message_v1 import CREATE_TIME, LOG_APPEND_TIME
 from zkafka.records.record_batch import (
-    CREATE_TIME,
-    LOG_APPEND_TIME,
     BatchHeader,
     batch_spans,
     build_batch,

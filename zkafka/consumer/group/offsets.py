@@ -9,14 +9,13 @@ from typing import Any
 
 from zkafka.consumer.group.subscription import OffsetAndMetadata, TopicPartition
 from zkafka.protocol.offset_commit import (
+    DEFAULT_RETENTION,
     OffsetCommitRequestPartitionV0,
     OffsetCommitRequestTopicV0,
     OffsetCommitRequestV2,
     OffsetFetchRequestTopic,
     OffsetFetchRequestV1,
 )
-
-DEFAULT_RETENTION = -1  # the broker's offsets.retention.minutes
 
 
 def offset_commit_request(
