@@ -148,7 +148,7 @@ def layout(frame: bytes, api_key: int, api_version: int, body: Any) -> list[Fiel
     if v08.has_client_id(api_key, api_version):
         fields.append(Field(pos, 2, "string"))
         pos += 2 + struct.unpack_from(">h", frame, pos)[0]
-    if v08.request_header_version(body) == 2:
+    if v08.request_header_version(type(body)) == 2:
         fields.append(Field(pos, 1, "varint"))  # the header's empty tag buffer
         pos += 1
     _walk(body.SCHEMA, body, pos, fields)

@@ -15,6 +15,7 @@ Pure: bytes in, values out.
 from __future__ import annotations
 
 import struct
+from functools import cache
 from typing import Any, NamedTuple
 
 from zkafka.protocol.api_keys import API_NAMES, API_VERSIONS, CONTROLLED_SHUTDOWN, PRODUCE
@@ -111,6 +112,7 @@ def has_client_id(api_key: int, api_version: int) -> bool:
     return not (api_key == CONTROLLED_SHUTDOWN and api_version == 0)
 
 
+@cache
 def request_header_version(request_class: Any) -> int:
     """The request header a body class goes with: v0 has no client id (ControlledShutdown v0); v2, a flexible
     request's, adds a tag buffer after the client id (still an ``int16``-length string); v1 otherwise."""
@@ -119,6 +121,7 @@ def request_header_version(request_class: Any) -> int:
     return 2 if request_class.SCHEMA.flexible else 1
 
 
+@cache
 def response_header_version(response_class: Any) -> int:
     """The response header a body class goes with: v1, a flexible response's, adds a tag buffer after the
     correlation id; v0 otherwise, and for every ApiVersions response (KIP-511: a client reads the answer to
@@ -149,8 +152,9 @@ def decode_request(frame: bytes | bytearray | memoryview) -> Request:
         if body is not None:
             return Request(api_key, api_version, correlation_id, body[0], body[1])
     try:
-        client_id = String.read(reader) if has_client_id(api_key, api_version) else None
-        if request_header_version(request_class) == 2:
+        header_version = request_header_version(request_class)
+        client_id = String.read(reader) if header_version else None
+        if header_version == 2:
             read_tag_buffer(reader, {})  # no header tag is known to this broker: each is skipped
         body = request_class.read_from(reader)
         reader.expect_end()
@@ -180,7 +184,7 @@ def _read_produce(reader: Reader, request_class: type) -> tuple[str | None, Any]
 def encode_request(body: Struct, correlation_id: int, client_id: str | None = "") -> bytes:
     """A whole request frame (``int32 size`` included) for a registered request body."""
     out: list = [b"", REQUEST_HEADER.pack(body.API_KEY, body.API_VERSION, correlation_id)]  # type: ignore[attr-defined]
-    version = request_header_version(body)
+    version = request_header_version(type(body))
     if version > 0:
         String.write(client_id, out)
     if version == 2:
@@ -195,7 +199,7 @@ def encode_request(body: Struct, correlation_id: int, client_id: str | None = ""
 def encode_response(correlation_id: int, body: Struct) -> list:
     """A whole response frame as parts: byte strings merged, message-set file regions kept for sendfile."""
     out: list = [b""]
-    if response_header_version(body) == 1:
+    if response_header_version(type(body)) == 1:
         out.append(EMPTY_TAG_BUFFER)
     if type(body) is not ProduceResponseV0 or not write_produce_response(body.topics, out):
         body.SCHEMA.write(body, out)
