@@ -285,7 +285,7 @@ class ReplicaManager:
         try:
             partition_log = self.leader_log(topic, partition)
             converted = to_magic0(message_set, partition_log.config.max_message_size)
-            info = self.append(topic, partition, converted, acks)
+            info = self._append_as_leader(topic, partition, partition_log, converted, acks)
             waits = acks not in (0, 1)
             start = partition_log.log_start
             return ProduceStatus(topic, partition, 0, info.first_offset, info.next_offset, waits, start)
@@ -298,10 +298,12 @@ class ReplicaManager:
             log.exception("produce to %s-%d failed", topic, partition)
             return ProduceStatus(topic, partition, ErrorCode.UNKNOWN, -1, -1, False)
 
-    def append(self, topic: str, partition: int, message_set: bytes | memoryview, acks: int = 1) -> Any:
-        """Append as the leader (offsets assigned here); the LogAppendInfo. With ``acks`` -1 and an ISR
-        smaller than ``min.insync.replicas`` nothing is appended (NotEnoughReplicas). An I/O error halts."""
-        partition_log = self.leader_log(topic, partition)
+    def _append_as_leader(
+        self, topic: str, partition: int, partition_log: Any, message_set: bytes | memoryview, acks: int
+    ) -> Any:
+        """Append to ``partition_log``, the log this broker leads (offsets assigned here); the LogAppendInfo.
+        With ``acks`` -1 and an ISR smaller than ``min.insync.replicas`` nothing is appended
+        (NotEnoughReplicas). An I/O error halts."""
         hosted = self._partitions[(topic, partition)]
         if acks < 0:
             needed = self.min_insync_replicas(topic)
