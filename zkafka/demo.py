@@ -25,6 +25,7 @@ import gevent
 
 from zkafka.consumer.stream import ConsumerTimeoutError
 from zkafka.launch.zookeeper_server import ZooKeeperServer, free_port
+from zkafka.utils.process import die_with_parent
 from zkafka.zk.client import get_children, gevent_handler, make_zk_client, start_zk_client
 from zkafka.zk.paths import BROKER_IDS_PATH
 
@@ -55,6 +56,7 @@ class BrokerProcess:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=die_with_parent(),
             )
 
     def stop(self, timeout: float = 20.0, signum: int = signal.SIGTERM) -> None:
@@ -117,7 +119,7 @@ class DemoCluster:
         self.rate = rate
         self.partitions = partitions
         self.started = time.monotonic()
-        self.zookeeper = ZooKeeperServer(os.path.join(self.root, "zookeeper"))
+        self.zookeeper = ZooKeeperServer(os.path.join(self.root, "zookeeper"), die_with_parent=True)
         self._broker_count = brokers
         self._consumer_count = consumers
         self.brokers: dict[int, BrokerProcess] = {}

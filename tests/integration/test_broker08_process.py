@@ -1,4 +1,4 @@
-"""A 0.8 broker process (`zkafka broker start` on 0.8 properties): clean shutdown on SIGTERM with the marker and
+"""A 0.8 broker process (`zkafka broker start` on 0.8 properties): clean shutdown on SIGTERM (and SIGHUP) with the marker and
 the recovery points, a restart after kill -9 that recovers and serves, and the halt on a log I/O error.
 """
 
@@ -43,13 +43,16 @@ def log_dir(tmp_path: Path, broker_id: int = 0) -> Path:
     return tmp_path / f"broker08-{broker_id}"
 
 
-def test_sigterm_stops_cleanly_and_a_restart_serves_the_same_log(broker08_process, tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_stop_signal_shuts_down_cleanly_and_a_restart_serves_the_same_log(
+    broker08_process, tmp_path, signum
+):
     broker = broker08_process(0)
     with connected(broker) as client:
         wait_for_leaders(client, ["t"])
         assert produce(client, "t", [b"a", b"b"]) == 0
         assert produce(client, "t", [b"c"]) == 2
-    broker.signal(signal.SIGTERM)
+    broker.signal(signum)  # SIGHUP: the terminal closed, as Kafka's JVM runs its shutdown hook
     assert broker.wait(30) == 0
     assert (log_dir(tmp_path) / ".kafka_cleanshutdown").exists()
     checkpoint = (log_dir(tmp_path) / "recovery-point-offset-checkpoint").read_text()

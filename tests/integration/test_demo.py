@@ -4,10 +4,12 @@ The test acts when the demo's output shows the state it waits for (actions on st
 """
 
 import re
+import shutil
+import signal
 
 import pytest
 
-from tests.support.demo_process import DemoProcess, assert_cleaned_up, snapshots
+from tests.support.demo_process import DemoProcess, assert_cleaned_up, processes_mentioning, snapshots
 from zkafka.utils import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -98,3 +100,32 @@ def test_demo_web_view_acts_on_the_cluster_and_explains_the_rebalance():
         assert demo.proc.wait(40) == 0, "".join(demo.stderr)
     finally:
         demo.stop()
+
+
+def _started_demo() -> tuple[DemoProcess, str]:
+    """A demo whose cluster is up; its temporary directory."""
+    demo = DemoProcess("--consumers", "1", "--brokers", "1", "--partitions", "1", "--interval", "0.5")
+    demo.wait_for(lambda b: "broker 0 running" in b, "the demo's broker running")
+    return demo, re.search(r"starting ZooKeeper in (\S+)", "".join(demo.stderr)).group(1)
+
+
+def test_demo_stops_cleanly_on_sighup():
+    demo, _ = _started_demo()
+    try:
+        demo.proc.send_signal(signal.SIGHUP)  # the terminal window closed
+        assert demo.proc.wait(40) == 0, "".join(demo.stderr)
+    finally:
+        demo.stop()
+    assert_cleaned_up(demo)
+
+
+def test_demo_killed_9_leaves_no_children():
+    demo, root = _started_demo()
+    try:
+        assert len(processes_mentioning(root)) == 2  # its ZooKeeper and its broker
+        demo.proc.kill()
+        demo.proc.wait(10)
+        wait_until(lambda: processes_mentioning(root) == [], 20, message="the demo's children gone")
+    finally:
+        demo.stop()
+        shutil.rmtree(root, ignore_errors=True)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import signal
 import sys
 
 import click
 
 from zkafka.cli.command import Context, configure_logging, main
+from zkafka.utils.process import STOP_SIGNALS
 
 
 @main.group()
@@ -21,7 +21,7 @@ def broker() -> None:
 def broker_start(properties: str, overrides: tuple[str, ...]) -> None:
     """Start a broker from a server.properties file of either line (0.7 or 0.8, told apart by its keys).
 
-    Runs until SIGTERM or Ctrl-C.
+    Runs until SIGTERM, SIGHUP or Ctrl-C (each a clean shutdown).
     """
     import gevent
 
@@ -31,7 +31,7 @@ def broker_start(properties: str, overrides: tuple[str, ...]) -> None:
     configure_logging(Context.verbose)
     config = load_broker_config(properties, parse_overrides(overrides))
     server = start_broker(config)
-    for signum in (signal.SIGTERM, signal.SIGINT):
+    for signum in STOP_SIGNALS:
         gevent.signal_handler(signum, gevent.spawn, server.shutdown)
     click.echo(f"zkafka broker {broker_id(config)} listening on port {server.port}", err=True)
     server.await_shutdown()

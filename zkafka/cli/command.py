@@ -8,6 +8,8 @@ import traceback
 
 import click
 
+from zkafka.utils.process import hangup_interrupts
+
 
 class Context:
     verbose = False
@@ -97,3 +99,4 @@ class ZkafkaGroup(click.Group):
 def main(verbose: bool) -> None:
     """zkafka: the ZooKeeper-era Apache Kafka cluster in Python (the 0.7 and 0.8 lines, the 0.9 group coordinator)."""
     Context.verbose = verbose
+    hangup_interrupts()

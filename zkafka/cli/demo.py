@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import sys
 import time
 from collections.abc import Callable
@@ -14,6 +13,7 @@ from typing import NamedTuple
 import click
 
 from zkafka.cli.command import Context, configure_logging, main
+from zkafka.utils.process import STOP_SIGNALS
 
 KEYS = (
     "keys: [a] add consumer  [c] stop a consumer  [k] stop a broker  [r] start a broker  "
@@ -110,7 +110,7 @@ def demo(
     sizes = {"brokers": brokers or (3 if on08 else 2), "partitions": partitions or (4 if on08 else 2)}
     cluster = (DemoCluster08 if on08 else DemoCluster07)(**sizes, consumers=consumers, rate=rate)
     stopping = []
-    for signum in (signal.SIGTERM, signal.SIGINT):
+    for signum in STOP_SIGNALS:
         gevent.signal_handler(signum, stopping.append, signum)
     keys = _Keys() if ui else _Lines() if actions_from_stdin else None
     web_view = web_server = None

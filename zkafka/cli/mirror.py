@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import signal
-
 import click
 
 from zkafka.cli.command import Context, configure_logging, main
+from zkafka.utils.process import STOP_SIGNALS
 
 
 def config_options(consumer_help: str, producer_help: str, multiple_sources: bool):
@@ -85,7 +84,7 @@ def topic_filter_of(whitelist: str | None, blacklist: str | None):
 )
 @stream_options
 def mirror_maker(consumer_configs, producer_config, **options) -> None:
-    """Mirror the topics a filter allows from the source cluster(s) into the target, until Ctrl-C/SIGTERM."""
+    """Mirror the topics a filter allows from the source cluster(s) into the target, until Ctrl-C/SIGTERM/SIGHUP."""
     from zkafka.config07 import ConsumerConfig, ProducerConfig
     from zkafka.tools.mirror_maker import MirrorMaker
 
@@ -142,7 +141,7 @@ def run_until_stopped(mirror, report_interval: float, verb: str) -> None:
     """Run a mirror until SIGTERM/Ctrl-C, reporting its rate; then commit, shut down and report."""
     import gevent
 
-    for signum in (signal.SIGTERM, signal.SIGINT):
+    for signum in STOP_SIGNALS:
         gevent.signal_handler(signum, mirror._stopping.set)
 
     def report(stats) -> None:

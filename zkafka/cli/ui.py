@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-import signal
 
 import click
 
 from zkafka.cli.command import Context, configure_logging, main
+from zkafka.utils.process import STOP_SIGNALS
 
 
 @main.command("ui")
@@ -40,7 +40,7 @@ def ui(zookeeper, bootstrap_server, port, interval) -> None:
     server = serve(view, port)
     click.echo(f"zkafka ui: serving http://127.0.0.1:{server.server_port}/", err=True)
     stopping = gevent.event.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
+    for signum in STOP_SIGNALS:
         gevent.signal_handler(signum, stopping.set)
     try:
         stopping.wait()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import random
-import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,6 +30,7 @@ from zkafka.consumer.stream07 import MessageAndMetadata
 from zkafka.consumer.stream08 import MessageAndMetadata08
 from zkafka.errors import KafkaError
 from zkafka.topic_count import Blacklist, TopicFilter, Whitelist
+from zkafka.utils.process import STOP_SIGNALS
 from zkafka.zk.client import gevent_handler, make_zk_client, start_zk_client
 from zkafka.zk.line import cluster_line
 from zkafka.zk.paths import ZKGroupDirs
@@ -165,7 +165,7 @@ def run(
     err: TextIO | None = None,
     on_start: Callable[[BaseConsumerConnector], None] | None = None,
 ) -> int:
-    """Consume and print until ``max_messages``, a consumer timeout, SIGINT/SIGTERM or a broken pipe.
+    """Consume and print until ``max_messages``, a consumer timeout, SIGINT/SIGTERM/SIGHUP or a broken pipe.
 
     Returns the number of messages printed.
     """
@@ -176,9 +176,7 @@ def run(
         options.group or options.properties.get("group.id") or f"console-consumer-{random.randint(0, 99999)}"
     )
     connector, formatter = _prepare(options, group)
-    handlers = [
-        gevent.signal_handler(s, gevent.spawn, connector.shutdown) for s in (signal.SIGINT, signal.SIGTERM)
-    ]
+    handlers = [gevent.signal_handler(s, gevent.spawn, connector.shutdown) for s in STOP_SIGNALS]
     count = 0
     try:
         stream = connector.create_message_streams_by_filter(topic_filter, 1)[0]

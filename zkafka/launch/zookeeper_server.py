@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from zkafka.utils.process import STOP_SIGNALS, die_with_parent
+
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
 
@@ -134,8 +136,10 @@ class ZooKeeperServer:
         min_session_timeout_ms: int | None = None,
         max_session_timeout_ms: int | None = None,
         extra: dict[str, Any] | None = None,
+        die_with_parent: bool = False,
     ) -> None:
         self.data_dir = os.path.abspath(data_dir)
+        self.die_with_parent = die_with_parent  # the java process is killed when this one dies
         self.host = host
         self.tick_time = tick_time
         self.min_session_timeout_ms = min_session_timeout_ms or 2 * tick_time
@@ -227,6 +231,7 @@ class ZooKeeperServer:
                 stderr=subprocess.STDOUT,
                 cwd=self.data_dir,
                 start_new_session=True,
+                preexec_fn=die_with_parent() if self.die_with_parent else None,
             )
         atexit.register(self.stop)
         started = time.monotonic()
@@ -269,14 +274,16 @@ class ZooKeeperServer:
                 process.wait()
 
     def run_foreground(self, timeout: float = 30.0) -> int:
-        """Start the server and block until it exits; Ctrl-C or SIGTERM stop it cleanly. Returns its exit code."""
+        """Start the server and block until it exits; Ctrl-C, SIGTERM or SIGHUP stop it cleanly (and it dies with
+        this process if that is killed). Returns its exit code."""
         stopping = False
 
         def on_signal(signum: int, frame: Any) -> None:
             nonlocal stopping
             stopping = True
 
-        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+        self.die_with_parent = True
+        previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
         try:
             self.start(timeout)
             process = self.process

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import random
-import signal
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -26,6 +25,7 @@ from zkafka.consumer.console import ConsoleOptions, MessageFormatter08
 from zkafka.consumer.group.consumer import GroupConsumer
 from zkafka.consumer.group.subscription import TopicPartition
 from zkafka.errors import KafkaError
+from zkafka.utils.process import STOP_SIGNALS
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ def run_group(
     err: TextIO | None = None,
     on_start: Callable[[GroupConsumer], None] | None = None,
 ) -> int:
-    """Consume and print until ``max_messages``, a consumer timeout or SIGINT/SIGTERM; the number printed."""
+    """Consume and print until ``max_messages``, a consumer timeout or SIGINT/SIGTERM/SIGHUP; the number printed."""
     out = out if out is not None else sys.stdout.buffer
     err = err if err is not None else sys.stderr
     if options.blacklist is not None:
@@ -91,7 +91,7 @@ def run_group(
     formatter = MessageFormatter08(options.formatter_properties, options.print_offsets)
     printed = _Printed(options.autocommit_interval_ms)
     stop = Event()
-    handlers = [gevent.signal_handler(s, stop.set) for s in (signal.SIGINT, signal.SIGTERM)]
+    handlers = [gevent.signal_handler(s, stop.set) for s in STOP_SIGNALS]
     consumer = GroupConsumer(group_config(options, bootstrap, group))
     printed.consumer = consumer
     try:
