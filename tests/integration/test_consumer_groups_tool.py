@@ -130,7 +130,7 @@ def test_console_consumer_with_bootstrap_server_reads_everything_and_commits(boo
             "--json",
         )
     )
-    assert (described["state"], described["members"]) == ("Dead", [])  # 0.9: no members left; offsets stay
+    assert (described["state"], described["members"]) == ("Empty", [])  # no members left; offsets stay
     rows = [r for r in described["partitions"] if r["topic"] == TOPIC]
     assert len(rows) == 4 and sum(r["log_end"] for r in rows) == len(sent)
     assert all(r["offset"] == r["log_end"] and r["lag"] == 0 for r in rows)

@@ -96,6 +96,7 @@ def test_member_id_required_then_join_with_it_and_pending_members_expire(port):
         joined = two_step_join(client, session_timeout=45000)  # librdkafka's default session timeout joins
         assert (joined.error, joined.generation_id, joined.leader_id) == (0, 1, joined.member_id)
         assert (joined.protocol_type, joined.group_protocol, joined.skip_assignment) == ("consumer", "range", False)
+        assert heartbeat(client, 1, joined.member_id) == 0  # CompletingRebalance: answered NONE (Kafka 2.x+)
         synced = sync(client, 1, joined.member_id, assignments=[(joined.member_id, encode_assignment({"t": [0, 1]}))])
         assert (synced.error, synced.protocol_type, synced.protocol_name) == (0, "consumer", "range")
         assert sync(client, 1, joined.member_id, protocol_name="roundrobin").error == E.INCONSISTENT_GROUP_PROTOCOL
@@ -139,7 +140,7 @@ def test_a_member_that_heartbeats_but_does_not_rejoin_is_removed_after_the_rebal
         )
         assert c_joined().generation_id == 3
         sync(a, 3, first.member_id, assignments=[])
-        assert heartbeat(b, 3, slow_id) == E.UNKNOWN_MEMBER_ID  # (while AwaitingSync 0.9 answers 27 first)
+        assert heartbeat(b, 3, slow_id) == E.UNKNOWN_MEMBER_ID  # removed (CompletingRebalance checks the member)
 
 
 def test_a_restarted_static_leader_is_told_to_skip_the_assignment_with_join_group_v9(port):
@@ -216,6 +217,8 @@ def test_offsets_find_coordinator_batches_list_describe_and_delete(port, broker)
         assert results == {"g": E.NON_EMPTY_GROUP, "idle": 0, "nobody": E.GROUP_ID_NOT_FOUND}
         leave = make(g.LEAVE_GROUP_REQUEST[5], group_id="g", members=[{"member_id": joined.member_id, "group_instance_id": None, "reason": "done"}])
         assert [m.error for m in client.call(leave).members] == [0]
+        empty = client.call(make(g.LIST_GROUPS_REQUEST[4], states_filter=["Empty"])).groups
+        assert [(x.group_id, x.group_state) for x in empty] == [("g", "Empty")]  # "idle" was deleted
         answer = client.call(delete_offsets)
         assert (answer.error, answer.topics[0].partitions[0].error) == (0, 0)
         left = client.call(make(oc.OFFSET_FETCH_REQUEST[7], group_id="g", topics=None, require_stable=False))

@@ -23,6 +23,7 @@ PURE = [
     "zkafka.assignment",
     "zkafka.coordinator.group",
     "zkafka.coordinator.group_state",
+    "zkafka.coordinator.group_protocols",
     "zkafka.coordinator.group_record",
     "zkafka.coordinator.static_membership",
     "zkafka.coordinator.pending_members",

@@ -28,7 +28,6 @@ from zkafka.coordinator.effects import (
     CheckJoins,
     DisarmHeartbeat,
     JoinResult,
-    RemoveGroup,
     StoreGroup,
     join_error,
 )
@@ -272,7 +271,9 @@ class GroupCoordinator(GroupAdmin):
         group = self.groups.get(group_id)
         if error == ErrorCode.NONE and group is None and generation >= 0:
             error = ErrorCode.ILLEGAL_GENERATION
-        elif error == ErrorCode.NONE and group is not None:
+        elif error == ErrorCode.NONE and group is None:
+            self.manager.add_group(group_id, "")  # Empty, as Kafka 2.x+ keeps a simple consumer's group
+        elif error == ErrorCode.NONE:
             error, effects = group.commit_error(member_id, generation, self.now_ms(), instance_id)
             self._execute(group, effects)
         if error != ErrorCode.NONE:
@@ -361,8 +362,6 @@ class GroupCoordinator(GroupAdmin):
             self.join_purgatory.check_join(group.group_id)
         elif isinstance(effect, StoreGroup):
             self.manager.store_group(group, effect)
-        elif isinstance(effect, RemoveGroup):
-            self.manager.remove_group(group)
         else:
             raise TypeError(f"unknown effect {effect!r}")
 

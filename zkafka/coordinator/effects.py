@@ -70,10 +70,6 @@ class StoreGroup(NamedTuple):
     value: Any
 
 
-class RemoveGroup(NamedTuple):
-    """The group is Dead and empty: forget it and write its tombstone."""
-
-
 Effects = list
 
 

@@ -1,9 +1,10 @@
-"""One consumer group's membership state machine (0.9.0.1's GroupMetadata with GroupCoordinator's transitions).
+"""One consumer group's membership state machine (GroupMetadata with GroupCoordinator's transitions, Kafka 2.x+).
 
-States: Stable → PreparingRebalance (a new or changed member joins, the leader rejoins, a member leaves or
-misses its session timeout) → AwaitingSync (every member rejoined, or the rebalance timeout fired: a new
-generation, a protocol, the joins answered) → Stable (the leader's assignment stored) ... and Dead (no member
-left, or this broker stopped coordinating the group).
+States (group_state.py): Empty (new, or every member gone; offsets kept) or Stable → PreparingRebalance (a
+new or changed member joins, the leader rejoins, a member leaves or misses its session timeout) →
+CompletingRebalance (every member rejoined, or the rebalance timeout fired: a new generation, a protocol, the
+joins answered; with nobody left: Empty, its record stored) → Stable (the leader's assignment stored) ... and
+Dead (deleted, expired empty, or this broker stopped coordinating the group).
 
 The machine is pure: each call takes the time and returns what the broker must do as *effects* — answer a
 parked JoinGroup or SyncGroup, arm or disarm a member's heartbeat timer, park the group's delayed join (or
@@ -14,7 +15,8 @@ session timeout bounds) are the coordinator's; every error after them is decided
 
 zkafka options beyond 0.9: ``initial_rebalance_delay_ms`` (the first rebalance of a new group waits that
 long, and again for each newcomer up to the rebalance timeout, so a group starting together rebalances once),
-static members (KIP-345: static_membership.py) and pending members (KIP-394: pending_members.py). The group's record and description: group_record.py.
+static members (KIP-345: static_membership.py) and pending members (KIP-394: pending_members.py). The group's
+record and description: group_record.py; its protocols: group_protocols.py.
 """
 
 from __future__ import annotations
@@ -33,13 +35,13 @@ from zkafka.coordinator.effects import (
     Effects,
     JoinOutcome,
     JoinResult,
-    RemoveGroup,
     StoreGroup,
     SyncOutcome,
     join_error,
 )
+from zkafka.coordinator.group_protocols import GroupProtocols
 from zkafka.coordinator.group_record import GroupRecord
-from zkafka.coordinator.group_state import GroupState
+from zkafka.coordinator.group_state import GroupState, check_transition
 from zkafka.coordinator.member import MemberMetadata, Protocols
 from zkafka.coordinator.pending_members import PendingMembers
 from zkafka.coordinator.static_membership import StaticMembership
@@ -51,12 +53,12 @@ def random_member_suffix() -> str:
 
 
 @dataclass
-class GroupMetadata(StaticMembership, PendingMembers, GroupRecord):
+class GroupMetadata(GroupProtocols, StaticMembership, PendingMembers, GroupRecord):
     """A group: its state, generation, protocol, leader and members (in the order they were added)."""
 
     group_id: str
     protocol_type: str
-    state: GroupState = GroupState.STABLE
+    state: GroupState = GroupState.EMPTY
     generation: int = 0
     protocol: str = ""
     leader_id: str | None = None
@@ -74,6 +76,12 @@ class GroupMetadata(StaticMembership, PendingMembers, GroupRecord):
     def is_(self, state: GroupState) -> bool:
         return self.state is state
 
+    def transition_to(self, state: GroupState) -> GroupState:
+        """Move to ``state`` (one of Kafka's moves, else IllegalGroupTransition); returns the previous state."""
+        check_transition(self.state, state)
+        previous, self.state = self.state, state
+        return previous
+
     def has(self, member_id: str) -> bool:
         return member_id in self.members
 
@@ -83,24 +91,6 @@ class GroupMetadata(StaticMembership, PendingMembers, GroupRecord):
 
     def not_yet_rejoined(self) -> list[MemberMetadata]:
         return [m for m in self.members.values() if not m.awaiting_join]
-
-    def candidate_protocols(self) -> set[str]:
-        names = [set(m.protocol_names()) for m in self.members.values()]
-        return set.intersection(*names) if names else set()
-
-    def supports_protocols(self, protocols: Protocols) -> bool:
-        if not protocols:
-            return False
-        return not self.members or bool({name for name, _ in protocols} & self.candidate_protocols())
-
-    def select_protocol(self) -> str:
-        """Each member votes for its first protocol all support; most votes wins (ties: the smaller name)."""
-        candidates = self.candidate_protocols()
-        votes: dict[str, int] = {}
-        for member in self.members.values():
-            choice = member.vote(candidates)
-            votes[choice] = votes.get(choice, 0) + 1
-        return min(votes, key=lambda name: (-votes[name], name))
 
     # -- membership changes ---------------------------------------------------------------------------------
 
@@ -165,7 +155,7 @@ class GroupMetadata(StaticMembership, PendingMembers, GroupRecord):
         ``require_member_id`` (JoinGroup v4+, KIP-394): a new dynamic member first gets MEMBER_ID_REQUIRED;
         ``skip_assignment`` (v9, KIP-814): a restarted static leader may be told to skip the assignment."""
         protocols = [(name, bytes(data or b"")) for name, data in protocols]
-        if protocol_type != self.protocol_type or not self.supports_protocols(protocols):
+        if not self._consistent(protocol_type, protocols):
             return JoinOutcome(member_id, join_error(member_id, ErrorCode.INCONSISTENT_GROUP_PROTOCOL), [])
         if member_id and self.fenced(member_id, instance_id):
             return JoinOutcome(member_id, join_error(member_id, ErrorCode.FENCED_INSTANCE_ID), [])
@@ -188,15 +178,9 @@ class GroupMetadata(StaticMembership, PendingMembers, GroupRecord):
                 instance_id=instance_id,
                 rebalance_timeout_ms=rebalance_timeout_ms,
             )
-            old = self.instance_member(instance_id) if instance_id is not None else None
-            if old is not None:
-                return self._replace_static_member(old, member, now_ms, skip_assignment)
-            self._add(member)
-            if self._in_initial_delay:
-                self._newcomer_during_delay = True
-            return JoinOutcome(member_id, None, self._park_join(member))
+            return self._join_new(member, protocol_type, now_ms, skip_assignment)
         member = self.members[member_id]
-        if self.is_(GroupState.AWAITING_SYNC) and member.matches(protocols):
+        if self.is_(GroupState.COMPLETING_REBALANCE) and member.matches(protocols):
             # The member missed its JoinGroup answer: hand back the current generation again.
             return JoinOutcome(member_id, self._result_for(member_id), [])
         if self.is_(GroupState.STABLE) and member_id != self.leader_id and member.matches(protocols):
@@ -206,6 +190,17 @@ class GroupMetadata(StaticMembership, PendingMembers, GroupRecord):
         member.rebalance_timeout_ms = rebalance_timeout_ms
         return JoinOutcome(member_id, None, self._park_join(member))
 
+    def _join_new(self, member: MemberMetadata, protocol_type: str, now_ms: int, skip_assignment: bool) -> JoinOutcome:
+        old = self.instance_member(member.instance_id) if member.instance_id is not None else None
+        if old is not None:
+            return self._replace_static_member(old, member, now_ms, skip_assignment)
+        if self.is_(GroupState.EMPTY):
+            self.protocol_type = protocol_type
+        self._add(member)
+        if self._in_initial_delay:
+            self._newcomer_during_delay = True
+        return JoinOutcome(member.member_id, None, self._park_join(member))
+
     def _park_join(self, member: MemberMetadata) -> Effects:
         member.awaiting_join = True
         effects = self._maybe_prepare_rebalance()
@@ -214,18 +209,18 @@ class GroupMetadata(StaticMembership, PendingMembers, GroupRecord):
         return effects
 
     def _maybe_prepare_rebalance(self) -> Effects:
-        if self.state in (GroupState.STABLE, GroupState.AWAITING_SYNC):
+        if self.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE, GroupState.EMPTY):
             return self._prepare_rebalance()
         return []
 
     def _prepare_rebalance(self) -> Effects:
         effects: Effects = []
-        if self.is_(GroupState.AWAITING_SYNC):
+        if self.is_(GroupState.COMPLETING_REBALANCE):
             effects += self._propagate_assignment_error(ErrorCode.REBALANCE_IN_PROGRESS)
-        self.state = GroupState.PREPARING_REBALANCE
+        previous = self.transition_to(GroupState.PREPARING_REBALANCE)
         self._pending_assignments = None
         timeout = self.rebalance_timeout_ms()
-        if self.generation == 0 and self.initial_rebalance_delay_ms > 0:
+        if previous is GroupState.EMPTY and self.initial_rebalance_delay_ms > 0:
             delay = min(self.initial_rebalance_delay_ms, timeout)
             self._in_initial_delay, self._newcomer_during_delay = True, False
             self._delay_remaining_ms = timeout - delay
@@ -250,7 +245,8 @@ class GroupMetadata(StaticMembership, PendingMembers, GroupRecord):
 
     def complete_join(self, now_ms: int) -> Effects:
         """The delayed join completed: drop members that did not rejoin, start the next generation, answer
-        every parked JoinGroup (the leader gets the members' metadata) and arm every session timer."""
+        every parked JoinGroup (the leader gets the members' metadata) and arm every session timer; with no
+        member left the next generation is Empty and its (memberless) record is stored."""
         if not self.is_(GroupState.PREPARING_REBALANCE):
             return []
         if self._in_initial_delay and self._newcomer_during_delay and self._delay_remaining_ms > 0:
@@ -262,12 +258,13 @@ class GroupMetadata(StaticMembership, PendingMembers, GroupRecord):
         effects: Effects = []
         for member in self.not_yet_rejoined():
             effects += self._remove(member.member_id)
-        if not self.members:
-            self.state = GroupState.DEAD
-            return [*effects, RemoveGroup()]
         self.generation += 1
+        if not self.members:
+            self.protocol = ""
+            self.transition_to(GroupState.EMPTY)
+            return [*effects, StoreGroup(self.generation, self.to_record())]
         self.protocol = self.select_protocol()
-        self.state = GroupState.AWAITING_SYNC
+        self.transition_to(GroupState.COMPLETING_REBALANCE)
         for member in self.members.values():
             member.awaiting_join = False
             effects.append(AnswerJoin(member.member_id, self._result_for(member.member_id)))
@@ -311,12 +308,12 @@ class GroupMetadata(StaticMembership, PendingMembers, GroupRecord):
 
         Nothing happens when the group moved on meanwhile (another state or generation).
         """
-        if not self.is_(GroupState.AWAITING_SYNC) or generation != self.generation:
+        if not self.is_(GroupState.COMPLETING_REBALANCE) or generation != self.generation:
             return []
         pending, self._pending_assignments = self._pending_assignments or {}, None
         if error != ErrorCode.NONE:
             return self._propagate_assignment_error(error) + self._prepare_rebalance()
-        self.state = GroupState.STABLE
+        self.transition_to(GroupState.STABLE)
         effects: Effects = []
         for member in self.members.values():
             member.assignment = pending.get(member.member_id, b"")
@@ -331,10 +328,12 @@ class GroupMetadata(StaticMembership, PendingMembers, GroupRecord):
     def heartbeat(
         self, member_id: str, generation: int, now_ms: int, instance_id: str | None = None
     ) -> tuple[int, Effects]:
-        """A Heartbeat: 0 (the session timer re-armed), else the error telling the member to rejoin. KIP-62: a
-        member with a rebalance timeout (JoinGroup v1+) keeps its session by heartbeats while the group
-        prepares a rebalance (the rebalance timeout, not the session, bounds its rejoin)."""
-        code, effects = self._member_call(member_id, generation, now_ms, not self.is_(GroupState.STABLE), instance_id)
+        """A Heartbeat: 0 (the session timer re-armed; in CompletingRebalance too, as Kafka 2.x+), else the
+        error telling the member to rejoin. KIP-62: a member with a rebalance timeout (JoinGroup v1+) keeps
+        its session by heartbeats while the group prepares a rebalance (the rebalance timeout, not the
+        session, bounds its rejoin)."""
+        rebalancing = self.is_(GroupState.PREPARING_REBALANCE)
+        code, effects = self._member_call(member_id, generation, now_ms, rebalancing, instance_id)
         member = self.members.get(member_id)
         if code == ErrorCode.REBALANCE_IN_PROGRESS and self.is_(GroupState.PREPARING_REBALANCE) and member:
             effects = [self._arm(member, now_ms)] if member.rebalance_timeout_ms else effects
@@ -393,5 +392,8 @@ class GroupMetadata(StaticMembership, PendingMembers, GroupRecord):
         self, member_id: str, generation: int, now_ms: int, instance_id: str | None = None
     ) -> tuple[int, Effects]:
         """Whether a member's OffsetCommit may be stored (0), else its error; a good one is also a heartbeat.
-        Commits are accepted while the group prepares a rebalance, not while it awaits the leader's sync."""
-        return self._member_call(member_id, generation, now_ms, self.is_(GroupState.AWAITING_SYNC), instance_id)
+        Commits are accepted while the group prepares a rebalance, not while it awaits the leader's sync; an
+        Empty group takes commits with generation -1 (a consumer assigning its own partitions, a reset)."""
+        if generation < 0 and self.is_(GroupState.EMPTY):
+            return ErrorCode.NONE, []
+        return self._member_call(member_id, generation, now_ms, self.is_(GroupState.COMPLETING_REBALANCE), instance_id)

@@ -2,9 +2,8 @@
 mixes in): DescribeGroups and ListGroups (0.9), DeleteGroups (Kafka 1.1, KIP-229) and OffsetDelete (2.4,
 KIP-496).
 
-A zkafka group has no Empty state (0.9's machine: a group whose last member leaves is Dead and removed), so a
-group that has only committed offsets (or a stored record) is the one DeleteGroups deletes; one with members
-is NON_EMPTY_GROUP; one with neither is GROUP_ID_NOT_FOUND. OffsetDelete refuses, per partition, a topic
+DeleteGroups deletes an Empty group (its offsets and record tombstoned, the group Dead); any other state is
+NON_EMPTY_GROUP; an unknown group is GROUP_ID_NOT_FOUND. OffsetDelete refuses, per partition, a topic
 that the group's members subscribe to (GROUP_SUBSCRIBED_TO_TOPIC), as 2.4 does for a "consumer" group.
 """
 
@@ -13,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from zkafka.coordinator.group import GroupMetadata
+from zkafka.coordinator.group_state import GroupState
 from zkafka.errors import InvalidRequestError
 from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.group_membership import CONSUMER_PROTOCOL_TYPE, ConsumerProtocolMetadata, DescribedGroup
@@ -31,7 +31,7 @@ class GroupAdmin:
             return DescribedGroup(error, group_id, *_EMPTY_DESCRIPTION)
         group = self.groups.get(group_id)
         if group is None:
-            return DescribedGroup(ErrorCode.NONE, group_id, "Dead", "", "", [])
+            return DescribedGroup(ErrorCode.NONE, group_id, GroupState.DEAD.value, "", "", [])
         return group.describe()
 
     def list_groups(self) -> tuple[int, list[tuple[str, str]]]:
@@ -45,22 +45,18 @@ class GroupAdmin:
         """Each group's state as DescribeGroups names it (ListGroups v4's ``group_state``)."""
         return {group_id: group.state.value for group_id, group in self.groups.items()}
 
-    def _stored(self, group_id: str) -> bool:
-        cache = self.manager.cache
-        return bool(cache.fetch(group_id)) or cache.group(group_id) is not None
-
     def delete_group(self, group_id: str) -> int:
         """DeleteGroups of one group: its offsets and record tombstoned, or why not."""
         error = self._check(group_id)
         if error != ErrorCode.NONE:
             return error
         group = self.groups.get(group_id)
-        if group is not None and group.members:
-            return ErrorCode.NON_EMPTY_GROUP
-        if group is None and not self._stored(group_id):
+        if group is None or group.is_(GroupState.DEAD):
             return ErrorCode.GROUP_ID_NOT_FOUND
+        if not group.is_(GroupState.EMPTY):
+            return ErrorCode.NON_EMPTY_GROUP
         self.manager.delete_offsets(group_id)
-        self.manager.remove_group(group or GroupMetadata(group_id, ""))
+        self.manager.remove_group(group)
         return ErrorCode.NONE
 
     def delete_offsets(
@@ -69,7 +65,7 @@ class GroupAdmin:
         """OffsetDelete: the group's error (0: see each partition's), and each partition's."""
         error = self._check(group_id)
         group = self.groups.get(group_id)
-        if error == ErrorCode.NONE and group is None and not self._stored(group_id):
+        if error == ErrorCode.NONE and group is None:
             error = ErrorCode.GROUP_ID_NOT_FOUND
         if error != ErrorCode.NONE:
             return error, {}

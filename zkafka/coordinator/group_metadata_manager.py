@@ -5,7 +5,8 @@ It holds the groups (``GroupMetadata``) and the offsets cache, knows which offse
 which are loading, and writes through the offsets log (``append``): a group's record once its leader's
 assignment is known (``store_group``), a commit (``store_offsets``), the tombstones of a removed group and of
 expired offsets. Loading a partition (``load``) replays its records and brings its groups back, Stable with
-their session timers armed; unloading forgets them. It decides nothing about membership: the coordinator runs
+their session timers armed (Empty: no members, or only offsets); unloading forgets them; an Empty group whose
+offsets all expired is removed (Dead, tombstoned) as Kafka's ``cleanupGroupMetadata`` does. It decides nothing about membership: the coordinator runs
 the group state machines, and the effects a group produces here (loaded, unloaded, its record stored) go to
 ``execute``, the coordinator's.
 """
@@ -20,6 +21,7 @@ import gevent
 
 from zkafka.coordinator.effects import Effects, StoreGroup
 from zkafka.coordinator.group import GroupMetadata
+from zkafka.coordinator.group_state import GroupState
 from zkafka.coordinator.offsets_cache import OffsetsCache, Record
 from zkafka.coordinator.offsets_schema import OffsetAndMetadata
 from zkafka.protocol.errors import ErrorCode
@@ -103,8 +105,6 @@ class GroupMetadataManager:
             return  # lost meanwhile
         now = self.now_ms()
         for group_id, value in result.groups.items():
-            if not value.members:
-                continue
             group, effects = GroupMetadata.from_record(
                 group_id, value, now, initial_rebalance_delay_ms=self.initial_rebalance_delay_ms
             )
@@ -148,7 +148,9 @@ class GroupMetadataManager:
         self._append(partition, [self.cache.group_record(group.group_id, effect.value)], stored)
 
     def remove_group(self, group: GroupMetadata) -> None:
-        """Forget a Dead group and append its tombstone."""
+        """The group is Dead (deleted or expired): forget it and append its tombstone."""
+        if not group.is_(GroupState.DEAD):
+            group.transition_to(GroupState.DEAD)
         if self.groups.get(group.group_id) is group:
             del self.groups[group.group_id]
         partition = self.partition_for(group.group_id)
@@ -186,4 +188,7 @@ class GroupMetadataManager:
         for partition, records in tombstones.items():
             if partition in self.owned:
                 self._append(partition, records, None)
+        for group in [g for g in self.groups.values() if g.is_(GroupState.EMPTY)]:
+            if self.partition_for(group.group_id) in self.owned and not self.cache.fetch(group.group_id):
+                self.remove_group(group)
         return sum(map(len, tombstones.values()))

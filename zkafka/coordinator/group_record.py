@@ -3,7 +3,7 @@
 
 ``to_record`` builds the ``GroupValueV0`` the coordinator stores once the leader's assignment is known;
 ``from_record`` brings a group back from it when a broker loads the offsets partition (Stable, every member's
-session timer armed afresh); ``unload`` is the other way, when the broker stops coordinating it (Dead, parked
+session timer armed afresh; Empty without members or record); ``unload`` is the other way, when the broker stops coordinating it (Dead, parked
 callers answered NOT_COORDINATOR_FOR_GROUP); ``describe`` is what DescribeGroups answers. Pure.
 """
 
@@ -32,7 +32,7 @@ class GroupRecord:
 
     def unload(self) -> Effects:
         """This broker no longer coordinates the group: Dead; parked callers get NOT_COORDINATOR_FOR_GROUP."""
-        previous, self.state = self.state, GroupState.DEAD
+        previous = self.transition_to(GroupState.DEAD)
         effects: Effects = []
         for member in self.members.values():
             effects.append(DisarmHeartbeat(member.member_id))
@@ -64,10 +64,15 @@ class GroupRecord:
 
     @classmethod
     def from_record(
-        cls, group_id: str, value: Any, now_ms: int, **options: Any
+        cls, group_id: str, value: Any | None, now_ms: int, **options: Any
     ) -> tuple[Self, Effects]:
-        """A group loaded from its record: Stable, every member's session timer armed afresh."""
-        group = cls(group_id, value.protocol_type or "", generation=value.generation, **options)
+        """A group loaded from its record: Stable, every member's session timer armed afresh; Empty when the
+        record has no members or the group only has offsets (``value`` None)."""
+        if value is None or not value.members:
+            generation = value.generation if value is not None else 0
+            protocol_type = (value.protocol_type or "") if value is not None else ""
+            return cls(group_id, protocol_type, generation=generation, **options), []
+        group = cls(group_id, value.protocol_type or "", GroupState.STABLE, value.generation, **options)
         group.protocol = value.protocol or ""
         for m in value.members:
             group.members[m.member_id] = MemberMetadata(

@@ -37,7 +37,8 @@ Record = tuple[bytes, bytes | None]  # key, value (None: a tombstone)
 
 
 class LoadResult(NamedTuple):
-    """What loading one offsets partition found: its groups' records, how many offsets, bad records skipped."""
+    """What loading one offsets partition found: its groups (each one's record, None for a group with only
+    offsets), how many offsets, bad records skipped."""
 
     groups: dict[str, Any]
     offsets: int
@@ -72,7 +73,7 @@ class OffsetsCache:
                 log.warning("offsets partition %d: skipping a record: %s", partition, exc)
                 continue
             touched.add(group)
-        groups = {g: self._groups[g] for g in sorted(touched) if g in self._groups}
+        groups = {g: self._groups.get(g) for g in sorted(touched) if g in self._groups or g in self._offsets}
         offsets = sum(len(self._offsets.get(g, {})) for g in touched)
         return LoadResult(groups, offsets, skipped)
 

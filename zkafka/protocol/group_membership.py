@@ -179,7 +179,7 @@ _DESCRIBED_GROUP = Nested(
     (
         Field("error", Int16),
         Field("group_id", String),
-        Field("state", String),  # Dead, Stable, AwaitingSync, PreparingRebalance ("" on error)
+        Field("state", String),  # Empty, PreparingRebalance, CompletingRebalance, Stable, Dead ("" on error)
         Field("protocol_type", String),
         Field("protocol", String),
         Field("members", _DESCRIBED_MEMBER),

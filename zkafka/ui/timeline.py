@@ -6,7 +6,7 @@ ZooKeeper rebalance opens when the members (``/ids``) or the partitions change; 
 assignment every member computes (``zkafka.explain``), then what was observed in ZooKeeper: the owner
 znodes released and claimed, in order, and claims made more than once (a member retried); it settles when
 the owners are the computed assignment. A coordinator rebalance follows the group's state (PreparingRebalance,
-AwaitingSync, Stable) and generation through FindCoordinator, JoinGroup, SyncGroup and the heartbeats told
+CompletingRebalance, Stable) and generation through FindCoordinator, JoinGroup, SyncGroup and the heartbeats told
 REBALANCE_IN_PROGRESS. Every step names the zkafka function that does it.
 """
 

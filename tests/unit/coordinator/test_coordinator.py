@@ -11,6 +11,7 @@ import pytest
 from gevent.event import AsyncResult
 
 from zkafka.coordinator.coordinator import CoordinatorConfig, GroupCoordinator
+from zkafka.coordinator.group_state import GroupState
 from zkafka.coordinator.offsets_log import OffsetsLog
 from zkafka.coordinator.offsets_schema import OffsetAndMetadata, partition_for
 from zkafka.log.log_config import LogConfig
@@ -100,7 +101,7 @@ def test_a_rebalance_waits_for_every_member_then_its_timeout_drops_the_silent_on
     second = pending.get(timeout=5)  # ... which never does: the rebalance timeout (300 ms) completes it
     assert (second.error, second.generation_id, second.leader_id) == (0, 2, second.member_id)
     assert list(coordinator.groups[GROUP].members) == [second.member_id]
-    assert coordinator.heartbeat(GROUP, 1, first.member_id) == E.REBALANCE_IN_PROGRESS
+    assert coordinator.heartbeat(GROUP, 1, first.member_id) == E.UNKNOWN_MEMBER_ID  # dropped (CompletingRebalance)
 
 
 def test_losing_the_partition_answers_parked_joins_with_not_coordinator(replicas) -> None:
@@ -154,8 +155,10 @@ def test_a_member_that_stops_heartbeating_expires(replicas) -> None:
     coordinator = loaded(make_coordinator(replicas, clock=lambda: int(gevent.get_hub().loop.now() * 1000)))
     member = join(coordinator, session=200)
     coordinator.sync_group(GROUP, 1, member.member_id, {}, lambda e, a: (e, a))
-    wait_until(lambda: GROUP not in coordinator.groups, 5, message="the group gone")
+    group = coordinator.groups[GROUP]
+    wait_until(lambda: group.is_(GroupState.EMPTY), 5, message="the group Empty")
     assert coordinator.heartbeat(GROUP, 1, member.member_id) == E.UNKNOWN_MEMBER_ID
+    assert (group.generation, group.members) == (2, {})  # Kafka 2.x+: an Empty generation, kept
 
 
 def test_group_max_size_counts_members_when_stable_and_joins_while_rebalancing(replicas) -> None:
@@ -170,3 +173,31 @@ def test_group_max_size_counts_members_when_stable_and_joins_while_rebalancing(r
     group = coordinator.groups[GROUP]
     assert group.accepts(solo.member_id, 1) and not group.accepts("", 1)
     coordinator.shutdown()
+
+
+def test_the_last_member_leaving_keeps_the_group_empty_with_its_offsets_until_deleted(replicas) -> None:
+    coordinator = loaded(make_coordinator(replicas))
+    member = join(coordinator)
+    coordinator.sync_group(GROUP, 1, member.member_id, {}, lambda e, a: (e, a))
+    commit = {("t", 0): OffsetAndMetadata(7, "", 0, 2**40)}
+    assert coordinator.commit_offsets(GROUP, 1, member.member_id, commit) == {("t", 0): E.NONE}
+    assert coordinator.delete_group(GROUP) == E.NON_EMPTY_GROUP
+    assert coordinator.leave_group(GROUP, member.member_id) == E.NONE
+    group = coordinator.groups[GROUP]
+    assert group.state is GroupState.EMPTY and coordinator.describe_group(GROUP).state == "Empty"
+    assert coordinator.list_groups() == (E.NONE, [(GROUP, "consumer")])
+    assert coordinator.fetch_offsets(GROUP, [("t", 0)])[1][("t", 0)].offset == 7
+    assert coordinator.delete_group(GROUP) == E.NONE
+    assert group.state is GroupState.DEAD and GROUP not in coordinator.groups
+    assert coordinator.describe_group(GROUP).state == "Dead"
+    assert coordinator.delete_group(GROUP) == E.GROUP_ID_NOT_FOUND
+
+
+def test_a_simple_consumers_commit_makes_an_empty_group_that_expiry_removes(replicas) -> None:
+    coordinator = loaded(make_coordinator(replicas))
+    expired = {("t", 0): OffsetAndMetadata(3, "", 0, 1)}
+    assert coordinator.commit_offsets(OTHER, -1, "", expired) == {("t", 0): E.NONE}
+    assert coordinator.groups[OTHER].state is GroupState.EMPTY
+    assert dict(coordinator.list_groups()[1]) == {OTHER: ""}
+    assert coordinator.expire_offsets() == 1
+    assert OTHER not in coordinator.groups and coordinator.list_groups() == (E.NONE, [])

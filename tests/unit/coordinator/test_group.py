@@ -15,10 +15,10 @@ from zkafka.coordinator.effects import (
     CheckJoins,
     DisarmHeartbeat,
     JoinResult,
-    RemoveGroup,
     StoreGroup,
 )
 from zkafka.coordinator.group import GroupMetadata, GroupState
+from zkafka.coordinator.offsets_schema import GroupValueV0
 from zkafka.protocol.errors import ErrorCode as E
 
 RANGE = [("range", b"R")]
@@ -51,7 +51,7 @@ def stable_group(members=2) -> tuple[GroupMetadata, list[str]]:
 
 def group_in(setup: str) -> GroupMetadata:
     """A two-member group (c-1 leads) Stable in generation 1, then: "preparing" (the leader rejoined),
-    "awaiting" (both rejoined: generation 2, AwaitingSync) or "dead" (unloaded)."""
+    "awaiting" (both rejoined: generation 2, CompletingRebalance) or "dead" (unloaded)."""
     group, _ = stable_group()
     if setup in ("preparing", "awaiting"):
         join(group, "c-1")
@@ -83,7 +83,7 @@ def test_complete_join_answers_everyone_and_only_the_leader_gets_the_members() -
     assert answers[a] == JoinResult(E.NONE, 1, "range", a, a, ((a, b"R"), (b, b"R")))
     assert answers[b] == JoinResult(E.NONE, 1, "range", a, b, ())
     assert of(effects, ArmHeartbeat) == [ArmHeartbeat(a, 10050), ArmHeartbeat(b, 20050)]
-    assert group.state is GroupState.AWAITING_SYNC
+    assert group.state is GroupState.COMPLETING_REBALANCE
 
 
 def test_protocol_is_chosen_by_votes() -> None:
@@ -117,7 +117,7 @@ def test_sync_stores_the_leaders_assignment_then_answers_every_parked_sync() -> 
         (a, b"A"),
         (b, b""),
     ]
-    assert group.state is GroupState.AWAITING_SYNC
+    assert group.state is GroupState.COMPLETING_REBALANCE
     effects = group.stored(1, E.NONE, 30)
     assert of(effects, AnswerSync) == [AnswerSync(a, E.NONE, b"A"), AnswerSync(b, E.NONE, b"")]
     assert group.state is GroupState.STABLE
@@ -158,8 +158,9 @@ def test_sync_errors_in_order(setup, member, generation, error) -> None:
         ("stable", "c-1", 1, E.NONE),
         ("stable", "nobody", 1, E.UNKNOWN_MEMBER_ID),
         ("stable", "c-1", 2, E.ILLEGAL_GENERATION),
-        ("preparing", "nobody", 9, E.REBALANCE_IN_PROGRESS),  # not Stable comes before the member check
-        ("awaiting", "c-1", 2, E.REBALANCE_IN_PROGRESS),
+        ("preparing", "nobody", 9, E.REBALANCE_IN_PROGRESS),  # rebalancing comes before the member check
+        ("awaiting", "c-1", 2, E.NONE),  # CompletingRebalance: a heartbeat as in Stable (Kafka 2.x+)
+        ("awaiting", "c-1", 1, E.ILLEGAL_GENERATION),
         ("dead", "c-1", 1, E.UNKNOWN_MEMBER_ID),
     ],
 )
@@ -209,7 +210,7 @@ def test_a_member_rejoining_unchanged_in_awaiting_sync_gets_its_answer_again() -
     a, b = join(group).member_id, join(group).member_id
     group.complete_join(0)
     assert join(group, a).result == JoinResult(E.NONE, 1, "range", a, a, ((a, b"R"), (b, b"R")))
-    assert group.state is GroupState.AWAITING_SYNC
+    assert group.state is GroupState.COMPLETING_REBALANCE
 
 
 def test_a_join_in_awaiting_sync_answers_parked_syncs_with_rebalance_in_progress() -> None:
@@ -240,15 +241,15 @@ def test_members_waiting_in_a_join_never_expire() -> None:
     assert CheckJoins() in effects and group.join_ready()
 
 
-def test_the_leader_leaving_hands_leadership_on_and_the_last_member_leaving_kills_the_group() -> None:
+def test_the_leader_leaving_hands_leadership_on_and_the_last_member_leaving_empties_the_group() -> None:
     group, (a, b) = stable_group()
     assert group.leave("nobody") == (E.UNKNOWN_MEMBER_ID, [])
     code, effects = group.leave(a)
     assert code == E.NONE and group.leader_id == b and AwaitJoins(10000) in effects
     code, effects = group.leave(b)
     assert CheckJoins() in effects and group.join_ready()
-    assert group.complete_join(0) == [RemoveGroup()]
-    assert group.state is GroupState.DEAD
+    assert group.complete_join(0) == [StoreGroup(2, GroupValueV0("consumer", 2, "", "", []))]
+    assert group.state is GroupState.EMPTY and group.protocol == ""
 
 
 def test_a_removed_member_with_a_parked_join_is_answered() -> None:

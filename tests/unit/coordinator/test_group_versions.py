@@ -69,4 +69,4 @@ def test_group_max_size_as_kafka_accept_joining_member() -> None:
     a = join(group).member_id
     assert group.accepts(a, 1) and group.accepts("", 2) and not group.accepts("", 1)  # preparing: 1 join
     group.complete_join(0)
-    assert group.state is GroupState.AWAITING_SYNC and not group.accepts("", 1) and group.accepts(a, 1)
+    assert group.state is GroupState.COMPLETING_REBALANCE and not group.accepts("", 1) and group.accepts(a, 1)

@@ -34,7 +34,7 @@ def test_replay_keeps_the_last_value_of_each_key_and_tombstones_delete() -> None
         (group_key("dead"), None),
     ]
     result = cache.load(0, records)
-    assert result.groups == {"g": GROUP} and result.offsets == 2 and result.skipped == 0
+    assert result.groups == {"g": GROUP, "h": None} and result.offsets == 2 and result.skipped == 0
     assert cache.fetch("g") == {("t", 0): om(9)}
     assert cache.fetch("g", [("t", 0), ("t", 1)]) == {("t", 0): om(9), ("t", 1): None}
     assert cache.fetch("h") == {("t", 0): OffsetAndMetadata(0, "", 1000, 1000 + cache.retention_ms)}
