@@ -11,6 +11,7 @@ hub. The instrumented code calls one method per concept: ``request_done`` at the
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -44,18 +45,35 @@ def request_name(request: Any) -> str:
 
 
 class MetricsServer:
-    """A registry served at ``/metrics`` (any path, as prometheus_client answers) on the current gevent hub."""
+    """A registry served at ``/metrics`` (any path, as prometheus_client answers) on the current gevent hub;
+    ``routes`` adds JSON paths (a broker's ``/requests``: its request log, read by the web view)."""
 
     def __init__(self, registry: CollectorRegistry) -> None:
         self.registry = registry
+        self.routes: dict[str, Callable[[], Any]] = {}
         self._server: WSGIServer | None = None
 
     def serve(self, host: str, port: int) -> int:
         """Listen on ``host:port`` (0: any free port); returns the port."""
-        self._server = WSGIServer((host or "0.0.0.0", port), make_wsgi_app(self.registry), log=None)
+        self._server = WSGIServer(
+            (host or "0.0.0.0", port), self._app(make_wsgi_app(self.registry)), log=None
+        )
         self._server.start()
         log.info("metrics served on %s:%d", host or "0.0.0.0", self._server.server_port)
         return self._server.server_port
+
+    def _app(self, metrics_app: Callable) -> Callable:
+        def app(environ: dict, start_response: Callable) -> Any:
+            route = self.routes.get(environ.get("PATH_INFO", ""))
+            if route is None:
+                return metrics_app(environ, start_response)
+            body = json.dumps(route()).encode()
+            start_response(
+                "200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
+            )
+            return [body]
+
+        return app
 
     @property
     def port(self) -> int | None:

@@ -149,6 +149,10 @@ class KafkaApis:
 
     __call__ = handle
 
+    def handler_for(self, request: v08.Request) -> Callable[[v08.Request], Any] | None:
+        """The method serving ``request``'s API key and version (None: not served)."""
+        return self._handlers.get((request.api_key, request.api_version))
+
     # -- ApiVersions --------------------------------------------------------------------------------------
 
     def handle_api_versions(self, request: v08.Request) -> list:

@@ -52,6 +52,7 @@ from zkafka.server.registry08 import KafkaHealthcheck, advertised_address, clust
 from zkafka.server.replica_apis import ReplicaApis
 from zkafka.server.replica_fetcher import FetcherSettings
 from zkafka.server.replica_manager import ReplicaManager
+from zkafka.server.request_log import RequestLog
 from zkafka.server.server_base import BrokerServer
 from zkafka.topic import OFFSETS_TOPIC
 from zkafka.zk.client import get_data, gevent_handler, make_zk_client, start_zk_client
@@ -122,11 +123,14 @@ class KafkaServer08(BrokerServer):
         self.apis: KafkaApis | None = None
         self.coordinator: GroupCoordinator | None = None
         self.join_purgatory = JoinPurgatory()
+        self.request_log = RequestLog(self.broker_id, lambda r: self.apis.handler_for(r), self._leader_offsets)
         self._ready = gevent.event.Event()
 
     def startup(self) -> None:
         config = self.config
         metrics = self._start_metrics(config["metrics.port"], config["host.name"], LINE_08)
+        if metrics is not None:
+            metrics.routes["/requests"] = self.request_log.snapshot
         self._open_logs(metrics)
         self._start_replica_manager()
         self._start_coordinator()
@@ -300,7 +304,16 @@ class KafkaServer08(BrokerServer):
 
     def _serve(self, request: v08.Request) -> Any:
         self._ready.wait()
-        return self.apis.handle(request)
+        entry = self.request_log.begin(request)
+        response = self.apis.handle(request)
+        if entry is not None:
+            self.request_log.handled(entry, response)
+        return response
+
+    def _leader_offsets(self, topic: str, partition: int) -> tuple[int, int] | None:
+        """The log end offset and high watermark of a partition hosted here (the request log's probe)."""
+        hosted = self.replica_manager.partition(topic, partition)
+        return (hosted.log_end_offset, hosted.high_watermark) if hosted is not None else None
 
     def _on_metadata(self, snapshot: ClusterSnapshot) -> None:
         """An UpdateMetadata: tell NOT_LEADER from UNKNOWN by it (the cache answers Metadata requests from it)."""
