@@ -123,3 +123,78 @@ def explain_assignment(strategy, topics, members, joining, as_json) -> None:
             )
         subscriptions[name] = subscribed
     _print(explain_it(strategy, counts, subscriptions, joining), as_json)
+
+
+def _pairs(values, what: str) -> list[tuple[int, int]]:
+    """``A:B`` integer pairs of a repeated option."""
+    try:
+        return [(int(a), int(b)) for a, _, b in (v.partition(":") for v in values)]
+    except ValueError:
+        raise click.BadParameter(f"each {what} is two integers, A:B") from None
+
+
+@explain.command("fetch")
+@click.option(
+    "--available-bytes", type=click.IntRange(0), required=True, help="Bytes readable past the fetch offset."
+)
+@click.option("--min-bytes", type=click.IntRange(0), default=1, show_default=True, help="fetch.min.bytes.")
+@click.option("--max-wait-ms", type=int, default=500, show_default=True, help="fetch.max.wait.ms.")
+@click.option(
+    "--append", "appends", multiple=True, metavar="MS:BYTES", help="An append arriving later (repeat)."
+)
+@click.option("--error", metavar="CODE", help="Reading fails with this error (NOT_LEADER_FOR_PARTITION...).")
+@click.option("--segment-behind", is_flag=True, help="The fetch offset lies in an older segment.")
+@click.option("--json", "as_json", is_flag=True, help="Print the steps as JSON.")
+def explain_fetch(available_bytes, min_bytes, max_wait_ms, appends, error, segment_behind, as_json) -> None:
+    """The leader's side of one fetch: answered at once, or parked in the fetch purgatory until min_bytes or
+    max_wait_ms."""
+    from zkafka.explain.fetch import explain_fetch as explain_it
+
+    added = _pairs(appends, "--append")
+    _print(explain_it(available_bytes, min_bytes, max_wait_ms, added, error, segment_behind), as_json)
+
+
+@explain.command("replication")
+@click.option(
+    "--replica",
+    "replicas",
+    multiple=True,
+    required=True,
+    metavar="ID:LEO",
+    help="A replica and its log end offset (repeat; the first is the leader unless --leader).",
+)
+@click.option("--leader", type=int, help="The leader's broker id.")
+@click.option("--isr", metavar="IDS", help="The in-sync replicas, comma-separated (default: every replica).")
+@click.option(
+    "--acks", type=int, default=-1, show_default=True, help="The produce's acks (request.required.acks)."
+)
+@click.option("--min-insync-replicas", type=click.IntRange(1), default=1, show_default=True)
+@click.option(
+    "--produce", "produces", multiple=True, type=int, metavar="OFFSET", help="A parked produce's end offset."
+)
+@click.option(
+    "--high-watermark", type=click.IntRange(0), default=0, help="The HW before (it never moves back)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the steps as JSON.")
+def explain_replication(
+    replicas, leader, isr, acks, min_insync_replicas, produces, high_watermark, as_json
+) -> None:
+    """One partition's high watermark from its replicas' log end offsets and ISR, and which produces complete,
+    stay parked or fail with NOT_ENOUGH_REPLICAS."""
+    from zkafka.explain.replication import explain_replication as explain_it
+
+    leos = dict(_pairs(replicas, "--replica"))
+    try:
+        in_sync = [int(r) for r in isr.split(",")] if isr else list(leos)
+        explained = explain_it(
+            leos,
+            in_sync,
+            leader if leader is not None else next(iter(leos)),
+            acks,
+            min_insync_replicas,
+            produces,
+            high_watermark,
+        )
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    _print(explained, as_json)
