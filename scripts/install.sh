@@ -26,3 +26,22 @@ fi
 extras=""
 if [ "${1:-}" = "test" ]; then extras="[test]"; fi
 python3 -m pip install -q --disable-pip-version-check -e ".${extras}"
+
+# The tests drive real npm clients, pinned, installed into a cache outside the checkout (tests/support/node.py
+# reads it). Offline, the install says so and the Node tests fail naming what is missing.
+if [ "${1:-}" = "test" ]; then
+  if ! command -v npm >/dev/null && command -v apt-get >/dev/null; then
+    echo "installing Node.js and npm from Debian's packages..." >&2
+    as_root apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq nodejs npm >/dev/null || true
+  fi
+  node_cache="${ZKAFKA_NODE_CACHE:-$HOME/.cache/zkafka-node}"
+  node_packages="kafkajs@2.2.4 kafka-node@5.0.0"
+  if ! grep -qs '"kafkajs": "2.2.4"' "$node_cache/package.json" \
+      || ! grep -qs '"kafka-node": "5.0.0"' "$node_cache/package.json" \
+      || [ ! -d "$node_cache/node_modules/kafka-node" ]; then
+    mkdir -p "$node_cache"
+    npm install --prefix "$node_cache" --no-audit --no-fund --omit=optional --save-exact $node_packages >/dev/null \
+      || echo "npm install of $node_packages into $node_cache failed: the Node client tests will fail" >&2
+  fi
+fi

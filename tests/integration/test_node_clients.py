@@ -1,0 +1,62 @@
+"""Real npm clients nobody here wrote, pinned (kafkajs 2.2.4, kafka-node 5.0.0, installed by
+``scripts/install.sh test`` into a cache outside the checkout), against real zkafka brokers and a real
+ZooKeeper: kafkajs's admin client, its producer and group consumer, kafka-node's ConsumerGroup."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.node import run_node
+
+pytestmark = pytest.mark.integration
+
+
+def bootstrap(*brokers) -> list[str]:
+    return [f"127.0.0.1:{b.port}" for b in brokers]
+
+
+def test_kafkajs_admin(start_broker08, zk_client):
+    """createTopics (with a config entry), createPartitions, fetchTopicMetadata and deleteTopics: kafkajs
+    finds the controller through Metadata v1+ and sends each to it."""
+    brokers = [start_broker08(0, **{"delete.topic.enable": "true"})]
+    args = {"brokers": bootstrap(*brokers), "topic": "js-admin", "replicationFactor": 1}
+    steps = run_node("kafkajs_admin.js", "kafkajs", args)
+    assert steps["createTopics"] == {"ok": True, "value": True}
+    assert steps["createTopicsAgain"] == {"ok": True, "value": False}  # kafkajs: false when it exists
+    assert steps["createPartitions"]["ok"] and steps["fetchTopicMetadata"]["value"] == [0, 1, 2]
+    assert steps["deleteTopics"]["ok"] and steps["listTopics"]["value"] == []
+    assert zk_client.exists("/brokers/topics/js-admin") is None
+
+
+def test_kafkajs_producer_and_group_consumer(start_broker08):
+    """A gzip batch is stored and read back by a kafkajs group that commits on leaving; the group resumes
+    after its commits. Records with headers need message format v2: refused with
+    UNSUPPORTED_FOR_MESSAGE_FORMAT (43) while the log stores v0, read back with their headers once it stores v2."""
+    brokers = [start_broker08(0, **{"num.partitions": "2"})]
+    args = {"brokers": bootstrap(*brokers), "topic": "js-t", "group": "js-g"}
+    result = run_node("kafkajs_clients.js", "kafkajs", args)
+    assert "fatal" not in result, result
+    assert result["produced"] == [[0, 0, "0"], [1, 0, "0"]] or result["headers"]["ok"]
+    first = {m["value"]: (m["partition"], m["headers"]) for m in result["first"]}
+    expected = {f"v{i}": (i % 2, {}) for i in range(6)}
+    if result["headers"]["ok"]:
+        expected |= {f"v{i}": (i % 2, {"n": str(i)}) for i in (100, 101)}
+    else:
+        assert result["headers"]["type"] == "UNSUPPORTED_FOR_MESSAGE_FORMAT"
+    assert first == expected
+    assert sorted(m["value"] for m in result["resumed"]) == ["v6", "v7"]
+
+
+def test_kafka_node_consumer_group(start_broker08):
+    """Two kafka-node ConsumerGroup members split a 4-partition topic (roundrobin), commit and leave; a new
+    member resumes after the commits and sees only what came later."""
+    brokers = [start_broker08(0, **{"num.partitions": "4"})]
+    args = {"brokers": bootstrap(*brokers), "topic": "kn-t", "group": "kn-g", "first": 8, "more": 4}
+    result = run_node("kafka_node_group.js", "kafka-node", args)
+    assert "fatal" not in result, result
+    owned = result["partitions"]
+    assert sorted(owned["a"] + owned["b"]) == [0, 1, 2, 3] and len(owned["a"]) == 2
+    assert {(m["partition"], m["value"]) for m in result["first"]} == {(i % 4, f"m{i}") for i in range(8)}
+    assert sorted((m["partition"], m["offset"], m["value"]) for m in result["resumed"]) == [
+        (i % 4, 2, f"m{i}") for i in range(8, 12)
+    ]
