@@ -9,4 +9,5 @@ pytest_plugins = [
     "tests.support.server08",
     "tests.support.frame_recorder",
     "tests.support.drills",
+    "tests.support.ensemble",
 ]

@@ -50,16 +50,37 @@ def zookeeper() -> None:
 @click.option(
     "--data-dir", default=None, help="Data directory (default: dataDir of the file, or /tmp/zookeeper)."
 )
-def zookeeper_start(properties: str | None, port: int | None, data_dir: str | None) -> None:
-    """Run a real Apache ZooKeeper in the foreground (Debian's package or $ZOOKEEPER_HOME)."""
+@click.option(
+    "--myid", type=click.IntRange(1), default=None, help="An ensemble member's id, written to dataDir/myid."
+)
+def zookeeper_start(properties: str | None, port: int | None, data_dir: str | None, myid: int | None) -> None:
+    """Run a real Apache ZooKeeper in the foreground (Debian's package or $ZOOKEEPER_HOME).
+
+    A file with server.N=host:2888:3888 lines starts a member of that ensemble; its id is read from the
+    myid file in dataDir (or given with --myid). The file's other settings are passed on as they are.
+    """
     from zkafka.config import load_properties
-    from zkafka.launch.zookeeper_server import ZooKeeperServer
+    from zkafka.launch.zookeeper_server import ZooKeeperServer, quorum_servers, read_myid
 
     props = load_properties(properties) if properties else {}
-    port = port if port is not None else int(props.get("clientPort", 2181))
-    data_dir = data_dir or props.get("dataDir", "/tmp/zookeeper")
-    server = ZooKeeperServer(data_dir, port=port)
-    click.echo(f"starting ZooKeeper on 127.0.0.1:{port} with data in {data_dir}", err=True)
+    port = port if port is not None else int(props.pop("clientPort", 2181))
+    data_dir = data_dir or props.pop("dataDir", "/tmp/zookeeper")
+    props.pop("clientPort", None)
+    props.pop("dataDir", None)
+    servers = quorum_servers(props)
+    if servers:
+        member = myid if myid is not None else read_myid(data_dir)
+        if member is None:
+            raise click.UsageError(f"{properties} lists an ensemble but {data_dir}/myid is missing (or give --myid)")
+        if member not in servers:
+            raise click.UsageError(f"myid {member} has no server.{member} line in {properties}")
+    # Standalone: the client port on 127.0.0.1 unless the file says; an ensemble member: every address.
+    host = props.pop("clientPortAddress", "0.0.0.0" if servers else "127.0.0.1")
+    # A user's server syncs every commit and preallocates as Apache's defaults do (tests' servers do not).
+    extra = {"forceSync": "yes", "preAllocSize": 65536, **props}
+    server = ZooKeeperServer(data_dir, port=port, host=host, extra=extra, myid=myid)
+    role = f"member {member} of an ensemble of {len(servers)}" if servers else "standalone"
+    click.echo(f"starting ZooKeeper ({role}) on {host}:{port} with data in {data_dir}", err=True)
     sys.exit(server.run_foreground())
 
 

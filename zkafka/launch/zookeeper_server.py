@@ -19,10 +19,12 @@ if TYPE_CHECKING:
     from kazoo.client import KazooClient
 
 SERVER_MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
+QUORUM_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"  # an ensemble member (server.N lines)
 DEBIAN_JAR_DIR = "/usr/share/java"
 INSTALL_HINT = "install it with `apt-get install -y zookeeper` or set ZOOKEEPER_HOME to an unpacked release"
 LOG_FILE = "zookeeper.log"
 CONFIG_FILE = "zoo.cfg"
+MYID_FILE = "myid"
 
 # Small heap, one GC thread and the C1 compiler only: the server starts in about 0.3 s.
 JVM_FLAGS = [
@@ -120,8 +122,28 @@ def _poll(condition: Callable[[], bool], timeout: float, interval: float = 0.02)
         time.sleep(interval)
 
 
+def quorum_servers(settings: dict[str, Any]) -> dict[int, str]:
+    """The ensemble's ``server.N=host:quorumPort:electionPort`` lines of a zoo.cfg, by id (empty: standalone)."""
+    servers = {}
+    for key, value in settings.items():
+        if key.startswith("server.") and key[len("server.") :].isdigit():
+            servers[int(key[len("server.") :])] = str(value)
+    return servers
+
+
+def read_myid(data_dir: str) -> int | None:
+    """The server id in ``data_dir/myid``, or None when there is no such file."""
+    try:
+        with open(os.path.join(data_dir, MYID_FILE)) as f:
+            return int(f.read().strip())
+    except FileNotFoundError:
+        return None
+
+
 class ZooKeeperServer:
-    """A standalone ZooKeeper server running as a child java process, with its config and log in data_dir.
+    """A ZooKeeper server running as a child java process, with its config and log in data_dir: standalone, or
+    a member of an ensemble when extra holds ``server.N`` lines (then myid, when given, is written to
+    ``data_dir/myid`` as zookeeper-server-start.sh users do by hand).
 
     port 0 picks a free port. Session timeouts default to 2 ticks (min) and max(20 ticks, 60 s) (max),
     so a small tick_time lets tests use short sessions while clients asking for 10 s still get them.
@@ -137,7 +159,9 @@ class ZooKeeperServer:
         max_session_timeout_ms: int | None = None,
         extra: dict[str, Any] | None = None,
         die_with_parent: bool = False,
+        myid: int | None = None,
     ) -> None:
+        self.myid = myid
         self.data_dir = os.path.abspath(data_dir)
         self.die_with_parent = die_with_parent  # the java process is killed when this one dies
         self.host = host
@@ -180,11 +204,17 @@ class ZooKeeperServer:
             "forceSync": "no",
             "autopurge.purgeInterval": 0,
         }
+        if quorum_servers(self.extra):
+            # A follower has initLimit ticks to sync with a new leader, syncLimit ticks between heartbeats.
+            settings.update({"initLimit": 10, "syncLimit": 5})
         settings.update(self.extra)
         return settings
 
     def write_config(self) -> None:
         os.makedirs(self.data_dir, exist_ok=True)
+        if self.myid is not None:
+            with open(os.path.join(self.data_dir, MYID_FILE), "w") as f:
+                f.write(f"{self.myid}\n")
         lines = [f"{key}={value}" for key, value in self.config().items()]
         with open(self.config_path, "w") as f:
             f.write("\n".join(lines) + "\n")
@@ -202,16 +232,20 @@ class ZooKeeperServer:
             "-Dzookeeper.jmx.log4j.disable=true",
         ]
         cp = find_zookeeper_classpath()
-        return [find_java(), *JVM_FLAGS, *log_props, "-cp", cp, SERVER_MAIN, self.config_path]
+        main = QUORUM_MAIN if quorum_servers(self.extra) else SERVER_MAIN
+        return [find_java(), *JVM_FLAGS, *log_props, "-cp", cp, main, self.config_path]
 
-    def start(self, timeout: float = 30.0) -> ZooKeeperServer:
-        """Launch the server and wait until it serves requests; raise ZooKeeperError if it does not."""
+    def start(self, timeout: float = 30.0, wait: bool = True) -> ZooKeeperServer:
+        """Launch the server and wait until it serves requests; raise ZooKeeperError if it does not.
+
+        wait=False: only launch (an ensemble member serves once a quorum of its peers has started too).
+        """
         if self.is_running():
             return self
         attempts = 3 if self._auto_port else 1
         for attempt in range(attempts):
             try:
-                self._launch(timeout)
+                self._launch(timeout, wait)
                 return self
             except ZooKeeperError:
                 # Another process may have taken the free port between free_port() and bind.
@@ -220,7 +254,7 @@ class ZooKeeperServer:
                 self.port = free_port(self.host)
         return self
 
-    def _launch(self, timeout: float) -> None:
+    def _launch(self, timeout: float, wait: bool = True) -> None:
         self.write_config()
         cmd = self.command()
         with open(self.log_path, "ab") as log:
@@ -234,6 +268,8 @@ class ZooKeeperServer:
                 preexec_fn=die_with_parent() if self.die_with_parent else None,
             )
         atexit.register(self.stop)
+        if not wait:
+            return
         started = time.monotonic()
         if not _poll(lambda: not self.is_running() or self.is_serving(), timeout):
             self.stop()
@@ -259,14 +295,14 @@ class ZooKeeperServer:
         except OSError:
             return ""
 
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop this server's process only: SIGTERM, then SIGKILL after timeout seconds."""
+    def stop(self, timeout: float = 10.0, signum: int = signal.SIGTERM) -> None:
+        """Stop this server's process only: signum (SIGKILL for a crash), then SIGKILL after timeout seconds."""
         process, self.process = self.process, None
         atexit.unregister(self.stop)
         if process is None:
             return
         if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
+            process.send_signal(signum)
             try:
                 process.wait(timeout)
             except subprocess.TimeoutExpired:
@@ -285,7 +321,7 @@ class ZooKeeperServer:
         self.die_with_parent = True
         previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
         try:
-            self.start(timeout)
+            self.start(timeout, wait=not quorum_servers(self.extra))  # a member waits for its peers
             process = self.process
             assert process is not None
             while not stopping and process.poll() is None:
