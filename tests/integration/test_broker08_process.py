@@ -81,6 +81,8 @@ def test_after_kill_9_the_restart_recovers_a_torn_tail(broker08_process, tmp_pat
     with connected(broker) as client:
         wait_for_leaders(client, ["t"])
         assert broker.log_text().count("(recovery on)") == 2  # the first start and the restart
+        torn = len(format08.build_message_set([(None, b"torn")])) - 3
+        assert f"00000000000000000000.log: truncated {torn} bytes at offset 2" in broker.log_text()
         assert fetched(client, "t") == [(0, b"kept-1"), (1, b"kept-2")]
         assert produce(client, "t", [b"after"]) == 2
 
@@ -96,3 +98,29 @@ def test_an_io_error_appending_halts_the_broker_process(broker08_process, tmp_pa
         assert broker.wait(30) == 1
     log = broker.log_text()
     assert "I/O error on the log of broker 0, halting" in log and "Is a directory" in log
+
+
+def test_empty_checkpoints_read_as_empty_and_a_malformed_one_stops_the_start_naming_it(
+    broker08_process, tmp_path
+):
+    broker = broker08_process(0)
+    with connected(broker) as client:
+        wait_for_leaders(client, ["t"])
+        produce(client, "t", [b"a"])
+    broker.signal(signal.SIGKILL)
+    broker.wait(30)
+    for name in ("recovery-point-offset-checkpoint", "replication-offset-checkpoint"):
+        (log_dir(tmp_path) / name).write_text("")  # as 0.8.2: an empty map
+    broker.start()
+    with connected(broker) as client:
+        wait_for_leaders(client, ["t"])
+        assert fetched(client, "t") == [(0, b"a")]
+    broker.signal(signal.SIGKILL)
+    broker.wait(30)
+    checkpoint = log_dir(tmp_path) / "replication-offset-checkpoint"
+    checkpoint.write_text("0\n1\nt 0\n")
+    broker.start()
+    assert broker.wait(30) == 1
+    last = broker.log_text().splitlines()[-1]
+    assert last.startswith(f"zkafka: error: CheckpointError: checkpoint {checkpoint}: malformed line 3"), last
+    assert "Traceback" not in broker.log_text()

@@ -15,12 +15,15 @@ Pure bookkeeping, no sockets and no ZooKeeper (the replica manager writes ISR ch
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from zkafka.protocol.errors import ErrorCode
 from zkafka.zk.paths08 import NO_LEADER, PartitionState
+
+logger = logging.getLogger(__name__)
 
 UNKNOWN_OFFSET = -1
 
@@ -49,6 +52,16 @@ class Partition:
         self.isr: tuple[int, ...] = ()
         self.isr_updating = False  # an ISR write to ZooKeeper is under way
         self._followers: dict[int, FollowerState] = {}
+        if high_watermark > log.log_end_offset:  # Kafka 0.8.2 takes the log end offset then
+            logger.warning(
+                "partition [%s,%d]: the high watermark %d in replication-offset-checkpoint is past the log end"
+                " offset %d; using %d",
+                topic,
+                partition,
+                high_watermark,
+                log.log_end_offset,
+                log.log_end_offset,
+            )
         self._high_watermark = max(0, min(high_watermark, log.log_end_offset))
         log.set_visible_end(lambda _log: self._high_watermark)
 

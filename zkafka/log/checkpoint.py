@@ -4,7 +4,8 @@ The format (``recovery-point-offset-checkpoint``, ``replication-offset-checkpoin
 ``cleaner-offset-checkpoint``): a line ``0`` (the
 version), a line with the number of entries, then one ``<topic> <partition> <offset>`` line per partition.
 A write goes to ``<file>.tmp``, is fsynced and renamed over the file, so a reader sees the old or the new
-content, never a mix. Reading is strict: another version, a malformed line or a wrong count is an error.
+content, never a mix. Reading is strict: another version, a malformed line or a wrong count is an error (the broker refuses to start,
+naming the file); an empty file, or one with the version line alone, reads as empty, as Kafka 0.8.2's does.
 """
 
 from __future__ import annotations
@@ -67,11 +68,16 @@ class OffsetCheckpoint:
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
-        if not lines or lines[0] != str(VERSION):
-            found = repr(lines[0]) if lines else "an empty file"
-            raise CheckpointError(f"checkpoint {self.path}: unknown version {found} (expected {VERSION})")
-        if len(lines) < 2 or not _INT.fullmatch(lines[1]) or int(lines[1]) < 0:
-            count = repr(lines[1]) if len(lines) > 1 else "nothing"
+        if not lines:
+            return {}  # as Kafka 0.8.2: an empty file (or a version line alone) is an empty checkpoint
+        if lines[0] != str(VERSION):
+            raise CheckpointError(
+                f"checkpoint {self.path}: unknown version {lines[0]!r} (expected {VERSION})"
+            )
+        if len(lines) == 1:
+            return {}
+        if not _INT.fullmatch(lines[1]) or int(lines[1]) < 0:
+            count = repr(lines[1])
             raise CheckpointError(f"checkpoint {self.path}: line 2 should be the entry count, found {count}")
         expected = int(lines[1])
         offsets: dict[tuple[str, int], int] = {}

@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable
 from typing import NamedTuple
 
+from zkafka.log.checkpoint import RECOVERY_POINT_CHECKPOINT
 from zkafka.log.log_config import LogConfig
 from zkafka.log.offset_index import INDEX_SUFFIX, CorruptIndexError
 from zkafka.log.segment import (
@@ -140,13 +141,29 @@ class LogLoader:
     def _check_index(self, segment: IndexedSegment, had_index: bool) -> None:
         if not had_index:
             logger.warning("log %s: no index for %s, rebuilding it", self.name, segment.path)
-            segment.recover(self.entry_format, self.config.index_max_bytes)
+            self._recover_segment(segment)
             return
         try:
             segment.index.sanity_check()
         except CorruptIndexError as exc:
             logger.warning("log %s: %s; rebuilding the index", self.name, exc)
-            segment.recover(self.entry_format, self.config.index_max_bytes)
+            self._recover_segment(segment)
+
+    def _recover_segment(self, segment: IndexedSegment, later: int = 0) -> int:
+        """Rebuild a segment's index and cut its entries after the last valid one, saying what was cut (the
+        ``later`` segments after it go too); the bytes cut."""
+        truncated = segment.recover(self.entry_format, self.config.index_max_bytes)
+        if truncated:
+            logger.warning(
+                "log %s: corrupt or torn entries in %s: truncated %d bytes at offset %d and deleted %d later"
+                " segment(s)",
+                self.name,
+                segment.path,
+                truncated,
+                segment.next_offset,
+                later,
+            )
+        return truncated
 
     def _recover(self, segments: list[IndexedSegment], recovery_point: int, need_recovery: bool) -> int:
         """Recover every segment from the one holding the recovery point; cut everything after a bad entry.
@@ -157,25 +174,25 @@ class LogLoader:
             return active.next_offset
         first = max(0, segment_index(segments, recovery_point))
         for i in range(first, len(segments)):
-            truncated = segments[i].recover(self.entry_format, self.config.index_max_bytes)
-            if truncated:
+            if self._recover_segment(segments[i], later=len(segments) - i - 1):
                 later = segments[i + 1 :]
-                logger.warning(
-                    "log %s: corrupt or torn entries in %s: truncated %d bytes at offset %d and deleted %d"
-                    " later segment(s)",
-                    self.name,
-                    segments[i].path,
-                    truncated,
-                    segments[i].next_offset,
-                    len(later),
-                )
                 del segments[i + 1 :]
                 for segment in later:
                     segment.delete()
                 break
         if segments[-1] is not active:
             segments[-1].index.resize(self.config.index_max_bytes)
-        return min(recovery_point, segments[-1].next_offset)
+        end = segments[-1].next_offset
+        if recovery_point > end:  # Kafka takes the log end offset as the recovery point then
+            logger.warning(
+                "log %s: the recovery point %d in %s is past the log end offset %d; recovering from %d",
+                self.name,
+                recovery_point,
+                RECOVERY_POINT_CHECKPOINT,
+                end,
+                end,
+            )
+        return min(recovery_point, end)
 
 
 def _close_all(segments: list[IndexedSegment]) -> None:

@@ -136,3 +136,13 @@ def test_a_follower_high_watermark_is_capped_by_its_own_log_end(log):
     assert p.high_watermark == 3
     p.follower_high_watermark(9)
     assert p.high_watermark == 5
+
+
+def test_a_checkpointed_high_watermark_past_the_log_end_is_taken_down_to_it(log, caplog):
+    append(log, 3)
+    with caplog.at_level("WARNING", logger="zkafka.cluster.partition"):
+        partition = Partition("t", 0, LEADER, log, 10)  # as 0.8.2's Partition: min(checkpoint, LEO)
+    assert partition.high_watermark == 3
+    assert (
+        "the high watermark 10 in replication-offset-checkpoint is past the log end offset 3" in caplog.text
+    )

@@ -316,6 +316,30 @@ def test_recovery_truncates_a_torn_tail_and_deletes_later_segments(tmp_path, cap
     assert offsets_in(log.read(3, 1000).read()) == [3, 4]
 
 
+def test_recovery_says_what_it_cut_when_the_index_is_rebuilt_first(tmp_path, caplog):
+    path = tmp_path / "t-0"
+    log = filled(path, 4)
+    crash(log)  # the active segment's index stays pre-allocated: it is rebuilt before recovery runs
+    segment = path / "00000000000000000000.log"
+    segment.write_bytes(segment.read_bytes()[: 3 * ENTRY + 10])  # offset 3 torn
+    with caplog.at_level(logging.WARNING, logger="zkafka.log.log_loader"):
+        log = open_log(path, need_recovery=True)
+    assert log.log_end_offset == 3
+    assert f"corrupt or torn entries in {segment}: truncated 10 bytes at offset 3" in caplog.text
+
+
+def test_a_recovery_point_past_the_log_end_is_taken_down_to_it(tmp_path, caplog):
+    path = tmp_path / "t-0"
+    filled(path, 3).close()
+    with caplog.at_level(logging.WARNING, logger="zkafka.log.log_loader"):
+        log = open_log(path, need_recovery=True, recovery_point=10)
+    assert (log.log_end_offset, log.recovery_point) == (3, 3)  # as Kafka's LogLoader: min(checkpoint, LEO)
+    assert (
+        "the recovery point 10 in recovery-point-offset-checkpoint is past the log end offset 3"
+        in caplog.text
+    )
+
+
 def test_recovery_rebuilds_the_same_index(tmp_path):
     path = tmp_path / "t-0"
     log = open_log(path, index_interval_bytes=50)
