@@ -29,6 +29,7 @@ from zkafka.config import (
 )
 from zkafka.errors import InvalidConfigError
 from zkafka.records.format08 import LOG_OVERHEAD
+from zkafka.records.format_version import default_format_version, parse_format_version
 
 DEFAULT_FETCH_MESSAGE_MAX_BYTES = 1024 * 1024
 
@@ -37,6 +38,7 @@ MINUTE_MS = 60 * 1000
 # 0.8.2's Message.MinHeaderSize and MessageSet.LogOverhead.
 MESSAGE_MIN_HEADER_SIZE = 14
 
+TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 _CLIENT_ID = re.compile(r"[a-zA-Z0-9._-]*")
 CODECS_08 = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3}
 
@@ -121,6 +123,13 @@ class BrokerConfig08(Config):
         long_key("log.cleaner.delete.retention.ms", 24 * HOUR_MS),
         int_key("log.index.size.max.bytes", 10 * 1024 * 1024, 4),
         int_key("log.index.interval.bytes", 4096, 0),
+        Key("inter.broker.protocol.version", parse_format_version),  # here: only the format's default
+        Key(
+            "log.message.format.version",
+            parse_format_version,
+            lambda c: default_format_version(c["inter.broker.protocol.version"]),
+        ),
+        choice_key("log.message.timestamp.type", "CreateTime", TIMESTAMP_TYPES),
         long_key("log.flush.interval.messages", LONG_MAX, 1),
         long_key("log.segment.delete.delay.ms", 60000, 0),
         long_key("log.flush.scheduler.interval.ms", LONG_MAX),
@@ -209,6 +218,8 @@ TOPIC_KEY_DEFAULTS = {
     "cleanup.policy": "log.cleanup.policy",
     "unclean.leader.election.enable": "unclean.leader.election.enable",
     "min.insync.replicas": "min.insync.replicas",
+    "message.format.version": "log.message.format.version",
+    "message.timestamp.type": "log.message.timestamp.type",
 }
 
 TOPIC_KEYS = key_table(
@@ -228,6 +239,8 @@ TOPIC_KEYS = key_table(
     choice_key("cleanup.policy", None, ("delete", "compact")),
     bool_key("unclean.leader.election.enable", None),
     int_key("min.insync.replicas", None, 1),
+    Key("message.format.version", parse_format_version),
+    choice_key("message.timestamp.type", None, TIMESTAMP_TYPES),
 )
 
 

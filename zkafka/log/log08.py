@@ -15,11 +15,12 @@ import logging
 import os
 import random
 from collections.abc import Callable
-from typing import Unpack
+from typing import Any, Unpack
 
-from zkafka.errors import MessageSetSizeTooLargeError, OffsetOutOfRangeError
+from zkafka.errors import MessageSetSizeTooLargeError, OffsetOutOfRangeError, UnknownMagicByteError
 from zkafka.log.log_config import LogConfig
 from zkafka.log.log_loader import LogLoader
+from zkafka.log.log_validator import validate_and_assign
 from zkafka.log.offset_index import INDEX_SUFFIX
 from zkafka.log.segment import DELETED_SUFFIX, IndexedSegment, segment_file_name
 from zkafka.log.segmented_log import (
@@ -31,7 +32,8 @@ from zkafka.log.segmented_log import (
     log_end,
 )
 from zkafka.records import format08
-from zkafka.records.format08 import FORMAT08
+from zkafka.records.down_convert import first_magic
+from zkafka.records.log_entries import LOG_FORMAT08, check_follower_set
 from zkafka.utils.java import INT32_MAX
 
 logger = logging.getLogger(__name__)
@@ -45,7 +47,7 @@ class Log08(SegmentedLog):
     """An append-only 0.8 log of one topic partition: offsets are message numbers."""
 
     touch_kept_empty_segment = False
-    default_format = FORMAT08
+    default_format = LOG_FORMAT08
     default_visible_end = staticmethod(log_end)
 
     def __init__(
@@ -131,11 +133,9 @@ class Log08(SegmentedLog):
         with self._lock:
             leo = self._next_offset
             if assign_offsets:
-                data, first, last, count = format08.assign_offsets(message_set, leo, config.max_message_size)
+                data, first, last, count = validate_and_assign(message_set, leo, config, self._time_ms())
             else:
-                valid, count = self.entry_format.validate(message_set, config.max_message_size)
-                data = memoryview(message_set)[:valid]
-                first, last = format08.check_follower_offsets(data, leo)
+                data, first, last, count = self._follower_entries(message_set, leo)
             if not data:
                 return LogAppendInfo(leo, leo, 0, 0)
             if len(data) > config.segment_bytes:
@@ -152,6 +152,21 @@ class Log08(SegmentedLog):
         if self._listeners:
             self._notify(info)
         return info
+
+    def _follower_entries(self, message_set: bytes | memoryview, leo: int) -> tuple[Any, int, int, int]:
+        """A follower's fetched entries checked: magic-0 sets as 0.8 checks them (each wrapper's messages
+        counted), sets holding magic 1 or record batches entry by entry."""
+        if first_magic(message_set) in (None, 0):
+            try:
+                valid, count = self.entry_format.validate(message_set, self.config.max_message_size)
+                data = memoryview(message_set)[:valid]
+                first, last = format08.check_follower_offsets(data, leo)
+                return data, first, last, count
+            except UnknownMagicByteError:
+                pass  # newer entries after older ones: the log's format changed
+        checked = check_follower_set(message_set, leo)
+        data = memoryview(message_set)[: checked.valid_bytes]
+        return data, checked.first_offset, checked.last_offset, checked.count
 
     def flush_if_due(self) -> bool:
         """Flush when ``flush.messages`` messages are unflushed; True when it flushed."""

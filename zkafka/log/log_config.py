@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zkafka.config import LONG_MAX
+from zkafka.records.format_version import magic_of
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ class LogConfig:
     compact: bool = False
     delete_retention_ms: int = 24 * 3600 * 1000
     min_cleanable_ratio: float = 0.5
+    message_format_magic: int = 0  # what ``message.format.version`` names: the magic the log stores
+    log_append_time: bool = False  # ``message.timestamp.type`` LogAppendTime (else CreateTime)
 
     _TOPIC_KEYS = {
         "segment.bytes": "segment_bytes",
@@ -51,4 +54,8 @@ class LogConfig:
         fields = {name: values[key] for key, name in cls._TOPIC_KEYS.items() if values.get(key) is not None}
         if values.get("cleanup.policy") is not None:
             fields["compact"] = values["cleanup.policy"] == "compact"
+        if values.get("message.format.version") is not None:
+            fields["message_format_magic"] = magic_of(values["message.format.version"])
+        if values.get("message.timestamp.type") is not None:
+            fields["log_append_time"] = values["message.timestamp.type"] == "LogAppendTime"
         return cls(**fields)

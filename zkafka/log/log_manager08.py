@@ -59,6 +59,7 @@ class LogManager08:
         time_ms: Callable[[], int] = utils.now_ms,
         offload: Offload = run_here,
         on_open_log: Callable[[Log08], None] | None = None,
+        topic_overrides: Callable[[str], LogConfig | None] | None = None,
     ) -> None:
         if not log_dirs:
             raise ValueError("log.dirs names no directory")
@@ -67,6 +68,7 @@ class LogManager08:
         self.log_dirs = [os.fspath(d) for d in log_dirs]
         self.default_config = default_config
         self.topic_configs: dict[str, LogConfig] = dict(topic_configs or {})
+        self._topic_overrides = topic_overrides  # a topic's /config/topics settings (None: none, or unknown yet)
         self._time_ms = time_ms
         self._offload = offload
         self._on_open_log = on_open_log  # told every log opened or created (the broker's metrics)
@@ -122,7 +124,15 @@ class LogManager08:
 
     def config_for(self, topic: str) -> LogConfig:
         """The topic's log settings (its overrides, else the broker's defaults)."""
-        return self.topic_configs.get(topic, self.default_config)
+        config = self.topic_configs.get(topic)
+        if config is None and self._topic_overrides is not None:
+            config = self._topic_overrides(topic)
+        return self.default_config if config is None else config
+
+    def refresh_configs(self) -> None:
+        """Every open log takes its topic's settings again (logs load before the topics' overrides can be read)."""
+        for log in self.all_logs():
+            log.config = self.config_for(log.topic)
 
     # -- lookup and creation ----------------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from zkafka.log.offset_index import INDEX_SUFFIX, OffsetIndex
 from zkafka.records.format08 import entries, find_offset, iter_messages
+from zkafka.records.log_entries import LogEntry, log_entries
 
 logger = logging.getLogger(__name__)
 
@@ -221,19 +222,34 @@ class IndexedSegment(LogSegment):
         self.index.truncate_to_entries(0)
         self.index.resize(index_max_bytes)
         next_offset, last_indexed = self.start, 0
-        for entry_offset, position, size in self.entries_from(0, valid):
+        for entry in self.log_entries_from(0, valid):
+            position = entry.position
             if position - last_indexed > self.index_interval_bytes:
-                # A wrapper's entry offset is its last inner offset: the index wants the first one.
-                inner = next(iter_messages(self.read(position, size)), None)
-                self.index.append(entry_offset if inner is None else inner.offset, position)
+                self.index.append(self._first_offset(entry), position)
                 last_indexed = position
-            next_offset = entry_offset + 1
+            next_offset = entry.last_offset + 1
         truncated = self.size - valid
         if truncated:
             self.truncate(valid)
         self.index.trim()
         self.next_offset = next_offset
         return truncated
+
+    def _first_offset(self, entry: LogEntry) -> int:
+        """The offset the index gives the entry: a magic-0 wrapper's first inner one (its entry carries its last
+        one), else the entry's first (a record batch's base offset; any offset of a magic-1 wrapper serves)."""
+        if entry.magic != 0:
+            return entry.first_offset
+        inner = next(iter_messages(self.read(entry.position, entry.size)), None)
+        return entry.last_offset if inner is None else inner.offset
+
+    def log_entries_from(self, position: int, end: int | None = None) -> Iterator[LogEntry]:
+        """The entries of the file from ``position`` (a whole entry's start) with their formats' details."""
+        end = self.size if end is None else end
+        if end <= position:
+            return
+        with mmap.mmap(self.fileno(), end, access=mmap.ACCESS_READ) as mapped:
+            yield from log_entries(mapped, position)
 
     def truncate_to_offset(self, offset: int) -> int:
         """Drop every entry with an offset >= ``offset``; returns the bytes removed."""

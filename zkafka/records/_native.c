@@ -578,6 +578,7 @@ static PyObject *native_find_offset08(PyObject *mod, PyObject *args) {
         int32_t size = rd_i32(d + pos + LINE08.size_at);
         if (size < LINE08.fast_min || size > end - pos - LINE08.overhead) break;
         long long offset = rd_i64(d + pos);
+        if (d[pos + 16] == 2 && size >= 49) offset += rd_i32(d + pos + 23); /* a batch: its last offset */
         if (offset >= target) {
             found = offset;
             at = pos;
@@ -805,7 +806,8 @@ static PyMethodDef native_methods[] = {
      "whole entries end, reading lengths and offsets only (entries.spans' rules)."},
     {"find_offset08", native_find_offset08, METH_VARARGS,
      "find_offset08(data, target, start, end=-1) -> (offset, position) | None: the first whole 0.8 entry from "
-     "start (before end; -1: the data's end) with an offset at or past target, reading headers only."},
+     "start (before end; -1: the data's end) whose offset (a record batch's: its last) is at or past target, "
+     "reading headers only."},
     {"build_set07", native_build_set07, METH_O,
      "build_set07(payloads) -> bytes: a 0.7 message set with one magic-1 entry per payload."},
     {"build_set08", native_build_set08, METH_VARARGS,

@@ -97,9 +97,9 @@ def batches_to_magic0(message_set: Any, max_inflated: int = DEFAULT_MAX_INFLATED
     wrapper with the batch's codec per compressed batch. See the module docstring for what it refuses."""
     data = bytes(message_set)
     out: list[bytes] = []
-    for pos in _batch_positions(data):
+    for pos in batch_positions(data):
         header = read_batch_header(data, pos)
-        check_batch_for_magic0(header, pos)
+        check_client_batch(header, pos)
         batch = read_batch(data, pos, max_inflated)
         for record in batch.records:
             if record.headers:
@@ -112,7 +112,7 @@ def batches_to_magic0(message_set: Any, max_inflated: int = DEFAULT_MAX_INFLATED
     return b"".join(out)
 
 
-def _batch_positions(data: bytes) -> Iterator[int]:
+def batch_positions(data: bytes) -> Iterator[int]:
     """Where each whole entry starts, every one a record batch (a set mixing formats is INVALID_RECORD); a
     partial trailing batch is left out, as the append drops any partial tail."""
     pos = 0
@@ -126,8 +126,9 @@ def _batch_positions(data: bytes) -> Iterator[int]:
         pos += LOG_OVERHEAD + batch_length
 
 
-def check_batch_for_magic0(header: BatchHeader, pos: int) -> None:
-    """Refuse a batch a client may not write, or one whose features magic 0 lacks (LogValidator's order)."""
+def check_client_batch(header: BatchHeader, pos: int, to_magic: int = 0) -> None:
+    """Refuse a batch a client may not write, or one with features a log of ``to_magic`` lacks or this broker
+    does not serve yet (a transactional or idempotent batch), in LogValidator's order."""
     where = f"record batch at position {pos}"
     if header.count <= 0 or header.last_offset_delta + 1 != header.count:
         raise InvalidRecordError(
@@ -136,10 +137,10 @@ def check_batch_for_magic0(header: BatchHeader, pos: int) -> None:
     if header.is_control:
         raise InvalidRecordError(f"{where} is a control batch, which clients may not write")
     if header.is_transactional:
-        raise UnsupportedForMessageFormatError(f"{where} is transactional: message format v0 cannot hold it")
+        raise UnsupportedForMessageFormatError(f"{where} is transactional: this broker's logs do not take it")
     if header.has_producer_id:
         raise UnsupportedForMessageFormatError(
-            f"{where} has producer id {header.producer_id} (idempotent): message format v0 cannot hold it"
+            f"{where} has producer id {header.producer_id} (idempotent): this broker's logs do not take it"
         )
-    if header.compression == ZSTD:
-        raise UnsupportedCompressionTypeError(f"{where} is zstd-compressed: message format v0 has no zstd")
+    if header.compression == ZSTD and to_magic < MAGIC_V2:
+        raise UnsupportedCompressionTypeError(f"{where} is zstd-compressed: message format v{to_magic} has no zstd")

@@ -24,6 +24,10 @@ MAGIC = 0
 LOG_OVERHEAD = 12  # int64 offset, int32 N
 MIN_MESSAGE_SIZE = 14  # crc, magic, attributes, key length, value length
 CODEC_MASK = 0x07
+# A record batch (magic 2, ``record_batch``) shares the entry framing; its last offset is base + this delta.
+_BATCH_MAGIC = 2
+_MIN_BATCH_SIZE = 61
+_LAST_OFFSET_DELTA_AT = 23
 
 OFFSET = struct.Struct(">q")
 _ENTRY_HEAD = struct.Struct(">qiIBB")  # offset, N, crc, magic, attributes
@@ -247,14 +251,24 @@ def _wrap(inner: bytes, codec: int, offset: int) -> bytes:
 
 
 def entries(buf: Any) -> Iterator[tuple[int, int, int]]:
-    """``(offset, position, entry size)`` of each whole top-level entry, reading only offsets and lengths."""
+    """``(offset, position, entry size)`` of each whole top-level entry, reading only offsets and lengths (a
+    record batch's offset is its last one, as a wrapper's is)."""
     for pos, size in spans(buf, FORMAT08):
-        yield _unpack_offset(buf, pos)[0], pos, size
+        yield entry_offset(buf, pos, size), pos, size
+
+
+def entry_offset(buf: Any, pos: int, size: int) -> int:
+    """The offset of the whole entry of ``size`` bytes at ``pos``: the last one it holds (a record batch's
+    base offset plus its lastOffsetDelta)."""
+    (offset,) = _unpack_offset(buf, pos)
+    if buf[pos + 16] == _BATCH_MAGIC and size >= _MIN_BATCH_SIZE:
+        return offset + _unpack_int(buf, pos + _LAST_OFFSET_DELTA_AT)[0]
+    return offset
 
 
 def find_offset(buf: Any, target: int, start: int = 0, end: int | None = None) -> tuple[int, int] | None:
-    """``(offset, position)`` of the first whole top-level entry in ``buf[start:end]`` whose offset is at or
-    past ``target`` (None if there is none): the log's search after an index lookup, reading only headers.
+    """``(offset, position)`` of the first whole top-level entry in ``buf[start:end]`` whose offset (a record
+    batch's: its last) is at or past ``target`` (None if there is none): the log's search after an index lookup, reading only headers.
 
     Stops, like ``spans``, at a partial entry or a size below the smallest message.
     """
@@ -267,6 +281,8 @@ def find_offset(buf: Any, target: int, start: int = 0, end: int | None = None) -
         offset, size = _unpack_offset_size(buf, pos)
         if size < MIN_MESSAGE_SIZE or pos + LOG_OVERHEAD + size > end:
             return None
+        if buf[pos + 16] == _BATCH_MAGIC:
+            offset = entry_offset(buf, pos, LOG_OVERHEAD + size)
         if offset >= target:
             return offset, pos
         pos += LOG_OVERHEAD + size

@@ -24,7 +24,6 @@ in the replica manager's fetch purgatory (DelayedFetch).
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -34,7 +33,6 @@ from zkafka.errors import (
     OffsetMetadataTooLargeError,
     UnknownTopicOrPartitionError,
 )
-from zkafka.network.send import FileRegion
 from zkafka.protocol import v08
 from zkafka.protocol.api_keys import (
     API_NAMES,
@@ -84,7 +82,7 @@ from zkafka.records.record_batch import MAGIC as MAGIC_V2
 from zkafka.records.record_batch import RECORD_BATCH_OVERHEAD, read_batch_header
 from zkafka.server.delayed_fetch import DelayedFetch
 from zkafka.server.delayed_produce import ProduceStatus
-from zkafka.server.log_read import PartitionRead, read_from_local_log
+from zkafka.server.log_read import PartitionRead, read_from_local_log, records_for_fetch_version
 from zkafka.server.metadata_cache import MetadataCache
 from zkafka.server.offsets_zk import ZkOffsetStore
 from zkafka.server.replica_manager import ReplicaManager, error_code
@@ -236,13 +234,10 @@ class KafkaApis:
             partitions = []
             for p in data.partitions:
                 read = next(it)
-                region = read.region
-                message_set: Any = b""
-                if region is not None:
-                    message_set = FileRegion(os.dup(region.segment.fileno()), region.position, region.length)
-                partitions.append(
-                    FetchResponsePartition(p.partition, read.error, read.high_watermark, message_set)
-                )
+                error, message_set = read.error, b""
+                if read.region is not None:
+                    error, message_set = records_for_fetch_version(read, p.fetch_offset, api_version)
+                partitions.append(FetchResponsePartition(p.partition, error, read.high_watermark, message_set))
             topics.append(FetchResponseTopic(data.topic, partitions))
         body = FetchResponseV1(0, topics) if api_version >= 1 else FetchResponseV0(topics)
         return v08.encode_response(correlation_id, body)

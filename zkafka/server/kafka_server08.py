@@ -28,7 +28,7 @@ import gevent.event
 
 from zkafka.admin.topics import TopicExistsError, auto_create_topic, create_topic, live_broker_ids
 from zkafka.config import LINE_08
-from zkafka.config08 import BrokerConfig08, parse_topic_overrides
+from zkafka.config08 import BrokerConfig08, parse_topic_overrides, topic_config
 from zkafka.controller.channel_manager import ControllerChannelManager
 from zkafka.controller.context import ClusterSnapshot, ControllerContext
 from zkafka.controller.controller import KafkaController
@@ -40,6 +40,7 @@ from zkafka.log.log_config import LogConfig
 from zkafka.log.log_manager08 import LogManager08
 from zkafka.network.server import SocketServer
 from zkafka.protocol import v08
+from zkafka.records.format_version import magic_of
 from zkafka.server.admin_apis import AdminApis
 from zkafka.server.apis08 import KafkaApis
 from zkafka.server.controlled_shutdown import controlled_shutdown
@@ -83,6 +84,8 @@ def log_config(config: BrokerConfig08) -> LogConfig:
         compact=config["log.cleanup.policy"] == "compact",
         delete_retention_ms=config["log.cleaner.delete.retention.ms"],
         min_cleanable_ratio=config["log.cleaner.min.cleanable.ratio"],
+        message_format_magic=magic_of(config["log.message.format.version"]),
+        log_append_time=config["log.message.timestamp.type"] == "LogAppendTime",
     )
 
 
@@ -156,6 +159,7 @@ class KafkaServer08(BrokerServer):
                 scheduler=self._schedule_log_task,
                 offload=offload,
                 on_open_log=on_open_log,
+                topic_overrides=self._topic_log_config,
             ),
         )
 
@@ -212,6 +216,7 @@ class KafkaServer08(BrokerServer):
             handler=gevent_handler(),
         )
         start_zk_client(self.zk_client)
+        self.log_manager.refresh_configs()
         self.metadata_cache.cluster_id = cluster_id(self.zk_client)
         self.replica_manager.isr_writer = zk_isr_writer(self.zk_client)
         self.replica_manager.add_leadership_listener(self._on_leadership)
@@ -325,6 +330,18 @@ class KafkaServer08(BrokerServer):
     def _on_leadership(self, led: list[tuple[str, int]]) -> None:
         self._min_isr.clear()  # read again: the topic's overrides may have changed
         self.coordinator.on_leadership(p for topic, p in led if topic == OFFSETS_TOPIC)
+
+    def _topic_log_config(self, topic: str) -> LogConfig | None:
+        """The topic's log settings when ``/config/topics/<t>`` overrides any (None before ZooKeeper is up)."""
+        data = get_data(self.zk_client, topic_config_path(topic)) if self.zk_client is not None else None
+        if data is None:
+            return None
+        try:
+            overrides = parse_topic_overrides(parse_topic_config(topic, data))
+        except Exception as exc:
+            log.warning("topic %s: %s; its log takes the broker's settings", topic, exc)
+            return None
+        return LogConfig.from_topic_config(topic_config(self.config, overrides)) if overrides else None
 
     def _min_insync_replicas(self, topic: str) -> int:
         """The topic's ``min.insync.replicas`` (its override in ``/config/topics/<t>``, else the broker's)."""

@@ -9,10 +9,13 @@ The Fetch handler reads with it, and so does a DelayedFetch to check whether it 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from zkafka.errors import KafkaError
+from zkafka.network.send import FileRegion
+from zkafka.records.convert import down_convert
 from zkafka.server.replica_manager import ReplicaManager, error_code
 
 log = logging.getLogger(__name__)
@@ -24,13 +27,15 @@ class PartitionRead(NamedTuple):
     """What a fetch reads from one partition: an error code, the high watermark and the bytes' region.
 
     ``region`` is a log region (segment, position, length) or None when nothing is returned; ``behind`` says
-    the region lies in an older segment than the log's last one.
+    the region lies in an older segment than the log's last one; ``log_magic`` is the message format of a
+    consumer's log (followers take the entries as they are: 0).
     """
 
     error: int
     high_watermark: int
     region: Any
     behind: bool = False
+    log_magic: int = 0
 
     @property
     def size(self) -> int:
@@ -48,7 +53,9 @@ def read_partition(
         region = partition_log.read(offset, max_bytes, max_offset)
         if region is None or not region.length:
             return PartitionRead(0, high_watermark, None)
-        return PartitionRead(0, high_watermark, region, region.segment is not partition_log.segments[-1])
+        behind = region.segment is not partition_log.segments[-1]
+        magic = partition_log.config.message_format_magic if replica_id < 0 else 0
+        return PartitionRead(0, high_watermark, region, behind, magic)
     except KafkaError as exc:
         log.debug("fetch of %s-%d at %d: %s", topic, partition, offset, exc)
         return PartitionRead(error_code(exc), -1, None)
@@ -65,3 +72,22 @@ def read_from_local_log(
         read_partition(replicas, topic, partition, offset, max_bytes, replica_id)
         for topic, partition, offset, max_bytes in fetches
     ]
+
+
+def max_magic(fetch_version: int) -> int:
+    """The newest message format a Fetch of ``fetch_version`` reads: v0-v1 magic 0, v2-v3 magic 1, v4+ 2."""
+    return 0 if fetch_version < 2 else 1 if fetch_version < 4 else 2
+
+
+def records_for_fetch_version(read: PartitionRead, fetch_offset: int, fetch_version: int) -> tuple[int, Any]:
+    """``(error, message set)`` a partition's read answers with: its region as a file region (sent with
+    sendfile), or, for a log of a newer format than the request version reads, its entries converted down
+    (``convert.down_convert``; a zstd batch below magic 2: UNSUPPORTED_COMPRESSION_TYPE, no records)."""
+    region = read.region
+    if read.log_magic <= max_magic(fetch_version):
+        return read.error, FileRegion(os.dup(region.segment.fileno()), region.position, region.length)
+    try:
+        return read.error, down_convert(region.read(), max_magic(fetch_version), fetch_offset)
+    except KafkaError as exc:
+        log.debug("down-conversion of a fetch at %d: %s", fetch_offset, exc)
+        return error_code(exc), b""

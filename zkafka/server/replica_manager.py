@@ -35,7 +35,6 @@ from zkafka.errors import (
 )
 from zkafka.log.checkpoint import REPLICATION_OFFSET_CHECKPOINT, OffsetCheckpoint
 from zkafka.protocol.errors import LAST_CODE, ErrorCode
-from zkafka.records.down_convert import to_magic0
 from zkafka.server.delayed_produce import DelayedProduce, ProduceStatus
 from zkafka.server.isr_changes import IsrWriter, expand_isr, shrink_isr
 from zkafka.server.purgatory import Purgatory
@@ -279,13 +278,11 @@ class ReplicaManager:
         return delayed.result
 
     def _append_to_local_log(self, topic: str, partition: int, message_set: Any, acks: int) -> ProduceStatus:
-        """One partition of ``append_messages`` (magic-1 sets and record batches converted to magic 0, each
-        inflating to at most the log's ``message.max.bytes``): its status, errors as codes; an OSError (the
-        broker halted) propagates."""
+        """One partition of ``append_messages`` (the log converts the set to its message format): its status,
+        errors as codes; an OSError (the broker halted) propagates."""
         try:
             partition_log = self.leader_log(topic, partition)
-            converted = to_magic0(message_set, partition_log.config.max_message_size)
-            info = self._append_as_leader(topic, partition, partition_log, converted, acks)
+            info = self._append_as_leader(topic, partition, partition_log, message_set, acks)
             waits = acks not in (0, 1)
             start = partition_log.log_start
             return ProduceStatus(topic, partition, 0, info.first_offset, info.next_offset, waits, start)

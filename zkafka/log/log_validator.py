@@ -1,0 +1,104 @@
+"""What the leader does to a produced message set before it appends it, as Kafka's ``LogValidator``: check it,
+bring it to the log's message format and give it offsets from the log end.
+
+A log of magic 0 takes the 0.8 path unchanged (``down_convert.to_magic0`` then ``format08.assign_offsets``,
+the native core's hot path). A log of magic 2 given record batches keeps them as they are (in place: the
+producer's codec, producer id/epoch/sequence and partition leader epoch untouched): each batch is read whole
+(its CRC-32C, count and records checked), gets its base offset, and has its maxTimestamp corrected, set to
+the append time for ``message.timestamp.type=LogAppendTime`` (the CRC written again when either changes).
+Anything else is converted: the set's records (``convert.set_records``; magic-0 messages have timestamp -1)
+become ONE entry of the log's magic with the codec of the set's last compressed entry, as Kafka converts.
+Errors: a batch clients may not write INVALID_RECORD (87), damaged bytes CORRUPT_MESSAGE (2), idempotent
+or transactional batches UNSUPPORTED_FOR_MESSAGE_FORMAT (43), an entry over ``max.message.bytes``
+MESSAGE_TOO_LARGE (10). Pure: bytes in, bytes out.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from crc32c import crc32c
+
+from zkafka.errors import MessageSizeTooLargeError
+from zkafka.log.log_config import LogConfig
+from zkafka.records import format08
+from zkafka.records.convert import build_set, set_records
+from zkafka.records.default_record import Record
+from zkafka.records.down_convert import batch_positions, check_client_batch, first_magic, to_magic0
+from zkafka.records.format08 import AssignedSet
+from zkafka.records.message_v1 import TIMESTAMP_TYPE_MASK
+from zkafka.records.record_batch import ATTRIBUTES_AT, read_batch, read_batch_header
+from zkafka.records.record_batch import MAGIC as MAGIC_V2
+
+_BASE_OFFSET = struct.Struct(">q")
+_CRC = struct.Struct(">I")
+_ATTRIBUTES = struct.Struct(">h")
+_MAX_TIMESTAMP = struct.Struct(">q")
+_CRC_AT = 17
+_MAX_TIMESTAMP_AT = 35
+
+
+def validate_and_assign(message_set: Any, next_offset: int, config: LogConfig, now_ms: int) -> AssignedSet:
+    """The set checked, in the log's format, numbered from ``next_offset``; a partial tail is dropped."""
+    magic = config.message_format_magic
+    limit = config.max_message_size
+    if magic == 0:
+        return format08.assign_offsets(to_magic0(message_set, limit), next_offset, limit)
+    data = bytes(message_set)
+    log_append_time = now_ms if config.log_append_time else None
+    given = first_magic(data)
+    if given is None:
+        return AssignedSet(b"", next_offset, next_offset - 1, 0)
+    if given == MAGIC_V2 and magic == MAGIC_V2:
+        return assign_batches(data, next_offset, limit, log_append_time)
+    if given == MAGIC_V2:
+        records, codec = _batch_records(data, magic, limit)
+    else:
+        records, codec = set_records(data, limit)
+    if not records:
+        return AssignedSet(b"", next_offset, next_offset - 1, 0)
+    converted = build_set(magic, records, codec, next_offset, log_append_time)
+    _check_size(len(converted), limit)
+    return AssignedSet(converted, next_offset, next_offset + len(records) - 1, len(records))
+
+
+def assign_batches(data: bytes, next_offset: int, limit: int, log_append_time: int | None) -> AssignedSet:
+    """Record batches kept as they are, given offsets from ``next_offset`` (see the module docstring)."""
+    out = bytearray()
+    offset = next_offset
+    for pos in batch_positions(data):
+        header = read_batch_header(data, pos)
+        check_client_batch(header, pos, MAGIC_V2)
+        _check_size(header.size, limit)
+        records = read_batch(data, pos, limit).records
+        batch = bytearray(data[pos : pos + header.size])
+        _BASE_OFFSET.pack_into(batch, 0, offset)
+        attributes, max_timestamp = header.attributes, max(r.timestamp for r in records)
+        if log_append_time is not None:
+            attributes, max_timestamp = attributes | TIMESTAMP_TYPE_MASK, log_append_time
+        if (attributes, max_timestamp) != (header.attributes, header.max_timestamp):
+            _ATTRIBUTES.pack_into(batch, ATTRIBUTES_AT, attributes)
+            _MAX_TIMESTAMP.pack_into(batch, _MAX_TIMESTAMP_AT, max_timestamp)
+            _CRC.pack_into(batch, _CRC_AT, crc32c(batch[ATTRIBUTES_AT:]))
+        out += batch
+        offset += header.count
+    return AssignedSet(bytes(out), next_offset, offset - 1, offset - next_offset)
+
+
+def _batch_records(data: bytes, magic: int, limit: int) -> tuple[list[Record], int]:
+    records: list[Record] = []
+    codec = 0
+    for pos in batch_positions(data):
+        header = read_batch_header(data, pos)
+        check_client_batch(header, pos, magic)
+        records += read_batch(data, pos, limit).records
+        codec = header.compression or codec
+    return records, codec
+
+
+def _check_size(size: int, limit: int) -> None:
+    if size > limit:
+        raise MessageSizeTooLargeError(
+            f"an entry of {size} bytes (with its offset and size) exceeds max.message.bytes {limit}"
+        )
