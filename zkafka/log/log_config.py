@@ -49,6 +49,28 @@ class LogConfig:
     }
 
     @classmethod
+    def from_broker_config(cls, config: Mapping[str, Any]) -> LogConfig:
+        """The broker-wide settings (``log.*`` keys) every partition gets unless its topic overrides them."""
+        return cls(
+            segment_bytes=config["log.segment.bytes"],
+            segment_ms=config["log.roll.ms"],
+            segment_jitter_ms=config["log.roll.jitter.ms"],
+            index_max_bytes=config["log.index.size.max.bytes"],
+            index_interval_bytes=config["log.index.interval.bytes"],
+            flush_interval_messages=config["log.flush.interval.messages"],
+            flush_interval_ms=config["log.flush.interval.ms"],
+            retention_bytes=config["log.retention.bytes"],
+            retention_ms=config["log.retention.ms"],
+            max_message_size=config["message.max.bytes"],
+            file_delete_delay_ms=config["log.segment.delete.delay.ms"],
+            compact=config["log.cleanup.policy"] == "compact",
+            delete_retention_ms=config["log.cleaner.delete.retention.ms"],
+            min_cleanable_ratio=config["log.cleaner.min.cleanable.ratio"],
+            message_format_magic=magic_of(config["log.message.format.version"]),
+            log_append_time=config["log.message.timestamp.type"] == "LogAppendTime",
+        )
+
+    @classmethod
     def from_topic_config(cls, values: Mapping[str, Any]) -> LogConfig:
         """From typed topic-level keys (``segment.bytes``, ``retention.ms``, ...); others are ignored."""
         fields = {name: values[key] for key, name in cls._TOPIC_KEYS.items() if values.get(key) is not None}

@@ -40,7 +40,6 @@ from zkafka.log.log_config import LogConfig
 from zkafka.log.log_manager08 import LogManager08
 from zkafka.network.server import SocketServer
 from zkafka.protocol import v08
-from zkafka.records.format_version import magic_of
 from zkafka.server.admin_apis import AdminApis
 from zkafka.server.apis08 import KafkaApis
 from zkafka.server.controlled_shutdown import controlled_shutdown
@@ -67,31 +66,9 @@ log = logging.getLogger(__name__)
 MS = 1000.0
 
 
-def log_config(config: BrokerConfig08) -> LogConfig:
-    """The broker-wide log settings (``log.*`` keys) every partition gets unless its topic overrides them."""
-    return LogConfig(
-        segment_bytes=config["log.segment.bytes"],
-        segment_ms=config["log.roll.ms"],
-        segment_jitter_ms=config["log.roll.jitter.ms"],
-        index_max_bytes=config["log.index.size.max.bytes"],
-        index_interval_bytes=config["log.index.interval.bytes"],
-        flush_interval_messages=config["log.flush.interval.messages"],
-        flush_interval_ms=config["log.flush.interval.ms"],
-        retention_bytes=config["log.retention.bytes"],
-        retention_ms=config["log.retention.ms"],
-        max_message_size=config["message.max.bytes"],
-        file_delete_delay_ms=config["log.segment.delete.delay.ms"],
-        compact=config["log.cleanup.policy"] == "compact",
-        delete_retention_ms=config["log.cleaner.delete.retention.ms"],
-        min_cleanable_ratio=config["log.cleaner.min.cleanable.ratio"],
-        message_format_magic=magic_of(config["log.message.format.version"]),
-        log_append_time=config["log.message.timestamp.type"] == "LogAppendTime",
-    )
-
-
 def offsets_log_config(config: BrokerConfig08) -> LogConfig:
     """``__consumer_offsets``' log settings: compacted, ``offsets.topic.segment.bytes`` segments."""
-    return replace(log_config(config), compact=True, segment_bytes=config["offsets.topic.segment.bytes"])
+    return replace(LogConfig.from_broker_config(config), compact=True, segment_bytes=config["offsets.topic.segment.bytes"])
 
 
 def coordinator_config(config: BrokerConfig08) -> CoordinatorConfig:
@@ -154,7 +131,7 @@ class KafkaServer08(BrokerServer):
             metrics,
             lambda offload, on_open_log: LogManager08(
                 config["log.dirs"],
-                log_config(config),
+                LogConfig.from_broker_config(config),
                 topic_configs={OFFSETS_TOPIC: offsets_log_config(config)},
                 scheduler=self._schedule_log_task,
                 offload=offload,
