@@ -353,6 +353,8 @@ class ConsumerConfig09(Config):
         str_key("group.instance.id", ""),  # 2.3 (KIP-345): a static member; "" for a dynamic one
         int_key("session.timeout.ms", 30000, 1),
         int_key("heartbeat.interval.ms", 3000, 1),
+        int_key("max.poll.interval.ms", 300000, 1),  # 0.10.1 (KIP-62): poll() at least this often
+        int_key("max.poll.records", 500, 1),  # 0.10.0 (KIP-41)
         csv_key("partition.assignment.strategy", ["org.apache.kafka.clients.consumer.RangeAssignor"]),
         long_key("metadata.max.age.ms", 5 * MINUTE_MS, 0),
         bool_key("enable.auto.commit", True),

@@ -1,5 +1,6 @@
 """Sticky assignment (the group client's ``sticky`` assignor): balanced like roundrobin, but every member keeps
-what it owned unless balance requires a move. Pure.
+what it owned unless balance requires a move; and its cooperative form (``cooperative-sticky``, KIP-429), which
+hands a partition taken from one member to its new owner only in the next rebalance. Pure.
 """
 
 from collections.abc import Iterable, Mapping
@@ -70,3 +71,26 @@ def _balance(owned: dict[str, list[TopicPartition]], eligible: Mapping[TopicPart
                 break
         if not moved:
             return
+
+
+def cooperative_assign(
+    partitions: Iterable[TopicPartition],
+    topics_of: Mapping[str, set[str]],
+    previous: Mapping[str, tuple[Iterable[TopicPartition], int]],
+) -> dict[str, list[TopicPartition]]:
+    """The sticky assignment minus every partition that would change owner in this rebalance (KIP-429).
+
+    A partition that other members still own (and this one does not) is left out of its new owner's share: the owner is told to
+    give it up (its assignment no longer holds it), revokes it, and joins again at once; the next rebalance
+    finds it owned by nobody and hands it over. So no partition is ever owned by two members at a time.
+    """
+    previous = {m: (list(tps), generation) for m, (tps, generation) in previous.items()}
+    target = sticky_assign(partitions, topics_of, previous)
+    claimed_by: dict[TopicPartition, set[str]] = {}
+    for member, (tps, _) in previous.items():
+        for tp in tps:
+            claimed_by.setdefault(tp, set()).add(member)
+    return {
+        member: [tp for tp in tps if member in claimed_by.get(tp, {member})]
+        for member, tps in target.items()
+    }

@@ -33,7 +33,8 @@ class StaticMembership:
     ) -> JoinOutcome:
         """A static member restarted: its new member id takes the old one's place, partitions and leadership;
         the old incarnation's parked JoinGroup or SyncGroup is answered FENCED_INSTANCE_ID. Without a
-        rebalance the answer names the leader as it was (2.3), so a restarted leader computes no assignment;
+        rebalance (3.4: unless the protocol the group would select changes) the answer names the leader as it
+        was (2.3), so a restarted leader computes no assignment;
         with ``skip_assignment`` (JoinGroup v9, KIP-814, as Kafka 3.4) a restarted leader is told it leads,
         with the members, and to skip the assignment."""
         leader = self.leader_id
@@ -43,7 +44,9 @@ class StaticMembership:
         self.members[member.member_id] = member
         if self.leader_id in (None, old.member_id):
             self.leader_id = member.member_id
-        if self.is_(GroupState.STABLE) and old.matches(member.protocols):
+        # as Kafka 3.4: no rebalance unless the group's protocol would change (the restarted member's
+        # subscription bytes may differ: ConsumerProtocolSubscription v2 carries the generation it owned in)
+        if self.is_(GroupState.STABLE) and self.select_protocol() == self.protocol:
             effects.append(self._arm(member, now_ms))
             result = self._follower_result(member.member_id, leader or "")
             if skip_assignment and self.leader_id == member.member_id:

@@ -1,8 +1,9 @@
 """The group membership APIs, every version Kafka 3.4 serves in ZooKeeper mode, each declared once
 (``versioned``): JoinGroup v0-v9, SyncGroup v0-v5, Heartbeat v0-v4, LeaveGroup v0-v5, DescribeGroups v0-v5,
 ListGroups v0-v4 and DeleteGroups v0-v2; and the "consumer" protocol embedded in their byte fields
-(``ConsumerProtocolMetadata``, what a member sends per assignor in JoinGroup; ``ConsumerProtocolAssignment``,
-what SyncGroup hands back).
+(``ConsumerProtocolMetadata``, what a member sends per assignor in JoinGroup, v1 and v2 appending
+``ConsumerProtocolOwnedPartitions`` and ``ConsumerProtocolGeneration``; ``ConsumerProtocolAssignment``, what
+SyncGroup hands back).
 
 What the versions add: ``rebalance_timeout`` (JoinGroup v1, KIP-62); ``throttle_time_ms`` in every answer
 (JoinGroup v2, the others v1; always 0 here); ``group_instance_id`` (KIP-345: JoinGroup v5, SyncGroup and
@@ -281,6 +282,18 @@ ConsumerProtocolMetadata = struct_class(
     ("user_data", Bytes),  # b"" when the assignor has none
     doc="A member's subscription, sent once per assignor (range, roundrobin) in JoinGroup.",
     decode=classmethod(_decode_embedded),
+)
+# What ConsumerProtocolSubscription v1 (KIP-429) and v2 append to v0's fields, in that order: the partitions
+# the member owns, and the generation it owned them in (-1: unknown), so that an assignor can tell a stale claim.
+ConsumerProtocolOwnedPartitions = struct_class(
+    "ConsumerProtocolOwnedPartitions",
+    ("owned_partitions", Array(TopicPartitions.SCHEMA)),
+    doc="ConsumerProtocolSubscription v1's field: the partitions the member owns as it joins.",
+)
+ConsumerProtocolGeneration = struct_class(
+    "ConsumerProtocolGeneration",
+    ("generation_id", Int32),
+    doc="ConsumerProtocolSubscription v2's field: the generation of the owned partitions (-1: unknown).",
 )
 ConsumerProtocolAssignment = struct_class(
     "ConsumerProtocolAssignment",

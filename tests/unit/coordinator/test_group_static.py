@@ -1,5 +1,6 @@
-"""Static membership in the group state machine (KIP-345, Kafka 2.3's GroupCoordinator): a restarted instance
-takes its old member's place, the old incarnation is fenced on every call that names the instance, and
+"""Static membership in the group state machine (KIP-345, Kafka 2.3's GroupCoordinator; 3.4's rule for a
+restart in Stable): a restarted instance takes its old member's place, the old incarnation is fenced on every
+call that names the instance, and
 LeaveGroup v3 removes a static member by its instance id."""
 
 from __future__ import annotations
@@ -40,9 +41,20 @@ def test_a_static_member_restarting_gets_its_partitions_back_without_a_rebalance
     assert group.heartbeat(b, 1, 700)[0] == E.UNKNOWN_MEMBER_ID  # the old incarnation is fenced
 
 
-def test_a_static_member_with_changed_protocols_rebalances() -> None:
+def test_a_static_member_whose_protocols_change_the_groups_protocol_rebalances() -> None:
+    """Kafka 3.4: a restarted static member rebalances the group only if the protocol the group would select
+    changes; changed metadata alone (a subscription carrying its generation) does not."""
     group, a, b = static_group()
-    outcome = join(group, instance_id="i-a", protocols=BOTH)
+    outcome = join(group, instance_id="i-b", protocols=[("range", b"R2")])
+    assert outcome.result is not None and group.state is GroupState.STABLE
+    group = new_group()
+    a = join(group, instance_id="i-a", protocols=BOTH).member_id
+    b = join(group, instance_id="i-b", protocols=BOTH).member_id
+    group.complete_join(0)
+    group.sync(a, 1, {a: b"A", b: b"B"}, 0)
+    group.stored(1, E.NONE, 0)
+    assert group.protocol == "roundrobin"
+    outcome = join(group, instance_id="i-a")  # range only now: the group would select range
     assert outcome.result is None and group.leader_id == outcome.member_id
     assert group.state is GroupState.PREPARING_REBALANCE
     assert DisarmHeartbeat(a) in outcome.effects and list(group.members) == [b, outcome.member_id]

@@ -7,6 +7,11 @@ each member's ``Subscription`` (topics and the assignor's ``user_data``) and ret
 partitions it gets (topic → sorted partition ids). ``assign_group`` is the leader's whole step: the members'
 JoinGroup metadata in, the SyncGroup assignment bytes out. Pure: no sockets, no ZooKeeper.
 
+Every member sends ConsumerProtocolSubscription v2 (KIP-429): the v0 fields, then the partitions it owns
+and the generation it owned them in; an older or newer version is read as far as v2 goes. The
+``cooperative-sticky`` assignor is the only one whose ``rebalance_protocol`` is COOPERATIVE: it reads the
+owned partitions from there, and hands a partition that changes owner over only in the next rebalance.
+
 Sticky's ``user_data`` (zkafka's encoding, modelled on Kafka's later StickyAssignor v1): ``int16 version 0 ·
 [ string topic · [ int32 partition ] ] · int32 generation`` — the partitions the member owned and the
 generation it owned them in (-1 when unknown). When two members claim a partition, the later generation keeps
@@ -22,7 +27,9 @@ from zkafka.assignment import range_assignor, roundrobin_assignor, sticky_assign
 from zkafka.errors import InvalidRequestError
 from zkafka.protocol.group_membership import (
     ConsumerProtocolAssignment,
+    ConsumerProtocolGeneration,
     ConsumerProtocolMetadata,
+    ConsumerProtocolOwnedPartitions,
     TopicPartitions,
 )
 from zkafka.protocol.schema import struct_class
@@ -31,18 +38,25 @@ from zkafka.protocol.types import Array, Int16, Int32, Reader
 TopicPartition = tuple[str, int]
 Assignment = dict[str, dict[str, list[int]]]  # member id -> topic -> partitions
 
+EAGER = "eager"  # every member gives every partition up before it joins
+COOPERATIVE = "cooperative"  # a member gives up only what the new assignment takes from it (KIP-429)
+SUBSCRIPTION_VERSION = 2
+
 
 class Subscription(NamedTuple):
     """What a member sent for an assignor: the topics it subscribes to and the assignor's user data."""
 
     topics: list[str]
     user_data: bytes = b""
+    owned: list[TopicPartition] = []  # v1+: the partitions the member owns as it joins
+    generation: int = -1  # v2+: the generation it owned them in
 
 
 class Assignor(Protocol):
     """A partition assignor: its protocol ``name``, the user data a member sends, and ``assign``."""
 
     name: str
+    rebalance_protocol: str
 
     def user_data(self, owned: Mapping[str, Iterable[int]] | None, generation: int) -> bytes: ...
 
@@ -55,7 +69,9 @@ def _empty(subscriptions: Mapping[str, Subscription]) -> Assignment:
     return {member: {} for member in subscriptions}
 
 
-def _from_owners(subscriptions: Mapping[str, Subscription], owners: Mapping[TopicPartition, str]) -> Assignment:
+def _from_owners(
+    subscriptions: Mapping[str, Subscription], owners: Mapping[TopicPartition, str]
+) -> Assignment:
     """Member → topic → partitions (in the order ``owners`` gives them) of a partition → member result."""
     assignment = _empty(subscriptions)
     for (topic, partition), member in owners.items():
@@ -65,6 +81,8 @@ def _from_owners(subscriptions: Mapping[str, Subscription], owners: Mapping[Topi
 
 class _NoUserData:
     """An assignor whose members send no user data."""
+
+    rebalance_protocol = EAGER
 
     def user_data(self, owned: Mapping[str, Iterable[int]] | None = None, generation: int = -1) -> bytes:
         return b""
@@ -145,6 +163,7 @@ class StickyAssignor:
     (``assignment.sticky_assignor.sticky_assign``); a member's user data says what it owned, since when."""
 
     name = "sticky"
+    rebalance_protocol = EAGER
 
     def user_data(self, owned: Mapping[str, Iterable[int]] | None = None, generation: int = -1) -> bytes:
         return encode_sticky_user_data(owned, generation)
@@ -160,16 +179,46 @@ class StickyAssignor:
         return _from_owners(subscriptions, {tp: m for m, tps in owned.items() for tp in sorted(tps)})
 
 
+CooperativeStickyUserData = struct_class(
+    "CooperativeStickyUserData",
+    ("generation", Int32),
+    doc="What a cooperative-sticky member sends as user data (Kafka's encoding): its generation.",
+)
+
+
+class CooperativeStickyAssignor:
+    """KIP-429's ``cooperative-sticky``: the sticky assignment from the owned partitions each member's
+    subscription carries, minus the partitions that change owner (``sticky_assignor.cooperative_assign``):
+    those go to their new owner in the next rebalance, after the old owner revoked them."""
+
+    name = "cooperative-sticky"
+    rebalance_protocol = COOPERATIVE
+
+    def user_data(self, owned: Mapping[str, Iterable[int]] | None = None, generation: int = -1) -> bytes:
+        return CooperativeStickyUserData(generation).encode()
+
+    def assign(
+        self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
+    ) -> Assignment:
+        members = sorted(subscriptions)
+        topics_of = {m: set(subscriptions[m].topics) for m in members}
+        previous = {m: (subscriptions[m].owned, subscriptions[m].generation) for m in members}
+        valid = all_partitions_sorted(partitions_per_topic, subscriptions)
+        owned = sticky_assignor.cooperative_assign(valid, topics_of, previous)
+        return _from_owners(subscriptions, {tp: m for m, tps in owned.items() for tp in sorted(tps)})
+
+
 ASSIGNORS: dict[str, type] = {
     RangeAssignor.name: RangeAssignor,
     RoundRobinAssignor.name: RoundRobinAssignor,
     StickyAssignor.name: StickyAssignor,
+    CooperativeStickyAssignor.name: CooperativeStickyAssignor,
 }
 
 
 def get_assignor(name: str) -> Assignor:
-    """An assignor by protocol name (``range``, ``roundrobin``, ``sticky``); also accepts the Java class
-    names ``org.apache.kafka.clients.consumer.RangeAssignor`` and ``...RoundRobinAssignor``."""
+    """An assignor by protocol name (``range``, ``roundrobin``, ``sticky``, ``cooperative-sticky``); also
+    accepts Kafka's class names, ``org.apache.kafka.clients.consumer.RangeAssignor`` and so on."""
     short = name.rsplit(".", 1)[-1]
     for cls in ASSIGNORS.values():
         if name == cls.name or short == cls.__name__:
@@ -178,20 +227,48 @@ def get_assignor(name: str) -> Assignor:
 
 
 def subscription_metadata(
-    assignor: Assignor, topics: Iterable[str], owned=None, generation: int = -1
+    assignor: Assignor,
+    topics: Iterable[str],
+    owned: Mapping[str, Iterable[int]] | None = None,
+    generation: int = -1,
+    still_owned: bool = False,
 ) -> bytes:
-    """The JoinGroup protocol metadata a member sends for ``assignor``."""
-    return ConsumerProtocolMetadata(0, sorted(set(topics)), assignor.user_data(owned, generation)).encode()
+    """The JoinGroup protocol metadata (ConsumerProtocolSubscription v2) a member sends for ``assignor``:
+    ``owned`` goes to the assignor's user data, and to the owned partitions if the member ``still_owned``
+    them as it joins (a cooperative member; an eager one gave everything up and says it owns nothing)."""
+    head = ConsumerProtocolMetadata(
+        SUBSCRIPTION_VERSION, sorted(set(topics)), assignor.user_data(owned, generation)
+    )
+    reported = (owned or {}) if still_owned else {}
+    owned_partitions = [TopicPartitions(t, sorted(ps)) for t, ps in sorted(reported.items()) if ps]
+    return (
+        head.encode()
+        + ConsumerProtocolOwnedPartitions(owned_partitions).encode()
+        + ConsumerProtocolGeneration(generation).encode()
+    )
+
+
+def decode_subscription(data: bytes) -> Subscription:
+    """A member's ConsumerProtocolSubscription, any version (what a version after v2 appends is ignored)."""
+    reader = Reader(data)
+    head = ConsumerProtocolMetadata.read_from(reader)
+    if head.version < 0:
+        raise InvalidRequestError(f"consumer subscription has negative version {head.version}")
+    owned: list[TopicPartition] = []
+    generation = -1
+    if head.version >= 1 and reader.remaining:
+        value = ConsumerProtocolOwnedPartitions.read_from(reader)
+        owned = [(tp.topic, p) for tp in value.owned_partitions for p in tp.partitions]
+    if head.version >= 2 and reader.remaining:
+        generation = ConsumerProtocolGeneration.read_from(reader).generation_id
+    return Subscription(list(head.subscription or []), head.user_data or b"", owned, generation)
 
 
 def assign_group(
     assignor: Assignor, partitions_per_topic: Mapping[str, int], members_metadata: Mapping[str, bytes]
 ) -> dict[str, bytes]:
     """The leader's step: members' JoinGroup metadata → each member's SyncGroup assignment bytes."""
-    subscriptions = {}
-    for member, data in members_metadata.items():
-        meta = ConsumerProtocolMetadata.decode(data)
-        subscriptions[member] = Subscription(list(meta.subscription), meta.user_data or b"")
+    subscriptions = {member: decode_subscription(data) for member, data in members_metadata.items()}
     result = assignor.assign(partitions_per_topic, subscriptions)
     return {member: encode_assignment(result.get(member, {})) for member in members_metadata}
 

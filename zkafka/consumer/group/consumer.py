@@ -8,13 +8,21 @@ broker-side coordinator.
             ...
         consumer.commit()                             # or commit_async(); enable.auto.commit does it itself
 
-``poll`` does the group's work in the calling greenlet, as 0.9 does: it rejoins when the heartbeat greenlet,
-a commit, a metadata change (partitions added to a subscribed topic, a new topic matching the pattern) or a
-lost session asks for it, calling the listener's ``on_partitions_revoked`` before the join (with
-``enable.auto.commit`` the positions are committed first) and ``on_partitions_assigned`` after the sync;
-then it looks up the positions (committed offsets, else ``auto.offset.reset``) and hands out what the fetch
-greenlets buffered. Records are handed out only for partitions assigned at that moment, and never once the
-membership is in doubt (a rejoin pending, or no heartbeat answered for the session timeout).
+``poll`` does the group's work in the calling greenlet, as the 2.x client does (heartbeats run beside it in
+their own greenlet): it rejoins when the heartbeat greenlet, a commit, a metadata change (partitions added to a
+subscribed topic, a new topic matching the pattern) or a lost session asks for it; then it looks up the
+positions (committed offsets, else ``auto.offset.reset``) and hands out at most ``max.poll.records`` of what
+the fetch greenlets buffered. A consumer that does not call ``poll`` for ``max.poll.interval.ms`` leaves the
+group (its partitions move); its next ``poll`` joins again.
+
+Eager rebalancing (range, roundrobin, sticky): the listener's ``on_partitions_revoked`` gets every partition
+before each join (with ``enable.auto.commit`` the positions are committed first), nothing is handed out until
+the join is done, and ``on_partitions_assigned`` gets the new assignment. Cooperative (KIP-429, every assignor
+of ``partition.assignment.strategy`` ``cooperative-sticky``): the consumer keeps consuming what it owns while
+the group rebalances; after the join it revokes only what the new assignment took away (and joins again at
+once, so a second rebalance hands those partitions over) and ``on_partitions_assigned`` gets only what was
+added. Records are handed out only for partitions assigned at that moment, and never once the membership is
+lost (``on_partitions_lost``).
 
 With ``group.instance.id`` set the consumer is a static member (KIP-345; see ``consumer.group.consumer_coordinator``):
 ``close`` sends no LeaveGroup, and a restart within ``session.timeout.ms`` gets the same partitions without a
@@ -40,6 +48,7 @@ from zkafka.consumer.group.assignors import get_assignor
 from zkafka.consumer.group.cluster import Cluster
 from zkafka.consumer.group.consumer_coordinator import CommitFailedError, ConsumerCoordinator
 from zkafka.consumer.group.fetcher import Fetcher
+from zkafka.consumer.group.rebalance import RebalanceCallbacks
 from zkafka.consumer.group.subscription import (
     EARLIEST,
     NONE,
@@ -94,9 +103,17 @@ class GroupConsumer:
             assignors,
             session_timeout_ms=c["session.timeout.ms"],
             heartbeat_interval_ms=c["heartbeat.interval.ms"],
+            max_poll_interval_ms=c["max.poll.interval.ms"],
             retry_backoff_ms=c["retry.backoff.ms"],
             on_rejoin_needed=self._wakeup.set,
             group_instance_id=c["group.instance.id"] or None,
+        )
+        self.rebalance = RebalanceCallbacks(
+            self.coordinator,
+            self.subscriptions,
+            self.fetcher,
+            c["enable.auto.commit"],
+            self.request_timeout_s,
         )
         self._partition_counts: dict[str, int] = {}
         self._join: gevent.Greenlet | None = None
@@ -141,8 +158,8 @@ class GroupConsumer:
             self._join.kill()
             self._join = None
         if self.subscriptions.auto_assigned:
-            self._revoke()
-            self.coordinator.leave()
+            self.rebalance.revoke(self.subscriptions.assigned())
+            self.coordinator.leave("unsubscribed")
         self.subscriptions.unsubscribe()
         self.fetcher.clear()
 
@@ -160,6 +177,7 @@ class GroupConsumer:
         while the group rebalances returns nothing, and a later one takes the assignment."""
         self._check_open()
         deadline = time.monotonic() + max(timeout_ms, 0) / 1000.0
+        self.coordinator.poll_heartbeat()
         while True:
             self._wakeup.clear()
             self._update_metadata()
@@ -169,7 +187,7 @@ class GroupConsumer:
                 self._update_positions()
                 self._maybe_auto_commit()
                 self.fetcher.ensure_workers()
-                records = self.fetcher.drain()
+                records = self.fetcher.drain(self.config["max.poll.records"])
                 if records:
                     return records
             remaining = deadline - time.monotonic()
@@ -178,7 +196,9 @@ class GroupConsumer:
             self._wakeup.wait(min(remaining, self.cluster.refresh_due() or remaining, 1.0))
 
     def _membership_in_doubt(self) -> bool:
-        return self.subscriptions.auto_assigned and (self._join is not None or self.coordinator.in_doubt())
+        if not self.subscriptions.auto_assigned:
+            return False
+        return (self._join is not None and not self.coordinator.cooperative) or self.coordinator.in_doubt()
 
     def _ensure_active_group(self) -> None:
         """Start a join when one is needed (revoking first); take its assignment when it is done."""
@@ -189,6 +209,8 @@ class GroupConsumer:
             )
         join = self._join
         if join is None:
+            if self.coordinator.lost:
+                self.rebalance.lose()
             if self.coordinator.rejoin_needed or self.subscriptions.needs_partition_assignment:
                 self._start_join()
             else:
@@ -197,12 +219,7 @@ class GroupConsumer:
         if not join.ready():
             return
         self._join = None
-        assigned = join.get()  # a failed join raises here
-        self.subscriptions.set_group_assignment(assigned)
-        self.fetcher.changed()
-        listener = self.subscriptions.listener
-        if listener is not None:
-            listener.on_partitions_assigned(set(assigned))
+        self.rebalance.on_join_complete(join.get())  # a failed join raises here
 
     def _update_metadata(self) -> None:
         """Refresh the metadata when due; a subscription whose topics or partition counts changed rejoins."""
@@ -220,8 +237,9 @@ class GroupConsumer:
             self.coordinator.request_rejoin(f"partition counts changed to {counts}")
 
     def _start_join(self) -> None:
-        """Give the partitions up (listener first), then join in a greenlet."""
-        self._revoke()
+        """Give up what must be given up before joining (``RebalanceCallbacks.on_join_prepare``), then join
+        in a greenlet."""
+        self.rebalance.on_join_prepare()
         if self.subscriptions.pattern is not None and not self.subscriptions.topics:
             self.cluster.maybe_refresh()
             self.subscriptions.change_topics(self.subscriptions.matching(self.cluster.all_topics))
@@ -229,19 +247,6 @@ class GroupConsumer:
         self.subscriptions.needs_partition_assignment = False
         self._join = gevent.spawn(self.coordinator.join, time.monotonic() + self.request_timeout_s)
         self._join.link(lambda _: self._wakeup.set())
-
-    def _revoke(self) -> None:
-        owned = self.subscriptions.assigned()
-        if self.config["enable.auto.commit"] and owned and self.coordinator.generation >= 0:
-            try:
-                self.coordinator.commit(self._offsets(None), time.monotonic() + self.request_timeout_s)
-            except KafkaError as exc:
-                log.warning("group %s: commit before rejoining failed: %s", self.group_id, exc)
-        listener = self.subscriptions.listener
-        if listener is not None and owned:
-            listener.on_partitions_revoked(owned)
-        self.subscriptions.revoke_all()
-        self.fetcher.clear()
 
     def _update_positions(self) -> None:
         self.cluster.maybe_refresh()
@@ -275,7 +280,7 @@ class GroupConsumer:
         if not self.config["enable.auto.commit"] or time.monotonic() < self._next_auto_commit:
             return
         self._next_auto_commit = time.monotonic() + self.config["auto.commit.interval.ms"] / 1000.0
-        if self.subscriptions.positions() and not self._membership_in_doubt():
+        if self.subscriptions.positions() and not self._membership_in_doubt() and self._join is None:
             self.commit_async()
 
     # -- offsets -------------------------------------------------------------------------------------------

@@ -2,14 +2,20 @@
 join (JoinGroup, then SyncGroup; the leader assigns with the chosen assignor of ``coordinator.assignors``),
 heartbeat from a greenlet, commit and fetch offsets (OffsetCommit v2, OffsetFetch v1), leave.
 
-Heartbeats run every ``heartbeat.interval.ms`` in their own greenlet while the member is in a stable
-generation. An answer of REBALANCE_IN_PROGRESS or ILLEGAL_GENERATION asks for a rejoin, UNKNOWN_MEMBER_ID
-forgets the member id first, a coordinator error or a lost connection sends the member looking for the
-coordinator again. A member that has heard no successful heartbeat answer for its session timeout treats its
-membership as lost: the coordinator has removed it and handed its partitions to others.
+Heartbeats run every ``heartbeat.interval.ms`` in their own greenlet, whatever ``poll`` does (2.x's heartbeat
+thread). An answer of REBALANCE_IN_PROGRESS asks for a rejoin; ILLEGAL_GENERATION and UNKNOWN_MEMBER_ID mean the
+membership is lost (``lost``: the partitions are someone else's now); a coordinator error or a lost connection
+sends the member looking for the coordinator again. A member that has heard no successful heartbeat answer for
+its session timeout has lost its membership too. KIP-62: a member whose application has not called ``poll``
+for ``max.poll.interval.ms`` leaves the group (LeaveGroup; a static member sends none) and loses its
+partitions; the next ``poll`` joins again. JoinGroup carries ``max.poll.interval.ms`` as the rebalance timeout.
+
+``rebalance_protocol`` is COOPERATIVE when every configured assignor supports it (only ``cooperative-sticky``
+does), else EAGER, as Kafka decides it. A cooperative member stays in good standing while it rejoins: it keeps
+consuming what it owns (KIP-429).
 
 With a ``group_instance_id`` (``group.instance.id``) the member is static (KIP-345): it speaks JoinGroup v5,
-SyncGroup v3 and Heartbeat v3 (which zkafka brokers serve without advertising them), never sends LeaveGroup
+SyncGroup v3 and Heartbeat v3 (``membership_requests``), never sends LeaveGroup
 (a restart within the session timeout takes its partitions back without a rebalance), and an answer of
 FENCED_INSTANCE_ID (another consumer with the same instance id took its place) is fatal: ``fenced`` is set and
 joining raises FencedInstanceIdError.
@@ -24,25 +30,33 @@ from typing import Any
 
 import gevent
 from gevent.event import Event
-from gevent.lock import RLock
 
 from zkafka.client08.channel import check_error
-from zkafka.consumer.group.assignors import Assignor, assign_group, decode_assignment, subscription_metadata
+from zkafka.consumer.group.assignors import (
+    COOPERATIVE,
+    EAGER,
+    Assignor,
+    assign_group,
+    decode_assignment,
+    subscription_metadata,
+)
 from zkafka.consumer.group.cluster import Cluster
+from zkafka.consumer.group.coordinator_channel import (
+    COORDINATOR_LOST,
+    CoordinatorChannel,
+    CoordinatorLostError,
+)
+from zkafka.consumer.group.membership_requests import heartbeat, join_group, leave_group, sync_group
 from zkafka.consumer.group.offsets import committed_offsets, offset_commit_request, offset_fetch_request
 from zkafka.consumer.group.subscription import OffsetAndMetadata, SubscriptionState, TopicPartition
 from zkafka.errors import FencedInstanceIdError, KafkaError
-from zkafka.network.client import BlockingChannel
 from zkafka.protocol import group_membership
 from zkafka.protocol.errors import ErrorCode, error_name
-from zkafka.protocol.offset_commit import GroupCoordinatorRequestV0
 
 log = logging.getLogger(__name__)
 
 NO_GENERATION = -1
 
-# answers that mean "look for the coordinator again"
-COORDINATOR_LOST = {ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR_FOR_GROUP}
 RETRIABLE = COORDINATOR_LOST | {ErrorCode.GROUP_LOAD_IN_PROGRESS}
 # answers that mean "this member must join again"
 REJOIN = {ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID}
@@ -50,10 +64,6 @@ REJOIN = {ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION, ErrorCo
 
 class CommitFailedError(KafkaError):
     """The commit was refused because the group rebalanced: the partitions may belong to another member now."""
-
-
-class CoordinatorLostError(KafkaError):
-    """The coordinator could not be reached or said it is not the coordinator; it is looked up again."""
 
 
 class ConsumerCoordinator:
@@ -68,6 +78,7 @@ class ConsumerCoordinator:
         *,
         session_timeout_ms: int = 30000,
         heartbeat_interval_ms: int = 3000,
+        max_poll_interval_ms: int = 300000,
         retry_backoff_ms: int = 100,
         on_rejoin_needed: Callable[[], None] = lambda: None,
         group_instance_id: str | None = None,
@@ -78,13 +89,14 @@ class ConsumerCoordinator:
         self.cluster = cluster
         self.subscriptions = subscriptions
         self.assignors = list(assignors)
+        cooperative = all(a.rebalance_protocol == COOPERATIVE for a in self.assignors)
+        self.rebalance_protocol = COOPERATIVE if cooperative and self.assignors else EAGER
+        self.max_poll_interval_ms = max_poll_interval_ms
         self.session_timeout_ms = session_timeout_ms
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.retry_backoff_s = retry_backoff_ms / 1000.0
         self.on_rejoin_needed = on_rejoin_needed
-        self.coordinator: Any = None  # a BrokerEndPoint
-        self._channel: BlockingChannel | None = None
-        self._lock = RLock()
+        self.channel = CoordinatorChannel(group_id, cluster, self.retry_backoff_s)
         self.generation = NO_GENERATION
         self.member_id = ""
         self.leader_id = ""
@@ -92,54 +104,11 @@ class ConsumerCoordinator:
         self.rejoin_needed = True
         self.joining = False
         self.rebalances = 0  # completed joins
-        self._owned: dict[str, list[int]] = {}  # the last assignment, for the sticky assignor
-        self._last_heartbeat = time.monotonic()
+        self.lost = False  # the membership was lost: the partitions owned are someone else's now
+        self.owned: dict[str, list[int]] = {}  # what this member owns, sent in its subscription
+        self._last_heartbeat = self._last_poll = time.monotonic()
         self._closed = Event()
         self._heartbeat = gevent.spawn(self._heartbeat_loop)
-
-    # -- the coordinator -----------------------------------------------------------------------------------
-
-    def ensure_coordinator_known(self, deadline: float) -> None:
-        """Ask any broker for the group's coordinator until one is named (KafkaError after ``deadline``)."""
-        while self.coordinator is None:
-            try:
-                response = self.cluster.any_broker(GroupCoordinatorRequestV0(self.group_id))
-                if response.error == ErrorCode.NONE:
-                    self.coordinator = response
-                    self._channel = self.cluster.channel(response.host, response.port)
-                    log.info("group %s: coordinator is broker %d", self.group_id, response.node_id)
-                    return
-                last: Any = error_name(response.error)
-            except KafkaError as exc:
-                last = exc
-            if time.monotonic() >= deadline:
-                raise CoordinatorLostError(f"group {self.group_id!r}: no coordinator found: {last}")
-            gevent.sleep(self.retry_backoff_s)
-
-    def coordinator_dead(self, why: object) -> None:
-        if self.coordinator is not None:
-            log.info("group %s: coordinator %d lost (%s)", self.group_id, self.coordinator.node_id, why)
-        self.coordinator = None
-        if self._channel is not None:
-            self._channel.close()
-            self._channel = None
-
-    def _request(self, request: Any) -> Any:
-        """``request`` answered by the coordinator; CoordinatorLostError on a lost connection."""
-        with self._lock:
-            channel = self._channel
-            if channel is None:
-                raise CoordinatorLostError(f"group {self.group_id!r}: no coordinator")
-            try:
-                return channel.request(request, retries=0)
-            except OSError as exc:
-                if self._channel is channel:
-                    self.coordinator_dead(exc)
-                raise CoordinatorLostError(f"group {self.group_id!r}: {exc}") from exc
-
-    def _lost(self, code: int) -> None:
-        if code in COORDINATOR_LOST:
-            self.coordinator_dead(error_name(code))
 
     # -- membership ----------------------------------------------------------------------------------------
 
@@ -149,15 +118,38 @@ class ConsumerCoordinator:
         self.rejoin_needed = True
         self.on_rejoin_needed()
 
+    @property
+    def coordinator(self) -> Any:
+        """The group's coordinator (None until known)."""
+        return self.channel.endpoint
+
+    @property
+    def cooperative(self) -> bool:
+        return self.rebalance_protocol == COOPERATIVE
+
     def in_doubt(self) -> bool:
-        """True while this member may not own what it was assigned: a rejoin is pending or running, or no
-        heartbeat was answered for a session timeout (the coordinator removed this member)."""
-        if self.rejoin_needed or self.joining or self.fenced:
+        """True while this member may not own what it was assigned: its membership was lost (no heartbeat
+        answered for a session timeout: the coordinator removed it), or, eager, a rejoin is pending or
+        running (a cooperative member keeps its partitions through a rebalance)."""
+        if self.lost or self.fenced:
             return True
-        if time.monotonic() - self._last_heartbeat > self.session_timeout_ms / 1000.0:
-            self.request_rejoin("no heartbeat answered for the session timeout")
+        expired = time.monotonic() - self._last_heartbeat > self.session_timeout_ms / 1000.0
+        if expired and self.member_id and not self.joining:
+            self.reset_generation("no heartbeat answered for the session timeout")
             return True
-        return False
+        return not self.cooperative and (self.rejoin_needed or self.joining)
+
+    def reset_generation(self, why: str, rejoin: bool = True) -> None:
+        """The membership is lost: forget the member id and generation, own nothing, join again."""
+        log.info("group %s: member %s lost its membership (%s)", self.group_id, self.member_id, why)
+        self.member_id, self.generation = "", NO_GENERATION
+        self.lost, self.owned = True, {}
+        if rejoin:
+            self.request_rejoin(why)
+
+    def poll_heartbeat(self) -> None:
+        """The application called ``poll``: the ``max.poll.interval.ms`` timer starts again."""
+        self._last_poll = time.monotonic()
 
     def join(self, deadline: float) -> set[TopicPartition]:
         """JoinGroup then SyncGroup until an assignment arrives; the partitions assigned. A rejoin asked for
@@ -165,14 +157,14 @@ class ConsumerCoordinator:
         self.rejoin_needed, self.joining = False, True
         try:
             while True:
-                self.ensure_coordinator_known(deadline)
+                self.channel.ensure_known(deadline)
                 try:
                     assignment = self._join_and_sync()
                 except (CoordinatorLostError, _Retry) as exc:
                     assignment, why = None, exc
                 if assignment is not None:
                     self.rebalances += 1
-                    self._owned = assignment
+                    self.owned = assignment
                     self._last_heartbeat = time.monotonic()
                     return {TopicPartition(t, p) for t, ps in assignment.items() for p in ps}
                 if time.monotonic() >= deadline:
@@ -187,25 +179,30 @@ class ConsumerCoordinator:
     def _join_and_sync(self) -> dict[str, list[int]] | None:
         topics = sorted(self.subscriptions.topics)
         protocols = [
-            group_membership.GroupProtocol(a.name, subscription_metadata(a, topics, self._owned, self.generation))
+            group_membership.GroupProtocol(
+                a.name, subscription_metadata(a, topics, self.owned, self.generation, self.cooperative)
+            )
             for a in self.assignors
         ]
-        joined = self._request(self._join_request(protocols))
+        join = join_group(
+            self.group_id,
+            self.session_timeout_ms,
+            self.max_poll_interval_ms,
+            self.member_id,
+            self.group_instance_id,
+            protocols,
+        )
+        joined = self.channel.request(join, timeout_s=self.max_poll_interval_ms / 1000.0 + 5)
         self._check_join_step(joined.error, "JoinGroup")
         self.generation, self.member_id = joined.generation_id, joined.member_id
         self.leader_id, self.protocol = joined.leader_id, joined.group_protocol
         group_assignment = []
         if joined.leader_id == joined.member_id:
             group_assignment = self._assign(joined.group_protocol, joined.members)
-        if self.group_instance_id is None:
-            sync: Any = group_membership.SyncGroupRequestV0(
-                self.group_id, self.generation, self.member_id, group_assignment
-            )
-        else:
-            sync = group_membership.SyncGroupRequestV3(
-                self.group_id, self.generation, self.member_id, self.group_instance_id, group_assignment
-            )
-        synced = self._request(sync)
+        sync = sync_group(
+            self.group_id, self.generation, self.member_id, self.group_instance_id, group_assignment
+        )
+        synced = self.channel.request(sync)
         self._check_join_step(synced.error, "SyncGroup")
         assignment = decode_assignment(synced.member_assignment)
         log.info(
@@ -217,31 +214,6 @@ class ConsumerCoordinator:
             assignment,
         )
         return assignment
-
-    def _join_request(self, protocols: list) -> Any:
-        """JoinGroup v0, or v5 with the instance id (the rebalance timeout is the session timeout)."""
-        if self.group_instance_id is None:
-            return group_membership.JoinGroupRequestV0(
-                self.group_id,
-                self.session_timeout_ms,
-                self.member_id,
-                group_membership.CONSUMER_PROTOCOL_TYPE,
-                protocols,
-            )
-        return group_membership.JoinGroupRequestV5(
-            self.group_id,
-            self.session_timeout_ms,
-            self.session_timeout_ms,
-            self.member_id,
-            self.group_instance_id,
-            group_membership.CONSUMER_PROTOCOL_TYPE,
-            protocols,
-        )
-
-    def _heartbeat_request(self, generation: int) -> Any:
-        if self.group_instance_id is None:
-            return group_membership.HeartbeatRequestV0(self.group_id, generation, self.member_id)
-        return group_membership.HeartbeatRequestV3(self.group_id, generation, self.member_id, self.group_instance_id)
 
     def _fence(self, step: str) -> FencedInstanceIdError:
         self.fenced = True
@@ -261,9 +233,9 @@ class ConsumerCoordinator:
             return
         if error == ErrorCode.FENCED_INSTANCE_ID:
             raise self._fence(step)
-        self._lost(error)
-        if error == ErrorCode.UNKNOWN_MEMBER_ID:
-            self.member_id = ""
+        self.channel.on_error(error)
+        if error in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION):
+            self.reset_generation(f"{step}: {error_name(error)}", rejoin=False)
         if error in RETRIABLE | REJOIN:
             raise _Retry(f"{step}: {error_name(error)}")
         check_error(error, f"group {self.group_id!r}: {step}")
@@ -279,12 +251,13 @@ class ConsumerCoordinator:
         assignments = assign_group(assignor, counts, metadata)
         return [group_membership.SyncGroupAssignment(m, data) for m, data in assignments.items()]
 
-    def leave(self) -> None:
+    def leave(self, why: str = "the consumer is closing") -> None:
         """LeaveGroup (the partitions move at once instead of after the session timeout); a static member
         sends none: it keeps its place until its session times out, so a restart gets its partitions back."""
         if self.member_id and self.coordinator is not None and self.group_instance_id is None:
+            log.info("group %s: member %s leaves the group (%s)", self.group_id, self.member_id, why)
             try:
-                self._request(group_membership.LeaveGroupRequestV0(self.group_id, self.member_id))
+                self.channel.request(leave_group(self.group_id, self.member_id))
             except KafkaError as exc:
                 log.info("group %s: LeaveGroup failed: %s", self.group_id, exc)
         self.member_id, self.generation = "", NO_GENERATION
@@ -292,27 +265,37 @@ class ConsumerCoordinator:
 
     def _heartbeat_loop(self) -> None:
         while not self._closed.wait(self.heartbeat_interval_ms / 1000.0):
-            if self.in_doubt() or self.generation == NO_GENERATION or self.coordinator is None:
+            if self.generation == NO_GENERATION or self.coordinator is None or self.joining:
                 continue
-            generation = self.generation
-            try:
-                error = self._request(self._heartbeat_request(generation)).error
-            except KafkaError as exc:
-                log.debug("group %s: heartbeat failed: %s", self.group_id, exc)
+            if time.monotonic() - self._last_poll > self.max_poll_interval_ms / 1000.0:
+                self.leave("no poll() for max.poll.interval.ms")
+                self.reset_generation("poll timeout: max.poll.interval.ms expired")
                 continue
-            if generation != self.generation:
-                continue  # a rebalance completed meanwhile
-            if error == ErrorCode.NONE:
-                self._last_heartbeat = time.monotonic()
-            elif error == ErrorCode.FENCED_INSTANCE_ID:
-                self._fence("heartbeat")
-                self.on_rejoin_needed()  # wakes poll, which raises
-            elif error in REJOIN:
-                if error == ErrorCode.UNKNOWN_MEMBER_ID:
-                    self.member_id = ""
-                self.request_rejoin(f"heartbeat: {error_name(error)}")
-            else:
-                self._lost(error)
+            if not self.in_doubt():
+                self._send_heartbeat()
+
+    def _send_heartbeat(self) -> None:
+        generation = self.generation
+        try:
+            error = self.channel.request(
+                heartbeat(self.group_id, generation, self.member_id, self.group_instance_id)
+            ).error
+        except KafkaError as exc:
+            log.debug("group %s: heartbeat failed: %s", self.group_id, exc)
+            return
+        if generation != self.generation:
+            return  # a rebalance completed meanwhile
+        if error == ErrorCode.NONE:
+            self._last_heartbeat = time.monotonic()
+        elif error == ErrorCode.FENCED_INSTANCE_ID:
+            self._fence("heartbeat")
+            self.on_rejoin_needed()  # wakes poll, which raises
+        elif error in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION):
+            self.reset_generation(f"heartbeat: {error_name(error)}")
+        elif error == ErrorCode.REBALANCE_IN_PROGRESS:
+            self.request_rejoin("heartbeat: REBALANCE_IN_PROGRESS")
+        else:
+            self.channel.on_error(error)
 
     # -- offsets -------------------------------------------------------------------------------------------
 
@@ -329,9 +312,9 @@ class ConsumerCoordinator:
             offsets,
         )
         while True:
-            self.ensure_coordinator_known(deadline)
+            self.channel.ensure_known(deadline)
             try:
-                response = self._request(request)
+                response = self.channel.request(request)
             except CoordinatorLostError as exc:
                 error, why = None, exc
             else:
@@ -341,11 +324,12 @@ class ConsumerCoordinator:
                     return
                 error = min(errors)
                 why = error_name(error)
-                self._lost(error)
+                self.channel.on_error(error)
                 if error in REJOIN:
-                    if error == ErrorCode.UNKNOWN_MEMBER_ID:
-                        self.member_id = ""
-                    self.request_rejoin(f"commit: {why}")
+                    if error != ErrorCode.REBALANCE_IN_PROGRESS:
+                        self.reset_generation(f"commit: {why}")
+                    elif not self.joining:
+                        self.request_rejoin(f"commit: {why}")
                     raise CommitFailedError(
                         f"group {self.group_id!r}: commit refused ({why}): the group rebalanced"
                     )
@@ -361,9 +345,9 @@ class ConsumerCoordinator:
         """OffsetFetch v1: each partition's committed offset (None where nothing was committed)."""
         request = offset_fetch_request(self.group_id, partitions)
         while True:
-            self.ensure_coordinator_known(deadline)
+            self.channel.ensure_known(deadline)
             try:
-                response = self._request(request)
+                response = self.channel.request(request)
             except CoordinatorLostError as exc:
                 why: Any = exc
             else:
@@ -372,7 +356,7 @@ class ConsumerCoordinator:
                     return {tp: out.get(tp) for tp in partitions}
                 error = min(errors)
                 why = error_name(error)
-                self._lost(error)
+                self.channel.on_error(error)
                 if error not in RETRIABLE:
                     check_error(error, f"group {self.group_id!r}: fetching committed offsets")
             if time.monotonic() >= deadline:
@@ -382,7 +366,7 @@ class ConsumerCoordinator:
     def close(self) -> None:
         self._closed.set()
         self._heartbeat.kill(block=False)
-        self.coordinator_dead("closed")
+        self.channel.dead("closed")
 
 
 class _Retry(Exception):

@@ -75,6 +75,8 @@ class Fetcher:
         self.retry_backoff_s = retry_backoff_ms / 1000.0
         self.on_data = on_data
         self.buffer: dict[TopicPartition, FetchedPartition] = {}
+        # records decoded but not handed out (``max.poll.records``), and the offset after them
+        self.leftovers: dict[TopicPartition, tuple[list[ConsumerRecord], int]] = {}
         self._workers: dict[int, gevent.Greenlet] = {}
         self._changed = Event()
 
@@ -88,7 +90,12 @@ class Fetcher:
         out = {}
         for tp, position in self.subscriptions.fetchable().items():
             leader = self.cluster.leader(tp)
-            if leader is not None and leader.id == broker_id and tp not in self.buffer:
+            if (
+                leader is not None
+                and leader.id == broker_id
+                and tp not in self.buffer
+                and tp not in self.leftovers
+            ):
                 out[tp] = position
         return out
 
@@ -179,28 +186,48 @@ class Fetcher:
             self.on_data()
         return True
 
-    def drain(self) -> dict[TopicPartition, list[ConsumerRecord]]:
-        """Every buffered record of a partition still assigned at the position it was fetched from; the
-        positions move past them."""
+    def drain(self, max_records: int | None = None) -> dict[TopicPartition, list[ConsumerRecord]]:
+        """Buffered records (at most ``max_records``: ``max.poll.records``) of partitions still assigned at
+        the position they were fetched from; the positions move past what is handed out, and what is left
+        of an answer is handed out first next time."""
         out: dict[TopicPartition, list[ConsumerRecord]] = {}
+        budget = max_records if max_records is not None else 1 << 62
+        leftovers, self.leftovers = self.leftovers, {}
         buffered, self.buffer = self.buffer, {}
+        for tp, (records, next_offset) in leftovers.items():
+            budget = self._hand_out(out, tp, records[0].offset, records, next_offset, budget)
         for tp, fetched in buffered.items():
-            state = self.subscriptions.assignment.get(tp)
-            if state is None or state.paused or state.position != fetched.fetch_offset:
+            if budget <= 0:
+                self.buffer[tp] = fetched  # not decoded yet: kept for the next poll
                 continue
             # one ConsumerRecord a message, made by the native decoder (the fetch offset and on)
             records = fetched.records(
                 _RECORD, _converter(tp.topic, tp.partition), (tp.topic, tp.partition), 2
             )
-            state.position = fetched.next_offset
-            if records:
-                out[tp] = records
-        if buffered:
+            budget = self._hand_out(out, tp, fetched.fetch_offset, records, fetched.next_offset, budget)
+        if buffered or leftovers:
             self.changed()
         return out
 
+    def _hand_out(
+        self, out: dict, tp: TopicPartition, start: int, records: list, next_offset: int, budget: int
+    ) -> int:
+        """Up to ``budget`` of ``records`` (fetched from ``start``) into ``out`` if ``tp`` is still assigned
+        at ``start``; the rest kept as leftovers. The budget left."""
+        state = self.subscriptions.assignment.get(tp)
+        if state is None or state.paused or state.position != start:
+            return budget
+        taken, rest = records[:budget], records[budget:]
+        state.position = rest[0].offset if rest else next_offset
+        if rest:
+            self.leftovers[tp] = (rest, next_offset)
+        if taken:
+            out[tp] = taken
+        return budget - len(taken)
+
     def clear(self) -> None:
         self.buffer.clear()
+        self.leftovers.clear()
         self.changed()
 
     def close(self) -> None:

@@ -42,8 +42,17 @@ class OffsetAndMetadata(NamedTuple):
 
 
 class RebalanceListener(Protocol):
-    """Called in the polling greenlet: ``on_partitions_revoked`` before the consumer joins the group again
-    (commit what was processed here), ``on_partitions_assigned`` once the new assignment is known."""
+    """Called in the polling greenlet, with Kafka 2.4's incremental semantics (KIP-429).
+
+    ``on_partitions_revoked(revoked)``: the partitions this member gives up, while it still owns them
+    (commit what was processed here). Eager: every partition, before each join. Cooperative: only those the
+    new assignment takes away, after the join (never called with none).
+    ``on_partitions_assigned(added)``: after each join; eager: the whole assignment; cooperative: only the
+    partitions added (possibly none).
+    ``on_partitions_lost(lost)`` (optional; ``on_partitions_revoked`` is called instead when absent): the
+    membership was lost (session or ``max.poll.interval.ms`` expired, fenced generation); the partitions
+    may already be someone else's, so committing them would fail.
+    """
 
     def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None: ...
 
@@ -142,6 +151,10 @@ class SubscriptionState:
         self._set_assignment(set())
         self.needs_partition_assignment = True
         return revoked
+
+    def revoke(self, partitions: Iterable[TopicPartition]) -> None:
+        """Give ``partitions`` up (a cooperative member keeps the rest, positions included)."""
+        self._set_assignment(set(self.assignment) - set(partitions))
 
     def set_group_assignment(self, partitions: Iterable[TopicPartition]) -> None:
         """The coordinator's assignment arrived (positions are looked up again from the commits)."""

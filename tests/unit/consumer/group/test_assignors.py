@@ -10,6 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zkafka.consumer.group.assignors import (
+    COOPERATIVE,
+    EAGER,
+    CooperativeStickyAssignor,
     RangeAssignor,
     RoundRobinAssignor,
     StickyAssignor,
@@ -18,6 +21,7 @@ from zkafka.consumer.group.assignors import (
     assign_group,
     decode_assignment,
     decode_sticky_user_data,
+    decode_subscription,
     encode_sticky_user_data,
     get_assignor,
     owners,
@@ -73,7 +77,9 @@ def test_get_assignor_by_protocol_or_java_class_name() -> None:
 
 def test_assign_group_is_the_leaders_step_on_the_wire_bytes() -> None:
     metadata = {m: subscription_metadata(RangeAssignor(), ["t"]) for m in ("m2", "m1")}
-    assert ConsumerProtocolMetadata.decode(metadata["m1"]) == ConsumerProtocolMetadata(0, ["t"], b"")
+    # ConsumerProtocolSubscription v2: topics, user data, owned partitions (v1), generation (v2)
+    assert metadata["m1"].hex() == "0002" "00000001" "000174" "00000000" "00000000" "ffffffff"
+    assert ConsumerProtocolMetadata.decode(metadata["m1"]) == ConsumerProtocolMetadata(2, ["t"], b"")
     result = assign_group(RangeAssignor(), {"t": 3}, metadata)
     assert {m: decode_assignment(data) for m, data in result.items()} == {
         "m1": {"t": [0, 1]},
@@ -212,3 +218,55 @@ def test_scripted_joins_and_leaves_sticky_moves_least() -> None:
         rng = random.Random(5)
     assert totals["sticky"] < totals["roundrobin"]
     assert totals["sticky"] < totals["range"]
+
+
+def test_the_subscription_carries_owned_partitions_only_for_a_cooperative_member() -> None:
+    owned = {"t": [3, 1]}
+    eager = decode_subscription(subscription_metadata(StickyAssignor(), ["t"], owned, 4))
+    assert (eager.owned, eager.generation) == ([], 4)
+    assert decode_sticky_user_data(eager.user_data) == ([("t", 1), ("t", 3)], 4)
+    data = subscription_metadata(CooperativeStickyAssignor(), ["t"], owned, 4, still_owned=True)
+    assert data.hex() == "0002" "00000001" "000174" "00000004" "00000004" + (
+        "00000001" "000174" "00000002" "00000001" "00000003" "00000004"
+    )
+    assert decode_subscription(data) == Subscription(["t"], bytes.fromhex("00000004"), [("t", 1), ("t", 3)], 4)
+
+
+def test_older_and_newer_subscription_versions_are_read() -> None:
+    v0 = ConsumerProtocolMetadata(0, ["t"], b"").encode()
+    assert decode_subscription(v0) == Subscription(["t"], b"", [], -1)
+    # v3 (3.4) appends a rack id, which is ignored; v1 has no generation
+    v1_head = ConsumerProtocolMetadata(1, ["t"], None).encode()
+    v1 = v1_head + bytes.fromhex("00000001 000174 00000001 00000002")
+    assert decode_subscription(v1) == Subscription(["t"], b"", [("t", 2)], -1)
+    v3 = ConsumerProtocolMetadata(3, ["t"], b"").encode() + bytes.fromhex("00000000 00000007 0002 7231")
+    assert decode_subscription(v3).generation == 7
+    with pytest.raises(InvalidRequestError):
+        decode_subscription(ConsumerProtocolMetadata(-1, ["t"], b"").encode())
+
+
+def test_assignor_names_and_rebalance_protocols() -> None:
+    for name in ("cooperative-sticky", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"):
+        assert get_assignor(name).rebalance_protocol == COOPERATIVE
+    for name in ("range", "roundrobin", "sticky", "org.apache.kafka.clients.consumer.StickyAssignor"):
+        assert get_assignor(name).rebalance_protocol == EAGER
+
+
+def test_cooperative_sticky_hands_a_moved_partition_over_in_a_second_rebalance() -> None:
+    """Four members own 16 partitions; a fifth joins. First rebalance: the owners lose what balance takes
+    but nobody gets it; second: the newcomer gets exactly those, nobody else changes."""
+    assignor = CooperativeStickyAssignor()
+    old = [f"m{i}" for i in range(4)]
+    first = assignor.assign({"t": 16}, {m: Subscription(["t"]) for m in old})
+    subs = {m: Subscription(["t"], b"", [("t", p) for p in first[m]["t"]], 1) for m in old}
+    subs["m4"] = Subscription(["t"], b"", [], -1)
+    second = assignor.assign({"t": 16}, subs)
+    assert second["m4"] == {}
+    revoked = {("t", p) for m in old for p in first[m]["t"]} - set(owners(second))
+    assert len(revoked) == 3
+    assert all(set(second[m]["t"]) <= set(first[m]["t"]) for m in old)
+    subs = {m: Subscription(["t"], b"", [("t", p) for p in second[m].get("t", [])], 2) for m in second}
+    third = assignor.assign({"t": 16}, subs)
+    assert {("t", p) for p in third["m4"]["t"]} == revoked
+    assert all(third[m] == second[m] for m in old)
+    assert sorted(len(third[m]["t"]) for m in third) == [3, 3, 3, 3, 4]
