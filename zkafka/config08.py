@@ -123,7 +123,7 @@ class BrokerConfig08(Config):
         long_key("log.cleaner.delete.retention.ms", 24 * HOUR_MS),
         int_key("log.index.size.max.bytes", 10 * 1024 * 1024, 4),
         int_key("log.index.interval.bytes", 4096, 0),
-        Key("inter.broker.protocol.version", parse_format_version),  # here: only the format's default
+        Key("inter.broker.protocol.version", parse_format_version),  # the format's default, the offsets records' versions
         Key(
             "log.message.format.version",
             parse_format_version,

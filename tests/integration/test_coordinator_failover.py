@@ -44,6 +44,7 @@ from zkafka.protocol.offset_commit import (
     OffsetCommitRequestTopicV0,
     OffsetCommitRequestV2,
 )
+from zkafka.protocol.versioned import make
 from zkafka.topic import OFFSETS_TOPIC
 from zkafka.utils import wait_until
 
@@ -268,3 +269,64 @@ def test_a_broker_whose_offsets_partition_is_reassigned_away_stops_coordinating_
         lambda: answering(brokers[new].port, GROUP, TOPIC, PARTITIONS), 20, message="the new coordinator"
     )
     assert (loaded[0], loaded[5]) == (42, 7)
+
+
+# -- a static member across a coordinator move ----------------------------------------------------------------
+
+
+def static_join(port: int, instance: str, member_id: str = "") -> tuple:
+    """JoinGroup v9 of the static member ``instance``, then SyncGroup v5 (the leader assigns itself every
+    partition): (join answer, its assignment bytes)."""
+    protocols = [{"protocol_name": "range", "protocol_metadata": b""}]
+    with Client08(port, client_id="static") as client:
+        joined = client.call(make(
+            g.JOIN_GROUP_REQUEST[9], group_id=GROUP, session_timeout=30000, rebalance_timeout=30000, member_id=member_id,
+            group_instance_id=instance, protocol_type="consumer", group_protocols=protocols, reason=None,
+        ))  # fmt: skip
+        assert joined.error == E.NONE, joined
+        mine = b"assigned:" + instance.encode()
+        given = [{"member_id": joined.member_id, "member_assignment": mine}] if joined.leader_id == joined.member_id else []
+        synced = client.call(make(
+            g.SYNC_GROUP_REQUEST[5], group_id=GROUP, generation_id=joined.generation_id, member_id=joined.member_id,
+            group_instance_id=instance, protocol_type="consumer", protocol_name="range", group_assignment=given,
+        ))  # fmt: skip
+        assert synced.error == E.NONE, synced
+    return joined, synced.member_assignment
+
+
+def test_a_static_member_restarting_after_a_coordinator_move_gets_its_partitions_back_without_a_rebalance(
+    start_broker08, zk_client
+):
+    """inter.broker.protocol.version 3.4: the group record is written at v3, with the member's
+    group.instance.id; the new coordinator loads it, so the restarted member (a new member id, the same
+    instance id) takes its old place: the same generation, its old assignment, no rebalance."""
+    props = {"offsets.topic.num.partitions": "1", "num_partitions": "2", "inter.broker.protocol.version": "3.4"}
+    brokers = {b: start_broker08(b, **props) for b in (1, 2)}
+    with Client08(brokers[1].port) as client:
+        wait_for_leaders(client, [TOPIC])
+    old = wait_until(lambda: coordinator_of([brokers[1].port], GROUP), 30, message="a coordinator")
+    wait_until(lambda: len(zk_state(zk_client, OFFSETS_TOPIC, 0).isr) == 2, 20, message="a full ISR")
+    first, assignment = static_join(brokers[old].port, "static-1")
+    assert (first.generation_id, assignment) == (1, b"assigned:static-1")
+
+    new = next(b for b in brokers if b != old)
+    start_reassignment(zk_client, {(OFFSETS_TOPIC, 0): [new]})
+    wait_until(lambda: coordinator_of([brokers[new].port], GROUP) == new, 30, message="the coordinator moved")
+    restarted, assignment = wait_until(
+        lambda: _loaded_join(brokers[new].port), 20, message="the new coordinator loaded the group"
+    )
+    assert restarted.member_id != first.member_id
+    assert (restarted.generation_id, assignment) == (1, b"assigned:static-1")  # no rebalance, same partitions
+    with Client08(brokers[new].port) as client:
+        (described,) = client.call(make(g.DESCRIBE_GROUPS_REQUEST[5], group_ids=[GROUP], include_authorized_operations=False)).groups
+    assert (described.state, [(m.member_id, m.group_instance_id) for m in described.members]) == (
+        "Stable",
+        [(restarted.member_id, "static-1")],
+    )
+
+
+def _loaded_join(port: int):
+    try:
+        return static_join(port, "static-1")
+    except AssertionError:  # GROUP_LOAD_IN_PROGRESS / NOT_COORDINATOR while the group loads
+        return None

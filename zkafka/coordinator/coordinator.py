@@ -35,7 +35,7 @@ from zkafka.coordinator.group import GroupMetadata
 from zkafka.coordinator.group_admin import GroupAdmin
 from zkafka.coordinator.group_metadata_manager import Append, GroupMetadataManager
 from zkafka.coordinator.offsets_cache import Record
-from zkafka.coordinator.offsets_schema import OffsetAndMetadata
+from zkafka.coordinator.offsets_schema import OffsetAndMetadata, record_versions
 from zkafka.network.server import PendingResponse
 from zkafka.protocol.errors import ErrorCode
 
@@ -55,6 +55,7 @@ class CoordinatorConfig:
     metadata_max_bytes: int = 4096
     initial_rebalance_delay_ms: int = 0  # zkafka option (0.9 has none)
     max_size: int = 2**31 - 1  # group.max.size (Kafka 2.2, KIP-389)
+    inter_broker_protocol_version: str | None = None  # the record versions written (None: 0.9's)
 
 
 class _Reply:
@@ -114,6 +115,7 @@ class GroupCoordinator(GroupAdmin):
             execute=self._execute,
             time_ms=time_ms,
             initial_rebalance_delay_ms=config.initial_rebalance_delay_ms,
+            versions=record_versions(config.inter_broker_protocol_version),
         )
         self.active = True
         self.join_purgatory = join_purgatory

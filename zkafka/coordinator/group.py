@@ -66,6 +66,7 @@ class GroupMetadata(GroupProtocols, StaticMembership, PendingMembers, GroupRecor
     initial_rebalance_delay_ms: int = 0
     new_member_suffix: Callable[[], str] = random_member_suffix
     pending_members: dict[str, int] = field(default_factory=dict)  # KIP-394: member id -> expiry
+    state_timestamp_ms: int = -1  # when the last rebalance ended (the record's current_state_timestamp)
     _delay_remaining_ms: int = 0
     _newcomer_during_delay: bool = False
     _in_initial_delay: bool = False
@@ -255,6 +256,7 @@ class GroupMetadata(GroupProtocols, StaticMembership, PendingMembers, GroupRecor
             self._newcomer_during_delay = False
             return [AwaitJoins(delay)]
         self._in_initial_delay = False
+        self.state_timestamp_ms = now_ms
         effects: Effects = []
         for member in self.not_yet_rejoined():
             effects += self._remove(member.member_id)

@@ -23,7 +23,7 @@ from zkafka.coordinator.effects import Effects, StoreGroup
 from zkafka.coordinator.group import GroupMetadata
 from zkafka.coordinator.group_state import GroupState
 from zkafka.coordinator.offsets_cache import OffsetsCache, Record
-from zkafka.coordinator.offsets_schema import OffsetAndMetadata
+from zkafka.coordinator.offsets_schema import DEFAULT_RECORD_VERSIONS, OffsetAndMetadata, RecordVersions
 from zkafka.protocol.errors import ErrorCode
 
 log = logging.getLogger(__name__)
@@ -60,8 +60,9 @@ class GroupMetadataManager:
         execute: Execute,
         time_ms: Callable[[], int],
         initial_rebalance_delay_ms: int = 0,
+        versions: RecordVersions = DEFAULT_RECORD_VERSIONS,
     ) -> None:
-        self.cache = OffsetsCache(num_partitions, retention_ms)
+        self.cache = OffsetsCache(num_partitions, retention_ms, versions)
         self.groups: dict[str, GroupMetadata] = {}
         self.owned: set[int] = set()
         self.loading: set[int] = set()

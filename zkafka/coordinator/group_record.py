@@ -1,7 +1,8 @@
 """A group as stored in ``__consumer_offsets``, loaded, unloaded and described: what ``GroupMetadata`` mixes in
 (0.9's ``GroupMetadataManager.groupMetadataValue`` / ``readGroupMessageValue`` and ``GroupMetadata.summary``).
 
-``to_record`` builds the ``GroupValueV0`` the coordinator stores once the leader's assignment is known;
+``to_record`` builds the ``GroupValue`` the coordinator stores once the leader's assignment is known (or the
+group turned Empty), with each member's instance id and rebalance timeout (written at the configured version);
 ``from_record`` brings a group back from it when a broker loads the offsets partition (Stable, every member's
 session timer armed afresh; Empty without members or record); ``unload`` is the other way, when the broker stops coordinating it (Dead, parked
 callers answered NOT_COORDINATOR_FOR_GROUP); ``describe`` is what DescribeGroups answers. Pure.
@@ -21,7 +22,7 @@ from zkafka.coordinator.effects import (
 )
 from zkafka.coordinator.group_state import GroupState
 from zkafka.coordinator.member import MemberMetadata
-from zkafka.coordinator.offsets_schema import GroupMemberRecord, GroupValueV0
+from zkafka.coordinator.offsets_schema import GroupMemberRecord, GroupValue
 from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.group_membership import DescribedGroup, DescribedMember
 
@@ -48,19 +49,24 @@ class GroupRecord:
         return effects
 
     def to_record(self, assignments: dict[str, bytes] | None = None) -> Any:
-        """The group record (``GroupValueV0``) with ``assignments`` (default: the members' current ones)."""
+        """The group record (``GroupValue``) with ``assignments`` (default: the members' current ones)."""
         members = [
             GroupMemberRecord(
                 m.member_id,
+                m.instance_id,
                 m.client_id,
                 m.client_host,
+                m.rebalance_timeout_ms or m.session_timeout_ms,
                 m.session_timeout_ms,
                 m.metadata(self.protocol),
                 m.assignment if assignments is None else assignments.get(m.member_id, b""),
             )
             for m in self.members.values()
         ]
-        return GroupValueV0(self.protocol_type, self.generation, self.protocol, self.leader_id or "", members)
+        leader = self.leader_id if members else None
+        return GroupValue(
+            self.protocol_type, self.generation, self.protocol or None, leader, self.state_timestamp_ms, members
+        )
 
     @classmethod
     def from_record(
@@ -74,6 +80,7 @@ class GroupRecord:
             return cls(group_id, protocol_type, generation=generation, **options), []
         group = cls(group_id, value.protocol_type or "", GroupState.STABLE, value.generation, **options)
         group.protocol = value.protocol or ""
+        group.state_timestamp_ms = value.current_state_timestamp
         for m in value.members:
             group.members[m.member_id] = MemberMetadata(
                 m.member_id,
@@ -82,6 +89,8 @@ class GroupRecord:
                 m.session_timeout,
                 [(group.protocol, m.subscription or b"")],
                 assignment=m.assignment or b"",
+                instance_id=m.group_instance_id,
+                rebalance_timeout_ms=m.rebalance_timeout,
             )
         group.leader_id = value.leader if value.leader in group.members else next(iter(group.members), None)
         return group, [group._arm(m, now_ms) for m in group.members.values()]

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from zkafka.coordinator.coordinator import GroupCoordinator
-from zkafka.coordinator.offsets_schema import OffsetAndMetadata
+from zkafka.coordinator.offsets_schema import NO_LEADER_EPOCH, OffsetAndMetadata
 from zkafka.protocol import v08
 from zkafka.protocol.api_keys import GROUP_COORDINATOR, OFFSET_COMMIT, OFFSET_DELETE, OFFSET_FETCH
 from zkafka.protocol.errors import ErrorCode
@@ -149,7 +149,8 @@ class OffsetApis:
                     continue
                 timestamp = getattr(p, "timestamp", DEFAULT_TIMESTAMP)
                 expire = (now if timestamp == DEFAULT_TIMESTAMP else timestamp) + retention
-                offsets[tp] = OffsetAndMetadata(p.offset, p.metadata or "", now, expire)
+                epoch = getattr(p, "committed_leader_epoch", NO_LEADER_EPOCH)  # v6+
+                offsets[tp] = OffsetAndMetadata(p.offset, p.metadata or "", now, expire, epoch)
         return offsets, errors
 
     # -- OffsetFetch ----------------------------------------------------------------------------------------
@@ -175,7 +176,7 @@ class OffsetApis:
             else:
                 results[tp] = {
                     "offset": value.offset,
-                    "committed_leader_epoch": -1,
+                    "committed_leader_epoch": value.leader_epoch,
                     "metadata": value.metadata,
                     "error": 0,
                 }

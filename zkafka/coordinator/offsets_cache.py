@@ -14,9 +14,11 @@ from typing import Any, NamedTuple
 
 from zkafka.coordinator.offsets_schema import (
     DEFAULT_NUM_PARTITIONS,
+    DEFAULT_RECORD_VERSIONS,
     GroupKey,
     OffsetAndMetadata,
     OffsetKey,
+    RecordVersions,
     group_key,
     group_value,
     offset_key,
@@ -49,12 +51,16 @@ class OffsetsCache:
     """Committed offsets and group records of the offsets partitions this broker coordinates."""
 
     def __init__(
-        self, num_partitions: int = DEFAULT_NUM_PARTITIONS, retention_ms: int = DEFAULT_RETENTION_MS
+        self,
+        num_partitions: int = DEFAULT_NUM_PARTITIONS,
+        retention_ms: int = DEFAULT_RETENTION_MS,
+        versions: RecordVersions = DEFAULT_RECORD_VERSIONS,
     ) -> None:
         self.num_partitions = num_partitions
         self.retention_ms = retention_ms
+        self.versions = versions  # the offset and group value versions written
         self._offsets: dict[str, dict[TopicPartition, OffsetAndMetadata]] = {}
-        self._groups: dict[str, Any] = {}  # group -> its last GroupValueV0
+        self._groups: dict[str, Any] = {}  # group -> its last GroupValue
 
     def partition_for(self, group: str) -> int:
         return partition_for(group, self.num_partitions)
@@ -113,13 +119,17 @@ class OffsetsCache:
 
     # -- offsets --------------------------------------------------------------------------------------------
 
-    @staticmethod
-    def commit_records(group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> list[Record]:
-        """The records a commit appends (offset key v1, offset value v1), in topic-partition order."""
+    def commit_records(self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> list[Record]:
+        """The records a commit appends (offset key v1, the configured offset value version, or v1 for an
+        expire time the committer chose, as Kafka 3.4), in topic-partition order."""
         return [
-            (offset_key(group, topic, partition), offset_value(value))
+            (offset_key(group, topic, partition), offset_value(value, self._offset_version(value)))
             for (topic, partition), value in sorted(offsets.items())
         ]
+
+    def _offset_version(self, value: OffsetAndMetadata) -> int:
+        explicit = value.expire_timestamp != value.commit_timestamp + self.retention_ms
+        return 1 if explicit else self.versions.offset_value
 
     def put_offsets(self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:
         """A commit's records were appended: they are the group's offsets now."""
@@ -158,10 +168,9 @@ class OffsetsCache:
 
     # -- group records --------------------------------------------------------------------------------------
 
-    @staticmethod
-    def group_record(group: str, value: Any) -> Record:
-        """The record storing a group's metadata (group key v2, group value v0)."""
-        return group_key(group), group_value(value)
+    def group_record(self, group: str, value: Any) -> Record:
+        """The record storing a group's metadata (group key v2, the configured group value version)."""
+        return group_key(group), group_value(value, self.versions.group_value)
 
     @staticmethod
     def group_tombstone(group: str) -> Record:
@@ -174,5 +183,5 @@ class OffsetsCache:
         self._groups.pop(group, None)
 
     def group(self, group: str) -> Any | None:
-        """The group's last stored record (a ``GroupValueV0``), or None."""
+        """The group's last stored record (a ``GroupValue``), or None."""
         return self._groups.get(group)

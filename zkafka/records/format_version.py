@@ -49,6 +49,12 @@ def parse_format_version(key: str, text: str) -> str:
     return text.strip()
 
 
+def version_order(version: str) -> tuple[int, int]:
+    """A sort key of Kafka versions: (release, step), a release without a step counting as its last."""
+    release, step = _release(version)
+    return _ORDER[release], _STEPS[release] - 1 if step is None else step
+
+
 def magic_of(version: str) -> int:
     """The message format (magic byte) a log of ``version`` stores: 0, 1 or 2."""
     order = _ORDER[_release(version)[0]]

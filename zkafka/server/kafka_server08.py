@@ -81,6 +81,7 @@ def coordinator_config(config: BrokerConfig08) -> CoordinatorConfig:
         metadata_max_bytes=config["offset.metadata.max.bytes"],
         initial_rebalance_delay_ms=config["group.initial.rebalance.delay.ms"],
         max_size=config["group.max.size"],
+        inter_broker_protocol_version=config["inter.broker.protocol.version"],
     )
 
 

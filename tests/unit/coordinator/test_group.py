@@ -18,7 +18,7 @@ from zkafka.coordinator.effects import (
     StoreGroup,
 )
 from zkafka.coordinator.group import GroupMetadata, GroupState
-from zkafka.coordinator.offsets_schema import GroupValueV0
+from zkafka.coordinator.offsets_schema import GroupValue
 from zkafka.protocol.errors import ErrorCode as E
 
 RANGE = [("range", b"R")]
@@ -248,7 +248,7 @@ def test_the_leader_leaving_hands_leadership_on_and_the_last_member_leaving_empt
     assert code == E.NONE and group.leader_id == b and AwaitJoins(10000) in effects
     code, effects = group.leave(b)
     assert CheckJoins() in effects and group.join_ready()
-    assert group.complete_join(0) == [StoreGroup(2, GroupValueV0("consumer", 2, "", "", []))]
+    assert group.complete_join(0) == [StoreGroup(2, GroupValue("consumer", 2, None, None, 0, []))]
     assert group.state is GroupState.EMPTY and group.protocol == ""
 
 

@@ -11,7 +11,7 @@ from zkafka.coordinator.effects import AwaitJoins
 from zkafka.coordinator.group import GroupMetadata
 from zkafka.coordinator.group_state import GroupState as S
 from zkafka.coordinator.group_state import IllegalGroupTransition, check_transition
-from zkafka.coordinator.offsets_schema import GroupValueV0
+from zkafka.coordinator.offsets_schema import GroupValue
 from zkafka.protocol.errors import ErrorCode as E
 
 MOVES = {
@@ -76,7 +76,7 @@ def test_an_empty_group_takes_generation_minus_one_commits_only() -> None:
 
 
 def test_loading_an_empty_record_or_only_offsets_brings_back_an_empty_group() -> None:
-    empty, effects = GroupMetadata.from_record("g", GroupValueV0("consumer", 4, "", "", []), 0)
+    empty, effects = GroupMetadata.from_record("g", GroupValue("consumer", 4, None, None, -1, []), 0)
     assert (empty.state, empty.generation, empty.protocol_type, effects) == (S.EMPTY, 4, "consumer", [])
     offsets_only, _ = GroupMetadata.from_record("h", None, 0)
     assert (offsets_only.state, offsets_only.generation) == (S.EMPTY, 0)

@@ -136,3 +136,14 @@ def test_a_rebalance_waits_for_the_longest_rebalance_timeout() -> None:
     join(group, session=10000)
     group.complete_join(0)
     assert group.rebalance_timeout_ms() == 45000
+
+
+def test_the_group_record_keeps_instance_ids_so_a_loaded_group_lets_a_restarted_member_in_without_a_rebalance():
+    group, a, b = static_group()
+    record = group.to_record()
+    assert [(m.member_id, m.group_instance_id) for m in record.members] == [(a, "i-a"), (b, "i-b")]
+    loaded, _ = GroupMetadata.from_record("g", record, 1000)  # another coordinator loads it
+    assert loaded.instance_member("i-b").member_id == b
+    outcome = join(loaded, instance_id="i-b", now=1000)
+    assert outcome.result is not None and outcome.result.generation_id == 1 and loaded.is_(GroupState.STABLE)
+    assert loaded.members[outcome.member_id].assignment == b"B"

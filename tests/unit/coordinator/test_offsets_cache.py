@@ -5,7 +5,7 @@ from __future__ import annotations
 from zkafka.coordinator.offsets_cache import OffsetsCache
 from zkafka.coordinator.offsets_schema import (
     GroupMemberRecord,
-    GroupValueV0,
+    GroupValue,
     OffsetAndMetadata,
     group_key,
     group_value,
@@ -14,7 +14,7 @@ from zkafka.coordinator.offsets_schema import (
     partition_for,
 )
 
-GROUP = GroupValueV0("consumer", 3, "range", "m", [GroupMemberRecord("m", "c", "/h", 6000, b"s", b"a")])
+GROUP = GroupValue("consumer", 3, "range", "m", -1, [GroupMemberRecord("m", None, "c", "/h", 6000, 6000, b"s", b"a")])
 
 
 def om(offset: int, expire: int = 10**12) -> OffsetAndMetadata:
