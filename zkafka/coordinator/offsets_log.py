@@ -25,7 +25,10 @@ from typing import Any, Protocol
 from zkafka.coordinator.offsets_cache import Record
 from zkafka.errors import KafkaError
 from zkafka.protocol.errors import ErrorCode
-from zkafka.records.format08 import build_message_set, iter_messages
+from zkafka.records.down_convert import MAGIC_AT, to_magic0
+from zkafka.records.format08 import LOG_OVERHEAD, build_message_set, iter_messages
+from zkafka.records.record_batch import MAGIC as BATCH_MAGIC
+from zkafka.records.record_batch import read_batch
 from zkafka.topic import OFFSETS_TOPIC
 
 log = logging.getLogger(__name__)
@@ -104,11 +107,11 @@ class OffsetsLog:
         while offset < end:
             data = log_.read(offset, self.load_buffer_size, end).read()
             start = offset
-            for message in iter_messages(data, offset):
-                if message.offset >= end:
+            for at, key, value in _records(data, offset):
+                if at >= end:
                     return
-                yield message.key, message.value
-                offset = message.offset + 1
+                yield key, value
+                offset = at + 1
             if offset == start:
                 if not data:
                     return  # nothing readable before the end (a gap left by compaction at the tail)
@@ -116,3 +119,23 @@ class OffsetsLog:
                     f"{OFFSETS_TOPIC}-{partition}: the entry at offset {offset} is larger than"
                     f" offsets.load.buffer.size ({self.load_buffer_size} bytes)"
                 )
+
+
+def _records(data: bytes, start_offset: int) -> Iterator[tuple[int, bytes | None, bytes | None]]:
+    """``(offset, key, value)`` of every message from ``start_offset`` in a read of the offsets log, whatever
+    format each entry has (``log.message.format.version``: messages of magic 0 or 1, record batches; a log
+    upgraded in place holds several); a partial entry at the end is left out."""
+    pos = 0
+    while len(data) - pos > MAGIC_AT:
+        end = pos + LOG_OVERHEAD + int.from_bytes(data[pos + 8 : pos + 12], "big", signed=True)
+        if end > len(data) or end <= pos + MAGIC_AT:
+            return
+        magic = data[pos + MAGIC_AT]
+        if magic == BATCH_MAGIC:
+            entries = ((r.offset, r.key, r.value) for r in read_batch(data, pos).records)
+        else:
+            entry = data[pos:end] if magic == 0 else to_magic0(data[pos:end])
+            entries = ((m.offset, m.key, m.value) for m in iter_messages(entry, start_offset))
+        yield from ((at, key, value) for at, key, value in entries if at >= start_offset)
+        pos = end
+
