@@ -17,7 +17,12 @@ import random
 from collections.abc import Callable
 from typing import Any, Unpack
 
-from zkafka.errors import MessageSetSizeTooLargeError, OffsetOutOfRangeError, UnknownMagicByteError
+from zkafka.errors import (
+    MessageSetSizeTooLargeError,
+    OffsetOutOfRangeError,
+    UnknownMagicByteError,
+    UnsupportedForMessageFormatError,
+)
 from zkafka.log.log_config import LogConfig
 from zkafka.log.log_loader import LogLoader
 from zkafka.log.log_validator import validate_and_assign
@@ -31,9 +36,10 @@ from zkafka.log.segmented_log import (
     SegmentedLog,
     log_end,
 )
+from zkafka.log.time_index import TIME_INDEX_SUFFIX
 from zkafka.records import format08
 from zkafka.records.down_convert import first_magic
-from zkafka.records.log_entries import LOG_FORMAT08, check_follower_set
+from zkafka.records.log_entries import LOG_FORMAT08, MAGIC_AT, check_follower_set, max_timestamp
 from zkafka.utils.java import INT32_MAX
 
 logger = logging.getLogger(__name__)
@@ -143,8 +149,9 @@ class Log08(SegmentedLog):
                     f"message set of {len(data)} bytes is larger than a segment of log {self.name}"
                     f" (segment.bytes {config.segment_bytes})"
                 )
+            stamp = max_timestamp(data) if data[MAGIC_AT] else None  # magic 0: no timestamps
             segment = self._maybe_roll(len(data), last)
-            segment.append_entries(first, last + 1, data)
+            segment.append_entries(first, last + 1, data, stamp)
             self._next_offset = last + 1
         if flush_due:
             self.flush_if_due()
@@ -183,13 +190,16 @@ class Log08(SegmentedLog):
                 segment.size > 0
                 and self._time_ms() - segment.created_ms > config.segment_ms - segment.roll_jitter_ms
             )
-            or segment.index.is_full
+            or any(index.is_full for index in segment.indexes)
             or last_offset - segment.start > INT32_MAX
         ):
             return self._roll()
         return segment
 
     def _seal(self, segment: IndexedSegment) -> None:
+        segment.seal_time_index()
+        if segment.time_index is not None:
+            segment.time_index.trim()
         if self._scheduler is None:
             segment.index.trim()  # else on the disk pool, before the flush after the roll (_sealed)
 
@@ -206,7 +216,7 @@ class Log08(SegmentedLog):
         self.flush(new_start)
 
     def _open_new_segment(self, start: int) -> IndexedSegment:
-        for suffix in (self.entry_format.log_suffix, INDEX_SUFFIX):
+        for suffix in (self.entry_format.log_suffix, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
             path = os.path.join(self.dir_path, segment_file_name(start, suffix))
             if os.path.exists(path):
                 logger.warning(
@@ -281,6 +291,20 @@ class Log08(SegmentedLog):
             return LogRegion(segment, position, max(0, min(max_bytes, stop - position)))
         return LogRegion(last, last.size, 0)
 
+    def fetch_offset_by_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """``(timestamp, offset)`` of the first record stamped at or after ``timestamp`` (ListOffsets v1+ with
+        a timestamp; KIP-33), None when no record is; UnsupportedForMessageFormatError for a magic-0 log."""
+        if self.config.message_format_magic == 0:
+            raise UnsupportedForMessageFormatError(
+                f"log {self.name} stores message format v0, which has no timestamps"
+            )
+        for segment in self._segments:
+            if segment.max_timestamp >= timestamp:
+                found = segment.find_offset_by_timestamp(timestamp)
+                if found is not None:
+                    return found
+        return None
+
     def _offsets_end(self) -> int:
         return self._next_offset
 
@@ -301,7 +325,7 @@ class Log08(SegmentedLog):
                 self._segments = keep
                 active = keep[-1]
                 active.truncate_to_offset(offset)
-                active.index.resize(self.config.index_max_bytes)
+                active.resize_indexes(self.config.index_max_bytes)
                 active.next_offset = offset
                 if active.size == 0:
                     active.created_ms = self._time_ms()

@@ -114,6 +114,7 @@ class LogCleaner:
     ) -> None:
         self._logs = logs
         self._offload = offload
+        self._refused: set[str] = set()  # logs whose message format the cleaner does not read
         self.map_capacity = max(1, int(dedupe_buffer_size / BYTES_PER_MAP_ENTRY * load_factor))
 
     # -- checkpoints ----------------------------------------------------------------------------------------
@@ -149,13 +150,28 @@ class LogCleaner:
 
     def grab_filthiest_log(self) -> LogToClean | None:
         """The compacted log with the highest dirty ratio above its ``min.cleanable.dirty.ratio``, if any."""
-        candidates = [self.cleanable(log) for log in self._logs() if log.config.compact]
+        candidates = [self.cleanable(log) for log in self._logs() if log.config.compact and self._readable(log)]
         candidates = [
             c for c in candidates if c.dirty_bytes > 0 and c.dirty_ratio > c.log.config.min_cleanable_ratio
         ]
         if not candidates:
             return None
         return max(candidates, key=lambda c: (c.dirty_ratio, c.log.name))
+
+    def _readable(self, log: Log08) -> bool:
+        """Whether the cleaner reads the log's entries: magic 0 only (a log of a newer message.format.version
+        is not compacted, and says so once)."""
+        if log.config.message_format_magic == 0:
+            return True
+        if log.name not in self._refused:
+            self._refused.add(log.name)
+            logger.warning(
+                "log %s: not compacted: the cleaner reads message format v0 only, and its"
+                " message.format.version stores magic %d",
+                log.name,
+                log.config.message_format_magic,
+            )
+        return False
 
     def clean_once(self) -> CleanerStats | None:
         """Clean the filthiest log; None when no log needs it."""

@@ -75,7 +75,7 @@ class LogLoader:
                 recovery_point = 0
             else:
                 recovery_point = self._recover(segments, recovery_point, need_recovery)
-                segments[-1].index.resize(self.config.index_max_bytes)
+                segments[-1].resize_indexes(self.config.index_max_bytes)
             for segment in segments:
                 segment.index.sanity_check()
         except CorruptIndexError as exc:
@@ -181,7 +181,7 @@ class LogLoader:
                     segment.delete()
                 break
         if segments[-1] is not active:
-            segments[-1].index.resize(self.config.index_max_bytes)
+            segments[-1].resize_indexes(self.config.index_max_bytes)
         end = segments[-1].next_offset
         if recovery_point > end:  # Kafka takes the log end offset as the recovery point then
             logger.warning(

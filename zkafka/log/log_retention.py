@@ -107,7 +107,7 @@ class LogRetention:
         """Delete the oldest segments last modified more than ``retention_ms`` ago; returns how many."""
 
         def expired(segment: LogSegment) -> bool:
-            return now_ms - segment.mtime_ms > retention_ms
+            return now_ms - segment.largest_timestamp > retention_ms
 
         return len(self.delete_old_segments(expired))
 

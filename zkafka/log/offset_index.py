@@ -29,13 +29,16 @@ class CorruptIndexError(ValueError):
 class OffsetIndex:
     """Maps offsets of one segment to file positions, for every ``log.index.interval.bytes`` of entries."""
 
+    entry_size = ENTRY_SIZE
+    _entry = _ENTRY
+
     def __init__(self, path: str, base_offset: int, *, max_bytes: int | None) -> None:
         """Open or create the index; ``max_bytes`` None opens an existing one as it is (a non-active segment)."""
         self.path = path
         self.base_offset = base_offset
         self._fd: int | None = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         size = os.fstat(self._fd).st_size
-        self.entries = size // ENTRY_SIZE  # an existing index is taken as full
+        self.entries = size // self.entry_size  # an existing index is taken as full
         self.max_bytes = size if max_bytes is None else max_bytes
         self._mmap: mmap.mmap | None = None
         # File size changes (resize, close, a sealed index's trim from another thread) one at a time; the
@@ -58,7 +61,7 @@ class OffsetIndex:
 
     @property
     def max_entries(self) -> int:
-        return len(self._mmap) // ENTRY_SIZE if self._mmap is not None else 0
+        return len(self._mmap) // self.entry_size if self._mmap is not None else 0
 
     @property
     def is_full(self) -> bool:
@@ -67,11 +70,11 @@ class OffsetIndex:
     @property
     def size_bytes(self) -> int:
         """Bytes of the entries written."""
-        return self.entries * ENTRY_SIZE
+        return self.entries * self.entry_size
 
     def entry(self, slot: int) -> tuple[int, int]:
         """The ``(offset, position)`` of the entry in a slot."""
-        relative, position = _ENTRY.unpack_from(self._mmap, slot * ENTRY_SIZE)
+        relative, position = self._entry.unpack_from(self._mmap, slot * self.entry_size)
         return self.base_offset + relative, position
 
     @property
@@ -92,23 +95,27 @@ class OffsetIndex:
             raise ValueError(
                 f"offset {offset} cannot follow {self.last_offset} in index {self.path} (base {self.base_offset})"
             )
-        _ENTRY.pack_into(self._mmap, self.entries * ENTRY_SIZE, relative, position)
+        self._entry.pack_into(self._mmap, self.entries * self.entry_size, relative, position)
         self.entries += 1
 
     def _slot_for(self, offset: int) -> int:
         """The slot of the last entry with an offset <= ``offset`` (-1 if there is none)."""
-        relative = offset - self.base_offset
+        relative = self._key(offset)
         low, high = 0, self.entries - 1
-        unpack = _ENTRY.unpack_from
+        unpack = self._entry.unpack_from
         mapped = self._mmap
         found = -1
         while low <= high:
             middle = (low + high) // 2
-            if unpack(mapped, middle * ENTRY_SIZE)[0] <= relative:
+            if unpack(mapped, middle * self.entry_size)[0] <= relative:
                 found, low = middle, middle + 1
             else:
                 high = middle - 1
         return found
+
+    def _key(self, offset: int) -> int:
+        """What an entry's first field holds for ``offset``."""
+        return offset - self.base_offset
 
     def lookup(self, offset: int) -> tuple[int, int]:
         """``(offset, position)`` of the last entry at or before ``offset``; ``(base, 0)`` if none is."""
@@ -127,13 +134,15 @@ class OffsetIndex:
 
     def truncate_to_entries(self, entries: int) -> None:
         if entries < self.entries and self._mmap is not None:
-            start = entries * ENTRY_SIZE
-            self._mmap[start : self.entries * ENTRY_SIZE] = bytes((self.entries - entries) * ENTRY_SIZE)
+            start = entries * self.entry_size
+            self._mmap[start : self.entries * self.entry_size] = bytes(
+                (self.entries - entries) * self.entry_size
+            )
         self.entries = min(entries, self.entries)
 
     def resize(self, max_bytes: int) -> None:
         """Set the file (and mapping) to ``max_bytes`` rounded down to whole entries, keeping the entries."""
-        size = max(max_bytes // ENTRY_SIZE * ENTRY_SIZE, self.size_bytes)
+        size = max(max_bytes // self.entry_size * self.entry_size, self.size_bytes)
         # No msync first: a shared mapping writes the page cache itself, so the entries survive the remap;
         # making them durable is the flush's fsync, on the disk pool (an msync here waited for the disk on
         # the event loop at every roll).
@@ -173,9 +182,9 @@ class OffsetIndex:
     def sanity_check(self) -> None:
         """Raise CorruptIndexError unless the file is whole entries and its last offset is above the base."""
         size = os.fstat(self._fd).st_size
-        if size % ENTRY_SIZE:
+        if size % self.entry_size:
             raise CorruptIndexError(
-                f"index {self.path} has a size of {size} bytes, not a multiple of {ENTRY_SIZE}"
+                f"index {self.path} has a size of {size} bytes, not a multiple of {self.entry_size}"
             )
         if self.entries and self.last_offset <= self.base_offset:
             raise CorruptIndexError(
@@ -197,6 +206,4 @@ class OffsetIndex:
             os.close(fd)
 
     def __repr__(self) -> str:
-        return (
-            f"OffsetIndex({self.path!r}, base={self.base_offset}, entries={self.entries}/{self.max_entries})"
-        )
+        return f"{type(self).__name__}({self.path!r}, base={self.base_offset}, entries={self.entries}/{self.max_entries})"

@@ -13,8 +13,10 @@ from collections.abc import Iterator
 from typing import Protocol
 
 from zkafka.log.offset_index import INDEX_SUFFIX, OffsetIndex
+from zkafka.log.time_index import TIME_INDEX_SUFFIX, TimeIndex
 from zkafka.records.format08 import entries, find_offset, iter_messages
-from zkafka.records.log_entries import LogEntry, log_entries
+from zkafka.records.log_entries import LogEntry, first_at_or_after, log_entries
+from zkafka.records.message_v1 import NO_TIMESTAMP
 
 logger = logging.getLogger(__name__)
 
@@ -102,6 +104,11 @@ class LogSegment:
         """The file's last modification time in milliseconds (retention and the offsets request use it)."""
         return os.stat(self.path).st_mtime_ns // 1_000_000
 
+    @property
+    def largest_timestamp(self) -> int:
+        """What time-based retention ages the segment by: here its mtime (entries without timestamps)."""
+        return self.mtime_ms
+
     def touch(self, now_ms: int) -> None:
         os.utime(self.path, ns=(now_ms * 1_000_000, now_ms * 1_000_000))
 
@@ -130,6 +137,11 @@ class IndexedSegment(LogSegment):
 
     __slots__ = (
         "index",
+        "time_index",
+        "max_timestamp",
+        "offset_of_max_timestamp",
+        "_time_index_path",
+        "_index_max_bytes",
         "index_interval_bytes",
         "bytes_since_index_entry",
         "created_ms",
@@ -157,27 +169,82 @@ class IndexedSegment(LogSegment):
                 base_offset,
                 max_bytes=index_max_bytes,
             )
+            self._time_index_path = os.path.join(dir_path, segment_file_name(base_offset, TIME_INDEX_SUFFIX))
+            self._index_max_bytes = index_max_bytes
+            self.time_index: TimeIndex | None = None
+            if os.path.exists(self._time_index_path):
+                self.time_index = TimeIndex(self._time_index_path, base_offset, max_bytes=index_max_bytes)
         except BaseException:
             self.close()
             raise
+        self.max_timestamp, self.offset_of_max_timestamp = (
+            self.time_index.last_entry if self.time_index is not None else (NO_TIMESTAMP, base_offset)
+        )
         self.index_interval_bytes = index_interval_bytes
         self.bytes_since_index_entry = 0
         self.created_ms = created_ms
         self.roll_jitter_ms = roll_jitter_ms
         self.next_offset = base_offset
 
-    def append_entries(self, first_offset: int, next_offset: int, data: bytes | memoryview) -> None:
-        """Write entries whose offsets run from ``first_offset``; index them if enough bytes went by."""
+    def append_entries(
+        self, first_offset: int, next_offset: int, data: bytes | memoryview, stamp: tuple[int, int] | None = None
+    ) -> None:
+        """Write entries whose offsets run from ``first_offset``; index them if enough bytes went by.
+        ``stamp``: their largest timestamp and the offset carrying it (None: entries without timestamps)."""
         if self.bytes_since_index_entry > self.index_interval_bytes:
             self.index.append(first_offset, self.size)
+            if self.time_index is not None:
+                self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
             self.bytes_since_index_entry = 0
         self.append(data)
         self.bytes_since_index_entry += len(data)
         self.next_offset = next_offset
+        if stamp is not None and stamp[0] > self.max_timestamp:
+            self._timestamped(*stamp)
+
+    def _timestamped(self, timestamp: int, offset: int) -> None:
+        """The segment's largest timestamp so far; its first one opens the time index."""
+        self.max_timestamp, self.offset_of_max_timestamp = timestamp, offset
+        if self.time_index is None:
+            self.time_index = TimeIndex(self._time_index_path, self.start, max_bytes=self._index_max_bytes)
+
+    @property
+    def largest_timestamp(self) -> int:
+        """The largest timestamp the entries carry; the file's mtime when they carry none (magic 0)."""
+        return self.max_timestamp if self.max_timestamp >= 0 else self.mtime_ms
+
+    @property
+    def indexes(self) -> tuple[OffsetIndex, ...]:
+        """The offset index, and the time index when the segment has one."""
+        return (self.index,) if self.time_index is None else (self.index, self.time_index)
+
+    def find_offset_by_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """``(timestamp, offset)`` of the first record stamped at or after ``timestamp`` (None: none is): the
+        time index gives the offset to scan from, the offset index its position."""
+        if self.time_index is None:
+            return None
+        position = self.index.lookup(self.time_index.lookup(timestamp)[1])[1]
+        for entry in self.log_entries_from(position):
+            if entry.max_timestamp >= timestamp:
+                found = first_at_or_after(self.read(entry.position, entry.size), timestamp)
+                if found is not None:
+                    return found
+        return None
+
+    def seal_time_index(self) -> None:
+        """The time index ends with the segment's largest timestamp (on roll and close), trimmed on roll."""
+        if self.time_index is not None:
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+
+    def resize_indexes(self, max_bytes: int) -> None:
+        """Both indexes grown back to ``max_bytes`` (a segment that becomes the active one again)."""
+        self._index_max_bytes = max_bytes
+        for index in self.indexes:
+            index.resize(max_bytes)
 
     def descriptors(self) -> tuple[int, ...]:
         # On Linux an fsync of the index file also writes the pages changed through its mapping.
-        return (self.fileno(), self.index.fileno())
+        return (self.fileno(), *(index.fileno() for index in self.indexes))
 
     # -- offsets to positions -------------------------------------------------------------------------------
 
@@ -219,19 +286,26 @@ class IndexedSegment(LogSegment):
     def recover(self, entry_format: EntryFormat, index_max_bytes: int) -> int:
         """Rebuild the index, truncate after the last whole valid entry; returns the bytes cut off."""
         valid = self.valid_prefix(entry_format)
-        self.index.truncate_to_entries(0)
-        self.index.resize(index_max_bytes)
+        for index in self.indexes:
+            index.truncate_to_entries(0)
+        self.resize_indexes(index_max_bytes)
+        self.max_timestamp, self.offset_of_max_timestamp = NO_TIMESTAMP, self.start
         next_offset, last_indexed = self.start, 0
         for entry in self.log_entries_from(0, valid):
             position = entry.position
             if position - last_indexed > self.index_interval_bytes:
                 self.index.append(self._first_offset(entry), position)
+                self.seal_time_index()
                 last_indexed = position
+            if entry.max_timestamp > self.max_timestamp:
+                self._timestamped(entry.max_timestamp, entry.last_offset)
             next_offset = entry.last_offset + 1
+        self.seal_time_index()
         truncated = self.size - valid
         if truncated:
             self.truncate(valid)
-        self.index.trim()
+        for index in self.indexes:
+            index.trim()
         self.next_offset = next_offset
         return truncated
 
@@ -257,7 +331,10 @@ class IndexedSegment(LogSegment):
         if found is None:
             return 0
         position = found[1]
-        self.index.truncate_to_offset(offset)
+        for index in self.indexes:
+            index.truncate_to_offset(offset)
+        if self.time_index is not None:
+            self.max_timestamp, self.offset_of_max_timestamp = self.time_index.last_entry
         removed = self.size - position
         self.truncate(position)
         self.next_offset = offset
@@ -265,6 +342,9 @@ class IndexedSegment(LogSegment):
         return removed
 
     def close(self) -> None:
+        if getattr(self, "time_index", None) is not None:
+            self.seal_time_index()
+            self.time_index.close()
         index = getattr(self, "index", None)
         if index is not None:
             index.close()
@@ -272,15 +352,17 @@ class IndexedSegment(LogSegment):
 
     def rename_deleted(self) -> None:
         """Rename the files to ``*.deleted`` (the step before the delayed delete); the descriptors stay open."""
-        for path in (self.path, self.index.path):
+        for path in (self.path, *(index.path for index in self.indexes)):
             if os.path.exists(path):
                 os.rename(path, path + DELETED_SUFFIX)
         self.path += DELETED_SUFFIX
-        self.index.path += DELETED_SUFFIX
+        self._time_index_path += DELETED_SUFFIX
+        for index in self.indexes:
+            index.path += DELETED_SUFFIX
 
     def delete(self) -> None:
         self.close()
-        for path in (self.path, self.index.path):
+        for path in (self.path, *(index.path for index in self.indexes)):
             try:
                 os.unlink(path)
             except FileNotFoundError:

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 from crc32c import crc32c
 
 from zkafka.errors import InvalidMessageError, KafkaError
+from zkafka.records import message_v1
 from zkafka.records.entries import UINT32, entry_error, entry_size, spans
 from zkafka.records.format08 import (
     FORMAT08,
@@ -28,7 +29,7 @@ from zkafka.records.format08 import (
 )
 from zkafka.records.message_v1 import MIN_MESSAGE_SIZE as MIN_MESSAGE_V1_SIZE
 from zkafka.records.message_v1 import NO_TIMESTAMP
-from zkafka.records.record_batch import ATTRIBUTES_AT, RECORD_BATCH_OVERHEAD, read_batch_header
+from zkafka.records.record_batch import ATTRIBUTES_AT, RECORD_BATCH_OVERHEAD, read_batch, read_batch_header
 from zkafka.records.record_batch import MAGIC as MAGIC_V2
 
 MAGIC_AT = 16
@@ -60,6 +61,25 @@ def log_entries(data: Any, start: int = 0) -> Iterator[LogEntry]:
             yield LogEntry(pos, size, magic, last, last, OFFSET.unpack_from(data, pos + _V1_TIMESTAMP)[0])
         else:
             yield LogEntry(pos, size, magic, last, last, NO_TIMESTAMP)
+
+
+def max_timestamp(data: Any) -> tuple[int, int] | None:
+    """``(largest timestamp, offset of the entry carrying it)`` of the whole entries; None when none has one."""
+    best = None
+    for entry in log_entries(data):
+        if entry.max_timestamp >= 0 and (best is None or entry.max_timestamp > best[0]):
+            best = (entry.max_timestamp, entry.last_offset)
+    return best
+
+
+def first_at_or_after(data: Any, timestamp: int) -> tuple[int, int] | None:
+    """``(timestamp, offset)`` of the first record of the one entry ``data`` holds (magic 1 or 2) whose
+    timestamp is at or past ``timestamp``; None when none is."""
+    if data[MAGIC_AT] == MAGIC_V2:
+        found = ((r.timestamp, r.offset) for r in read_batch(data).records)
+    else:
+        found = ((m.timestamp, offset) for offset, m in message_v1.iter_messages(data))
+    return next((pair for pair in found if pair[0] >= timestamp), None)
 
 
 def entry_problem(data: Any, pos: int, end: int) -> str | None:

@@ -16,13 +16,22 @@ from dataclasses import dataclass, field
 
 from zkafka.errors import KafkaError
 from zkafka.log.offset_index import ENTRY_SIZE, INDEX_SUFFIX
-from zkafka.records.compression import CODEC_OBJECT_NAMES, CODECS_07, NO_COMPRESSION, decompress
+from zkafka.records.compression import CODEC_NAMES, CODEC_OBJECT_NAMES, CODECS_07, NO_COMPRESSION, decompress
 from zkafka.records.deep_iterator import messages
+from zkafka.records.default_record import Record
 from zkafka.records.entries import INT32, UINT32
 from zkafka.records.format07 import FORMAT07, iter_messages
 from zkafka.records.format08 import FORMAT08, OFFSET, Message08, key_value
 from zkafka.records.format08 import MAGIC as FORMAT08_MAGIC
+from zkafka.records.log_entries import entry_problem, log_entries
 from zkafka.records.message07 import HEADER_SIZE, LOG_OVERHEAD, Message
+from zkafka.records.message_v1 import MAGIC as MAGIC_V1
+from zkafka.records.message_v1 import decode_message as decode_message_v1
+from zkafka.records.message_v1 import iter_messages as iter_messages_v1
+from zkafka.records.record_batch import MAGIC as MAGIC_V2
+from zkafka.records.record_batch import read_batch, read_batch_header
+
+TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 
 
 @dataclass
@@ -208,6 +217,14 @@ def _walk08(view: memoryview, report: LogReport08, out, deep: bool, print_data: 
     valid = 0
     for pos, size in FORMAT08.spans(view):
         end = pos + size
+        if view[pos + FORMAT08.magic_at] in (MAGIC_V1, MAGIC_V2):
+            try:
+                last = _dump_newer(view, pos, end, report, out, deep or print_data, print_data, last)
+            except KafkaError as exc:
+                report.problem = f"entry at position {pos}: {exc}"
+                return valid
+            valid = end
+            continue
         if view[pos + FORMAT08.magic_at] != FORMAT08_MAGIC:
             report.problem = f"entry at position {pos} has unknown magic byte {view[pos + FORMAT08.magic_at]}"
             return valid
@@ -238,6 +255,70 @@ def _walk08(view: memoryview, report: LogReport08, out, deep: bool, print_data: 
             out(_describe08(message_offset, pos, message, ok, print_data))
         valid = end
     return valid
+
+
+def _dump_newer(
+    view: memoryview, pos: int, end: int, report: LogReport08, out, deep: bool, print_data: bool, last: int
+) -> int:
+    """A magic-1 message or a record batch printed as Kafka 2.x's DumpLogSegments does: the entry's line,
+    then (``deep``) one ``| offset: ...`` line per record. Returns the last record offset printed."""
+    entry = next(log_entries(view, pos))
+    valid = entry_problem(view, pos, end) is None
+    if entry.magic == MAGIC_V2:
+        header = read_batch_header(view, pos)
+        kind = TIMESTAMP_TYPES[header.timestamp_type]
+        head = (
+            f"baseOffset: {header.base_offset} lastOffset: {header.last_offset} count: {header.count}"
+            f" baseSequence: {header.base_sequence} lastSequence: {header.last_sequence}"
+            f" producerId: {header.producer_id} producerEpoch: {header.producer_epoch}"
+            f" partitionLeaderEpoch: {header.partition_leader_epoch}"
+            f" isTransactional: {str(header.is_transactional).lower()}"
+            f" isControl: {str(header.is_control).lower()}"
+        )
+        codec, crc = header.compression, header.crc
+        records = read_batch(view, pos).records if deep and valid else []
+    else:
+        message = decode_message_v1(view, pos, end)
+        kind, head, codec, crc = (
+            TIMESTAMP_TYPES[message.timestamp_type],
+            f"offset: {entry.last_offset}",
+            message.codec,
+            message.crc,
+        )
+        found = iter_messages_v1(view[pos:end]) if deep and valid else ()
+        records = [Record(offset, m.timestamp, m.key, m.value) for offset, m in found]
+    out(
+        f"{head} position: {pos} {kind}: {entry.max_timestamp} size: {end - pos} magic: {entry.magic}"
+        f" compresscodec: {CODEC_NAMES[codec].upper()} crc: {crc} isvalid: {str(valid).lower()}"
+    )
+    for record in records:
+        if last >= 0 and record.offset != last + 1:
+            report.non_consecutive.append((last, record.offset))
+        last = record.offset
+        report.messages += 1
+        out(
+            _describe_record(
+                record, kind, entry.magic, header if entry.magic == MAGIC_V2 else None, print_data
+            )
+        )
+    report.invalid += not valid
+    return last
+
+
+def _describe_record(record: Record, kind: str, magic: int, header, print_data: bool) -> str:
+    sizes = [-1 if field is None else len(field) for field in (record.key, record.value)]
+    line = f"| offset: {record.offset} {kind}: {record.timestamp} keysize: {sizes[0]} valuesize: {sizes[1]}"
+    if header is not None:
+        sequence = (
+            -1 if header.base_sequence < 0 else header.base_sequence + record.offset - header.base_offset
+        )
+        line += f" sequence: {sequence} headerKeys: [{','.join(h.key for h in record.headers)}]"
+    if print_data:
+        if record.key is not None:
+            line += f" key: {record.key.decode('utf-8', 'replace')}"
+        if record.value is not None:
+            line += f" payload: {record.value.decode('utf-8', 'replace')}"
+    return line
 
 
 def _describe08(offset: int, position: int, message: Message08, valid: bool, print_data: bool) -> str:

@@ -18,6 +18,7 @@ from zkafka.records.convert import down_convert
 from zkafka.records.default_record import Header, Record
 from zkafka.records.format08 import build_message_set, entries, iter_messages
 from zkafka.records.record_batch import build_batch, read_batches
+from zkafka.tools.dump_log_segments import dump_log08
 
 pytestmark = pytest.mark.usefixtures("codec_path")
 
@@ -149,3 +150,78 @@ def test_a_fetch_of_an_old_version_gets_the_batches_converted_down():
         (7, NOW + 2),
     ]
     assert down_convert(data[:30], 0) == data[:30]  # only a partial batch: the reader asks for more
+
+
+# -- the time index (KIP-33) ------------------------------------------------------------------------------
+
+
+def stamped(log: Log08, *timestamps: int) -> None:
+    for i, timestamp in enumerate(timestamps):
+        log.append(build_batch([Record(0, timestamp, None, b"v%d" % i)]))
+
+
+def test_each_segment_gets_a_timeindex_of_12_byte_entries_at_the_index_cadence(tmp_path):
+    log = open_log(tmp_path, index_interval_bytes=1)
+    stamped(log, 100, 300, 200, 400)
+    index = log.segments[-1].time_index
+    assert os.path.basename(index.path) == "00000000000000000000.timeindex"
+    assert [index.entry(i) for i in range(index.entries)] == [(100, 0), (300, 1)]  # 200 is not above 300
+    assert log.segments[-1].max_timestamp == 400
+    log.close()
+    with open(index.path, "rb") as handle:  # closing adds the largest timestamp and trims the file
+        assert handle.read() == b"".join(struct.pack(">qi", t, o) for t, o in [(100, 0), (300, 1), (400, 3)])
+
+
+def test_list_offsets_by_timestamp_finds_the_first_record_at_or_after_it(tmp_path):
+    log = open_log(tmp_path, index_interval_bytes=1)
+    stamped(log, 100, 300, 200, 400)
+    assert log.fetch_offset_by_timestamp(250) == (300, 1)
+    assert log.fetch_offset_by_timestamp(50) == (100, 0)
+    assert log.fetch_offset_by_timestamp(401) is None
+    with pytest.raises(UnsupportedForMessageFormatError):
+        open_log(tmp_path / "v0", magic=0).fetch_offset_by_timestamp(0)
+
+
+def test_recovery_rebuilds_the_timeindex(tmp_path):
+    log = open_log(tmp_path, index_interval_bytes=1)
+    stamped(log, 100, 300, 200, 400)
+    path = log.segments[-1].time_index.path
+    log.close()
+    os.truncate(path, 0)
+    log = open_log(tmp_path, index_interval_bytes=1, need_recovery=True)
+    assert log.segments[-1].max_timestamp == 400
+    assert log.fetch_offset_by_timestamp(350) == (400, 3)
+
+
+def test_time_retention_ages_a_segment_by_its_largest_timestamp(tmp_path):
+    log = open_log(tmp_path, segment_bytes=200)
+    stamped(log, NOW - 10_000, NOW - 9_000, NOW - 10)
+    assert len(log.segments) >= 2
+    assert log.segments[0].largest_timestamp < NOW - 5_000
+    deleted = log.delete_expired_segments(NOW, 5_000)
+    assert deleted >= 1 and log.segments[0].largest_timestamp == NOW - 10
+
+
+def test_dump_log_segments_prints_batches_and_records_as_kafka_does(tmp_path):
+    log = open_log(tmp_path)
+    log.append(
+        build_batch([Record(0, 1000, b"k", b"hello", (Header("h", b"v"),)), Record(1, 1001, None, b"w")])
+    )
+    path = log.segments[-1].path
+    log.close()
+    lines: list[str] = []
+    report = dump_log08(path, lines.append, print_data=True)
+    assert report.valid and report.messages == 2
+    assert lines[2].startswith(
+        "baseOffset: 0 lastOffset: 1 count: 2 baseSequence: -1 lastSequence: -1 producerId: -1"
+    )
+    assert " position: 0 CreateTime: 1001 size: 86 magic: 2 compresscodec: NONE crc: " in lines[2]
+    assert lines[2].endswith(" isvalid: true")
+    assert (
+        lines[3]
+        == "| offset: 0 CreateTime: 1000 keysize: 1 valuesize: 5 sequence: -1 headerKeys: [h] key: k payload: hello"
+    )
+    assert (
+        lines[4]
+        == "| offset: 1 CreateTime: 1001 keysize: -1 valuesize: 1 sequence: -1 headerKeys: [] payload: w"
+    )
