@@ -5,7 +5,8 @@ confluent-kafka with its default configuration (``session.timeout.ms`` 45 s, wit
 ``group.max.session.timeout.ms``) and with ``group.instance.id`` (KIP-345). Each pair of members splits a
 topic, commits, and a restarted member resumes from the commits (both static members restart into their old
 places, without a rebalance). The versions used are read from the broker's
-request log. A real ZooKeeper and in-process brokers.
+request log. librdkafka with ``cooperative-sticky`` and zkafka's GroupConsumers share one cooperative group
+(KIP-429), each side leading in turn. A real ZooKeeper and in-process brokers.
 """
 
 from __future__ import annotations
@@ -142,7 +143,7 @@ def test_librdkafka_splits_commits_and_resumes(bootstrap, served, static):
     restarted = [member(1), member(2)] if static else [member(1)]
     try:
         received = poll_until(restarted, len(more), rd_poll)
-        assert sorted(sum(received, [])) == sorted(more)  # each once: nothing read twice
+        assert sorted(sum(received, [])) == sorted(more)  # each once, nothing before the commits again: nothing read twice
         committed = restarted[0].committed([confluent_kafka.TopicPartition(TOPIC, p) for p in range(4)], 10)
         assert sum(max(tp.offset, 0) for tp in committed) == len(sent)
     finally:
@@ -153,3 +154,71 @@ def test_librdkafka_splits_commits_and_resumes(bootstrap, served, static):
     assert joins and all(int(n.rpartition("V")[2]) >= 4 for n in joins), joins  # KIP-394's round
     assert {"OffsetCommitRequestV8", "OffsetFetchRequestV8"} <= used  # flexible; OffsetFetch's batched groups
     print(f"\nlibrdkafka {confluent_kafka.libversion()[0]} ({'static' if static else 'dynamic'}): {sorted(used)}")
+
+
+# -- a mixed cooperative group: librdkafka and zkafka's GroupConsumer -----------------------------------------
+
+
+def test_librdkafka_and_zkafka_in_one_cooperative_sticky_group_agree_and_both_consume(bootstrap):
+    """librdkafka with ``partition.assignment.strategy=cooperative-sticky`` and zkafka GroupConsumers in one
+    group, each side leading in turn: every partition owned by exactly one member after each incremental
+    rebalance, and every member consumes."""
+    from zkafka.consumer.group import GroupConsumer
+
+    group = "mixed-cooperative"
+    every = {(TOPIC, p) for p in range(4)}
+
+    def rd():
+        return rd_consumer(
+            bootstrap, group, **{"partition.assignment.strategy": "cooperative-sticky",
+                                 "session.timeout.ms": 6000, "heartbeat.interval.ms": 300}
+        )  # fmt: skip
+
+    def zk():
+        consumer = GroupConsumer(
+            {"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+             "enable.auto.commit": "false", "partition.assignment.strategy": "cooperative-sticky",
+             "session.timeout.ms": "6000", "heartbeat.interval.ms": "300", "fetch.max.wait.ms": "100"}
+        )  # fmt: skip
+        consumer.subscribe([TOPIC])
+        return consumer
+
+    def owned(members) -> list[set]:
+        return [{(tp.topic, tp.partition) for tp in m.assignment()} for m in members]
+
+    def agreed(members) -> bool:
+        shares = owned(members)
+        return sum(map(len, shares)) == 4 and set().union(*shares) == every and all(shares)
+
+    def poll_one(member) -> list[bytes]:
+        if isinstance(member, GroupConsumer):
+            return [r.value for records in member.poll(20).values() for r in records]
+        message = member.poll(0.02)
+        return [] if message is None or message.error() else [message.value()]
+
+    members = [rd()]  # librdkafka joins first: it leads
+    try:
+        poll_until(members, 0, poll_one, until=lambda: len(members[0].assignment()) == 4)
+        members.append(zk())
+        poll_until(members, 0, poll_one, until=lambda: agreed(members))
+        sent = [b"a-%05d" % i for i in range(100)]
+        rd_produce(bootstrap, sent)
+        received = poll_until(members, len(sent), poll_one)
+        assert sorted(sum(received, [])) == sorted(sent) and all(received)
+        for member in members:  # committed: partitions that move later resume from here
+            member.commit() if isinstance(member, GroupConsumer) else member.commit(asynchronous=False)
+        members.append(zk())  # a third member: an incremental rebalance led by librdkafka
+        poll_until(members, 0, poll_one, until=lambda: agreed(members))
+        members.pop(0).close()  # the librdkafka leader leaves: a zkafka member leads ...
+        members.append(rd())  # ... and assigns a new librdkafka member its share
+        poll_until(members, 0, poll_one, until=lambda: agreed(members))
+        shares = owned(members)
+        more = [b"b-%05d" % i for i in range(200)]
+        rd_produce(bootstrap, more)
+        received = poll_until(members, len(more), poll_one)
+        assert sorted(sum(received, [])) == sorted(more)  # each once, nothing before the commits again
+        assert all(received[i] for i, share in enumerate(shares) if share)
+        print(f"\nmixed cooperative group (zkafka, zkafka, librdkafka): {[sorted(p for _, p in s) for s in shares]}")
+    finally:
+        for member in members:
+            member.close()

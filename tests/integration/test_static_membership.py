@@ -121,6 +121,7 @@ def test_a_static_member_restarting_within_its_session_timeout_keeps_its_partiti
         seen: list = []
         poll_into(consumers, seen, lambda: len(seen) >= len(sent))
         generation, owned = s.coordinator.generation, s.assignment()
+        kept = (a.assignment(), b.assignment())
         joins = (a.coordinator.rebalances, b.coordinator.rebalances)
         s.commit()
         del log[:]
@@ -139,6 +140,14 @@ def test_a_static_member_restarting_within_its_session_timeout_keeps_its_partiti
         assert (a.coordinator.rebalances, b.coordinator.rebalances) == joins
         assert a.coordinator.generation == b.coordinator.generation == generation
         assert [entry[:2] for entry in log] == [("s2", "assigned")]  # a's and b's listeners never called
+        moved = len(owned ^ restarted.assignment()) + sum(
+            len(c.assignment() ^ o) for c, o in zip((a, b), kept, strict=True)
+        )
+        assert moved == 0
+        print(
+            f"\nstatic restart within the session: generation {generation} -> {restarted.coordinator.generation}, "
+            f"{moved} partitions moved, {len(seen)} records read, {len(seen) - len({v for _, v in seen})} twice"
+        )
 
         # the same restart of a dynamic member: LeaveGroup, a rebalance without it, another with its successor
         b.commit()
@@ -230,7 +239,9 @@ def test_leave_group_v3_removes_a_static_member_by_its_instance_id(bootstrap):
     with static_pair(bootstrap, session_timeout_ms=30000) as (log, a, s, closing):
         generation = a.coordinator.generation
         with raw_client(bootstrap) as client:
-            leave = client.call(group_membership.LeaveGroupRequestV3(GROUP, [group_membership.LeavingMember("", "s-1")]))
+            leave = client.call(
+                group_membership.LeaveGroupRequestV3(GROUP, [group_membership.LeavingMember("", "s-1")])
+            )
         assert leave.error == 0 and [(m.group_instance_id, m.error) for m in leave.members] == [("s-1", 0)]
         poll_until([a], lambda r: a.assignment() == ALL)  # at once, not after s's 30 s session timeout
         assert a.coordinator.generation == generation + 1

@@ -1,0 +1,96 @@
+"""Rebalancing drills for zkafka's group consumer against a real 0.8 broker process and a real ZooKeeper: a
+group growing by one member, eager (range, sticky) against cooperative (KIP-429 ``cooperative-sticky``), while
+a producer keeps writing; a member that stops calling ``poll`` is removed after ``max.poll.interval.ms``; a
+group mixing eager and cooperative members falls back to eager. The figures are printed (the 10 -> 11 x 40
+figure is benchmarks/rebalance_gap.py's); the assertions are on behaviour, not time."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.rebalance_drill import Drill, grow_by_one
+from tests.support.server08 import Client08, wait_for_leaders
+from zkafka.consumer.group import TopicPartition
+from zkafka.utils import wait_until
+
+pytestmark = pytest.mark.integration
+
+TOPIC = "drill"
+PARTITIONS = 16
+ALL = {TopicPartition(TOPIC, p) for p in range(PARTITIONS)}
+
+
+@pytest.fixture
+def broker(broker08_process):
+    broker = broker08_process(
+        0,
+        num_partitions=str(PARTITIONS),
+        offsets_topic_num_partitions="1",
+        offsets_topic_replication_factor="1",
+        group_min_session_timeout_ms="1000",
+    )
+    client = wait_until(lambda: _connect(broker.port), 30, message="the 0.8 broker process listening")
+    try:
+        wait_for_leaders(client, [TOPIC])
+    finally:
+        client.sock.close()
+    return broker
+
+
+def _connect(port: int) -> Client08 | None:
+    try:
+        return Client08(port)
+    except OSError:
+        return None
+
+
+def test_a_cooperative_group_growing_by_one_keeps_consuming_and_an_eager_one_stops(broker):
+    bootstrap = f"127.0.0.1:{broker.port}"
+    results = {
+        s: grow_by_one(bootstrap, broker.port, TOPIC, PARTITIONS, 4, s)
+        for s in ("range", "cooperative-sticky")
+    }
+    for name, result in results.items():
+        unaffected = [f.longest_gap for f in result.members if f.unaffected] or [0.0]
+        print(
+            f"\n{name}: 4 -> 5 members x {PARTITIONS} partitions: settled in {result.seconds * 1000:.0f} ms, "
+            f"{result.joins} joins, {result.moved} partitions moved; longest gap of an unaffected member "
+            f"{max(unaffected) * 1000:.0f} ms, of any member {max(f.longest_gap for f in result.members) * 1000:.0f} ms"
+        )
+    eager = results["range"]
+    for f in eager.members:  # every member gave everything up before its join and got nothing meanwhile
+        assert f.revoked[0] == f.before and f.received_while_joining == 0
+        assert f.assigned == [f.after]
+    cooperative = results["cooperative-sticky"]
+    assert cooperative.moved == 3  # 16 over 5: only what the newcomer needs moves
+    for f in cooperative.members:
+        assert not f.lost
+        assert f.after <= f.before  # nothing handed between old members
+        assert set().union(*f.revoked) == f.before - f.after  # revoked: only what it lost, once
+        assert all(f.revoked)  # never called with nothing
+        if f.unaffected:
+            assert f.revoked == [] and all(a == set() for a in f.assigned)
+    assert any(f.unaffected for f in cooperative.members)
+    assert sum(f.received_while_joining for f in cooperative.members) > 0  # consumed through the rebalance
+
+
+def test_a_member_that_stops_polling_leaves_after_max_poll_interval_and_its_partitions_move(broker):
+    bootstrap = f"127.0.0.1:{broker.port}"
+    drill = Drill(bootstrap, broker.port, TOPIC, PARTITIONS, "range", max_poll_interval_ms=1500)
+    try:
+        for _ in range(3):
+            drill.add_member()
+        drill.run_until(drill.settled, 60)
+        stalled, everyone, figures = drill.consumers[0], drill.consumers, drill.figures
+        owned = stalled.assignment()
+        drill.consumers, drill.figures = everyone[1:], figures[1:]  # the first member is not polled any more
+        drill.run_until(lambda: not stalled.coordinator.member_id and drill.settled(), 60)
+        assert set().union(*(c.assignment() for c in everyone[1:])) == ALL
+        assert stalled.coordinator.lost and not figures[0].lost  # its listener hears of it at its next poll
+        drill.consumers, drill.figures = everyone, figures
+        drill.run_until(lambda: bool(figures[0].lost) and drill.settled(), 60)  # polled again: it rejoins
+        assert figures[0].lost == [owned] and figures[0].revoked == []  # lost, not revoked: never committed
+        print(f"\nstopped polling: left the group after max.poll.interval.ms; {len(owned)} partitions moved")
+    finally:
+        drill.consumers = everyone
+        drill.close()
