@@ -14,6 +14,8 @@ import os
 import re
 from collections.abc import Mapping
 
+from zkafka.utils import with_filename
+
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 CLEANER_CHECKPOINT = "cleaner-offset-checkpoint"
@@ -49,6 +51,8 @@ class OffsetCheckpoint:
             while view:
                 view = view[os.write(fd, view) :]
             os.fsync(fd)
+        except OSError as exc:
+            raise with_filename(exc, tmp) from None
         finally:
             os.close(fd)
         os.replace(tmp, self.path)

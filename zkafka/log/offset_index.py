@@ -1,7 +1,10 @@
 """The sparse offset index of one 0.8 segment: ``int32 offset - base · int32 position`` entries, sorted.
 
 The file of the active segment is pre-allocated to ``log.index.size.max.bytes`` (rounded down to a multiple
-of 8) and memory-mapped; entries are written into the mapping. Rolling or closing trims it to the entries
+of 8, a sparse file) and memory-mapped for lookups; entries are written with ``pwrite`` and removed by cutting
+the file (holes again), never through the mapping, and only entries written are read from it: on a full disk
+a page of the mapping that was never written cannot be faulted in (SIGBUS, which Python cannot catch), where a
+write fails with ENOSPC naming the file and the broker halts. Rolling or closing trims it to the entries
 written (a broker's roll trims on its disk pool: shrinking a 10 MB file takes over a millisecond, and the
 mapping stays as it is, only its entries are read). An index found on disk is taken as full (its size / 8 entries); the active segment's is grown back
 to the maximum when loaded. A lookup is a binary search for the last entry at or before an offset.
@@ -15,6 +18,7 @@ import struct
 import threading
 from collections.abc import Callable
 
+from zkafka.utils import with_filename
 from zkafka.utils.java import INT32_MAX
 
 INDEX_SUFFIX = ".index"
@@ -95,8 +99,21 @@ class OffsetIndex:
             raise ValueError(
                 f"offset {offset} cannot follow {self.last_offset} in index {self.path} (base {self.base_offset})"
             )
-        self._entry.pack_into(self._mmap, self.entries * self.entry_size, relative, position)
+        self._write_entry(relative, position)
+
+    def _write_entry(self, *fields: int) -> None:
+        """Add an entry at the end with ``pwrite`` (never through the mapping: see the module's docstring)."""
+        try:
+            os.pwrite(self._fd, self._entry.pack(*fields), self.entries * self.entry_size)
+        except OSError as exc:
+            raise with_filename(exc, self.path) from None
         self.entries += 1
+
+    def _file_entry(self, slot: int) -> tuple[int, ...]:
+        """The fields of a slot read from the file, not the mapping (zeros past its end): after a crash an index
+        found on disk is taken as full, and its entries past the last one written are a hole."""
+        raw = os.pread(self.fileno(), self.entry_size, slot * self.entry_size)
+        return self._entry.unpack(raw) if len(raw) == self.entry_size else (0, 0)
 
     def _slot_for(self, offset: int) -> int:
         """The slot of the last entry with an offset <= ``offset`` (-1 if there is none)."""
@@ -133,12 +150,14 @@ class OffsetIndex:
             self.truncate_to_entries(slot + 1)
 
     def truncate_to_entries(self, entries: int) -> None:
-        if entries < self.entries and self._mmap is not None:
-            start = entries * self.entry_size
-            self._mmap[start : self.entries * self.entry_size] = bytes(
-                (self.entries - entries) * self.entry_size
-            )
-        self.entries = min(entries, self.entries)
+        """Keep the first ``entries`` entries; the file keeps its size, the rest of it a hole (zeros)."""
+        if entries >= self.entries:
+            return
+        with self._resizing:
+            self.entries = entries
+            size = os.fstat(self._fd).st_size
+            os.ftruncate(self._fd, entries * self.entry_size)
+            os.ftruncate(self._fd, size)
 
     def resize(self, max_bytes: int) -> None:
         """Set the file (and mapping) to ``max_bytes`` rounded down to whole entries, keeping the entries."""
@@ -186,9 +205,12 @@ class OffsetIndex:
             raise CorruptIndexError(
                 f"index {self.path} has a size of {size} bytes, not a multiple of {self.entry_size}"
             )
-        if self.entries and self.last_offset <= self.base_offset:
+        if not self.entries:
+            return
+        last = self.base_offset + self._file_entry(self.entries - 1)[0]
+        if last <= self.base_offset:
             raise CorruptIndexError(
-                f"index {self.path} is corrupt: its last offset {self.last_offset} is not above the base"
+                f"index {self.path} is corrupt: its last offset {last} is not above the base"
                 f" offset {self.base_offset}"
             )
 

@@ -17,6 +17,7 @@ from zkafka.log.time_index import TIME_INDEX_SUFFIX, TimeIndex
 from zkafka.records.format08 import entries, find_offset, iter_messages
 from zkafka.records.log_entries import LogEntry, first_at_or_after, log_entries
 from zkafka.records.message_v1 import NO_TIMESTAMP
+from zkafka.utils import with_filename
 
 logger = logging.getLogger(__name__)
 
@@ -79,10 +80,13 @@ class LogSegment:
 
     def append(self, data: bytes | memoryview) -> None:
         view = memoryview(data)
-        while view:
-            written = os.write(self.fileno(), view)
-            self.size += written
-            view = view[written:]
+        try:
+            while view:
+                written = os.write(self.fileno(), view)
+                self.size += written
+                view = view[written:]
+        except OSError as exc:
+            raise with_filename(exc, self.path) from None
 
     def descriptors(self) -> tuple[int, ...]:
         """The open descriptors whose fsync makes the segment durable (ValueError once it is closed)."""

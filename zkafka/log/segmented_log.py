@@ -313,6 +313,8 @@ class SegmentedLog(LogRetention):
             try:
                 for fd in fds:
                     fsync(fd)
+            except OSError as exc:
+                raise utils.with_filename(exc, self.dir_path) from None
             finally:
                 for fd in fds:
                     os.close(fd)

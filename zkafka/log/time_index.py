@@ -33,7 +33,11 @@ class TimeIndex(OffsetIndex):
     @property
     def last_entry(self) -> tuple[int, int]:
         """``(timestamp, offset)`` of the last entry; ``(-1, base offset)`` when there is none."""
-        return self.entry(self.entries - 1) if self.entries else (NO_TIMESTAMP, self.base_offset)
+        if not self.entries:
+            return NO_TIMESTAMP, self.base_offset
+        # From the file: at load a crash may have left a hole there.
+        timestamp, relative = self._file_entry(self.entries - 1)
+        return timestamp, self.base_offset + relative
 
     def maybe_append(self, timestamp: int, offset: int) -> None:
         """Add ``(timestamp, offset)`` when the timestamp is above the last entry's (and there is room)."""
@@ -44,10 +48,7 @@ class TimeIndex(OffsetIndex):
             or offset < self.last_entry[1]
         ):
             return
-        self._entry.pack_into(
-            self._mmap, self.entries * TIME_ENTRY_SIZE, timestamp, offset - self.base_offset
-        )
-        self.entries += 1
+        self._write_entry(timestamp, offset - self.base_offset)
 
     def _key(self, timestamp: int) -> int:
         return timestamp

@@ -37,7 +37,11 @@ class DiskPool:
         """Run ``task`` on a pool thread and return its result (its exception is raised here)."""
         if gevent.getcurrent() is self._hub:
             return task()
-        return self._pool.apply(task)
+        # The exception comes back as a value: raised in the pool, gevent would print its traceback as well.
+        result, error = self._pool.apply(_outcome, (task,))
+        if error is not None:
+            raise error
+        return result
 
     def drain(self) -> None:
         """Wait for the tasks already started (shutdown: before the logs are closed)."""
@@ -45,6 +49,13 @@ class DiskPool:
 
     def close(self) -> None:
         self._pool.kill()
+
+
+def _outcome(task: Callable[[], Any]) -> tuple[Any, BaseException | None]:
+    try:
+        return task(), None
+    except Exception as exc:
+        return None, exc
 
 
 class BrokerServer:

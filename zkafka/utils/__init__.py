@@ -7,6 +7,14 @@ from collections.abc import Callable
 from typing import Any
 
 
+def with_filename(exc: OSError, path: str) -> OSError:
+    """``exc`` naming ``path`` if it names no file yet (``os.write`` and ``os.fsync`` do not): what a halt
+    line shows."""
+    if exc.filename is None:
+        exc.filename = path
+    return exc
+
+
 def wait_until(
     condition: Callable[[], Any], timeout: float = 15.0, interval: float = 0.02, message: str = "condition"
 ) -> Any:

@@ -71,5 +71,7 @@ def unzigzag(raw: int) -> int:
 def check_signed(value: int, bits: int) -> int:
     """``value``, or ValueError when it is out of the signed range of ``bits`` bits."""
     if not -(1 << (bits - 1)) <= value < 1 << (bits - 1):
-        raise ValueError(f"{value} is out of the int{bits} range of a {'varint' if bits == 32 else 'varlong'}")
+        raise ValueError(
+            f"{value} is out of the int{bits} range of a {'varint' if bits == 32 else 'varlong'}"
+        )
     return value
