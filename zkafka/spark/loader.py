@@ -53,6 +53,7 @@ class LoadResult:
     seconds: float = 0.0
     offsets: Offsets = field(default_factory=dict)
     line: str = LINE_07
+    readers: dict[str, list[str]] = field(default_factory=dict)  # "topic-[broker-]partition" -> executors
 
     def summary(self) -> str:
         secs = max(self.seconds, 1e-9)
@@ -108,7 +109,7 @@ def load(
         reader = _reader(
             spark, connection, topics, starts, ends, fail_on_data_loss, fetch_size, min_partitions
         )
-        rows, payload = _write(
+        rows, payload, readers = _write(
             spark, reader, store.staging_dir(run), fmt, say, progress_interval, f"run {run}"
         )
         record = _commit(
@@ -124,7 +125,7 @@ def load(
             log_bytes=log_bytes,
         )
     result = LoadResult(
-        run, rows, payload, log_bytes, len(ends), time.monotonic() - began, record.offsets, line
+        run, rows, payload, log_bytes, len(ends), time.monotonic() - began, record.offsets, line, readers
     )
     say(result.summary())
     return result
@@ -193,19 +194,39 @@ def _write(
     say: Callable[[str], None],
     progress_interval: float,
     label: str,
-) -> tuple[int, int]:
-    """Write the rows partitioned by topic into ``staging``; how many rows, and their payload bytes."""
+) -> tuple[int, int, dict[str, list[str]]]:
+    """Write the rows partitioned by topic into ``staging``; how many rows, their payload bytes, and which
+    executor read each partition (of the task attempts that succeeded: a retried range names where it was
+    read again)."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
+    from zkafka.spark.session import EXECUTOR_EXPR, executor_name
+
     stats = Observation("zkafka_load")
-    df = reader.load().observe(
-        stats, F.count(F.lit(1)).alias("rows"), F.sum(F.length("value")).alias("bytes")
+    df = reader.load()
+    keys = [c for c in ("topic", "broker", "partition") if c in df.columns]
+    df = (
+        df.withColumn("_executor", F.expr(EXECUTOR_EXPR))
+        .observe(
+            stats,
+            F.count(F.lit(1)).alias("rows"),
+            F.sum(F.length("value")).alias("bytes"),
+            F.collect_set(F.struct(*keys, "_executor")).alias("readers"),
+        )
+        .drop("_executor")
     )
     with _ProgressReporter(spark, say, progress_interval, label):
         df.write.partitionBy("topic").format(fmt).save(str(staging))
     metrics = stats.get
-    return int(metrics.get("rows") or 0), int(metrics.get("bytes") or 0)
+    readers: dict[str, list[str]] = {}
+    for row in metrics.get("readers") or []:
+        name = "-".join(str(row[k]) for k in keys)
+        readers.setdefault(name, []).append(executor_name(row["_executor"]))
+    for name, executors in sorted(readers.items()):
+        executors.sort()
+        say(f"{label}: {name} read by {', '.join(executors)}")
+    return int(metrics.get("rows") or 0), int(metrics.get("bytes") or 0), readers
 
 
 def _commit(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import urllib.parse
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -81,3 +82,20 @@ def ship_zkafka(spark: SparkSession) -> Path:
     out = package_zip(Path(tempfile.mkdtemp(prefix="zkafka-")) / "zkafka.zip")
     spark.sparkContext.addPyFile(str(out))
     return out
+
+
+
+# Evaluated in the executor's JVM for each row (cheap): the log URL a standalone worker gives its executor,
+# else the host. ``executor_name`` turns it into a name.
+EXECUTOR_EXPR = (
+    "coalesce(reflect('java.lang.System', 'getenv', 'SPARK_LOG_URL_STDERR'),"
+    " reflect('java.net.InetAddress', 'getLocalHost'))"
+)
+
+
+def executor_name(where: str) -> str:
+    """``executor <id> on <worker host:port>`` from a standalone executor's log URL; anything else as it is
+    (the host, on other masters and in local mode)."""
+    parts = urllib.parse.urlsplit(where)
+    executor = urllib.parse.parse_qs(parts.query).get("executorId")
+    return f"executor {executor[0]} on {parts.netloc}" if parts.scheme and executor else where
