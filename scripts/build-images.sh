@@ -6,6 +6,7 @@
 #   bash scripts/build-images.sh            # the three images below
 #   FORCE=1 bash scripts/build-images.sh    # rebuild all three
 #   BASE_IMAGE=debian:bookworm bash scripts/build-images.sh   # with a registry: pull the base instead
+#   SPARK=1 bash scripts/build-images.sh    # also zkafka/spark:<version> (compose/docker-compose-cluster.yml)
 #
 # Images: zkafka/debian:bookworm, zkafka/zookeeper:3.8, zkafka/zkafka:<version from setup.cfg>; the
 # variables BASE_IMAGE, ZOOKEEPER_IMAGE and ZKAFKA_IMAGE name them otherwise (a base under zkafka/ is
@@ -19,6 +20,8 @@ VERSION=$(sed -n 's/^version *= *//p' setup.cfg)
 ZKAFKA_IMAGE=${ZKAFKA_IMAGE:-zkafka/zkafka:$VERSION}
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 FORCE=${FORCE:-0}
+SPARK=${SPARK:-0}
+SPARK_IMAGE=${SPARK_IMAGE:-zkafka/spark:$VERSION}
 
 # Without the buildx plugin (Debian's docker.io) the classic builder is the one there is.
 if ! docker buildx version >/dev/null 2>&1; then export DOCKER_BUILDKIT=0; fi
@@ -121,9 +124,31 @@ build_zkafka() {
     --label org.zkafka.source="$digest" -f "$ctx/compose/zkafka/Dockerfile" -t "$ZKAFKA_IMAGE" "$ctx"
 }
 
+# Spark for the compose profile "cluster": the zkafka image with Java and the spark extra (about 1 GB).
+build_spark() {
+  local digest ctx
+  digest=$(digest_of compose/spark)-$(docker image inspect -f '{{.Id}}' "$ZKAFKA_IMAGE" | cut -c8-19)
+  if up_to_date "$SPARK_IMAGE" "$digest"; then say "$SPARK_IMAGE exists"; return; fi
+  say "building $SPARK_IMAGE"
+  ctx=$(mktemp -d /var/tmp/zkafka-spark.XXXXXX)
+  trap 'rm -rf "$ctx"; trap - RETURN' RETURN
+  cp compose/spark/Dockerfile "$ctx/"
+  # The host's own pyspark, py4j and pyarrow versions (the ones the tests ran); pyspark comes as a source
+  # distribution, hence --no-deps with the dependencies named here.
+  mapfile -t requirements < <(python3 -c '
+from importlib.metadata import version
+print("\n".join(f"{p}=={version(p)}" for p in ("pyspark", "py4j", "pyarrow")))')
+  logged python3 -m pip download --disable-pip-version-check -d "$ctx/wheels" --no-deps \
+    --python-version 3.11 --implementation cp --abi cp311 --abi abi3 --abi none \
+    --platform "manylinux_2_28_$(uname -m)" --platform "manylinux_2_17_$(uname -m)" --platform any "${requirements[@]}"
+  logged docker build --force-rm --build-arg ZKAFKA_IMAGE="$ZKAFKA_IMAGE" --label org.zkafka.source="$digest" \
+    -t "$SPARK_IMAGE" "$ctx"
+}
+
 start=$SECONDS
 build_base
 build_zookeeper
 build_zkafka
+if [ "$SPARK" = 1 ]; then build_spark; fi
 docker image prune -f --filter label=org.zkafka.source >/dev/null  # the versions these replaced
-say "ready in $((SECONDS - start))s: $BASE_IMAGE $ZOOKEEPER_IMAGE $ZKAFKA_IMAGE"
+say "ready in $((SECONDS - start))s: $BASE_IMAGE $ZOOKEEPER_IMAGE $ZKAFKA_IMAGE$([ "$SPARK" = 1 ] && echo " $SPARK_IMAGE")"
