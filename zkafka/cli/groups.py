@@ -1,4 +1,5 @@
-"""``zkafka consumer-groups``: list and describe the groups brokers' coordinators manage."""
+"""``zkafka consumer-groups``: kafka-consumer-groups.sh against ``--bootstrap-server`` (list, describe, delete,
+delete offsets, reset offsets)."""
 
 from __future__ import annotations
 
@@ -6,54 +7,245 @@ import logging
 
 import click
 
-from zkafka.cli.command import Context, ToolFailure, configure_logging, main, topic_lists_option
+from zkafka.cli.command import Context, ToolFailure, configure_logging, main
+
+_RESETS = ("to_earliest", "to_latest", "to_current", "to_offset", "shift_by", "to_datetime", "by_duration")
 
 
-@main.command("consumer-groups", short_help="List or describe coordinator-managed groups.")
+@main.command("consumer-groups", short_help="List, describe, delete and reset consumer groups.")
 @click.option("--bootstrap-server", required=True, metavar="HOST:PORT", help="A broker of the cluster.")
-@click.option("--list", "list_", is_flag=True, help="List every consumer group.")
-@click.option("--describe", is_flag=True, help="Describe the --group: members, assignment, offsets and lag.")
-@click.option("--group", help="The group to describe.")
-@topic_lists_option("With --describe: also these topics' partitions (an empty group has no subscriptions).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.option("--timeout-ms", type=click.IntRange(1), default=10000, show_default=True, help="Per request.")
-def consumer_groups(
-    bootstrap_server: str,
-    list_: bool,
-    describe: bool,
-    group: str | None,
-    topics: tuple[str, ...],
-    as_json: bool,
-    timeout_ms: int,
-) -> None:
-    """The coordinator groups (0.9's ConsumerGroupCommand with --new-consumer).
+@click.option("--list", "list_", is_flag=True, help="List the consumer groups (with --state: and their states).")
+@click.option("--describe", is_flag=True, help="Describe the --group: offsets (default), --members or --state.")
+@click.option("--delete", is_flag=True, help="Delete the --group (refused while it has members).")
+@click.option("--delete-offsets", is_flag=True, help="Delete the --group's offsets of the --topic (OffsetDelete).")
+@click.option("--reset-offsets", is_flag=True, help="Reset the --group's offsets (the group must be inactive).")
+@click.option("--group", "groups", multiple=True, help="The group (repeatable with --delete).")
+@click.option("--members", is_flag=True, help="With --describe: the members.")
+@click.option("--offsets", is_flag=True, help="With --describe: the offsets and lags (the default view).")
+@click.option("--verbose", is_flag=True, help="With --describe --members: each member's assignment.")
+@click.option("--state", is_flag=False, flag_value="", default=None, metavar="[S,S...]",
+              help="With --describe: the group's state; with --list: every group's, or those in S,S...")  # fmt: skip
+@click.option("--topic", "topics", multiple=True, metavar="T[:P,P...]", help="Topic (and partitions) to reset.")
+@click.option("--all-topics", is_flag=True, help="With --reset-offsets: every topic the group has offsets of.")
+@click.option("--to-earliest", is_flag=True, help="Reset to the log start.")
+@click.option("--to-latest", is_flag=True, help="Reset to the log end.")
+@click.option("--to-current", is_flag=True, help="Reset to the committed offset.")
+@click.option("--to-offset", type=int, metavar="N", help="Reset to offset N.")
+@click.option("--shift-by", type=int, metavar="N", help="Shift the committed offset by N (may be negative).")
+@click.option("--to-datetime", metavar="YYYY-MM-DDTHH:mm:SS.sss", help="Reset to the first offset at that time.")
+@click.option("--by-duration", metavar="PnDTnHnMnS", help="Reset to the first offset that long ago.")
+@click.option("--dry-run", is_flag=True, help="Only print the reset plan (the default).")
+@click.option("--execute", is_flag=True, help="Commit the reset plan.")
+@click.option("--export", is_flag=True, help="Print the reset plan as CSV (topic,partition,offset).")
+@click.option("--json", "as_json", is_flag=True, help="With --list or --describe: JSON (zkafka's).")
+@click.option("--timeout", "--timeout-ms", "timeout_ms", type=click.IntRange(1), default=10000, show_default=True,
+              help="Per request, in ms.")  # fmt: skip
+def consumer_groups(**options) -> None:
+    """Kafka's ConsumerGroupCommand for the groups the brokers' coordinators manage.
 
-    --describe prints the group's state, generation and protocol, each member (id, client id, host) with its
-    assignment, and per partition the committed offset (OffsetFetch at the coordinator), the log end
-    (ListOffsets at the leader) and the lag.
+    --describe prints Kafka 3.4's tables: per partition the committed offset (OffsetFetch at the coordinator),
+    the log end (ListOffsets at the leader), the lag and the member holding it; --members each member (its
+    group.instance.id when static, its partition count, with --verbose its assignment); --state the
+    coordinator, assignment strategy, state and member count. --reset-offsets prints its plan and changes
+    nothing unless --execute, which commits it while the group is inactive (Empty).
     """
-    from zkafka.tools.consumer_groups import (
-        GroupToolError,
-        describe_group,
-        format_description,
-        format_json,
-        list_groups,
-    )
-    from zkafka.tools.offset_checker import split_topics
+    from zkafka.tools.consumer_group_service import GroupToolError
+    from zkafka.tools.reset_offsets import ResetError
 
-    if list_ == describe:
-        raise click.UsageError("give exactly one of --list and --describe")
+    actions = [a for a in ("list_", "describe", "delete", "delete_offsets", "reset_offsets") if options[a]]
+    if len(actions) != 1:
+        raise click.UsageError(
+            "give exactly one of --list, --describe, --delete, --delete-offsets and --reset-offsets"
+        )
     configure_logging(Context.verbose, level=logging.WARNING)
-    if list_:
-        names = list_groups(bootstrap_server, timeout_ms)
-        for text in [format_json(names)] if as_json else names:
-            click.echo(text)
-        return
-    if not group:
-        raise click.UsageError("--describe needs --group")
     try:
-        description = describe_group(bootstrap_server, group, split_topics(topics) or None, timeout_ms)
-    except GroupToolError as exc:
+        for line in _ACTIONS[actions[0]](options):
+            click.echo(line)
+    except (GroupToolError, ResetError) as exc:
         raise ToolFailure(str(exc)) from None
-    for text in [format_json(description)] if as_json else format_description(description):
-        click.echo(text)
+
+
+def _service(options: dict):
+    from zkafka.tools.consumer_group_service import ConsumerGroupService
+
+    return ConsumerGroupService(options["bootstrap_server"], options["timeout_ms"])
+
+
+def _group(options: dict) -> str:
+    if len(options["groups"]) != 1:
+        raise click.UsageError("give one --group")
+    return options["groups"][0]
+
+
+def _list(options: dict) -> list[str]:
+    from zkafka.tools.consumer_groups import format_json, format_states
+
+    state = options["state"]
+    wanted = [s.strip() for s in state.split(",") if s.strip()] if state else None
+    groups = _service(options).list_groups(wanted)
+    if options["as_json"]:
+        return [format_json(dict(groups) if state is not None else [g for g, _ in groups])]
+    return format_states(groups) if state is not None else [g for g, _ in groups]
+
+
+def _describe(options: dict) -> list[str]:
+    from zkafka.tools import consumer_groups as cg
+
+    group = _group(options)
+    if options["as_json"]:
+        description = cg.describe_group(options["bootstrap_server"], group, list(options["topics"]) or None,
+                                        options["timeout_ms"])  # fmt: skip
+        return [cg.format_json(description)]
+    service = _service(options)
+    described = service.describe(group)
+    notice = cg.state_notice(described)
+    if notice:
+        click.echo(notice, err=True)
+    if options["state"] is not None:
+        return cg.format_state(described)
+    if options["members"]:
+        return cg.format_members(described, options["verbose"])
+    return cg.format_offsets(cg.describe_offsets(service, described))
+
+
+def _delete(options: dict) -> list[str]:
+    from zkafka.protocol.errors import ErrorCode
+
+    if not options["groups"]:
+        raise click.UsageError("--delete needs --group")
+    results = _service(options).delete_groups(list(options["groups"]))
+    failed = {g: code for g, code in results.items() if code != ErrorCode.NONE}
+    deleted = [g for g in results if g not in failed]
+    if not failed:
+        return [f"Deletion of requested consumer groups ({_quoted(deleted)}) was successful."]
+    lines = ["", "Error: Deletion of some consumer groups failed:"]
+    lines += [f"* Group '{g}' could not be deleted due to: {_why_not_deleted(code)}" for g, code in failed.items()]
+    if deleted:
+        lines += ["", f"These consumer groups were deleted successfully: {_quoted(deleted)}"]
+    for line in lines:
+        click.echo(line)
+    raise ToolFailure(f"{len(failed)} of {len(results)} consumer groups were not deleted")
+
+
+def _quoted(groups: list[str]) -> str:
+    return ", ".join(f"'{g}'" for g in groups)
+
+
+def _why_not_deleted(code: int) -> str:
+    from zkafka.protocol.errors import ErrorCode
+
+    return {
+        ErrorCode.NON_EMPTY_GROUP: "org.apache.kafka.common.errors.GroupNotEmptyException: The group is not empty.",
+        ErrorCode.GROUP_ID_NOT_FOUND: "org.apache.kafka.common.errors.GroupIdNotFoundException: The group id does not exist.",
+    }.get(code, ErrorCode(code).name)  # fmt: skip
+
+
+def _delete_offsets(options: dict) -> list[str]:
+    from zkafka.tools.reset_offsets import parse_topic_partitions
+
+    group = _group(options)
+    if not options["topics"]:
+        raise click.UsageError("--delete-offsets needs --topic")
+    service = _service(options)
+    partitions = []
+    for value in options["topics"]:
+        topic, chosen = parse_topic_partitions(value)
+        partitions += [(topic, p) for p in chosen] if chosen is not None else service.partitions(topic)
+    error, results = service.delete_offsets(group, partitions)
+    return _deleted_offsets_lines(group, [t.partition(":")[0] for t in options["topics"]], error, results)
+
+
+def _deleted_offsets_lines(group: str, topics: list[str], error: int, results: dict) -> list[str]:
+    from zkafka.protocol.errors import ErrorCode
+
+    if error == ErrorCode.GROUP_ID_NOT_FOUND:
+        raise ToolFailure(f"'{group}' does not exist.")
+    if error == ErrorCode.NON_EMPTY_GROUP:
+        raise ToolFailure(f"Deleting offsets of a consumer group '{group}' is forbidden if the group is not empty.")
+    if error != ErrorCode.NONE:
+        raise ToolFailure(f"Encounter some unknown error: {ErrorCode(error).name}")
+    failed = any(code != ErrorCode.NONE for code in results.values())
+    head = ("Error: Encounter some partition level error, see the follow-up details:" if failed
+            else f"Request succeed for deleting offsets with topic {', '.join(topics)} group {group}")  # fmt: skip
+    rows = ["", f"{'TOPIC':<30} {'PARTITION':<15} STATUS"]
+    for (topic, partition), code in sorted(results.items()):
+        status = "Successful" if code == ErrorCode.NONE else f"Error: {ErrorCode(code).name}"
+        rows.append(f"{topic:<30} {partition:<15} {status}")
+    return [head, *rows]
+
+
+def _scenario(options: dict):
+    from zkafka.tools.reset_offsets import Scenario, parse_datetime, parse_duration
+
+    given = [name for name in _RESETS if options[name] not in (None, False)]
+    if len(given) != 1:
+        raise click.UsageError("--reset-offsets needs one of --to-earliest, --to-latest, --to-current, --to-offset,"
+                               " --shift-by, --to-datetime and --by-duration")  # fmt: skip
+    name = given[0]
+    if name == "to_datetime":
+        return Scenario("datetime", parse_datetime(options[name]))
+    if name == "by_duration":
+        from zkafka import utils
+
+        return Scenario("duration", utils.now_ms() - parse_duration(options[name]))
+    kind = {"to_earliest": "earliest", "to_latest": "latest", "to_current": "current"}.get(name)
+    return Scenario(kind, 0) if kind else Scenario(name.split("_")[-1].replace("by", "shift"), options[name])
+
+
+def _reset_partitions(options: dict, service, committed: dict) -> list:
+    from zkafka.tools.reset_offsets import parse_topic_partitions
+
+    if options["all_topics"] == bool(options["topics"]):
+        raise click.UsageError("--reset-offsets needs one of --topic and --all-topics")
+    if options["all_topics"]:
+        return sorted(committed)
+    partitions = []
+    for value in options["topics"]:
+        topic, chosen = parse_topic_partitions(value)
+        partitions += [(topic, p) for p in chosen] if chosen is not None else service.partitions(topic)
+    return partitions
+
+
+def _reset_offsets(options: dict) -> list[str]:
+    """Kafka's resetOffsets: plan; --execute commits it if the group is inactive (Empty or Dead)."""
+    from zkafka.protocol import EARLIEST_TIME
+    from zkafka.tools.reset_offsets import LogRange, export_csv, format_plan, plan
+
+    if options["dry_run"] and options["execute"]:
+        raise click.UsageError("--reset-offsets takes one of --execute and --dry-run")
+    group, scenario = _group(options), _scenario(options)
+    service = _service(options)
+    described = service.describe(group)
+    if described.state not in ("Empty", "Dead"):
+        raise ToolFailure(f"Assignments can only be reset if the group '{group}' is inactive, but the current"
+                          f" state is {described.state}.")  # fmt: skip
+    committed = service.committed(group) if described.state == "Empty" else {}
+    partitions = _reset_partitions(options, service, committed)
+    starts, ends = service.log_offsets(partitions, EARLIEST_TIME), service.log_offsets(partitions)
+    logs = {tp: LogRange(starts[tp], ends[tp]) for tp in partitions if tp in starts and tp in ends}
+    by_time = service.offsets_for_time(partitions, scenario.value) if scenario.kind in ("datetime", "duration") else None
+    offsets, warnings = plan(scenario, partitions, committed, logs, by_time)
+    for warning in warnings:
+        click.echo(warning, err=True)
+    if options["execute"]:
+        failed = {tp: code for tp, code in service.commit(group, offsets).items() if code}
+        if failed:
+            raise ToolFailure(f"OffsetCommit of group {group!r} failed for {_partitions_errors(failed)}")
+    elif not options["dry_run"]:
+        click.echo("WARN: No action will be performed as the --execute option is missing.", err=True)
+    return export_csv(offsets) if options["export"] else format_plan(group, offsets)
+
+
+def _partitions_errors(failed: dict) -> str:
+    from zkafka.protocol.errors import ErrorCode
+
+    return ", ".join(f"{t}-{p} ({ErrorCode(code).name})" for (t, p), code in sorted(failed.items()))
+
+
+_ACTIONS = {
+    "list_": _list,
+    "describe": _describe,
+    "delete": _delete,
+    "delete_offsets": _delete_offsets,
+    "reset_offsets": _reset_offsets,
+}

@@ -1,6 +1,7 @@
-"""ConsumerGroupCommand for coordinator-managed groups (0.9's ``kafka-consumer-groups --new-consumer``).
+"""ConsumerGroupCommand for coordinator-managed groups: Kafka 3.4's tables (``--describe`` offsets, ``--members``,
+``--state``, ``--list --state``) from a ``ConsumerGroupService``, and zkafka's JSON description.
 
-The group's members, state and assignment come from the reader the web view uses
+For the JSON (and ``offset-checker --bootstrap-server``) the group's members, state and assignment come from the reader the web view uses
 (``zkafka.consumer.group.coordinator_groups.CoordinatorGroups``: ListGroups, DescribeGroups, the group's latest
 ``__consumer_offsets`` record for the generation); the committed offsets from OffsetFetch v1 at the group's
 coordinator; each partition's log end (high watermark) from ListOffsets(latest) to its leader. The offset
@@ -15,17 +16,14 @@ from typing import Any
 
 from zkafka.client08.channel import check_error
 from zkafka.consumer.group.coordinator_groups import CoordinatorGroups
-from zkafka.errors import KafkaError
 from zkafka.protocol.offset_commit import OffsetFetchRequestTopic, OffsetFetchRequestV1
+from zkafka.tools.consumer_group_service import ConsumerGroupDescription as Described
+from zkafka.tools.consumer_group_service import ConsumerGroupService, GroupToolError
 from zkafka.tools.offset_checker import OffsetReport, PartitionRow, broker_infos
 from zkafka.tools.offset_checker08 import NO_LEADER, log_sizes
 from zkafka.zk.paths08 import BrokerRegistration
 
 CLIENT_ID = "ConsumerGroupCommand"
-
-
-class GroupToolError(KafkaError):
-    """A consumer-groups request could not be answered."""
 
 
 @dataclass
@@ -66,16 +64,6 @@ class GroupDescription:
         }
 
 
-def list_groups(bootstrap: str, timeout_ms: int = 10000) -> list[str]:
-    """The names of every consumer group the brokers' coordinators hold (ListGroups on each broker)."""
-    reader = CoordinatorGroups(bootstrap, timeout_ms, CLIENT_ID)
-    brokers, _, _ = reader.cluster()
-    try:
-        return sorted(reader.group_names(brokers))
-    except OSError as exc:
-        raise GroupToolError(f"ListGroups failed (do the brokers run a group coordinator?): {exc}") from None
-
-
 def describe_group(
     bootstrap: str, group: str, topics: list[str] | None = None, timeout_ms: int = 10000
 ) -> GroupDescription:
@@ -97,8 +85,8 @@ def describe_group(
         described["coordinator"],
         described["members"],
     )
-    owners = {
-        (t, p): f"{m['client_id']}-{m['id']} ({m['client_host']})"
+    owners = {  # 0.9's OWNER column: clientId_clientHost
+        (t, p): f"{m['client_id']}_{m['client_host']}"
         for m in described["members"]
         for t, ps in m["assignment"].items()
         for p in ps
@@ -152,33 +140,87 @@ def fetch_committed(
     return out
 
 
-MEMBER_ROW = "%-50s %-25s %-20s %s"
-OFFSET_ROW = "%-30s %-9s %-15s %-15s %-10s %s"
+MISSING = "-"
 
 
-def format_description(d: GroupDescription) -> list[str]:
-    """The group line, one line per member with its assignment, then the offset table."""
+def _width(values: list[str], least: int = 15) -> int:
+    return max([least, *map(len, values)])
 
-    def unknown(value: object) -> object:
-        return "unknown" if value is None else value
 
-    lines = [
-        f"GROUP {d.group} STATE {d.state} PROTOCOL {d.protocol or '-'} GENERATION {unknown(d.generation)} "
-        f"COORDINATOR {unknown(d.coordinator)}",
-        MEMBER_ROW % ("MEMBER-ID", "CLIENT-ID", "HOST", "ASSIGNMENT"),
-    ]
-    for m in d.members:
-        assignment = ",".join(f"{t}-{p}" for t, ps in sorted(m["assignment"].items()) for p in ps)
-        lines.append(MEMBER_ROW % (m["id"], m["client_id"], m["client_host"], assignment or "-"))
-    lines.append(OFFSET_ROW % ("TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "OWNER"))
-    for r in d.offsets.rows if d.offsets else []:
-        owner = r.owner or "-"
-        if r.error:
-            owner += f" ({r.error})"
-        lines.append(
-            OFFSET_ROW % (r.topic, r.partition, unknown(r.offset), unknown(r.log_size), unknown(r.lag), owner)
-        )
-    return lines
+def _table(header: tuple, rows: list[tuple], widths: list[int]) -> list[str]:
+    """Kafka's left-aligned columns (each ``%-Ns``), the last one unpadded."""
+    fmt = " ".join(f"%-{w}s" for w in widths) + " %s"
+    return [(fmt % tuple(row)).rstrip() for row in [header, *rows]]
+
+
+def format_states(groups: list[tuple[str, str]]) -> list[str]:
+    """``--list --state``: GROUP STATE."""
+    return _table(("GROUP", "STATE"), groups, [_width([g for g, _ in groups])])
+
+
+def describe_offsets(service: ConsumerGroupService, described: Described) -> list[tuple]:
+    """The offsets view's rows: each assigned partition with its member, then each partition with a committed
+    offset and no member (consumer columns "-"); CURRENT-OFFSET, LOG-END-OFFSET, LAG ("-" when unknown)."""
+    committed = service.committed(described.group, described.coordinator)
+    assigned = described.assigned()
+    partitions = sorted(set(assigned) | set(committed))
+    ends = service.log_offsets(partitions)
+    rows = []
+    for tp in partitions:
+        member = assigned.get(tp)
+        offset, end = committed.get(tp), ends.get(tp)
+        lag = end - offset if offset is not None and end is not None else None
+        who = (member.consumer_id, member.host, member.client_id) if member else (MISSING,) * 3
+        rows.append((described.group, *tp, *(MISSING if v is None else v for v in (offset, end, lag)), *who))
+    return rows
+
+
+def format_offsets(rows: list[tuple]) -> list[str]:
+    """GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID."""
+    header = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID")
+    column = lambda i: [str(r[i]) for r in rows]  # noqa: E731
+    widths = [_width(column(0)), _width(column(1)), 10, 15, 15, 15, _width(column(6)), _width(column(7))]
+    return ["", *_table(header, rows, widths)]
+
+
+def format_members(described: Described, verbose: bool = False) -> list[str]:
+    """GROUP CONSUMER-ID [GROUP-INSTANCE-ID] HOST CLIENT-ID #PARTITIONS [ASSIGNMENT]."""
+    members = described.members
+    static = any(m.instance_id for m in members)
+    rows = []
+    for m in members:
+        count = sum(map(len, m.assignment.values()))
+        row = [described.group, m.consumer_id, *([m.instance_id or ""] if static else []), m.host, m.client_id, count]
+        if verbose:
+            parts = [f"{t}({','.join(map(str, sorted(ps)))})" for t, ps in sorted(m.assignment.items()) if ps]
+            row.append(", ".join(parts) or MISSING)
+        rows.append(tuple(row))
+    header = ["GROUP", "CONSUMER-ID", *(["GROUP-INSTANCE-ID"] if static else []), "HOST", "CLIENT-ID", "#PARTITIONS"]
+    widths = [_width([r[i] for r in rows], 17 if static and i == 2 else 15) for i in range(len(header) - 1)]
+    if verbose:
+        header.append("ASSIGNMENT")
+        widths.append(15)
+    return ["", *_table(tuple(header), rows, widths)]
+
+
+def format_state(described: Described) -> list[str]:
+    """GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS."""
+    node, host, port = described.coordinator
+    coordinator = f"{host}:{port} ({node})"
+    row = (described.group, coordinator, described.protocol, described.state, len(described.members))
+    widths = [max(25, len(coordinator)), 25, 20, 15]
+    return ["", *_table(("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS"), [row], widths)]
+
+
+def state_notice(described: Described) -> str | None:
+    """Kafka's line before a group's table: none while Stable; Dead is an error (raised)."""
+    if described.state == "Dead":
+        raise GroupToolError(f"Consumer group '{described.group}' does not exist.")
+    if described.state == "Empty":
+        return f"Consumer group '{described.group}' has no active members."
+    if described.state in ("PreparingRebalance", "CompletingRebalance"):
+        return f"Warning: Consumer group '{described.group}' is rebalancing."
+    return None
 
 
 def format_json(value: Any) -> str:
