@@ -130,6 +130,15 @@ def test_offset_checker_on_a_real_group(cluster08, zk_connect, zk_client):
         assert lines[3] == "BROKER INFO"
         assert lines[4:] == [f"{i} -> 127.0.0.1:{b.port}" for i, b in enumerate(brokers)]
 
+        groups = CliRunner().invoke(main, ["consumer-groups", "--zookeeper", zk_connect, "--list"])
+        assert groups.exit_code == 0 and "g" in groups.output.split(), groups.output
+        described = CliRunner().invoke(main, ["consumer-groups", "--zookeeper", zk_connect, "--describe", "--group", "g"])
+        assert described.output.splitlines() == [  # 0.9's ZooKeeper describe, the owner its consumer thread
+            "GROUP, TOPIC, PARTITION, CURRENT OFFSET, LOG END OFFSET, LAG, OWNER",
+            *(f"g, logs, {p}, {consumed[p]}, {log_ends[p]}, {log_ends[p] - consumed[p]}, g_c0-0" for p in (0, 1)),
+        ]
+        missing = CliRunner().invoke(main, ["consumer-groups", "--zookeeper", zk_connect, "--describe", "--group", "x"])
+        assert (missing.exit_code, missing.output.strip()) == (1, "zkafka: error: Consumer group 'x' does not exist in ZooKeeper.")
         result = CliRunner().invoke(
             main, ["offset-checker", "--zookeeper", zk_connect, "--group", "g", "--json"]
         )

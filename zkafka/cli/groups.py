@@ -1,5 +1,5 @@
 """``zkafka consumer-groups``: kafka-consumer-groups.sh against ``--bootstrap-server`` (list, describe, delete,
-delete offsets, reset offsets)."""
+delete offsets, reset offsets), and 0.9's ``--zookeeper`` path for ZooKeeper groups (list, describe)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,14 @@ import logging
 import click
 
 from zkafka.cli.command import Context, ToolFailure, configure_logging, main
+from zkafka.cli.tools import zk_session, zookeeper_options
 
 _RESETS = ("to_earliest", "to_latest", "to_current", "to_offset", "shift_by", "to_datetime", "by_duration")
 
 
 @main.command("consumer-groups", short_help="List, describe, delete and reset consumer groups.")
-@click.option("--bootstrap-server", required=True, metavar="HOST:PORT", help="A broker of the cluster.")
+@click.option("--bootstrap-server", metavar="HOST:PORT", help="A broker of the cluster.")
+@zookeeper_options(required=False)
 @click.option("--list", "list_", is_flag=True, help="List the consumer groups (with --state: and their states).")
 @click.option("--describe", is_flag=True, help="Describe the --group: offsets (default), --members or --state.")
 @click.option("--delete", is_flag=True, help="Delete the --group (refused while it has members).")
@@ -57,9 +59,12 @@ def consumer_groups(**options) -> None:
         raise click.UsageError(
             "give exactly one of --list, --describe, --delete, --delete-offsets and --reset-offsets"
         )
+    if (options["zookeeper"] is None) == (options["bootstrap_server"] is None):
+        raise click.UsageError("give exactly one of --bootstrap-server and --zookeeper")
     configure_logging(Context.verbose, level=logging.WARNING)
+    action = _ACTIONS[actions[0]] if options["zookeeper"] is None else _zookeeper_action(actions[0])
     try:
-        for line in _ACTIONS[actions[0]](options):
+        for line in action(options):
             click.echo(line)
     except (GroupToolError, ResetError) as exc:
         raise ToolFailure(str(exc)) from None
@@ -240,6 +245,27 @@ def _partitions_errors(failed: dict) -> str:
     from zkafka.protocol.errors import ErrorCode
 
     return ", ".join(f"{t}-{p} ({ErrorCode(code).name})" for (t, p), code in sorted(failed.items()))
+
+
+def _zookeeper_action(action: str):
+    """0.9's ZkConsumerGroupService: the groups under /consumers (``--list``, ``--describe``)."""
+    if action not in ("list_", "describe"):
+        raise click.UsageError("with --zookeeper: --list or --describe (ZooKeeper groups, as 0.9's tool)")
+
+    def run(options: dict) -> list[str]:
+        from zkafka.tools.consumer_groups import format_zk_description
+        from zkafka.tools.offset_checker08 import check_offsets08
+        from zkafka.zk.paths import CONSUMERS_PATH
+
+        with zk_session(options["zookeeper"], options["connection_timeout_ms"]) as client:
+            if action == "list_":
+                return sorted(client.get_children(CONSUMERS_PATH)) if client.exists(CONSUMERS_PATH) else []
+            group = _group(options)
+            if not client.exists(f"{CONSUMERS_PATH}/{group}"):
+                raise ToolFailure(f"Consumer group '{group}' does not exist in ZooKeeper.")
+            return format_zk_description(check_offsets08(client, group, None, options["timeout_ms"]))
+
+    return run
 
 
 _ACTIONS = {

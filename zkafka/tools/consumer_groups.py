@@ -223,5 +223,14 @@ def state_notice(described: Described) -> str | None:
     return None
 
 
+def format_zk_description(report: OffsetReport) -> list[str]:
+    """0.9's describe of a ZooKeeper group: comma-separated, "unknown" and "none" for what is not known."""
+    lines = ["GROUP, TOPIC, PARTITION, CURRENT OFFSET, LOG END OFFSET, LAG, OWNER"]
+    for r in report.rows:
+        values = [r.group, r.topic, r.partition, *("unknown" if v is None else v for v in (r.offset, r.log_size, r.lag))]
+        lines.append(", ".join(map(str, [*values, r.owner or "none"])))
+    return lines
+
+
 def format_json(value: Any) -> str:
     return json.dumps(value.to_json() if isinstance(value, GroupDescription) else value, indent=2)
