@@ -1,7 +1,7 @@
 """Rebalancing drills for zkafka's group consumer against a real 0.8 broker process and a real ZooKeeper: a
 group growing by one member, eager (range, sticky) against cooperative (KIP-429 ``cooperative-sticky``), while
 a producer keeps writing; a member that stops calling ``poll`` is removed after ``max.poll.interval.ms``; a
-group mixing eager and cooperative members falls back to eager. The figures are printed (the 10 -> 11 x 40
+group whose common protocol is eager (a rolling upgrade's first step) rebalances eagerly. The figures are printed (the 10 -> 11 x 40
 figure is benchmarks/rebalance_gap.py's); the assertions are on behaviour, not time."""
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def test_a_cooperative_group_growing_by_one_keeps_consuming_and_an_eager_one_sto
 
 def test_a_member_that_stops_polling_leaves_after_max_poll_interval_and_its_partitions_move(broker):
     bootstrap = f"127.0.0.1:{broker.port}"
-    drill = Drill(bootstrap, broker.port, TOPIC, PARTITIONS, "range", max_poll_interval_ms=1500)
+    drill = Drill(bootstrap, broker.port, TOPIC, PARTITIONS, "range", **{"max.poll.interval.ms": "1500"})
     try:
         for _ in range(3):
             drill.add_member()
@@ -87,10 +87,35 @@ def test_a_member_that_stops_polling_leaves_after_max_poll_interval_and_its_part
         drill.run_until(lambda: not stalled.coordinator.member_id and drill.settled(), 60)
         assert set().union(*(c.assignment() for c in everyone[1:])) == ALL
         assert stalled.coordinator.lost and not figures[0].lost  # its listener hears of it at its next poll
+        figures[0].calls = []
         drill.consumers, drill.figures = everyone, figures
         drill.run_until(lambda: bool(figures[0].lost) and drill.settled(), 60)  # polled again: it rejoins
-        assert figures[0].lost == [owned] and figures[0].revoked == []  # lost, not revoked: never committed
+        assert figures[0].lost == [owned] and figures[0].calls[:2] == [
+            "lost",
+            "assigned",
+        ]  # lost, not revoked
         print(f"\nstopped polling: left the group after max.poll.interval.ms; {len(owned)} partitions moved")
     finally:
         drill.consumers = everyone
+        drill.close()
+
+
+def test_a_group_whose_common_protocol_is_eager_rebalances_eagerly(broker):
+    """A rolling upgrade's first step: members configured ``cooperative-sticky,range`` beside one that knows
+    only range. The group selects range, and every member gives everything up before each join, as Kafka's
+    consumer does when any of its assignors is eager."""
+    bootstrap = f"127.0.0.1:{broker.port}"
+    drill = Drill(bootstrap, broker.port, TOPIC, PARTITIONS, "cooperative-sticky,range")
+    try:
+        drill.add_member("range")
+        drill.add_member()
+        drill.run_until(drill.settled, 60)
+        upgraded, figures = drill.consumers[1], drill.figures[1]
+        assert upgraded.coordinator.protocol == "range" and upgraded.coordinator.rebalance_protocol == "eager"
+        before, figures.revoked = upgraded.assignment(), []
+        drill.add_member()
+        drill.run_until(lambda: drill.settled() and all(drill.receipts.values()), 60)
+        assert figures.revoked[0] == before  # everything, before the join
+        assert {c.coordinator.protocol for c in drill.consumers} == {"range"}
+    finally:
         drill.close()

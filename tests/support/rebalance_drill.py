@@ -3,7 +3,8 @@ benchmarks/rebalance_gap.py: a settled group of zkafka GroupConsumers reading a 
 writing to (one record per partition between two rounds of polls), joined by one more member; each member's
 consumption is timed through the rebalance(s) until the group has settled again.
 
-What it measures, per member that was there before: the partitions it owned before and after, what its
+The members start a heartbeat interval apart between them, so that they hear of a rebalance at different
+moments, as members started at different times do. What it measures, per member that was there before: the partitions it owned before and after, what its
 listener was told, how many records it was handed while its own join was running, and its longest
 consumption gap (the longest time between two polls that handed it records) from the newcomer's arrival
 until the group settled.
@@ -28,6 +29,7 @@ class MemberFigures:
     revoked: list = field(default_factory=list)  # each on_partitions_revoked call's partitions
     assigned: list = field(default_factory=list)
     lost: list = field(default_factory=list)
+    calls: list = field(default_factory=list)  # "revoked", "assigned", "lost", in order
     received_while_joining: int = 0
     longest_gap: float = 0.0
 
@@ -45,12 +47,15 @@ class Listener:
 
     def on_partitions_revoked(self, revoked) -> None:
         self.figures.revoked.append(set(revoked))
+        self.figures.calls.append("revoked")
 
     def on_partitions_assigned(self, assigned) -> None:
         self.figures.assigned.append(set(assigned))
+        self.figures.calls.append("assigned")
 
     def on_partitions_lost(self, lost) -> None:
         self.figures.lost.append(set(lost))
+        self.figures.calls.append("lost")
 
 
 @dataclass
@@ -79,9 +84,8 @@ class Producer:
         self.client.sock.close()
 
 
-def member_config(
-    bootstrap: str, group: str, strategy: str, name: str, max_poll_interval_ms: int
-) -> dict[str, str]:
+def member_config(bootstrap: str, group: str, strategy: str, name: str, **overrides: str) -> dict[str, str]:
+    """A drill member's configuration; ``overrides`` by Kafka name (``"heartbeat.interval.ms": "3000"``)."""
     return {
         "bootstrap.servers": bootstrap,
         "group.id": group,
@@ -91,9 +95,10 @@ def member_config(
         "enable.auto.commit": "true",
         "session.timeout.ms": "6000",
         "heartbeat.interval.ms": "300",
-        "max.poll.interval.ms": str(max_poll_interval_ms),
+        "max.poll.interval.ms": "10000",
         "fetch.max.wait.ms": "100",
         "max.poll.records": "50",
+        **overrides,
     }
 
 
@@ -118,20 +123,21 @@ class Drill:
         topic: str,
         partitions: int,
         strategy: str,
-        max_poll_interval_ms: int = 10000,
+        **config: str,
     ) -> None:
         self.bootstrap, self.topic, self.partitions, self.strategy = bootstrap, topic, partitions, strategy
-        self.max_poll_interval_ms = max_poll_interval_ms
+        self.config = config
         self.group = f"drill-{strategy}"
         self.producer = Producer(port, topic, partitions)
         self.consumers: list[GroupConsumer] = []
         self.figures: list[MemberFigures] = []
         self.receipts: dict[str, list[float]] = {}  # member -> times of the polls that handed it records
 
-    def add_member(self) -> None:
+    def add_member(self, strategy: str | None = None) -> None:
+        """One more member (``partition.assignment.strategy`` the drill's unless ``strategy``)."""
         figures = MemberFigures(f"m{len(self.consumers)}")
         consumer = GroupConsumer(
-            member_config(self.bootstrap, self.group, self.strategy, figures.name, self.max_poll_interval_ms)
+            member_config(self.bootstrap, self.group, strategy or self.strategy, figures.name, **self.config)
         )
         consumer.subscribe([self.topic], listener=Listener(figures))
         self.consumers.append(consumer)
@@ -140,15 +146,20 @@ class Drill:
 
     def run_until(self, done, timeout: float) -> None:
         deadline = time.monotonic() + timeout
+        max_records = int(self.member_config("max.poll.records"))
         while not done():
             assert time.monotonic() < deadline, f"drill timed out ({self.strategy})"
             self.producer.round()
             for consumer, figures in zip(self.consumers, self.figures, strict=True):
                 count = sum(map(len, consumer.poll(10).values()))
+                assert count <= max_records  # max.poll.records
                 if count:
                     self.receipts[figures.name].append(time.monotonic())
                     if consumer.coordinator.joining:
                         figures.received_while_joining += count
+
+    def member_config(self, key: str) -> str:
+        return member_config(self.bootstrap, self.group, self.strategy, "", **self.config)[key]
 
     def settled(self) -> bool:
         return settled(self.consumers, self.topic, self.partitions)
@@ -167,12 +178,16 @@ def grow_by_one(
     members: int,
     strategy: str,
     timeout: float = 120.0,
+    **config: str,
 ) -> DrillResult:
     """``members`` consumers settle on ``topic`` and consume; one more joins; the old members' figures."""
-    drill = Drill(bootstrap, port, topic, partitions, strategy)
+    drill = Drill(bootstrap, port, topic, partitions, strategy, **config)
     try:
-        for _ in range(members):
+        spacing = int(drill.member_config("heartbeat.interval.ms")) / 1000.0 / members
+        for _ in range(members):  # started apart, as members are: their heartbeats spread over an interval
             drill.add_member()
+            until = time.monotonic() + spacing
+            drill.run_until(lambda until=until: time.monotonic() >= until, timeout)
         drill.run_until(drill.settled, timeout)
         drill.run_until(lambda: all(drill.receipts.values()), timeout)  # every member consuming
         for f, c in zip(drill.figures, drill.consumers, strict=True):
