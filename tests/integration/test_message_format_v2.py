@@ -146,3 +146,19 @@ def test_librdkafka_messages_are_converted_up_and_read_back(cluster, zk_client):
         consumer.close()
     assert got == sent
     assert pinned_values(bootstrap, "rdk-v2") == [(i, k, v) for i, (k, v) in enumerate(sent)]
+
+
+def test_a_log_append_time_topic_stamps_the_batches_and_answers_the_time(start_broker08, zk_client):
+    broker = start_broker08(0)
+    config = {**V2, "message.timestamp.type": "LogAppendTime"}
+    create_topic(zk_client, "lat", 1, 1, config)
+    wait_until(lambda: broker.server.replica_manager.local_log("lat", 0) is not None, 20, message="lat led")
+    producer = kafka.KafkaProducer(bootstrap_servers=f"127.0.0.1:{broker.port}", acks=1)
+    try:
+        metadata = producer.send("lat", value=b"v", timestamp_ms=T0).get(30)
+    finally:
+        producer.close(10)
+    log = broker.server.replica_manager.local_log("lat", 0)
+    (batch,) = read_batches(log.read(0, 1 << 20, None).read())
+    assert batch.header.timestamp_type == 1 and batch.header.max_timestamp > T0
+    assert metadata.timestamp == batch.header.max_timestamp  # Produce v2+'s log_append_time_ms

@@ -138,8 +138,9 @@ class Log08(SegmentedLog):
         config = self.config
         with self._lock:
             leo = self._next_offset
+            stamped_at = self._time_ms() if config.log_append_time and config.message_format_magic else -1
             if assign_offsets:
-                data, first, last, count = validate_and_assign(message_set, leo, config, self._time_ms())
+                data, first, last, count = validate_and_assign(message_set, leo, config, stamped_at)
             else:
                 data, first, last, count = self._follower_entries(message_set, leo)
             if not data:
@@ -155,7 +156,7 @@ class Log08(SegmentedLog):
             self._next_offset = last + 1
         if flush_due:
             self.flush_if_due()
-        info = LogAppendInfo(first, last + 1, len(data), count)
+        info = LogAppendInfo(first, last + 1, len(data), count, stamped_at if assign_offsets else -1)
         if self._listeners:
             self._notify(info)
         return info

@@ -50,6 +50,7 @@ class LogAppendInfo(NamedTuple):
     next_offset: int
     size: int
     count: int
+    log_append_time: int = -1  # the time stamped into the entries (message.timestamp.type=LogAppendTime)
 
 
 class LogRegion(NamedTuple):

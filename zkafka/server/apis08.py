@@ -368,7 +368,7 @@ def produce_records_error(api_version: int, message_set: Any) -> int:
 
 def produce_response(api_version: int, statuses: list[ProduceStatus]) -> Any:
     """The answer of a ``api_version`` produce: v1 adds ``throttle_time_ms`` (0: zkafka has no quotas), v2
-    ``log_append_time_ms`` (-1: the logs keep CreateTime), v5 ``log_start_offset``, v8 ``record_errors``
+    ``log_append_time_ms`` (-1 unless the log stamps LogAppendTime), v5 ``log_start_offset``, v8 ``record_errors``
     (none) and ``error_message``."""
     partition_class = response_partition_class(api_version)
     topics: dict[str, list] = {}
@@ -376,7 +376,7 @@ def produce_response(api_version: int, statuses: list[ProduceStatus]) -> Any:
         offset = s.base_offset if s.error in (0, ErrorCode.REQUEST_TIMED_OUT) else -1
         fields: tuple = (s.partition, s.error, offset)
         if api_version >= 2:
-            fields += (NO_TIMESTAMP,)
+            fields += (s.log_append_time if offset >= 0 else NO_TIMESTAMP,)
         if api_version >= 5:
             fields += (s.log_start_offset if offset >= 0 else -1,)
         if api_version >= 8:

@@ -30,6 +30,7 @@ class ProduceStatus:
     required_offset: int
     pending: bool
     log_start_offset: int = -1  # the log's start after the append (Produce v5+ answers it)
+    log_append_time: int = -1  # the append time a LogAppendTime log stamped (Produce v2+ answers it)
 
 
 class DelayedProduce(DelayedOperation):

@@ -285,7 +285,8 @@ class ReplicaManager:
             info = self._append_as_leader(topic, partition, partition_log, message_set, acks)
             waits = acks not in (0, 1)
             start = partition_log.log_start
-            return ProduceStatus(topic, partition, 0, info.first_offset, info.next_offset, waits, start)
+            stamp = info.log_append_time
+            return ProduceStatus(topic, partition, 0, info.first_offset, info.next_offset, waits, start, stamp)
         except KafkaError as exc:
             log.debug("produce to %s-%d: %s", topic, partition, exc)
             return ProduceStatus(topic, partition, error_code(exc), -1, -1, False)

@@ -14,6 +14,7 @@ from zkafka.errors import (
     OffsetOutOfRangeError,
 )
 from zkafka.log.log07 import Log, LogLayoutError, segment_file_name
+from zkafka.log.segmented_log import LogAppendInfo
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
 from zkafka.records.compression import GZIP
 from zkafka.records.format07 import iter_messages
@@ -447,12 +448,12 @@ def test_an_empty_new_log_is_never_deleted(tmp_path):
 def test_append_returns_the_byte_offsets_it_assigned(tmp_path):
     log = open_log(tmp_path / "t-0", max_segment_size=39)
     first, second = entry(b"payload-00"), entry(b"payload-01") + entry(b"payload-02")
-    assert log.append(first) == (0, 20, 20, 1)
+    assert log.append(first) == LogAppendInfo(0, 20, 20, 1)
     info = log.append(second)
     assert (info.first_offset, info.next_offset, info.size, info.count) == (20, 60, 40, 2)
     assert log.append(entry(b"payload-03")).first_offset == 60  # on the segment rolled at 60
     assert [s.start for s in log.segments] == [0, 60]
-    assert log.append(entry(b"x")[:3]) == (80, 80, 0, 0)
+    assert log.append(entry(b"x")[:3]) == LogAppendInfo(80, 80, 0, 0)
 
 
 def test_listeners_hear_of_every_append_that_wrote_bytes(tmp_path, caplog):

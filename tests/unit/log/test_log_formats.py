@@ -80,7 +80,7 @@ def test_a_v2_log_stores_the_producers_batch_as_it_is_with_offsets_from_its_end(
 
 def test_log_append_time_stamps_the_batch_and_writes_its_crc_again(tmp_path):
     log = open_log(tmp_path, log_append_time=True)
-    log.append(batch(b"a", b"b", compression=GZIP))
+    assert log.append(batch(b"a", b"b", compression=GZIP)).log_append_time == NOW  # Produce v2+ answers it
     (stored,) = read_batches(log.segments[-1].read(0, 10_000))  # read_batch checks the CRC-32C
     assert stored.header.max_timestamp == NOW and stored.header.timestamp_type == 1
     assert [r.timestamp for r in stored.records] == [NOW, NOW]
