@@ -151,14 +151,52 @@ def test_console_producer_0_7_sync_stops_at_the_first_failure_in_one_line():
     )
 
 
-def test_console_producer_0_8_counts_what_it_could_not_deliver():
-    result = zkafka(
-        "console-producer", "--broker-list", f"127.0.0.1:{closed_port()}", "--topic", "t",
-        "--message-send-max-retries", "0", stdin="a\nb\nc\n",
+def test_console_producer_0_8_counts_what_it_could_not_deliver_and_names_the_cause_in_one_line():
+    nowhere = f"127.0.0.1:{closed_port()}"
+    result = zkafka("console-producer", "--broker-list", nowhere, "--topic", "t", stdin="a\nb\nc\n")
+    assert_one_line(
+        result,
+        "zkafka: error: 3 of 3 messages were not delivered: FailedToSendMessageError: 3 of 3 messages to t not"
+        " delivered after 3 retries; the last error: fetching metadata for topics ['t'] from"
+        f" [{nowhere}] failed: [Errno 111] Connection refused (connecting to {nowhere})",
+    )
+
+
+def test_console_consumer_names_unreachable_bootstrap_servers_in_one_line():
+    nowhere = f"127.0.0.1:{closed_port()}"
+    result = zkafka("console-consumer", "--bootstrap-server", nowhere, "--topic", "t")
+    assert_one_line(
+        result,
+        f"zkafka: error: BrokerNotAvailableError: fetching metadata for topics ['t'] from [{nowhere}] failed:"
+        f" [Errno 111] Connection refused (connecting to {nowhere})",
+    )
+
+
+def test_reassign_partitions_refuses_a_broker_that_does_not_exist(
+    start_broker08, zk_connect, zk_client, tmp_path
+):
+    start_broker08(0)
+    created = zkafka(
+        "topics", "--create", "--zookeeper", zk_connect, "--topic", "mv", "--partitions", "1",
+        "--replication-factor", "1",
     )  # fmt: skip
-    assert result.returncode == 1
-    assert result.stderr.splitlines()[-1] == "zkafka: error: 3 of 3 messages were not delivered"
-    assert "Traceback" not in result.stderr
+    assert created.returncode == 0, created.stderr
+    moves = tmp_path / "moves.json"
+    moves.write_text('{"version":1,"partitions":[{"topic":"mv","partition":0,"replicas":[0,7]}]}')
+    result = zkafka(
+        "reassign-partitions", "--zookeeper", zk_connect, "--reassignment-json-file", str(moves), "--execute"
+    )
+    assert_one_line(
+        result,
+        "zkafka: error: AdminOperationError: The proposed assignment contains non-existent brokerIDs: 7",
+    )
+    assert not zk_client.exists("/admin/reassign_partitions")
+
+
+def test_offset_checker_says_a_group_has_no_offsets(zk_connect):
+    result = zkafka("offset-checker", "--zookeeper", zk_connect, "--group", "nobody")
+    assert_one_line(result, "zkafka: error: group nobody has no offsets: no /consumers/nobody in ZooKeeper")
+    assert result.stdout == ""
 
 
 def test_perf_produce_0_7_async_fails_when_its_batches_were_dropped():

@@ -113,7 +113,10 @@ def test_killed_member_is_replaced_and_its_successor_resumes_from_its_last_commi
         survivor.shutdown()
 
 
-def test_expired_session_re_registers_and_rebalances(start_broker, zk_connect, zookeeper_server, zk_client):
+def test_expired_session_re_registers_and_rebalances(
+    start_broker, zk_connect, zookeeper_server, zk_client, caplog
+):
+    caplog.set_level("WARNING", logger="zkafka.consumer.connector")
     producers, sent = cluster(start_broker, zk_client)
     a = ZookeeperConsumerConnector(consumer_config(zk_connect, "g", consumerid="a"))
     b = ZookeeperConsumerConnector(consumer_config(zk_connect, "g", consumerid="b"))
@@ -131,6 +134,9 @@ def test_expired_session_re_registers_and_rebalances(start_broker, zk_connect, z
         node = "/consumers/g/ids/g_a"
         gwait(lambda: zk_client.exists(node) and zk_client.exists(node).ephemeralOwner == session_id(a.zk))
         gwait(lambda: owners(zk_client, "g") == both and a.owned_partitions(), message="a back in its share")
+        said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("g_a")]
+        assert "g_a: ZooKeeper session expired; its partitions are no longer ours" in said
+        assert said[-1] == "g_a: ZooKeeper connection back in a new session; rebalancing"
         for name, owner in both.items():
             stat = zk_client.exists(f"/consumers/g/owners/t/{name[1]}")
             assert stat.ephemeralOwner == session_id(a.zk if owner == "g_a-0" else b.zk)

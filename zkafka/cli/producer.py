@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 
 import click
@@ -107,9 +108,10 @@ def console_producer(
     from zkafka.config import parse_overrides
     from zkafka.records.compression import ALL_CODECS, CODECS_07, parse_codec
 
-    configure_logging(Context.verbose)
-    check_source(zookeeper, broker_list)
     line08 = bool(broker_list and is_broker_list_08(broker_list))
+    # 0.8: the retries' warnings stay quiet; a failure to deliver is the one line the command ends with.
+    configure_logging(Context.verbose, level=logging.CRITICAL if line08 else logging.INFO)
+    check_source(zookeeper, broker_list)
     reader = parse_overrides(line_properties)
     if reader.get("parse.key", "false").lower() == "true":
         key_separator = reader.get("key.separator", "\t")
@@ -193,7 +195,8 @@ def _console_producer08(props: dict[str, str], topic: str, separator: bytes | No
     from zkafka.producer.errors import FailedToSendMessageError
     from zkafka.producer.producer08 import Producer08
 
-    producer = Producer08(props)
+    failures: list[FailedToSendMessageError] = []
+    producer = Producer08(props, on_send_failure=failures.append)
     read = undelivered = 0
     try:
         read, undelivered = produce_lines08(producer, topic, read_lines(sys.stdin.fileno()), separator)
@@ -205,4 +208,4 @@ def _console_producer08(props: dict[str, str], topic: str, separator: bytes | No
         except FailedToSendMessageError as exc:
             undelivered += exc.undelivered
     if undelivered:
-        raise not_delivered(undelivered, read)
+        raise not_delivered(undelivered, read, failures[-1] if failures else None)

@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from zkafka.cli.command import Context, checked_topic, configure_logging, main, topic_lists_option
+from zkafka.cli.command import (
+    Context,
+    ToolFailure,
+    checked_topic,
+    configure_logging,
+    main,
+    topic_lists_option,
+)
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -115,6 +122,7 @@ def offset_checker(
     from zkafka.tools.offset_checker import split_topics
     from zkafka.tools.offset_checker07 import check_offsets, format_json, format_report
     from zkafka.zk.line import cluster_line
+    from zkafka.zk.paths import CONSUMERS_PATH
 
     if (zookeeper is None) == (bootstrap_server is None):
         raise click.UsageError("give exactly one of --zookeeper and --bootstrap-server")
@@ -131,6 +139,8 @@ def offset_checker(
         return
 
     with zk_session(zookeeper, connection_timeout_ms) as client:
+        if not client.exists(f"{CONSUMERS_PATH}/{group}"):  # 0.8.2: "Exiting due to: ... NoNode ..."
+            raise ToolFailure(f"group {group} has no offsets: no {CONSUMERS_PATH}/{group} in ZooKeeper")
         if (line or cluster_line(client, group)) == "0.8":
             from zkafka.tools.offset_checker08 import check_offsets08, format_json08, format_report08
 

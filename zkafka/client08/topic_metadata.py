@@ -78,7 +78,8 @@ def fetch_topic_metadata(
         try:
             return channel.request(MetadataRequestV0(topics), retries=0)
         except (OSError, KafkaError) as exc:
-            log.warning(
+            # INFO: another broker may answer, and when none does the error raised names the last failure
+            log.info(
                 "fetching metadata for %s from %s:%d failed: %s", topics or "all topics", host, port, exc
             )
             last = exc

@@ -98,6 +98,7 @@ class BaseConsumerConnector:
             read_view=read_view,
             assignor=assignor,
         )
+        self._zk_interrupted = False  # the connection went (SUSPENDED or LOST) and has not come back yet
         self.zk.add_listener(self._on_zk_state)
         try:
             start_zk_client(self.zk)
@@ -277,6 +278,8 @@ class BaseConsumerConnector:
         if self._closed:
             return
         membership = self.membership
+        if state != KazooState.CONNECTED:
+            self._zk_interrupted = True
         if state == KazooState.SUSPENDED:
             log.warning("%s: ZooKeeper connection lost; pausing the streams", self.consumer_id)
             membership.connected.clear()
@@ -290,6 +293,13 @@ class BaseConsumerConnector:
             membership.rebalance_requested.set()
         elif state == KazooState.CONNECTED:
             membership.connected.set()
+            if self._zk_interrupted:
+                self._zk_interrupted = False
+                log.warning(
+                    "%s: ZooKeeper connection back%s",
+                    self.consumer_id,
+                    " in a new session; rebalancing" if membership.session_lost else "; resuming the streams",
+                )
             if not membership.session_lost:
                 self.owned.resume()
             self._resumed.set()

@@ -208,6 +208,7 @@ class DefaultEventHandler08:
         self.rng = rng or random.Random()
         self.sticky: dict[str, int] = {}  # topic -> partition id for null keys, until the next refresh
         self.last_refresh = float("-inf")
+        self.last_error: BaseException | None = None  # the cause a failure to deliver names
 
     # -- the retry loop ------------------------------------------------------------------------------------
 
@@ -216,6 +217,7 @@ class DefaultEventHandler08:
         FailedToSendMessageError with the count that could not be."""
         outstanding = list(messages)
         attempts = self.max_retries + 1
+        self.last_error = None
         while outstanding and attempts > 0:
             self.refresh_if_due(outstanding)
             outstanding = self.dispatch(outstanding)
@@ -234,7 +236,8 @@ class DefaultEventHandler08:
             undelivered = message_count(outstanding)
             raise FailedToSendMessageError(
                 f"{undelivered} of {message_count(messages)} messages to {', '.join(topics)} not delivered "
-                f"after {self.max_retries} retries",
+                f"after {self.max_retries} retries"
+                + (f"; the last error: {self.last_error}" if self.last_error is not None else ""),
                 undelivered=undelivered,
             )
 
@@ -249,6 +252,7 @@ class DefaultEventHandler08:
             self.metadata.update(topics)
         except (KafkaError, OSError) as exc:
             log.warning("refreshing metadata for %s failed: %s", sorted(topics), exc)
+            self.last_error = exc
         self.sticky.clear()
         self.last_refresh = time.monotonic()
 
@@ -307,6 +311,7 @@ class DefaultEventHandler08:
             response = channel.request(request, retries=0)
         except (KafkaError, OSError) as exc:
             log.warning("producing to broker %d failed: %s", broker_id, exc)
+            self.last_error = exc
             return sent
         return [] if response is None else failed_partitions(sent, response)
 

@@ -81,7 +81,7 @@ from zkafka.records.down_convert import first_magic
 from zkafka.records.record_batch import MAGIC as MAGIC_V2
 from zkafka.records.record_batch import RECORD_BATCH_OVERHEAD, read_batch_header
 from zkafka.server.delayed_fetch import DelayedFetch
-from zkafka.server.delayed_produce import ProduceStatus
+from zkafka.server.delayed_produce import ProduceStatus, log_refused
 from zkafka.server.log_read import PartitionRead, read_from_local_log, records_for_fetch_version
 from zkafka.server.metadata_cache import MetadataCache
 from zkafka.server.offsets_zk import ZkOffsetStore
@@ -181,6 +181,7 @@ class KafkaApis:
 
         def respond(statuses: list[ProduceStatus]) -> list | None:
             statuses = statuses + refused
+            log_refused(statuses, request.correlation_id, request.client_id)
             if body.acks == 0:
                 failed = [(s.topic, s.partition, s.error) for s in statuses if s.error]
                 if failed:

@@ -11,12 +11,15 @@ waiting.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from zkafka.protocol.errors import ErrorCode
+from zkafka.protocol.errors import ErrorCode, error_name
 from zkafka.server.purgatory import DelayedOperation
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -70,3 +73,31 @@ class DelayedProduce(DelayedOperation):
                 status.pending = False
                 status.error = ErrorCode.REQUEST_TIMED_OUT
         return self.respond(self.statuses)
+
+
+# Refusals 0.8.2's KafkaApis logs at WARN (the client looks the leader up again or waits); any other is an ERROR.
+_RETRIABLE_REFUSALS = frozenset(
+    {
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.NOT_LEADER_FOR_PARTITION,
+        ErrorCode.INVALID_TOPIC_EXCEPTION,
+        ErrorCode.NOT_ENOUGH_REPLICAS,
+        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        ErrorCode.REQUEST_TIMED_OUT,
+    }
+)
+
+
+def log_refused(statuses: list[ProduceStatus], correlation_id: int, client_id: str | None) -> None:
+    """Log the partitions of a produce request that were refused, as 0.8.2's KafkaApis does."""
+    for status in statuses:
+        if status.error:
+            log.log(
+                logging.WARNING if status.error in _RETRIABLE_REFUSALS else logging.ERROR,
+                "Produce request with correlation id %d from client %s on partition [%s,%d] failed due to %s",
+                correlation_id,
+                client_id,
+                status.topic,
+                status.partition,
+                error_name(status.error),
+            )

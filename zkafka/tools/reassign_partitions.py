@@ -18,7 +18,7 @@ from kazoo.client import KazooClient
 
 from zkafka.admin.assignment import AdminOperationError, assign_replicas_to_brokers
 from zkafka.admin.reassignment import pending_reassignments, start_reassignment
-from zkafka.admin.topics import topic_assignment
+from zkafka.admin.topics import live_broker_ids, topic_assignment
 from zkafka.zk.paths08 import ZkDataError, encode_reassignment, parse_reassignment
 
 TopicPartition = tuple[str, int]
@@ -105,6 +105,13 @@ def generate(
 
 
 def execute(client: KazooClient, moves: Mapping[TopicPartition, Sequence[int]]) -> list[str]:
+    """Start the reassignment; refused when it names a broker that is not registered (as Kafka 2.x's tool)."""
+    live = set(live_broker_ids(client))
+    missing = sorted({b for replicas in moves.values() for b in replicas} - live)
+    if missing:
+        raise AdminOperationError(
+            "The proposed assignment contains non-existent brokerIDs: " + ",".join(map(str, missing))
+        )
     current = current_assignment(client, sorted(moves))
     written = start_reassignment(client, moves)
     return [

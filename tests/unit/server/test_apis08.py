@@ -132,7 +132,8 @@ def test_produce_of_compressed_messages_gets_offsets_inside_one_wrapper(broker):
     ]
 
 
-def test_produce_errors_per_partition(broker):
+def test_produce_errors_per_partition(broker, caplog):
+    caplog.set_level("WARNING", logger="zkafka.server.delayed_produce")
     assert broker.produce("nope", 0, [b"a"]).topics[0].partitions[0] == ProduceResponsePartition(
         0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
     )
@@ -143,6 +144,14 @@ def test_produce_errors_per_partition(broker):
     corrupt[-1] ^= 0xFF
     body = ProduceRequestV0(1, 1000, [ProduceRequestTopic("t", [ProduceRequestPartition(0, bytes(corrupt))])])
     assert broker.call(body).topics[0].partitions[0].error == ErrorCode.CORRUPT_MESSAGE
+    # logged as 0.8.2's KafkaApis does: WARN when the client should look again, ERROR for what it sent
+    logged = [(r.levelname, r.getMessage().split(" failed due to ")[1]) for r in caplog.records]
+    assert logged == [
+        ("WARNING", "UNKNOWN_TOPIC_OR_PARTITION"),
+        ("WARNING", "NOT_LEADER_FOR_PARTITION"),
+        ("ERROR", "CORRUPT_MESSAGE"),
+    ]
+    assert "on partition [t,0]" in caplog.records[-1].getMessage()
 
 
 def test_a_message_over_message_max_bytes_is_refused(tmp_path):

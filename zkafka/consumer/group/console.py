@@ -21,6 +21,7 @@ from typing import Any, BinaryIO, TextIO
 import gevent
 from gevent.event import Event
 
+from zkafka.client08.topic_metadata import fetch_topic_metadata, parse_broker_list
 from zkafka.consumer.console import ConsoleOptions, MessageFormatter08
 from zkafka.consumer.group.consumer import GroupConsumer
 from zkafka.consumer.group.subscription import TopicPartition
@@ -89,6 +90,9 @@ def run_group(
         options.group or options.properties.get("group.id") or f"console-consumer-{random.randint(0, 99999)}"
     )
     formatter = MessageFormatter08(options.formatter_properties, options.print_offsets)
+    # One Metadata request first: bootstrap servers that cannot answer end the command in one line
+    # (BrokerNotAvailableError naming them and the cause) instead of a group consumer retrying forever.
+    fetch_topic_metadata([options.topic] if options.topic is not None else [], parse_broker_list(bootstrap))
     printed = _Printed(options.autocommit_interval_ms)
     stop = Event()
     handlers = [gevent.signal_handler(s, stop.set) for s in STOP_SIGNALS]
