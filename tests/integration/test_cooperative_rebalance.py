@@ -1,10 +1,13 @@
 """Rebalancing drills for zkafka's group consumer against a real 0.8 broker process and a real ZooKeeper: a
 group growing by one member, eager (range, sticky) against cooperative (KIP-429 ``cooperative-sticky``), while
-a producer keeps writing; a member that stops calling ``poll`` is removed after ``max.poll.interval.ms``; a
+a producer keeps writing; a member that stops calling ``poll`` is removed after ``max.poll.interval.ms`` (and
+one busy for less keeps its place through its heartbeats, even past its session timeout); a
 group whose common protocol is eager (a rolling upgrade's first step) rebalances eagerly. The figures are printed (the 10 -> 11 x 40
 figure is benchmarks/rebalance_gap.py's); the assertions are on behaviour, not time."""
 
 from __future__ import annotations
+
+import time
 
 import pytest
 
@@ -118,4 +121,29 @@ def test_a_group_whose_common_protocol_is_eager_rebalances_eagerly(broker):
         assert figures.revoked[0] == before  # everything, before the join
         assert {c.coordinator.protocol for c in drill.consumers} == {"range"}
     finally:
+        drill.close()
+
+
+def test_heartbeats_keep_a_member_that_is_not_polling_in_the_group_past_its_session_timeout(broker):
+    """KIP-62: the heartbeat greenlet beats whatever the application does, so a member busy for twice its
+    session timeout (but within max.poll.interval.ms) keeps its place: no rebalance."""
+    bootstrap = f"127.0.0.1:{broker.port}"
+    config = {"session.timeout.ms": "1000", "heartbeat.interval.ms": "200", "max.poll.interval.ms": "20000"}
+    drill = Drill(bootstrap, broker.port, TOPIC, PARTITIONS, "range", **config)
+    try:
+        drill.add_member()
+        drill.add_member()
+        drill.run_until(drill.settled, 60)
+        busy, everyone, figures = drill.consumers[0], drill.consumers, drill.figures
+        generation, member_id = busy.coordinator.generation, busy.coordinator.member_id
+        drill.consumers, drill.figures = everyone[1:], figures[1:]
+        until = time.monotonic() + 2.0  # the busy member does not poll for two session timeouts
+        drill.run_until(lambda: time.monotonic() >= until, 30)
+        drill.consumers, drill.figures = everyone, figures
+        drill.receipts[figures[0].name] = []
+        drill.run_until(lambda: bool(drill.receipts[figures[0].name]), 30)  # it polls again: records at once
+        assert (busy.coordinator.generation, busy.coordinator.member_id) == (generation, member_id)
+        assert everyone[1].coordinator.generation == generation and not busy.coordinator.lost
+    finally:
+        drill.consumers = everyone
         drill.close()
