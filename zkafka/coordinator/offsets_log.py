@@ -107,7 +107,7 @@ class OffsetsLog:
         while offset < end:
             data = log_.read(offset, self.load_buffer_size, end).read()
             start = offset
-            for at, key, value in _records(data, offset):
+            for at, key, value in log_records(data, offset):
                 if at >= end:
                     return
                 yield key, value
@@ -121,7 +121,7 @@ class OffsetsLog:
                 )
 
 
-def _records(data: bytes, start_offset: int) -> Iterator[tuple[int, bytes | None, bytes | None]]:
+def log_records(data: bytes, start_offset: int) -> Iterator[tuple[int, bytes | None, bytes | None]]:
     """``(offset, key, value)`` of every message from ``start_offset`` in a read of the offsets log, whatever
     format each entry has (``log.message.format.version``: messages of magic 0 or 1, record batches; a log
     upgraded in place holds several); a partial entry at the end is left out."""

@@ -1,10 +1,9 @@
 """ConsumerGroupCommand for coordinator-managed groups: Kafka 3.4's tables (``--describe`` offsets, ``--members``,
 ``--state``, ``--list --state``) from a ``ConsumerGroupService``, and zkafka's JSON description.
 
-For the JSON (and ``offset-checker --bootstrap-server``) the group's members, state and assignment come from the reader the web view uses
-(``zkafka.consumer.group.coordinator_groups.CoordinatorGroups``: ListGroups, DescribeGroups, the group's latest
-``__consumer_offsets`` record for the generation); the committed offsets from OffsetFetch v1 at the group's
-coordinator; each partition's log end (high watermark) from ListOffsets(latest) to its leader. The offset
+For the JSON (and ``offset-checker --bootstrap-server``) the group's members, state and assignment come from the
+reader the web view uses (``CoordinatorGroups``: DescribeGroups, the group's latest ``__consumer_offsets`` record
+for the generation); the committed offsets from the service's OffsetFetch; each partition's log end (high watermark) from ListOffsets(latest) to its leader. The offset
 rows are an ``OffsetReport`` so that ``offset-checker --bootstrap-server`` prints 0.8.2's columns from them.
 """
 
@@ -14,16 +13,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from zkafka.client08.channel import check_error
-from zkafka.consumer.group.coordinator_groups import CoordinatorGroups
-from zkafka.protocol.offset_commit import OffsetFetchRequestTopic, OffsetFetchRequestV1
 from zkafka.tools.consumer_group_service import ConsumerGroupDescription as Described
 from zkafka.tools.consumer_group_service import ConsumerGroupService, GroupToolError
 from zkafka.tools.offset_checker import OffsetReport, PartitionRow, broker_infos
 from zkafka.tools.offset_checker08 import NO_LEADER, log_sizes
 from zkafka.zk.paths08 import BrokerRegistration
-
-CLIENT_ID = "ConsumerGroupCommand"
 
 
 @dataclass
@@ -69,8 +63,8 @@ def describe_group(
 ) -> GroupDescription:
     """Members, state, assignment and, for every partition of the topics the members subscribe to or are
     assigned (or of ``topics``), the committed offset, log end and lag."""
-    reader = CoordinatorGroups(bootstrap, timeout_ms, CLIENT_ID)
-    brokers, counts, leaders = reader.cluster()
+    service = ConsumerGroupService(bootstrap, timeout_ms)
+    reader, brokers, counts, leaders = service.reader, service.brokers, service.counts, service.leaders
     described = reader.describe(group, brokers, leaders, counts)
     if described is None:
         if group not in reader.group_names(brokers):
@@ -95,7 +89,7 @@ def describe_group(
     for m in described["members"]:
         wanted += m["subscription"] + list(m["assignment"])
     partitions = [(t, p) for t in dict.fromkeys(wanted) for p in range(counts.get(t, 0))]
-    committed = fetch_committed(reader, brokers[described["coordinator"]], group, partitions)
+    committed = {tp: offset for tp, offset in service.committed(group).items() if tp in set(partitions)}
     if described["state"] == "Dead" and not described["members"] and not committed:
         raise GroupToolError(f"consumer group {group!r} does not exist")  # 0.9: no members, no offsets
     registrations = {i: BrokerRegistration(i, host, port) for i, (host, port) in brokers.items()}
@@ -118,26 +112,6 @@ def describe_group(
     report.brokers = broker_infos(asked, registrations)
     description.offsets = report
     return description
-
-
-def fetch_committed(
-    reader: CoordinatorGroups, coordinator: tuple[str, int], group: str, partitions: list[tuple[str, int]]
-) -> dict[tuple[str, int], int]:
-    """OffsetFetch v1 at the coordinator: (topic, partition) -> committed offset (absent: none committed)."""
-    if not partitions:
-        return {}
-    by_topic: dict[str, list[int]] = {}
-    for topic, partition in partitions:
-        by_topic.setdefault(topic, []).append(partition)
-    request = OffsetFetchRequestV1(group, [OffsetFetchRequestTopic(t, ps) for t, ps in by_topic.items()])
-    response = reader.call(*coordinator, request)
-    out = {}
-    for t in response.topics:
-        for p in t.partitions:
-            check_error(p.error, f"group {group!r}: committed offset of {t.topic}-{p.partition}")
-            if p.offset >= 0:
-                out[(t.topic, p.partition)] = p.offset
-    return out
 
 
 MISSING = "-"
