@@ -25,6 +25,7 @@ from zkafka.log.segment import (
     segment_file_name,
 )
 from zkafka.log.segmented_log import LogLayoutError, segment_index
+from zkafka.log.time_index import TIME_INDEX_SUFFIX
 from zkafka.records import format08
 
 logger = logging.getLogger(__name__)
@@ -98,6 +99,8 @@ class LogLoader:
             elif name.endswith(suffix):
                 raise LogLayoutError(f"segment file {self.dir_path}/{name} is not named <offset>{suffix}")
             index_start = parse_segment_file_name(name, INDEX_SUFFIX)
+            if index_start is None:
+                index_start = parse_segment_file_name(name, TIME_INDEX_SUFFIX)
             if index_start is not None and segment_file_name(index_start, suffix) not in names:
                 logger.warning("log %s: deleting %s, an index without its segment", self.name, name)
                 os.unlink(os.path.join(self.dir_path, name))
@@ -144,7 +147,8 @@ class LogLoader:
             self._recover_segment(segment)
             return
         try:
-            segment.index.sanity_check()
+            for index in segment.indexes:
+                index.sanity_check()
         except CorruptIndexError as exc:
             logger.warning("log %s: %s; rebuilding the index", self.name, exc)
             self._recover_segment(segment)

@@ -225,3 +225,22 @@ def test_dump_log_segments_prints_batches_and_records_as_kafka_does(tmp_path):
         lines[4]
         == "| offset: 1 CreateTime: 1001 keysize: -1 valuesize: 1 sequence: -1 headerKeys: [] payload: w"
     )
+
+
+def test_a_log_whose_format_is_raised_holds_both_and_reads_recovers_and_converts_them(tmp_path):
+    log = open_log(tmp_path, magic=0, index_interval_bytes=1)
+    log.append(build_message_set([(None, b"old-%d" % i) for i in range(3)]))
+    log.close()
+    log = open_log(tmp_path, magic=2, index_interval_bytes=1, need_recovery=True)
+    log.append(batch(b"new-3", b"new-4"))
+    log.close()
+    os.truncate(log.segments[-1].path[: -len(".log")] + ".timeindex", 5)  # not whole entries: rebuilt
+    log = open_log(tmp_path, magic=2, index_interval_bytes=1, need_recovery=True)
+    assert log.log_end_offset == 5 and log.segments[-1].max_timestamp == NOW - 4
+    data = log.read(0, 100_000).read()
+    assert log.read(4, 100_000).read() == data[log.read(3, 100_000).position :]
+    assert [(m.offset, m.value) for m in iter_messages(down_convert(data, 0))] == [
+        (i, b"%s-%d" % (b"old" if i < 3 else b"new", i)) for i in range(5)
+    ]
+    follower = open_log(tmp_path / "f")
+    assert follower.append(data, assign_offsets=False).next_offset == 5
