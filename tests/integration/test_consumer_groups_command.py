@@ -67,7 +67,8 @@ def test_every_option_against_a_real_group(bootstrap):
         assert GROUP in run("--bootstrap-server", bootstrap, "--list").split()
         listed = run("--bootstrap-server", bootstrap, "--list", "--state", "Stable,Empty")
         assert ["GROUP", "STATE"] == listed.splitlines()[0].split() and [GROUP, "Stable"] in table(listed, "GROUP")
-        assert run("--bootstrap-server", bootstrap, "--list", "--state", "Dead").split() == ["GROUP", "STATE"]
+        assert run("--bootstrap-server", bootstrap, "--list", "--state", "dead").split() == ["GROUP", "STATE"]
+        assert "Invalid state list 'Sleeping'" in run("--bootstrap-server", bootstrap, "--list", "--state", "Sleeping", code=1)
 
         offsets = run("--bootstrap-server", bootstrap, "--describe", "--group", GROUP)
         rows = table(offsets, "GROUP")

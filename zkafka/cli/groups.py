@@ -86,11 +86,22 @@ def _list(options: dict) -> list[str]:
     from zkafka.tools.consumer_groups import format_json, format_states
 
     state = options["state"]
-    wanted = [s.strip() for s in state.split(",") if s.strip()] if state else None
-    groups = _service(options).list_groups(wanted)
+    groups = _service(options).list_groups(_states(state) if state else None)
     if options["as_json"]:
         return [format_json(dict(groups) if state is not None else [g for g, _ in groups])]
     return format_states(groups) if state is not None else [g for g, _ in groups]
+
+
+def _states(text: str) -> list[str]:
+    """``--state S,S``: Kafka's state names, matched without regard to case."""
+    from zkafka.coordinator.group_state import GroupState
+
+    names = {state.value.lower(): state.value for state in GroupState}
+    given = [s.strip() for s in text.split(",") if s.strip()]
+    unknown = [s for s in given if s.lower() not in names]
+    if unknown:
+        raise ToolFailure(f"Invalid state list '{text}'. Valid states are: {', '.join(names.values())}")
+    return [names[s.lower()] for s in given]
 
 
 def _describe(options: dict) -> list[str]:
