@@ -16,14 +16,19 @@ def bootstrap(*brokers) -> list[str]:
 
 
 def test_kafkajs_admin(start_broker08, zk_client):
-    """createTopics (with a config entry), createPartitions, fetchTopicMetadata and deleteTopics: kafkajs
-    finds the controller through Metadata v1+ and sends each to it."""
+    """createTopics (with a config entry), createPartitions, fetchTopicMetadata, describeConfigs,
+    alterConfigs (an unknown key refused naming it) and deleteTopics: kafkajs finds the controller through
+    Metadata v1+ and sends each to it."""
     brokers = [start_broker08(0, **{"delete.topic.enable": "true"})]
     args = {"brokers": bootstrap(*brokers), "topic": "js-admin", "replicationFactor": 1}
     steps = run_node("kafkajs_admin.js", "kafkajs", args)
     assert steps["createTopics"] == {"ok": True, "value": True}
     assert steps["createTopicsAgain"] == {"ok": True, "value": False}  # kafkajs: false when it exists
     assert steps["createPartitions"]["ok"] and steps["fetchTopicMetadata"]["value"] == [0, 1, 2]
+    described, altered = steps["describeConfigs"]["value"], steps["describeAltered"]["value"]
+    assert described["retention.ms"] == ["3600000", False] and described["segment.bytes"][1] is True
+    assert steps["alterConfigs"]["ok"] and altered["retention.ms"] == ["7200000", False]
+    assert steps["alterUnknown"]["type"] == "INVALID_CONFIG"  # kafkajs drops the message naming the key
     assert steps["deleteTopics"]["ok"] and steps["listTopics"]["value"] == []
     assert zk_client.exists("/brokers/topics/js-admin") is None
 

@@ -183,8 +183,11 @@ def write_added_partitions(
     client.set(topic_path(topic), encode_topic_assignment({**existing, **added}).encode())
 
 
-def change_topic_config(client: KazooClient, topic: str, config: Mapping[str, str]) -> None:
-    """Replace a topic's overrides and notify the brokers through ``/config/changes``."""
+def change_topic_config(
+    client: KazooClient, topic: str, config: Mapping[str, str], notification_version: int = 0
+) -> None:
+    """Replace a topic's overrides and notify the brokers through ``/config/changes`` (0.8.2's notification,
+    or ``notification_version=2`` Kafka 1.1's, as the AlterConfigs request writes it)."""
     if client.exists(topic_path(topic)) is None:
         raise AdminOperationError(f'topic "{topic}" does not exist')
     overrides = {k: str(v) for k, v in config.items()}
@@ -192,7 +195,7 @@ def change_topic_config(client: KazooClient, topic: str, config: Mapping[str, st
     update_persistent(client, topic_config_path(topic), encode_topic_config(overrides))
     client.create(
         f"{CONFIG_CHANGES_PATH}/{CONFIG_CHANGE_PREFIX}",
-        encode_config_change(topic).encode(),
+        encode_config_change(topic, notification_version).encode(),
         sequence=True,
         makepath=True,
     )

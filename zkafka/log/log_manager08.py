@@ -134,6 +134,12 @@ class LogManager08:
         for log in self.all_logs():
             log.config = self.config_for(log.topic)
 
+    def update_topic_config(self, topic: str) -> None:
+        """A topic's overrides changed: its live logs take its settings again (Kafka's TopicConfigHandler)."""
+        for (name, _), log in self._logs.items():
+            if name == topic:
+                log.config = self.config_for(topic)
+
     # -- lookup and creation ----------------------------------------------------------------------------------
 
     def get_log(self, topic: str, partition: int) -> Log08 | None:

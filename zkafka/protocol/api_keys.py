@@ -28,6 +28,9 @@ SASL_HANDSHAKE = 17  # 0.10; no schema here
 API_VERSIONS = 18  # 0.10
 CREATE_TOPICS = 19  # 0.10.1 (KIP-4)
 DELETE_TOPICS = 20  # 0.10.1 (KIP-4)
+DELETE_RECORDS = 21  # 0.11 (KIP-107)
+DESCRIBE_CONFIGS = 32  # 0.11 (KIP-133)
+ALTER_CONFIGS = 33  # 0.11 (KIP-133)
 CREATE_PARTITIONS = 37  # 1.0 (KIP-195)
 DELETE_GROUPS = 42  # 1.1 (KIP-229)
 OFFSET_DELETE = 47  # 2.4 (KIP-496)
@@ -57,6 +60,9 @@ API_NAMES: dict[int, str] = {
     API_VERSIONS: "ApiVersions",
     CREATE_TOPICS: "CreateTopics",
     DELETE_TOPICS: "DeleteTopics",
+    DELETE_RECORDS: "DeleteRecords",
+    DESCRIBE_CONFIGS: "DescribeConfigs",
+    ALTER_CONFIGS: "AlterConfigs",
     CREATE_PARTITIONS: "CreatePartitions",
     DELETE_GROUPS: "DeleteGroups",
     OFFSET_DELETE: "OffsetDelete",

@@ -20,6 +20,8 @@ from typing import Any, NamedTuple
 
 from zkafka.protocol.api_keys import API_NAMES, API_VERSIONS, CONTROLLED_SHUTDOWN, PRODUCE
 from zkafka.protocol.api_versions import API_VERSIONS_APIS, ApiVersionRange, ApiVersionsRequestV0
+from zkafka.protocol.configs import CONFIGS_APIS
+from zkafka.protocol.delete_records import DELETE_RECORDS_APIS
 from zkafka.protocol.errors import InvalidRequestError
 from zkafka.protocol.fetch import FetchRequestV0, FetchRequestV1, FetchResponseV0, FetchResponseV1
 from zkafka.protocol.flexible import read_tag_buffer
@@ -58,6 +60,8 @@ CLIENT_APIS = (
     *OFFSET_APIS,
     *API_VERSIONS_APIS,
     *TOPIC_ADMIN_APIS,
+    *CONFIGS_APIS,
+    *DELETE_RECORDS_APIS,
 )
 
 SCHEMAS: dict[tuple[int, int], tuple[type, type]] = {

@@ -25,7 +25,7 @@ import gevent
 
 from zkafka.admin import topics as admin
 from zkafka.admin.assignment import assign_replicas_to_brokers, check_assignment, new_partitions
-from zkafka.config08 import TOPIC_KEY_DEFAULTS, BrokerConfig08, parse_topic_overrides, topic_config
+from zkafka.config08 import BrokerConfig08, parse_topic_overrides
 from zkafka.errors import (
     AdminOperationError,
     InvalidTopicError,
@@ -39,6 +39,7 @@ from zkafka.protocol import topic_admin as wire
 from zkafka.protocol import v08
 from zkafka.protocol.api_keys import CREATE_PARTITIONS, CREATE_TOPICS, DELETE_TOPICS
 from zkafka.protocol.errors import ErrorCode
+from zkafka.server.config_apis import config_values, topic_config_entries
 from zkafka.server.metadata_cache import MetadataCache
 from zkafka.server.replica_manager import error_code
 from zkafka.topic import validate_topic_08
@@ -47,7 +48,6 @@ from zkafka.zk.paths08 import delete_topic_path, topic_path
 log = logging.getLogger(__name__)
 
 POLL_INTERVAL_S = 0.02
-DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5  # a config's source (DescribeConfigs)
 
 
 class Outcome(NamedTuple):
@@ -118,7 +118,7 @@ class AdminApis:
             validate_topic_08(topic.topic)
             if self.zk_client.exists(topic_path(topic.topic)):
                 raise TopicExistsError(f"Topic '{topic.topic}' already exists.")
-            configs = _configs(topic.configs)
+            configs = config_values(topic.configs)
             parse_topic_overrides(configs)
             assignment = self._assignment(topic, version)
             check_assignment(assignment)
@@ -160,15 +160,11 @@ class AdminApis:
         return wire.CreateTopicResultV5(topic, error, message, partitions, factor, configs)
 
     def _topic_configs(self, overrides: dict[str, str]) -> list:
-        """A created topic's configs as DescribeConfigs would list them (v5 answers them)."""
-        values = topic_config(self.config, overrides)
-        out = []
-        for name, broker_key in TOPIC_KEY_DEFAULTS.items():
-            source = DYNAMIC_TOPIC_CONFIG if name in overrides else DEFAULT_CONFIG
-            if source == DEFAULT_CONFIG and broker_key in self.config.raw:
-                source = STATIC_BROKER_CONFIG
-            out.append(wire.CreatedTopicConfig(name, _config_text(values[name]), False, source, False))
-        return out
+        """A created topic's configs as DescribeConfigs lists them (v5 answers them)."""
+        return [
+            wire.CreatedTopicConfig(e["name"], e["value"], e["read_only"], e["config_source"], e["is_sensitive"])
+            for e in topic_config_entries(self.config, overrides)
+        ]
 
     # -- DeleteTopics ---------------------------------------------------------------------------------------
 
@@ -285,17 +281,3 @@ def _poll(
 def _repeated(names: Iterable[str]) -> set[str]:
     return {name for name, count in Counter(names).items() if count > 1}
 
-
-def _configs(entries: Iterable[Any]) -> dict[str, str]:
-    configs = {}
-    for entry in entries:
-        if entry.value is None:
-            raise AdminOperationError(f"Null value not supported for topic configs: {entry.name}")
-        configs[entry.name] = entry.value
-    return configs
-
-
-def _config_text(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    return str(value).lower() if isinstance(value, bool) else str(value)

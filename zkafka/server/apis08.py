@@ -109,6 +109,7 @@ class KafkaApis:
         on_sent: Callable[[str, int], None] | None = None,
         replica_apis: Any = None,
         admin_apis: Any = None,
+        config_apis: Any = None,
     ) -> None:
         self.replica_manager = replica_manager
         self.metadata = metadata
@@ -131,7 +132,7 @@ class KafkaApis:
             self._handlers[(FETCH, 1)] = self.handle_fetch
         for version in range(len(API_VERSIONS_APIS)):
             self._handlers[(API_VERSIONS, version)] = self.handle_api_versions
-        for apis in (replica_apis, admin_apis):
+        for apis in (replica_apis, admin_apis, config_apis):
             if apis is not None:
                 self._handlers.update(apis.handlers())
 

@@ -28,7 +28,7 @@ import gevent.event
 
 from zkafka.admin.topics import TopicExistsError, auto_create_topic, create_topic, live_broker_ids
 from zkafka.config import LINE_08
-from zkafka.config08 import BrokerConfig08, parse_topic_overrides, topic_config
+from zkafka.config08 import BrokerConfig08
 from zkafka.controller.channel_manager import ControllerChannelManager
 from zkafka.controller.context import ClusterSnapshot, ControllerContext
 from zkafka.controller.controller import KafkaController
@@ -42,6 +42,7 @@ from zkafka.network.server import SocketServer
 from zkafka.protocol import v08
 from zkafka.server.admin_apis import AdminApis
 from zkafka.server.apis08 import KafkaApis
+from zkafka.server.config_apis import ConfigApis
 from zkafka.server.controlled_shutdown import controlled_shutdown
 from zkafka.server.controller_fence import ControllerFence, zookeeper_controller
 from zkafka.server.delayed_join import JoinPurgatory
@@ -54,12 +55,9 @@ from zkafka.server.replica_fetcher import FetcherSettings
 from zkafka.server.replica_manager import ReplicaManager
 from zkafka.server.request_log import RequestLog
 from zkafka.server.server_base import BrokerServer
+from zkafka.server.topic_config_manager import TopicConfigManager
 from zkafka.topic import OFFSETS_TOPIC
-from zkafka.zk.client import get_data, gevent_handler, make_zk_client, start_zk_client
-from zkafka.zk.paths08 import (
-    parse_topic_config,
-    topic_config_path,
-)
+from zkafka.zk.client import gevent_handler, make_zk_client, start_zk_client
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +99,7 @@ class KafkaServer08(BrokerServer):
             create_topic=self._create_topic, auto_create_topics=config["auto.create.topics.enable"]
         )
         self._min_isr: dict[str, int] = {}
+        self.topic_config_manager: TopicConfigManager | None = None
         self.apis: KafkaApis | None = None
         self.coordinator: GroupCoordinator | None = None
         self.join_purgatory = JoinPurgatory()
@@ -194,11 +193,14 @@ class KafkaServer08(BrokerServer):
             handler=gevent_handler(),
         )
         start_zk_client(self.zk_client)
-        self.log_manager.refresh_configs()
         self.metadata_cache.cluster_id = cluster_id(self.zk_client)
         self.replica_manager.isr_writer = zk_isr_writer(self.zk_client)
         self.replica_manager.add_leadership_listener(self._on_leadership)
         self.metadata_cache.add_listener(self._on_metadata)
+        self.topic_config_manager = TopicConfigManager(
+            self.zk_client, config, self.log_manager, lambda topic: self._min_isr.pop(topic, None)
+        )
+        self.topic_config_manager.startup()
         self.controller_context = ControllerContext(self.zk_client)
         self.controller_context.start()
         fence = ControllerFence(zookeeper_controller(self.zk_client))
@@ -211,6 +213,7 @@ class KafkaServer08(BrokerServer):
             on_sent=self.metrics.sent if self.metrics else None,
             replica_apis=ReplicaApis(self.replica_manager, self.metadata_cache, fence, lambda: self.controller),
             admin_apis=AdminApis(self.zk_client, config, self.metadata_cache, lambda: self.controller),
+            config_apis=ConfigApis(self.zk_client, config, self.metadata_cache),
         )
         host, port = advertised_address(config, self.port)
         channels = ControllerChannelManager(
@@ -311,29 +314,14 @@ class KafkaServer08(BrokerServer):
 
     def _topic_log_config(self, topic: str) -> LogConfig | None:
         """The topic's log settings when ``/config/topics/<t>`` overrides any (None before ZooKeeper is up)."""
-        data = get_data(self.zk_client, topic_config_path(topic)) if self.zk_client is not None else None
-        if data is None:
-            return None
-        try:
-            overrides = parse_topic_overrides(parse_topic_config(topic, data))
-        except Exception as exc:
-            log.warning("topic %s: %s; its log takes the broker's settings", topic, exc)
-            return None
-        return LogConfig.from_topic_config(topic_config(self.config, overrides)) if overrides else None
+        return self.topic_config_manager.log_config(topic) if self.topic_config_manager else None
 
     def _min_insync_replicas(self, topic: str) -> int:
         """The topic's ``min.insync.replicas`` (its override in ``/config/topics/<t>``, else the broker's)."""
         value = self._min_isr.get(topic)
         if value is None:
-            value = self.config["min.insync.replicas"]
-            data = get_data(self.zk_client, topic_config_path(topic)) if self.zk_client is not None else None
-            if data is not None:
-                try:
-                    overrides = parse_topic_overrides(parse_topic_config(topic, data))
-                    value = overrides.get("min.insync.replicas") or value
-                except Exception as exc:
-                    log.warning("topic %s: %s; using the broker's min.insync.replicas", topic, exc)
-            self._min_isr[topic] = value
+            overrides = self.topic_config_manager.overrides(topic) if self.topic_config_manager else {}
+            value = self._min_isr[topic] = overrides.get("min.insync.replicas") or self.config["min.insync.replicas"]
         return value
 
     def _create_topic(self, topic: str) -> None:

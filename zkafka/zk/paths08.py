@@ -339,17 +339,24 @@ def parse_topic_config(topic: str, text: str | bytes) -> dict[str, str]:
     return {str(k): str(v) for k, v in config.items()}
 
 
-def encode_config_change(topic: str) -> str:
-    """0.8.2's change notification: the topic name as a JSON string."""
+def encode_config_change(topic: str, version: int = 0) -> str:
+    """A change notification: 0.8.2's (the topic name as a JSON string) or, ``version=2``, Kafka 1.1's
+    ``{"version":2,"entity_path":"topics/<t>"}`` (what the admin requests write)."""
+    if version == 2:
+        return encode_json({"version": 2, "entity_path": f"topics/{topic}"})
     return encode_json(topic)
 
 
 def parse_config_change(text: str | bytes) -> str:
-    """The topic named by a change notification, in 0.8.2's form or 0.9's entity form."""
+    """The topic named by a change notification, in 0.8.2's form, 0.9's entity form or 1.1's entity path."""
     value = _load(CONFIG_CHANGES_PATH, text)
     if isinstance(value, str):
         return value
-    if isinstance(value, dict) and value.get("entity_type", "topics") == "topics":
+    if isinstance(value, dict) and isinstance(value.get("entity_path"), str):
+        kind, _, name = value["entity_path"].partition("/")
+        if kind == "topics" and name:
+            return name
+    elif isinstance(value, dict) and value.get("entity_type", "topics") == "topics":
         return _field(CONFIG_CHANGES_PATH, value, "entity_name", str)
     raise ZkDataError(f"{CONFIG_CHANGES_PATH}: {text!r} names no topic")
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from tests.unit.protocol import (
     test_api_versions,
+    test_configs,
     test_group_membership,
     test_group_versions,
     test_inter_broker,
@@ -44,6 +45,7 @@ GOLDEN_REQUESTS = [
     *test_metadata.REQUESTS,
     *test_produce_versions.REQUESTS,
     *test_topic_admin.REQUESTS,
+    *test_configs.REQUESTS,
 ]
 GOLDEN_RESPONSES = [
     *test_v08_client.RESPONSES,
@@ -54,6 +56,7 @@ GOLDEN_RESPONSES = [
     *test_metadata.RESPONSES,
     *test_produce_versions.RESPONSES,
     *test_topic_admin.RESPONSES,
+    *test_configs.RESPONSES,
 ]
 REQUEST_FRAMES = [hexbytes(p.values[1]) for p in GOLDEN_REQUESTS]
 
@@ -66,8 +69,9 @@ def test_every_registered_version_has_golden_request_and_response_bytes():
     # 0.9.0.1's 25, ApiVersions v1-v3, and Kafka 3.4's other group and offset versions: FindCoordinator 4,
     # JoinGroup 9, SyncGroup 5, Heartbeat 4, LeaveGroup 5, OffsetCommit 6, OffsetFetch 7, DescribeGroups 5,
     # ListGroups 4, DeleteGroups 3, OffsetDelete 1; Metadata v1-v9 and UpdateMetadata v2 (0.10.0);
-    # CreateTopics 6, DeleteTopics 5, CreatePartitions 3; Produce v2-v8 7
-    assert len(SCHEMAS) == 7 + 25 + 3 + 4 + 9 + 5 + 4 + 5 + 6 + 7 + 5 + 4 + 3 + 1 + 9 + 1 + 6 + 5 + 3
+    # CreateTopics 6, DeleteTopics 5, CreatePartitions 3; Produce v2-v8 7; DescribeConfigs 5, AlterConfigs 3,
+    # DeleteRecords 3
+    assert len(SCHEMAS) == 7 + 25 + 3 + 4 + 9 + 5 + 4 + 5 + 6 + 7 + 5 + 4 + 3 + 1 + 9 + 1 + 6 + 5 + 3 + 5 + 3 + 3
 
 
 def test_registry_pairs_each_request_with_its_response():
@@ -88,7 +92,7 @@ def test_api_version_ranges_list_0_9_0_1_plus_api_versions_and_kafka_3_4_group_a
     assert ranges == {
         0: (0, 8), 1: (0, 1), 2: (0, 0), 3: (0, 9), 4: (0, 0), 5: (0, 0), 6: (0, 2), 7: (0, 1), 8: (0, 8),
         9: (0, 8), 10: (0, 4), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 5), 16: (0, 4), 18: (0, 3),
-        19: (0, 5), 20: (0, 4), 37: (0, 2), 42: (0, 2), 47: (0, 0),
+        19: (0, 5), 20: (0, 4), 21: (0, 2), 32: (0, 4), 33: (0, 2), 37: (0, 2), 42: (0, 2), 47: (0, 0),
     }  # fmt: skip
     assert all(isinstance(r, ApiVersionRange) for r in api_version_ranges())
 
@@ -103,7 +107,7 @@ def test_codec_object_serves_the_network_layer():
 @pytest.mark.parametrize(
     "frame, message",
     [
-        (hexbytes("0015 0000 00000001 0000"), "unknown API (key 21)"),
+        (hexbytes("03e8 0000 00000001 0000"), "unknown API (key 1000)"),
         (hexbytes("0011 0000 00000001 0000"), "SaslHandshake (key 17) version 0 is not supported"),
         (hexbytes("0000 0009 00000001 0000"), "Produce (key 0) version 9 is not supported"),
         (hexbytes("0007 0002 00000001 0000"), "ControlledShutdown (key 7) version 2"),
