@@ -110,6 +110,8 @@ def test_every_option_against_a_real_group(bootstrap):
         assert {p: min(r.offset for r in again if r.partition == p) for p in range(4)} == dict.fromkeys(range(4), 2)
     finally:
         restarted.close()
+    assert [r[3] for r in table(run(*reset, "--all-topics", "--to-current"), "GROUP")] == ["2"] * 4
+    assert [r[3] for r in table(run(*reset, "--topic", TOPIC, "--to-earliest", "--dry-run"), "GROUP")] == ["0"] * 4
     assert table(run(*reset, "--topic", TOPIC, "--to-latest", "--execute"), "GROUP")[0][3] == str(ends[0])
 
     removed = run("--bootstrap-server", bootstrap, "--delete-offsets", "--group", GROUP, "--topic", f"{TOPIC}:3")
