@@ -31,6 +31,7 @@ PURE = [
     "zkafka.coordinator.member",
     "zkafka.consumer.group.subscription",
     "zkafka.consumer.group.offsets",
+    "zkafka.consumer.group.membership_requests",
     "zkafka.controller.leader_selector",
     "zkafka.controller.request_planner",
     "zkafka.controller.reassignment",

@@ -139,10 +139,13 @@ class ConsumerCoordinator:
             return True
         return not self.cooperative and (self.rejoin_needed or self.joining)
 
-    def reset_generation(self, why: str, rejoin: bool = True) -> None:
-        """The membership is lost: forget the member id and generation, own nothing, join again."""
+    def reset_generation(self, why: str, rejoin: bool = True, error: int | None = None) -> None:
+        """The membership is lost: forget the generation (and the member id, unless the ``error`` answered
+        was ILLEGAL_GENERATION: the member is known, its generation is not), own nothing, join again."""
         log.info("group %s: member %s lost its membership (%s)", self.group_id, self.member_id, why)
-        self.member_id, self.generation = "", NO_GENERATION
+        if error != ErrorCode.ILLEGAL_GENERATION:
+            self.member_id = ""
+        self.generation = NO_GENERATION
         self.lost, self.owned = True, {}
         if rejoin:
             self.request_rejoin(why)
@@ -235,7 +238,7 @@ class ConsumerCoordinator:
             raise self._fence(step)
         self.channel.on_error(error)
         if error in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION):
-            self.reset_generation(f"{step}: {error_name(error)}", rejoin=False)
+            self.reset_generation(f"{step}: {error_name(error)}", rejoin=False, error=error)
         if error in RETRIABLE | REJOIN:
             raise _Retry(f"{step}: {error_name(error)}")
         check_error(error, f"group {self.group_id!r}: {step}")
@@ -291,7 +294,7 @@ class ConsumerCoordinator:
             self._fence("heartbeat")
             self.on_rejoin_needed()  # wakes poll, which raises
         elif error in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION):
-            self.reset_generation(f"heartbeat: {error_name(error)}")
+            self.reset_generation(f"heartbeat: {error_name(error)}", error=error)
         elif error == ErrorCode.REBALANCE_IN_PROGRESS:
             self.request_rejoin("heartbeat: REBALANCE_IN_PROGRESS")
         else:
@@ -327,7 +330,7 @@ class ConsumerCoordinator:
                 self.channel.on_error(error)
                 if error in REJOIN:
                     if error != ErrorCode.REBALANCE_IN_PROGRESS:
-                        self.reset_generation(f"commit: {why}")
+                        self.reset_generation(f"commit: {why}", error=error)
                     elif not self.joining:
                         self.request_rejoin(f"commit: {why}")
                     raise CommitFailedError(
