@@ -65,15 +65,18 @@ def values_of(received) -> list[bytes]:
 
 
 def test_two_members_split_the_topic_read_everything_once_commit_and_a_restart_resumes(bootstrap):
-    a, b = consumer(bootstrap), consumer(bootstrap)
+    a, b = consumer(bootstrap, max_poll_records=7), consumer(bootstrap, max_poll_records=7)  # leftovers kept
     a.subscribe([TOPIC])
     b.subscribe([TOPIC])
     try:
         poll_until([a, b], lambda r: len(a.assignment()) == len(b.assignment()) == 2)
         assert a.assignment() | b.assignment() == ALL
         sent = produce(bootstrap, 200)
+        polls = [a.poll, b.poll]
+        a.poll = lambda timeout: _at_most(7, polls[0](timeout))
+        b.poll = lambda timeout: _at_most(7, polls[1](timeout))
         received = poll_until([a, b], lambda r: sum(map(len, r)) >= len(sent))
-        assert values_of(received) == sorted(sent)
+        assert values_of(received) == sorted(sent)  # max.poll.records: nothing lost or repeated
         for c, got in zip((a, b), received, strict=True):
             assert {p for p, _, _ in got} <= {tp.partition for tp in c.assignment()}
         a.commit()
@@ -90,6 +93,11 @@ def test_two_members_split_the_topic_read_everything_once_commit_and_a_restart_r
         assert sum(restarted.committed(tp).offset for tp in ALL) == 200
     finally:
         restarted.close()
+
+
+def _at_most(limit: int, records: dict) -> dict:
+    assert sum(map(len, records.values())) <= limit
+    return records
 
 
 class Recorder:
