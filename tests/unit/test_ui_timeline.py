@@ -18,14 +18,12 @@ def group(members, owners) -> ZkGroup:
 def test_a_member_leaving_releasing_first_then_settling():
     timeline = Timeline()
     timeline.observe_zk_group(100.0, group(TWO, SPLIT))
-    (found,) = timeline.entries
-    assert found.status == "settled" and "as found" in found.title
+    assert timeline.entries == []  # a settled group as found is no rebalance
     # b releases its owner znodes, then its session ends (its /ids node vanishes), then a claims
     released = {k: v for k, v in SPLIT.items() if v == "g_a-0"}
     timeline.observe_zk_group(100.1, group(TWO, released))
     timeline.observe_zk_group(100.2, group(ONE, released))
-    assert len(timeline.entries) == 2
-    entry = timeline.entries[1]
+    (entry,) = timeline.entries
     assert entry.status == "in progress"
     assert entry.title == "g: g_b left"
     timeline.observe_zk_group(100.35, group(ONE, ALL_A))
@@ -68,7 +66,7 @@ def test_a_change_before_settling_supersedes_the_open_entry():
     timeline.observe_zk_group(0.0, group(TWO, SPLIT))
     timeline.observe_zk_group(1.0, group(ONE, SPLIT))
     timeline.observe_zk_group(1.1, group({}, SPLIT))
-    assert [e.status for e in timeline.entries] == ["settled", "superseded", "in progress"]
+    assert [e.status for e in timeline.entries] == ["superseded", "in progress"]
     timeline.observe_zk_group(1.2, group({}, {}))
     assert timeline.entries[-1].status == "settled"
 
@@ -95,6 +93,8 @@ def test_coordinator_rebalance_steps():
     timeline.observe_coordinator_group(1.5, {**stable, "generation": 2, "members": two})
     entry = timeline.entries[-1]
     assert entry.kind == "coordinator" and entry.status == "settled" and entry.settled_after_ms == 500
+    assert len(timeline.entries) == 1  # the Stable group as found is no rebalance
+    assert entry.measure.startswith("settled in 500 ms")
     titles = [s.title for s in entry.steps]
     assert titles[0].startswith("FindCoordinator: the group's coordinator is broker 0")
     assert titles[1].startswith("Heartbeat: members still in the group are answered REBALANCE_IN_PROGRESS")
@@ -120,3 +120,22 @@ def test_leader_moves_make_settled_election_entries():
     assert entry.title == "leader of t-0: broker 1 -> 2" and entry.status == "settled"
     assert "is gone" in entry.steps[0].title
     assert entry.steps[1].where == "zkafka.controller.leader_selector.next_partition_state"
+
+
+def test_an_isr_change_is_its_own_entry_and_an_election_measures_its_delay_from_the_broker_s_end():
+    timeline = Timeline()
+    three = {"partition": 0, "leader": 1, "replicas": [1, 2, 3], "isr": [1, 2, 3], "leader_epoch": 0}
+    timeline.observe_partition_states(0.0, [{"name": "t", "partitions": [three]}], {1, 2, 3})
+    shrunk = {**three, "isr": [1, 2]}
+    timeline.observe_partition_states(1.0, [{"name": "t", "partitions": [shrunk]}], {1, 2})
+    (isr,) = timeline.entries
+    assert isr.kind == "isr" and isr.title == "ISR of t-0: [1, 2, 3] -> [1, 2]"
+    assert isr.measure == "[3] out of sync: 2 of 3 in sync" and "dead: 3" in isr.steps[0].title
+    moved = {**shrunk, "leader": 2, "isr": [2], "leader_epoch": 1}
+    timeline.observe_partition_states(5.5, [{"name": "t", "partitions": [moved]}], {2}, {1: 5.25})
+    election = timeline.entries[-1]
+    assert (
+        election.kind == "leader"
+        and election.measure == "leader epoch 1, elected 250 ms after broker 1's end was seen"
+    )
+    assert "settled in" not in election.measure

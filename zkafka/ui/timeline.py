@@ -19,12 +19,10 @@ from typing import Any
 from zkafka.consumer.membership import GroupMembership
 from zkafka.consumer.ownership import release
 from zkafka.consumer.rebalancer import ZKRebalancer
-from zkafka.controller.context import ControllerContext
-from zkafka.controller.controller import KafkaController
-from zkafka.controller.leader_selector import next_partition_state
 from zkafka.coordinator.group import GroupMetadata
 from zkafka.coordinator.offset_apis import OffsetApis
 from zkafka.explain import Step, explain_assignment, explain_zk_rebalance, where, zk_assign
+from zkafka.ui.partition_events import PartitionEvents
 from zkafka.ui.zk_groups import ZkGroup
 
 LIMIT = 60  # entries kept, newest last
@@ -35,12 +33,13 @@ class Entry:
     """One rebalance or election: when it began, what triggered it, its steps, and whether it settled."""
 
     id: int
-    kind: str  # "zookeeper", "coordinator" or "leader"
+    kind: str  # "zookeeper" or "coordinator" (rebalances), "leader" (an election) or "isr" (an ISR change)
     subject: str  # the group, or the partition
     started: float
     title: str
     status: str = "in progress"  # "settled", "superseded"
     settled_after_ms: int | None = None
+    measure: str = ""  # the figure that fits the kind: a rebalance's time to settle, an election's delay...
     steps: list[Step] = field(default_factory=list)
     events: list[str] = field(default_factory=list)  # observed, in order, "+0.123s ..."
 
@@ -50,6 +49,9 @@ class Entry:
     def settle(self, now: float) -> None:
         self.status = "settled"
         self.settled_after_ms = round((now - self.started) * 1000)
+        if not self.measure:
+            seen = "owners looked at every 100 ms" if self.kind == "zookeeper" else "the group read each refresh"
+            self.measure = f"settled in {self.settled_after_ms} ms ({seen})"
 
 
 class Timeline:
@@ -59,7 +61,7 @@ class Timeline:
         self.entries: list[Entry] = []
         self._zk: dict[str, _ZkTrack] = {}
         self._coordinator: dict[str, _CoordinatorTrack] = {}
-        self._leaders: dict[tuple[str, int], tuple[int, tuple[int, ...]]] = {}
+        self._partitions = PartitionEvents(self.open)
         self._next_id = 1
 
     def open(self, now: float, kind: str, subject: str, title: str) -> Entry:
@@ -81,60 +83,20 @@ class Timeline:
             track = self._coordinator[group["name"]] = _CoordinatorTrack(self, group["name"])
         track.observe(now, group)
 
-    def observe_partition_states(self, now: float, topics: list[Mapping[str, Any]], alive: set[int]) -> None:
-        """0.8 partition states (``cluster_state.read_topics``): a new leader opens a settled "leader" entry."""
-        for topic in topics:
-            for p in topic["partitions"]:
-                key = (topic["name"], p["partition"])
-                now_state = (p["leader"], tuple(p["isr"]))
-                before = self._leaders.get(key)
-                self._leaders[key] = now_state
-                if before is None or before[0] == now_state[0]:
-                    continue
-                self._leader_moved(now, key, before, now_state, p, alive)
-
-    def _leader_moved(self, now, key, before, after, partition, alive: set[int]) -> None:
-        (old, old_isr), (new, new_isr) = before, after
-        name = f"{key[0]}-{key[1]}"
-        entry = self.open(now, "leader", name, f"leader of {name}: broker {old} -> {_broker(new)}")
-        gone = old not in alive
-        entry.steps = [
-            Step(
-                f"broker {old} {'is gone: its session ended and /brokers/ids/' + str(old) + ' vanished' if gone else 'no longer leads'}",
-                where(ControllerContext._on_watch),
-                ["the controller watches /brokers/ids and sees the change"],
-            ),
-            Step(
-                "the controller picks the next leader: the first live replica of the ISR "
-                "(any live replica only with unclean.leader.election.enable)",
-                where(next_partition_state),
-                [
-                    f"replicas {partition['replicas']}, ISR before {list(old_isr)}, live brokers {sorted(alive)}"
-                ],
-            ),
-            Step(
-                "it writes the partition state znode, a conditional write on its version",
-                where(KafkaController._write),
-                [
-                    f"/brokers/topics/{key[0]}/partitions/{key[1]}/state: leader {_broker(new)}, "
-                    f"ISR {list(new_isr)}, leader epoch {partition.get('leader_epoch')}"
-                ],
-            ),
-            Step(
-                "every broker's metadata cache reads it; the new leader serves, clients retry NOT_LEADER",
-                where(ControllerContext._run),
-                [],
-            ),
-        ]
-        entry.settle(now)
+    def observe_partition_states(
+        self,
+        now: float,
+        topics: list[Mapping[str, Any]],
+        alive: set[int],
+        gone_at: Mapping[int, float] | None = None,
+    ) -> None:
+        """0.8 partition states (``cluster_state.read_topics``): a new leader opens a "leader" entry, a
+        changed ISR an "isr" entry (``zkafka.ui.partition_events``)."""
+        self._partitions.observe(now, topics, alive, gone_at or {})
 
     def to_json(self) -> list[dict[str, Any]]:
         """Newest first."""
         return [asdict(entry) for entry in reversed(self.entries)]
-
-
-def _broker(broker_id: int) -> str:
-    return "none" if broker_id < 0 else str(broker_id)
 
 
 def _tp(key: tuple[str, Hashable]) -> str:
@@ -159,7 +121,8 @@ class _ZkTrack:
         last = self.last
         self.last = group
         if last is None:
-            self._open(now, group, "the view started: the group as found")
+            if not self._settled(group):  # a settled group as found is no rebalance
+                self._open(now, group, "the view started during a rebalance")
         elif group.members != last.members or group.partitions != last.partitions:
             if self.entry is not None and not self.cause_known:
                 self._explain(self.entry, group, _trigger(last, group))  # the releases were its first steps
@@ -297,11 +260,8 @@ class _CoordinatorTrack:
     def observe(self, now: float, group: Mapping[str, Any]) -> None:
         last, self.last = self.last, group
         members = {m["id"] for m in group["members"]}
-        if last is None:
-            if group["state"] == "Stable":
-                entry = self._open(now, group, "the view started: the group as found")
-                self._finish(now, group, entry)
-            elif group["state"] != "Dead":
+        if last is None:  # a Stable group as found is no rebalance
+            if group["state"] not in ("Stable", "Dead", "Empty"):
                 self._open(now, group, f"the view started during {group['state']}")
             return
         before = {m["id"] for m in last["members"]}
