@@ -40,9 +40,9 @@ class BrokerProcess:
         self.port = free_port()
         self.props = os.path.join(root, f"server-{broker_id}.properties")
         self.log_path = os.path.join(root, f"broker-{broker_id}.log")
-        settings = settings(broker_id, self.port, os.path.join(root, f"kafka-logs-{broker_id}"))
+        self.settings = settings(broker_id, self.port, os.path.join(root, f"kafka-logs-{broker_id}"))
         with open(self.props, "w") as handle:
-            handle.writelines(f"{k}={v}\n" for k, v in settings.items())
+            handle.writelines(f"{k}={v}\n" for k, v in self.settings.items())
         self.proc: subprocess.Popen | None = None
 
     @property

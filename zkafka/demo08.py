@@ -1,8 +1,9 @@
 """The demo's 0.8-line variant: three replicating brokers, a keyed Producer08 and two groups side by side.
 
-A real ZooKeeper and three 0.8 broker processes serve a topic with replication factor 3. One group of
-``GroupConsumer``s is managed by a coordinator broker (JoinGroup/SyncGroup), another by ZooKeeper
-(``ZookeeperConsumerConnector08``), both reading the same topic, so one view compares the two rebalances.
+A real ZooKeeper and three 0.8 broker processes serve a topic with replication factor 3. Two groups of
+``GroupConsumer``s are managed by a coordinator broker (JoinGroup/SyncGroup), one rebalancing eagerly (range:
+every member stops), one cooperatively (cooperative-sticky, KIP-429: members keep what they keep), and a third
+by ZooKeeper (``ZookeeperConsumerConnector08``), all reading the same topic, so one view compares the rebalances.
 ``kill-leader`` kills (SIGKILL) the broker leading partition 0: the controller elects a new leader from the
 ISR once the broker's ZooKeeper session expires; ``start-broker`` brings it back.
 """
@@ -23,6 +24,7 @@ from zkafka.consumer.connector08 import ZookeeperConsumerConnector08
 from zkafka.consumer.group import GroupConsumer
 from zkafka.consumer.group.coordinator_groups import CoordinatorGroups
 from zkafka.demo import DemoCluster, ZkGroupMember
+from zkafka.launch.zookeeper_server import free_port
 from zkafka.producer.producer08 import KeyedMessage, Producer08
 from zkafka.ui.cluster_state import read_controller, read_topics, read_zk_groups
 from zkafka.zk.line import LINE_08
@@ -58,13 +60,14 @@ def settings08(
         "controlled.shutdown.max.retries": 1,
         "controlled.shutdown.retry.backoff.ms": 200,
         "log.flush.offset.checkpoint.interval.ms": 1000,
+        "metrics.port": free_port(),  # its /requests: the request log the web view's protocol panel reads
     }
 
 
 class _GroupMember:
     """A coordinator-group member: a GroupConsumer polled on its own greenlet."""
 
-    def __init__(self, name: str, bootstrap: str, group: str, topic: str) -> None:
+    def __init__(self, name: str, bootstrap: str, group: str, topic: str, strategy: str = "range") -> None:
         self.id = name
         self.consumed = 0
         self.consumer = GroupConsumer(
@@ -77,6 +80,7 @@ class _GroupMember:
                 "heartbeat.interval.ms": "1000",
                 "fetch.max.wait.ms": "100",
                 "auto.commit.interval.ms": "1000",
+                "partition.assignment.strategy": strategy,
             }
         )
         self.consumer.subscribe([topic])
@@ -106,7 +110,9 @@ class DemoCluster08(DemoCluster):
         super().__init__(brokers=brokers, partitions=partitions, consumers=consumers, **kwargs)
         self.group = f"{self.topic}-zk-group"
         self.coordinator_group = f"{self.topic}-coordinator-group"
+        self.cooperative_group = f"{self.topic}-cooperative-group"
         self.members: list[_GroupMember] = []
+        self.cooperative_members: list[_GroupMember] = []
         self._last_leaders: dict[int, int] = {}
         self._last_generation: int | None = None
 
@@ -131,7 +137,7 @@ class DemoCluster08(DemoCluster):
         return Producer08(
             {
                 "metadata.broker.list": self.bootstrap(all_brokers=True),
-                "request.required.acks": "1",
+                "request.required.acks": "-1",  # parked until the ISR has it: the replication sequence
                 "serializer.class": "kafka.serializer.StringEncoder",
                 "key.serializer.class": "kafka.serializer.StringEncoder",
                 "retry.backoff.ms": "200",
@@ -146,21 +152,29 @@ class DemoCluster08(DemoCluster):
         chosen = [b for b in self.brokers.values() if all_brokers or b.running]
         return ",".join(f"127.0.0.1:{b.port}" for b in chosen)
 
+    def request_logs(self) -> list[str]:
+        """The running brokers' request-log URLs (``metrics.port``'s ``/requests``)."""
+        return [
+            f"http://127.0.0.1:{b.settings['metrics.port']}/requests"
+            for b in self.brokers.values()
+            if b.running
+        ]
+
     def leaders(self) -> dict[int, int]:
         """Partition -> leader of the demo topic, from ZooKeeper (partitions without a leader left out)."""
         topics = [t for t in read_topics(self._zk, LINE_08) if t["name"] == self.topic]
         return {p["partition"]: p["leader"] for t in topics for p in t["partitions"] if p["leader"] >= 0}
 
     def close(self, keep: bool = False) -> None:
-        for member in self.members:
+        for member in self.members + self.cooperative_members:
             member.stop()
-        self.members = []
+        self.members, self.cooperative_members = [], []
         super().close(keep)
 
     # -- actions ----------------------------------------------------------------------------------------------
 
     def add_consumer(self) -> None:
-        """One more member in each group."""
+        """One more member in each group (ZooKeeper, eager coordinator, cooperative coordinator)."""
         name = f"consumer-{self._next_consumer}"
         self._next_consumer += 1
         connector = ZookeeperConsumerConnector08(
@@ -178,6 +192,9 @@ class DemoCluster08(DemoCluster):
         consumer = ZkGroupMember(connector, self.topic)
         self.consumers.append(consumer)
         self.members.append(_GroupMember(name, self.bootstrap(), self.coordinator_group, self.topic))
+        self.cooperative_members.append(
+            _GroupMember(name, self.bootstrap(), self.cooperative_group, self.topic, "cooperative-sticky")
+        )
         self._record(f"{name} joined both groups")
 
     def stop_consumer(self) -> None:
@@ -186,6 +203,8 @@ class DemoCluster08(DemoCluster):
             return
         member = self.members.pop()
         member.stop()
+        if self.cooperative_members:
+            self.cooperative_members.pop().stop()
         consumer = self.consumers.pop()
         consumer.stop()
         self._stopped_consumers[consumer.id] = consumer.consumed + member.consumed

@@ -47,7 +47,7 @@ def parse_action(value: str) -> tuple[float, str]:
     type=click.Choice(["0.7", "0.8"]),
     default="0.7",
     show_default=True,
-    help="0.8: 3 replicating brokers, a topic with RF 3, a coordinator group beside a ZooKeeper group.",
+    help="0.8: 3 replicating brokers, a topic with RF 3, eager and cooperative coordinator groups beside a ZooKeeper group.",
 )
 @click.option("--brokers", default=None, type=click.IntRange(1, 9), help="[default: 2; 3 on 0.8]")
 @click.option(
@@ -238,6 +238,7 @@ def _serve_web(cluster, port: int, actions: tuple[str, ...]):
         bootstrap=bootstrap().split(",")[0] if bootstrap is not None else None,
         actions={name: partial(act, name) for name in actions},
         extra=lambda: {"produced": cluster.produced, "paused": cluster.paused},
+        request_logs=getattr(cluster, "request_logs", None),
     )
     view.start()
     server = serve(view, port)

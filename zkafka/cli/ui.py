@@ -21,7 +21,13 @@ from zkafka.utils.process import STOP_SIGNALS
     "--port", default=8080, show_default=True, type=click.IntRange(0, 65535), help="0: any free port."
 )
 @click.option("--interval", default=1.0, show_default=True, help="Seconds between full refreshes.")
-def ui(zookeeper, bootstrap_server, port, interval) -> None:
+@click.option(
+    "--broker-metrics",
+    multiple=True,
+    metavar="HOST:PORT",
+    help="A 0.8 broker's metrics.port, to draw its request log in the protocol panel (repeat).",
+)
+def ui(zookeeper, bootstrap_server, port, interval, broker_metrics) -> None:
     """Serve a live page on 127.0.0.1: brokers, topics, groups, lag, the rebalance timeline, the ZooKeeper tree."""
     import gevent
     import gevent.event
@@ -36,7 +42,9 @@ def ui(zookeeper, bootstrap_server, port, interval) -> None:
             parse_server(bootstrap_server)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--bootstrap-server") from None
-    view = ClusterView(zookeeper, bootstrap_server, interval).start()
+    urls = [f"http://{address}/requests" for address in broker_metrics]
+    view = ClusterView(zookeeper, bootstrap_server, interval, request_logs=(lambda: urls) if urls else None)
+    view.start()
     server = serve(view, port)
     click.echo(f"zkafka ui: serving http://127.0.0.1:{server.server_port}/", err=True)
     stopping = gevent.event.Event()

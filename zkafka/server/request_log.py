@@ -203,9 +203,14 @@ def _decode_answer(entry: dict[str, Any], response: Any) -> Any:
 
 
 def _error_name(body: Any) -> str | None:
-    code = getattr(body, "error_code", None)
+    """The answer's error code by name: the body's own, else its first partition's (Produce)."""
+    code = getattr(body, "error_code", getattr(body, "error", None))
     if code is None:
-        code = getattr(body, "error", None)
+        topics = getattr(body, "topics", None) or getattr(body, "responses", None)
+        partitions = getattr(topics[0], "partitions", None) if topics else None
+        if not partitions:
+            return None
+        code = getattr(partitions[0], "error_code", getattr(partitions[0], "error", None))
     if code is None:
         return None
     try:

@@ -6,6 +6,10 @@ the timeline, so the owner changes of a rebalance are seen as they happen; every
 state (brokers, topics with their log ends, groups with lag, coordinator groups) is read and pushed to every
 open page. Routes: ``/`` the page, ``/static/*`` its script and style, ``/api/state``, ``/events`` (SSE),
 ``/api/znode?path=`` (one node of the ZooKeeper tree), ``POST /api/action/<name>`` (the demo's actions).
+
+With ``request_logs`` (the brokers' ``metrics.port`` ``/requests`` URLs) each refresh also reads the brokers'
+request logs, keeps what it read (a dead broker's requests stay shown) and builds the protocol panel
+(``zkafka.ui.protocol``). A broker whose znode vanishes stays listed as gone, with when and why.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+import urllib.request
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from importlib import resources
@@ -27,6 +32,7 @@ from kazoo.exceptions import NoNodeError
 from zkafka.config import LINE_08
 from zkafka.consumer.group.coordinator_groups import CoordinatorGroups
 from zkafka.ui.cluster_state import read_brokers, read_controller, read_topics, read_zk_groups, read_znode
+from zkafka.ui.protocol import build_protocol
 from zkafka.ui.timeline import Timeline
 from zkafka.ui.zk_groups import read_zk_group, zk_group_names
 from zkafka.zk.client import gevent_handler, make_zk_client, start_zk_client
@@ -36,6 +42,7 @@ log = logging.getLogger(__name__)
 
 GROUP_INTERVAL_S = 0.1
 HISTORY = 300  # lag points kept per group
+REQUESTS_KEPT = 4000  # request-log entries kept by the view, across brokers
 STATIC = {"app.js": "text/javascript", "style.css": "text/css", "index.html": "text/html"}
 
 
@@ -49,12 +56,18 @@ class ClusterView:
         interval: float = 1.0,
         actions: Mapping[str, Callable[[], Any]] | None = None,
         extra: Callable[[], dict] | None = None,
+        request_logs: Callable[[], list[str]] | None = None,
     ) -> None:
         self.zk_connect = zk_connect
         self.coordinator = CoordinatorGroups(bootstrap) if bootstrap else None
         self.interval = interval
         self.actions = dict(actions or {})
         self.extra = extra  # more facts for the page (the demo's producer and consumers)
+        self.request_logs = request_logs
+        self.requests: dict[tuple, dict] = {}
+        self.gone: dict[int, dict[str, Any]] = {}  # broker id -> its last registration, when and why it went
+        self._brokers: list[dict[str, Any]] = []
+        self._led: dict[int, list[str]] = {}
         self.timeline = Timeline()
         self.lag: dict[str, deque] = {}
         self.state: dict[str, Any] = {}
@@ -103,8 +116,11 @@ class ClusterView:
             self.timeline.observe_zk_group(now, group)
             history = self.lag.setdefault(view["name"], deque(maxlen=HISTORY))
             history.append([round(now, 3), view["total_lag"]])
+        alive = {b["id"] for b in brokers}
+        brokers = self._with_gone(now, brokers, topics)
         if line == LINE_08:
-            self.timeline.observe_partition_states(now, topics, {b["id"] for b in brokers})
+            gone_at = {broker_id: b["dead"]["at"] for broker_id, b in self.gone.items()}
+            self.timeline.observe_partition_states(now, topics, alive, gone_at)
         coordinator_groups = self.coordinator.read() if self.coordinator else None
         for group in coordinator_groups or ():
             self.timeline.observe_coordinator_group(now, group)
@@ -121,10 +137,45 @@ class ClusterView:
             "lag_history": {name: list(points) for name, points in self.lag.items()},
             "actions": sorted(self.actions),
             "extra": self.extra() if self.extra else None,
+            "protocol": self._protocol(now) if self.request_logs else None,
         }
         self.version += 1
         self._changed.set()
         self._changed = gevent.event.Event()
+
+    def _with_gone(self, now: float, brokers: list[dict], topics: list[dict]) -> list[dict]:
+        """``brokers`` plus the ones registered before and gone since: when their znode vanished and why."""
+        alive = {b["id"] for b in brokers}
+        for broker in self._brokers:
+            if broker["id"] not in alive and broker["id"] not in self.gone:
+                self.gone[broker["id"]] = {
+                    **broker,
+                    "dead": gone_reason(now, self._led.get(broker["id"], [])),
+                }
+        for broker_id in alive:
+            self.gone.pop(broker_id, None)
+        self._brokers = brokers
+        self._led = {}
+        for topic in topics:
+            for p in topic["partitions"]:
+                if p.get("leader", -1) >= 0:
+                    self._led.setdefault(p["leader"], []).append(f"{topic['name']}-{p['partition']}")
+        return sorted(brokers + list(self.gone.values()), key=lambda b: str(b["id"]).zfill(6))
+
+    def _protocol(self, now: float) -> dict[str, Any]:
+        """Read every broker's request log (a broker that does not answer keeps what was read before)."""
+        pool = gevent.get_hub().threadpool
+        for url in self.request_logs():
+            try:
+                entries = pool.apply(_read_json, (url,))
+            except (OSError, ValueError):
+                continue
+            for entry in entries:
+                self.requests[(entry["broker"], entry["id"], entry["start"])] = entry
+        if len(self.requests) > REQUESTS_KEPT:
+            for key in sorted(self.requests, key=lambda k: k[2])[: len(self.requests) - REQUESTS_KEPT]:
+                del self.requests[key]
+        return build_protocol(self.requests.values(), now)
 
     def wait_change(self, version: int, timeout: float) -> int:
         """Block (cooperatively) until the state is newer than ``version`` or ``timeout`` passes."""
@@ -184,6 +235,27 @@ class ClusterView:
                 yield b"data: " + json.dumps(self.state).encode() + b"\n\n"
             elif self.wait_change(version, 15.0) == version:
                 yield b": keep-alive\n\n"
+
+
+def gone_reason(now: float, led: list[str]) -> dict[str, Any]:
+    """Why a broker's znode vanished, told from what it still led: leaderships handed over first is a
+    controlled shutdown; still leading is a crash or kill whose ZooKeeper session expired."""
+    if led:
+        why = (
+            f"its ZooKeeper session expired while it still led {', '.join(led[:6])}: a crash or kill "
+            "(no controlled shutdown); the controller elects new leaders"
+        )
+    else:
+        why = (
+            "it led no partition when its znode went: a controlled shutdown (its leaderships moved to other "
+            "brokers first), or a broker that led nothing"
+        )
+    return {"at": now, "why": why, "session_expired": bool(led)}
+
+
+def _read_json(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=1.5) as answer:
+        return json.loads(answer.read())
 
 
 def _static(name: str, start_response: Callable) -> list[bytes]:

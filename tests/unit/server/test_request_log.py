@@ -35,11 +35,12 @@ def response(api_key: int, version: int, correlation_id: int = 7, **body):
     return v08.encode_response(correlation_id, response_class(**body))
 
 
-def join_group(member_id: str = ""):
+def join_group(member_id: str = "", client_id: str = "alice"):
     metadata = ConsumerProtocolMetadata(version=0, subscription=["clicks"], user_data=b"").encode()
     return request(
         JOIN_GROUP,
         1,
+        client_id=client_id,
         group_id="g",
         session_timeout=6000,
         rebalance_timeout=6000,
