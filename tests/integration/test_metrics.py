@@ -3,7 +3,12 @@ counters move after a produce and a fetch, and the 0.8 gauges are there."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import urllib.request
+from pathlib import Path
 
 import gevent
 import pytest
@@ -107,6 +112,50 @@ def test_08_parked_fetch_shows_in_the_purgatory_gauges(start_broker08):
             lambda: value(scrape(port), "kafka_server_purgatory_delayed_operations", purgatory="fetch") == 0,
             message="the fetch answered",
         )
+
+
+def test_08_request_log_at_requests_read_by_zkafka_ui(start_broker08, zk_connect):
+    """The broker's request log on metrics.port (/requests): a traced produce with its answer and handler;
+    ``zkafka ui --broker-metrics`` reads it into the protocol panel's replicated produce."""
+    broker = start_broker08(0, **{"metrics.port": "0"})
+    port = broker.server.metrics.port
+    with Client08(broker.port) as client:
+        wait_for_leaders(client, ["r"])
+        answer = client.call(produce_request("r", 0, format08.build_message_set([(None, b"a")])))
+        assert answer.topics[0].partitions[0].error == 0
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/requests", timeout=10) as page:
+        (produce,) = [e for e in json.loads(page.read()) if e["api"] == "Produce"]
+    assert produce["partition"] == ["r", 0] and produce["error"] == "NONE" and produce["broker"] == 0
+    assert produce["handler"] == "zkafka.server.apis08.KafkaApis.handle_produce"
+    assert produce["after_handler"]["log_end_offset"] == 1 and produce["took_ms"] >= 0
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "zkafka.cli",
+            "ui",
+            "--zookeeper",
+            zk_connect,
+            "--port",
+            "0",
+            "--broker-metrics",
+            f"127.0.0.1:{port}",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    try:
+        url = proc.stderr.readline().split("serving ", 1)[1].strip()
+        with urllib.request.urlopen(url + "api/state", timeout=10) as page:
+            replication = json.loads(page.read())["protocol"]["replication"]
+        assert (
+            replication["partition"] == "r-0"
+            and replication["steps"][-1]["title"] == "Produce answered: NONE"
+        )
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=20) == 0
 
 
 def test_07_consumer_exposes_its_lag(start_broker, zk_connect):
