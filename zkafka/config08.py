@@ -173,6 +173,7 @@ class BrokerConfig08(Config):
         int_key("group.max.session.timeout.ms", 1800000, 0),  # Kafka 2.x (0.9: 30000)
         int_key("group.initial.rebalance.delay.ms", 0, 0),  # zkafka option (0.11's key; 0.9 has no delay)
         int_key("group.max.size", 2**31 - 1, 1),  # Kafka 2.2 (KIP-389)
+        int_key("max.incremental.fetch.session.cache.slots", 1000, 0),  # Kafka 1.1 (KIP-227)
         bool_key("delete.topic.enable", False),
     )
 

@@ -264,6 +264,30 @@ class UnsupportedForMessageFormatError(KafkaError):
     error_code = ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT
 
 
+class FetchSessionIdNotFoundError(KafkaError):
+    """Error code 70 (1.1, KIP-227): an incremental fetch names a session this broker does not have."""
+
+    error_code = ErrorCode.FETCH_SESSION_ID_NOT_FOUND
+
+
+class InvalidFetchSessionEpochError(KafkaError):
+    """Error code 71 (1.1, KIP-227): an incremental fetch's epoch is not the one its session expects."""
+
+    error_code = ErrorCode.INVALID_FETCH_SESSION_EPOCH
+
+
+class FencedLeaderEpochError(KafkaError):
+    """Error code 74 (2.1, KIP-320): the request names an older leader epoch than this leader's."""
+
+    error_code = ErrorCode.FENCED_LEADER_EPOCH
+
+
+class UnknownLeaderEpochError(KafkaError):
+    """Error code 75 (2.1, KIP-320): the request names a newer leader epoch than this broker knows."""
+
+    error_code = ErrorCode.UNKNOWN_LEADER_EPOCH
+
+
 class UnsupportedCompressionTypeError(KafkaError):
     """Error code 76 (2.1): a codec (zstd) the produce version or the log's message format cannot hold."""
 

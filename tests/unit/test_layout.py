@@ -36,6 +36,7 @@ PURE = [
     "zkafka.controller.request_planner",
     "zkafka.controller.reassignment",
     "zkafka.cluster",
+    "zkafka.server.fetch_session",
 ]
 IMPURE_ROOTS = ("gevent", "kazoo", "socket", "selectors", "zkafka.network", "zkafka.zk.client")
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from zkafka.explain.steps import Explanation, Step
 
-HANDLE_FETCH = "zkafka.server.apis08.KafkaApis.handle_fetch"
+HANDLE_FETCH = "zkafka.server.fetch_apis.FetchApis.handle_fetch"
 READ = "zkafka.server.log_read.read_from_local_log"
 DELAYED_FETCH = "zkafka.server.delayed_fetch.DelayedFetch.is_satisfied"
 APPEND = "zkafka.server.replica_manager.ReplicaManager.try_complete_delayed_fetch"

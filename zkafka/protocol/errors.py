@@ -62,7 +62,11 @@ class ErrorCode(IntEnum):
     KAFKA_STORAGE_ERROR = 56  # 1.0 (KIP-112): a partition's log (directory) cannot be created or written
     NON_EMPTY_GROUP = 68  # 1.1 (KIP-229): DeleteGroups of a group with members
     GROUP_ID_NOT_FOUND = 69  # 1.1 (KIP-229): DeleteGroups or OffsetDelete of a group the coordinator lacks
+    FETCH_SESSION_ID_NOT_FOUND = 70  # 1.1 (KIP-227): an incremental fetch names a session the broker lacks
+    INVALID_FETCH_SESSION_EPOCH = 71  # 1.1 (KIP-227): an incremental fetch out of its session's order
     TOPIC_DELETION_DISABLED = 73  # 2.1: DeleteTopics with delete.topic.enable=false
+    FENCED_LEADER_EPOCH = 74  # 2.1 (KIP-320): the request's leader epoch is older than the leader's
+    UNKNOWN_LEADER_EPOCH = 75  # 2.1 (KIP-320): the request's leader epoch is newer than the leader's
     UNSUPPORTED_COMPRESSION_TYPE = 76  # 2.1: zstd where the produce version or message format lacks it
     MEMBER_ID_REQUIRED = 79  # 2.2 (KIP-394): rejoin with the member id this answer carries
     GROUP_MAX_SIZE_REACHED = 81  # 2.2 (KIP-389): the group already has group.max.size members

@@ -1,49 +1,112 @@
-"""Fetch (API key 1) v0/v1 of the 0.8/0.9 line, declared as schemas, and the ``replica_id`` values of Fetch
-and ListOffsets.
+"""Fetch (API key 1) v0-v11, declared once (``versioned``), and the ``replica_id`` values of Fetch and
+ListOffsets. Pure: bytes in, values out.
+
+What each version adds (Kafka's ``FetchRequest.json`` / ``FetchResponse.json``): v1 (0.9) the answer's
+``throttle_time_ms``. v2 (0.10) as v1 (message format v1 may be returned). v3 (0.10.1, KIP-74) the request's
+``max_bytes`` for the whole answer. v4 (0.11) ``isolation_level``; each answered partition's
+``last_stable_offset`` and nullable ``aborted_transactions``. v5 (1.0) ``log_start_offset`` both ways. v6 as
+v5. v7 (1.1, KIP-227) fetch sessions: the request's ``session_id``, ``session_epoch`` and
+``forgotten_topics_data``, the answer's top-level ``error`` and ``session_id``. v8 as v7. v9 (2.1) each
+requested partition's ``current_leader_epoch``. v10 (2.1) as v9 (zstd may be returned). v11 (2.3, KIP-392)
+the request's ``rack_id``, each answered partition's ``preferred_read_replica``. v12 is the first flexible
+version and v13 names topics by id (not declared).
 
 A partition's ``message_set`` is a ``MessageSet`` field: a broker answers with file regions sent with
-sendfile. Pure: bytes in, values out.
+sendfile.
 """
 
 from __future__ import annotations
 
-from zkafka.protocol.api_keys import FETCH, api_struct
-from zkafka.protocol.schema import struct_class
-from zkafka.protocol.types import Array, Int16, Int32, Int64, MessageSet, String
+from zkafka.protocol.api_keys import FETCH
+from zkafka.protocol.types import Array, Int8, Int16, Int32, Int64, MessageSet, String
+from zkafka.protocol.versioned import Field, Nested, declare, nested_class, pairs
+
+MAX_VERSION = 11
+FIRST_SESSION_VERSION = 7  # KIP-227
+FIRST_MAX_BYTES_VERSION = 3  # KIP-74: the response-level limit, and the first message always whole
 
 # replica_id values of Fetch and ListOffsets
 CONSUMER_REPLICA_ID = -1
 DEBUGGING_REPLICA_ID = -2  # may read from a follower, still capped at the high watermark
 
-FetchRequestPartition = struct_class(
-    "FetchRequestPartition", ("partition", Int32), ("fetch_offset", Int64), ("max_bytes", Int32)
+READ_UNCOMMITTED, READ_COMMITTED = 0, 1  # isolation_level
+NO_PREFERRED_READ_REPLICA = -1
+
+_REQUEST_PARTITION = Nested(
+    "FetchRequestPartition",
+    (
+        Field("partition", Int32),
+        Field("current_leader_epoch", Int32, 9),  # -1: not known to the client
+        Field("fetch_offset", Int64),
+        Field("log_start_offset", Int64, 5),  # a follower's; -1 from consumers
+        Field("max_bytes", Int32),
+    ),
 )
-FetchRequestTopic = struct_class(
-    "FetchRequestTopic", ("topic", String), ("partitions", Array(FetchRequestPartition.SCHEMA))
+_REQUEST_TOPIC = Nested(
+    "FetchRequestTopic", (Field("topic", String), Field("partitions", _REQUEST_PARTITION))
 )
-FetchResponsePartition = struct_class(
+_FORGOTTEN_TOPIC = Nested(
+    "ForgottenTopic", (Field("topic", String), Field("partitions", Array(Int32))), {7: "ForgottenTopic"}
+)
+_ABORTED_TRANSACTION = Nested(
+    "AbortedTransaction",
+    (Field("producer_id", Int64), Field("first_offset", Int64)),
+    {4: "AbortedTransaction"},
+)
+_RESPONSE_PARTITION = Nested(
     "FetchResponsePartition",
-    ("partition", Int32),
-    ("error", Int16),
-    ("high_watermark", Int64),
-    ("message_set", MessageSet),
+    (
+        Field("partition", Int32),
+        Field("error", Int16),
+        Field("high_watermark", Int64),
+        Field("last_stable_offset", Int64, 4),
+        Field("log_start_offset", Int64, 5),
+        Field("aborted_transactions", _ABORTED_TRANSACTION, 4, nullable_since=4),
+        Field("preferred_read_replica", Int32, 11),
+        Field("message_set", MessageSet),
+    ),
 )
-FetchResponseTopic = struct_class(
-    "FetchResponseTopic", ("topic", String), ("partitions", Array(FetchResponsePartition.SCHEMA))
+_RESPONSE_TOPIC = Nested(
+    "FetchResponseTopic", (Field("topic", String), Field("partitions", _RESPONSE_PARTITION))
 )
-_fetch_request = (
-    ("replica_id", Int32),
-    ("max_wait_ms", Int32),
-    ("min_bytes", Int32),
-    ("topics", Array(FetchRequestTopic.SCHEMA)),
-)
-FetchRequestV0 = api_struct("FetchRequestV0", FETCH, 0, *_fetch_request)
-FetchRequestV1 = api_struct("FetchRequestV1", FETCH, 1, *_fetch_request)
-FetchResponseV0 = api_struct("FetchResponseV0", FETCH, 0, ("topics", Array(FetchResponseTopic.SCHEMA)))
-FetchResponseV1 = api_struct(
-    "FetchResponseV1",
+
+FETCH_REQUEST = declare(
+    "FetchRequest",
     FETCH,
-    1,
-    ("throttle_time_ms", Int32),  # first
-    ("topics", Array(FetchResponseTopic.SCHEMA)),
+    range(MAX_VERSION + 1),
+    (
+        Field("replica_id", Int32),
+        Field("max_wait_ms", Int32),
+        Field("min_bytes", Int32),
+        Field("max_bytes", Int32, 3),
+        Field("isolation_level", Int8, 4),
+        Field("session_id", Int32, 7),
+        Field("session_epoch", Int32, 7),
+        Field("topics", _REQUEST_TOPIC),
+        Field("forgotten_topics_data", _FORGOTTEN_TOPIC, 7),
+        Field("rack_id", String, 11),
+    ),
 )
+FETCH_RESPONSE = declare(
+    "FetchResponse",
+    FETCH,
+    range(MAX_VERSION + 1),
+    (
+        Field("throttle_time_ms", Int32, 1),
+        Field("error", Int16, 7),
+        Field("session_id", Int32, 7),
+        Field("topics", _RESPONSE_TOPIC),
+    ),
+)
+FETCH_APIS = pairs(FETCH_REQUEST, FETCH_RESPONSE)
+FetchRequestV0, FetchResponseV0 = FETCH_APIS[0]
+FetchRequestV1, FetchResponseV1 = FETCH_APIS[1]
+FetchRequestPartition = nested_class(_REQUEST_PARTITION, 0)
+FetchRequestTopic = nested_class(_REQUEST_TOPIC, 0)
+FetchResponsePartition = nested_class(_RESPONSE_PARTITION, 0)
+FetchResponseTopic = nested_class(_RESPONSE_TOPIC, 0)
+
+
+def response_partition_class(version: int) -> type:
+    """The answered-partition struct of a ``version`` response."""
+    return nested_class(_RESPONSE_PARTITION, version)

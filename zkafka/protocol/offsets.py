@@ -1,34 +1,74 @@
-"""ListOffsets (API key 2, 0.8.2's Offsets) v0, declared as schemas: a partition's offsets before a time.
+"""ListOffsets (API key 2, 0.8.2's Offsets) v0-v5, declared once (``versioned``): a partition's offsets before
+a time (v0) or the offset of a time (v1+). Pure: bytes in, values out.
 
-The times ``LATEST_TIME`` / ``EARLIEST_TIME`` both lines share are ``zkafka.protocol``'s. Pure: bytes in,
-values out.
+What each version adds (Kafka's ``ListOffsetsRequest.json`` / ``ListOffsetsResponse.json``): v1 (0.10.1,
+KIP-79) drops ``max_num_offsets`` and answers one ``timestamp`` and ``offset`` instead of a list. v2 (0.11) the
+request's ``isolation_level``, the answer's ``throttle_time_ms`` first. v3 as v2. v4 (2.1) each requested
+partition's ``current_leader_epoch`` and each answered partition's ``leader_epoch``. v5 as v4. v6 is the first
+flexible version (not declared).
+
+The times ``LATEST_TIME`` / ``EARLIEST_TIME`` both lines share are ``zkafka.protocol``'s.
 """
 
 from __future__ import annotations
 
-from zkafka.protocol.api_keys import LIST_OFFSETS, api_struct
-from zkafka.protocol.schema import struct_class
-from zkafka.protocol.types import Array, Int16, Int32, Int64, String
+from zkafka.protocol.api_keys import LIST_OFFSETS
+from zkafka.protocol.types import Array, Int8, Int16, Int32, Int64, String
+from zkafka.protocol.versioned import Field, Nested, declare, nested_class, pairs
 
-ListOffsetsRequestPartition = struct_class(
-    "ListOffsetsRequestPartition", ("partition", Int32), ("time", Int64), ("max_num_offsets", Int32)
+MAX_VERSION = 5
+NO_TIMESTAMP = -1  # v1+: the timestamp of an answer to -1 (latest) or -2 (earliest)
+
+_REQUEST_PARTITION = Nested(
+    "ListOffsetsRequestPartition",
+    (
+        Field("partition", Int32),
+        Field("current_leader_epoch", Int32, 4),  # -1: not known to the client
+        Field("time", Int64),
+        Field("max_num_offsets", Int32, 0, 0),
+    ),
 )
-ListOffsetsRequestTopic = struct_class(
-    "ListOffsetsRequestTopic", ("topic", String), ("partitions", Array(ListOffsetsRequestPartition.SCHEMA))
+_REQUEST_TOPIC = Nested(
+    "ListOffsetsRequestTopic", (Field("topic", String), Field("partitions", _REQUEST_PARTITION))
 )
-ListOffsetsResponsePartition = struct_class(
-    "ListOffsetsResponsePartition", ("partition", Int32), ("error", Int16), ("offsets", Array(Int64))
+_RESPONSE_PARTITION = Nested(
+    "ListOffsetsResponsePartition",
+    (
+        Field("partition", Int32),
+        Field("error", Int16),
+        Field("offsets", Array(Int64), 0, 0),
+        Field("timestamp", Int64, 1),
+        Field("offset", Int64, 1),
+        Field("leader_epoch", Int32, 4),
+    ),
 )
-ListOffsetsResponseTopic = struct_class(
-    "ListOffsetsResponseTopic", ("topic", String), ("partitions", Array(ListOffsetsResponsePartition.SCHEMA))
+_RESPONSE_TOPIC = Nested(
+    "ListOffsetsResponseTopic", (Field("topic", String), Field("partitions", _RESPONSE_PARTITION))
 )
-ListOffsetsRequestV0 = api_struct(
-    "ListOffsetsRequestV0",
+LIST_OFFSETS_REQUEST = declare(
+    "ListOffsetsRequest",
     LIST_OFFSETS,
-    0,
-    ("replica_id", Int32),
-    ("topics", Array(ListOffsetsRequestTopic.SCHEMA)),
+    range(MAX_VERSION + 1),
+    (
+        Field("replica_id", Int32),
+        Field("isolation_level", Int8, 2),
+        Field("topics", _REQUEST_TOPIC),
+    ),
 )
-ListOffsetsResponseV0 = api_struct(
-    "ListOffsetsResponseV0", LIST_OFFSETS, 0, ("topics", Array(ListOffsetsResponseTopic.SCHEMA))
+LIST_OFFSETS_RESPONSE = declare(
+    "ListOffsetsResponse",
+    LIST_OFFSETS,
+    range(MAX_VERSION + 1),
+    (Field("throttle_time_ms", Int32, 2), Field("topics", _RESPONSE_TOPIC)),
 )
+LIST_OFFSETS_APIS = pairs(LIST_OFFSETS_REQUEST, LIST_OFFSETS_RESPONSE)
+ListOffsetsRequestV0, ListOffsetsResponseV0 = LIST_OFFSETS_APIS[0]
+ListOffsetsRequestPartition = nested_class(_REQUEST_PARTITION, 0)
+ListOffsetsRequestTopic = nested_class(_REQUEST_TOPIC, 0)
+ListOffsetsResponsePartition = nested_class(_RESPONSE_PARTITION, 0)
+ListOffsetsResponseTopic = nested_class(_RESPONSE_TOPIC, 0)
+
+
+def response_partition_class(version: int) -> type:
+    """The answered-partition struct of a ``version`` response."""
+    return nested_class(_RESPONSE_PARTITION, version)

@@ -4,7 +4,7 @@ Request frame: ``int32 size | int16 api_key | int16 api_version | int32 correlat
 body`` (ControlledShutdown v0 has no client id). Response frame: ``int32 size | int32 correlation_id | body``.
 A flexible version's (KIP-482) headers add a tag buffer: after the client id (request header v2) and after
 the correlation id (response header v1, never for ApiVersions).
-``SCHEMAS`` maps every (api_key, version) a 0.9.0.1 broker answers, plus Produce v2-v8, ApiVersions v0-v3, Metadata v1-v9,
+``SCHEMAS`` maps every (api_key, version) a 0.9.0.1 broker answers, plus Produce v2-v8, Fetch v2-v11, ListOffsets v1-v5, ApiVersions v0-v3, Metadata v1-v9,
 the group and offset APIs at Kafka 3.4's versions and the topic admin APIs, to its request and response
 classes, declared per API family: ``produce``, ``fetch``, ``offsets`` (ListOffsets), ``metadata``,
 ``offset_commit`` (OffsetCommit, OffsetFetch, FindCoordinator, OffsetDelete), ``api_versions``,
@@ -23,13 +23,13 @@ from zkafka.protocol.api_versions import API_VERSIONS_APIS, ApiVersionRange, Api
 from zkafka.protocol.configs import CONFIGS_APIS
 from zkafka.protocol.delete_records import DELETE_RECORDS_APIS
 from zkafka.protocol.errors import InvalidRequestError
-from zkafka.protocol.fetch import FetchRequestV0, FetchRequestV1, FetchResponseV0, FetchResponseV1
+from zkafka.protocol.fetch import FETCH_APIS
 from zkafka.protocol.flexible import read_tag_buffer
 from zkafka.protocol.group_membership import GROUP_APIS
 from zkafka.protocol.inter_broker import ADMIN_APIS
 from zkafka.protocol.metadata import METADATA_APIS
 from zkafka.protocol.offset_commit import OFFSET_APIS
-from zkafka.protocol.offsets import ListOffsetsRequestV0, ListOffsetsResponseV0
+from zkafka.protocol.offsets import LIST_OFFSETS_APIS
 from zkafka.protocol.produce import (
     FIRST_BATCH_VERSION,
     PRODUCE_APIS,
@@ -53,9 +53,8 @@ from zkafka.protocol.types import Int16, Int32, Reader, String, join_parts, part
 
 CLIENT_APIS = (
     *PRODUCE_APIS,
-    (FetchRequestV0, FetchResponseV0),
-    (FetchRequestV1, FetchResponseV1),
-    (ListOffsetsRequestV0, ListOffsetsResponseV0),
+    *FETCH_APIS,
+    *LIST_OFFSETS_APIS,
     *METADATA_APIS,
     *OFFSET_APIS,
     *API_VERSIONS_APIS,

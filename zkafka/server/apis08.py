@@ -5,10 +5,10 @@
 An API or version a 0.8.2 broker does not serve raises InvalidRequestError, and so does an acks=0 produce
 that failed: the server then closes that one connection, as 0.8.2 does.
 
-Served: Produce v0, Fetch v0, ListOffsets v0, Metadata v0-v9 (``MetadataCache.metadata_response``),
+Served: Produce v0, Fetch v0 (``fetch_apis``), ListOffsets v0 (``list_offsets``), Metadata v0-v9 (``MetadataCache.metadata_response``),
 OffsetCommit v0 and OffsetFetch v0 (offsets kept in ZooKeeper at ``/consumers/<group>/offsets/<topic>/<partition>``); with a group coordinator (``group_apis``)
 also 0.9's Produce v1 (and Produce v2-v8: record batches, converted to the log's message format v0 by
-``records.down_convert``) and Fetch v1 (a ``throttle_time_ms`` of 0) and the coordinator's APIs at every
+``records.down_convert``), Fetch v1-v11 with fetch sessions (``fetch_session``), ListOffsets v1-v5 and the coordinator's APIs at every
 version Kafka 3.4 serves in ZooKeeper mode (``zkafka.coordinator.group_apis``, ``offset_apis``); ApiVersions
 (0.10's key 18), listing exactly the versions served here, so clients that ask first need not be told the
 broker version; with ``admin_apis`` CreateTopics, DeleteTopics and CreatePartitions
@@ -16,9 +16,8 @@ broker version; with ``admin_apis`` CreateTopics, DeleteTopics and CreatePartiti
 requests (LeaderAndIsr, StopReplica, UpdateMetadata) and ControlledShutdown (``zkafka.server.replica_apis``).
 
 A produce goes to the replica manager's ``append_messages``, which answers it at once or, with acks -1 (or
-N > 1), parks it as a DelayedProduce until its replicas have it. A fetch from a follower (replica id >= 0)
-first records the follower's log end offsets with the replica manager; a fetch short of ``min_bytes`` waits
-in the replica manager's fetch purgatory (DelayedFetch).
+N > 1), parks it as a DelayedProduce until its replicas have it. A fetch is ``FetchApis``' (a fetch short of
+``min_bytes`` waits in the replica manager's fetch purgatory), a ListOffsets ``ListOffsetsApis``'.
 """
 
 from __future__ import annotations
@@ -37,8 +36,6 @@ from zkafka.protocol import v08
 from zkafka.protocol.api_keys import (
     API_NAMES,
     API_VERSIONS,
-    FETCH,
-    LIST_OFFSETS,
     METADATA,
     OFFSET_COMMIT,
     OFFSET_FETCH,
@@ -46,14 +43,7 @@ from zkafka.protocol.api_keys import (
 )
 from zkafka.protocol.api_versions import API_VERSIONS_APIS, api_versions_response
 from zkafka.protocol.errors import ErrorCode
-from zkafka.protocol.fetch import (
-    CONSUMER_REPLICA_ID,
-    DEBUGGING_REPLICA_ID,
-    FetchResponsePartition,
-    FetchResponseTopic,
-    FetchResponseV0,
-    FetchResponseV1,
-)
+from zkafka.protocol.fetch import FETCH_APIS
 from zkafka.protocol.metadata import METADATA_APIS
 from zkafka.protocol.offset_commit import (
     OffsetCommitResponsePartition,
@@ -63,11 +53,7 @@ from zkafka.protocol.offset_commit import (
     OffsetFetchResponseTopic,
     OffsetFetchResponseV0,
 )
-from zkafka.protocol.offsets import (
-    ListOffsetsResponsePartition,
-    ListOffsetsResponseTopic,
-    ListOffsetsResponseV0,
-)
+from zkafka.protocol.offsets import LIST_OFFSETS_APIS
 from zkafka.protocol.produce import (
     FIRST_BATCH_VERSION,
     FIRST_ZSTD_VERSION,
@@ -80,9 +66,10 @@ from zkafka.records.compression import ZSTD
 from zkafka.records.down_convert import first_magic
 from zkafka.records.record_batch import MAGIC as MAGIC_V2
 from zkafka.records.record_batch import RECORD_BATCH_OVERHEAD, read_batch_header
-from zkafka.server.delayed_fetch import DelayedFetch
 from zkafka.server.delayed_produce import ProduceStatus, log_refused
-from zkafka.server.log_read import PartitionRead, read_from_local_log, records_for_fetch_version
+from zkafka.server.fetch_apis import FetchApis
+from zkafka.server.fetch_session import FetchSessionCache
+from zkafka.server.list_offsets import ListOffsetsApis
 from zkafka.server.metadata_cache import MetadataCache
 from zkafka.server.offsets_zk import ZkOffsetStore
 from zkafka.server.replica_manager import ReplicaManager, error_code
@@ -110,6 +97,7 @@ class KafkaApis:
         replica_apis: Any = None,
         admin_apis: Any = None,
         config_apis: Any = None,
+        fetch_sessions: FetchSessionCache | None = None,
     ) -> None:
         self.replica_manager = replica_manager
         self.metadata = metadata
@@ -119,8 +107,6 @@ class KafkaApis:
         self.on_sent = on_sent  # told the topic and size of every log region a fetch response sends (metrics)
         self._handlers: dict[tuple[int, int], Callable[[v08.Request], Any]] = {
             (PRODUCE, 0): self.handle_produce,
-            (FETCH, 0): self.handle_fetch,
-            (LIST_OFFSETS, 0): self.handle_list_offsets,
             **{(METADATA, version): self.handle_metadata for version in range(len(METADATA_APIS))},
             (OFFSET_COMMIT, 0): self.handle_offset_commit,
             (OFFSET_FETCH, 0): self.handle_offset_fetch,
@@ -129,7 +115,13 @@ class KafkaApis:
             self._handlers.update(group_apis.handlers())
             for version in range(1, len(PRODUCE_APIS)):
                 self._handlers[(PRODUCE, version)] = self.handle_produce
-            self._handlers[(FETCH, 1)] = self.handle_fetch
+        # 0.8.2 serves Fetch and ListOffsets v0; with a group coordinator the versions up to Kafka 2.3's
+        newest = group_apis is not None
+        sessions = fetch_sessions if fetch_sessions is not None else FetchSessionCache()
+        fetch_versions = range(len(FETCH_APIS) if newest else 1)
+        offsets_versions = range(len(LIST_OFFSETS_APIS) if newest else 1)
+        self._handlers.update(FetchApis(replica_manager, sessions, fetch_versions, on_sent).handlers())
+        self._handlers.update(ListOffsetsApis(replica_manager, offsets_versions).handlers())
         for version in range(len(API_VERSIONS_APIS)):
             self._handlers[(API_VERSIONS, version)] = self.handle_api_versions
         for apis in (replica_apis, admin_apis, config_apis):
@@ -192,92 +184,6 @@ class KafkaApis:
             return v08.encode_response(request.correlation_id, answer)
 
         return self.replica_manager.append_messages(body.timeout_ms, body.acks, entries, respond)
-
-    # -- Fetch --------------------------------------------------------------------------------------------
-
-    def handle_fetch(self, request: v08.Request) -> Any:
-        body = request.body
-        fetches = [
-            (data.topic, p.partition, p.fetch_offset, p.max_bytes)
-            for data in body.topics
-            for p in data.partitions
-        ]
-        if body.replica_id >= 0:
-            self.replica_manager.record_follower_fetch(body.replica_id, fetches)
-        reads = read_from_local_log(self.replica_manager, fetches, body.replica_id)
-
-        def respond(reads: list[PartitionRead]) -> list:
-            if self.on_sent is not None:
-                for (topic, *_), read in zip(fetches, reads, strict=True):
-                    self.on_sent(topic, read.size)
-            return self._fetch_response(request.correlation_id, body.topics, reads, request.api_version)
-
-        if (
-            body.max_wait_ms <= 0
-            or not fetches
-            or sum(read.size for read in reads) >= body.min_bytes
-            or any(read.error for read in reads)
-        ):
-            return respond(reads)
-        delayed = DelayedFetch(
-            body.max_wait_ms, body.min_bytes, body.replica_id, fetches, self.replica_manager, respond
-        )
-        self.replica_manager.fetch_purgatory.try_complete_else_watch(delayed, delayed.watch_keys())
-        return delayed.result
-
-    @staticmethod
-    def _fetch_response(
-        correlation_id: int, request_topics: list, reads: list[PartitionRead], api_version: int = 0
-    ) -> list:
-        """The response parts; each region becomes a file region on its own descriptor (sent with sendfile)."""
-        it = iter(reads)
-        topics = []
-        for data in request_topics:
-            partitions = []
-            for p in data.partitions:
-                read = next(it)
-                error, message_set = read.error, b""
-                if read.region is not None:
-                    error, message_set = records_for_fetch_version(read, p.fetch_offset, api_version)
-                partitions.append(FetchResponsePartition(p.partition, error, read.high_watermark, message_set))
-            topics.append(FetchResponseTopic(data.topic, partitions))
-        body = FetchResponseV1(0, topics) if api_version >= 1 else FetchResponseV0(topics)
-        return v08.encode_response(correlation_id, body)
-
-    # -- ListOffsets --------------------------------------------------------------------------------------
-
-    def handle_list_offsets(self, request: v08.Request) -> list:
-        body = request.body
-        topics = [
-            ListOffsetsResponseTopic(
-                data.topic,
-                [self._offsets(body.replica_id, data.topic, p) for p in data.partitions],
-            )
-            for data in body.topics
-        ]
-        return v08.encode_response(request.correlation_id, ListOffsetsResponseV0(topics))
-
-    def _offsets(self, replica_id: int, topic: str, p: Any) -> Any:
-        try:
-            if replica_id == DEBUGGING_REPLICA_ID:
-                partition_log = self.replica_manager.local_log(topic, p.partition)
-                if partition_log is None:
-                    raise UnknownTopicOrPartitionError(f"{topic}-{p.partition} is not hosted here")
-            else:
-                partition_log = self.replica_manager.leader_log(topic, p.partition)
-            offsets = partition_log.offsets_before(p.time, p.max_num_offsets)
-            if replica_id == CONSUMER_REPLICA_ID:
-                # An ordinary consumer's "latest" is the high watermark; newer offsets are not offered.
-                high_watermark = self.replica_manager.high_watermark(partition_log)
-                if any(offset > high_watermark for offset in offsets):
-                    offsets = [high_watermark, *(o for o in offsets if o <= high_watermark)]
-            return ListOffsetsResponsePartition(p.partition, 0, offsets)
-        except KafkaError as exc:
-            log.debug("offsets of %s-%d: %s", topic, p.partition, exc)
-            return ListOffsetsResponsePartition(p.partition, error_code(exc), [])
-        except Exception:
-            log.exception("offsets of %s-%d failed", topic, p.partition)
-            return ListOffsetsResponsePartition(p.partition, ErrorCode.UNKNOWN, [])
 
     # -- Metadata -----------------------------------------------------------------------------------------
 

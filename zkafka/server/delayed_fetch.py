@@ -4,8 +4,10 @@ It is watched under each requested ``(topic, partition)``; every append to one o
 (``try_complete``). It completes, and then re-reads every partition for the response, when (0.8.2's cases):
 a partition is no longer led here or unknown (A, B); the fetch offset lies in an older segment than the end
 (C: the consumer is a whole segment behind); or the bytes readable past the fetch offsets add up to
-``min_bytes`` (D; each partition counted up to its ``max_bytes``, as 0.9 does). Otherwise it completes at
-``max_wait_ms`` with whatever there is then.
+``min_bytes`` (D; each partition counted up to its ``max_bytes``, as 0.9 does); or a partition's leader
+epoch is not the one the request names (Fetch v9+). Otherwise it completes at ``max_wait_ms`` with whatever
+there is then. Its answer is read with the request's ``max_bytes`` (v3+) and goes through ``respond``, which
+for a fetch session picks the partitions that changed.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from zkafka.server.log_read import Fetch, PartitionRead, read_from_local_log, read_partition
+from zkafka.server.log_read import NO_EPOCH, Fetch, PartitionRead, read_from_local_log, read_partition
 from zkafka.server.purgatory import DelayedOperation
 from zkafka.server.replica_manager import ReplicaManager
 
@@ -30,6 +32,8 @@ class DelayedFetch(DelayedOperation):
         fetches: list[Fetch],
         replica_manager: ReplicaManager,
         respond: Callable[[list[PartitionRead]], Any],
+        max_bytes: int | None = None,
+        leader_epochs: list[int] | None = None,
     ) -> None:
         super().__init__(max_wait_ms)
         self.min_bytes = min_bytes
@@ -37,6 +41,8 @@ class DelayedFetch(DelayedOperation):
         self.fetches = fetches
         self.replica_manager = replica_manager
         self.respond = respond
+        self.max_bytes = max_bytes
+        self.leader_epochs = leader_epochs or [NO_EPOCH] * len(fetches)
 
     def watch_keys(self) -> list[tuple[str, int]]:
         return list(dict.fromkeys((topic, partition) for topic, partition, _, _ in self.fetches))
@@ -44,8 +50,18 @@ class DelayedFetch(DelayedOperation):
     def is_satisfied(self) -> bool:
         """Whether the fetch can be answered now (cases A-D above)."""
         accumulated = 0
-        for topic, partition, offset, max_bytes in self.fetches:
-            read = read_partition(self.replica_manager, topic, partition, offset, max_bytes, self.replica_id)
+        for (topic, partition, offset, max_bytes), epoch in zip(
+            self.fetches, self.leader_epochs, strict=True
+        ):
+            read = read_partition(
+                self.replica_manager,
+                topic,
+                partition,
+                offset,
+                max_bytes,
+                self.replica_id,
+                current_leader_epoch=epoch,
+            )
             if read.error or read.behind:
                 return True
             accumulated += read.size
@@ -57,7 +73,10 @@ class DelayedFetch(DelayedOperation):
         return False
 
     def on_complete(self) -> Any:
-        return self.respond(read_from_local_log(self.replica_manager, self.fetches, self.replica_id))
+        reads = read_from_local_log(
+            self.replica_manager, self.fetches, self.replica_id, self.max_bytes, self.leader_epochs
+        )
+        return self.respond(reads)
 
     def on_expiration(self) -> None:
         """Nothing to count: ``on_complete`` answers with what there is."""

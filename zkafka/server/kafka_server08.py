@@ -46,6 +46,7 @@ from zkafka.server.config_apis import ConfigApis
 from zkafka.server.controlled_shutdown import controlled_shutdown
 from zkafka.server.controller_fence import ControllerFence, zookeeper_controller
 from zkafka.server.delayed_join import JoinPurgatory
+from zkafka.server.fetch_session import FetchSessionCache
 from zkafka.server.isr_changes import zk_isr_writer
 from zkafka.server.metadata_cache import MetadataCache
 from zkafka.server.offsets_zk import ZkOffsetStore
@@ -214,6 +215,7 @@ class KafkaServer08(BrokerServer):
             replica_apis=ReplicaApis(self.replica_manager, self.metadata_cache, fence, lambda: self.controller),
             admin_apis=AdminApis(self.zk_client, config, self.metadata_cache, lambda: self.controller),
             config_apis=ConfigApis(self.zk_client, config, self.metadata_cache),
+            fetch_sessions=FetchSessionCache(config["max.incremental.fetch.session.cache.slots"]),
         )
         host, port = advertised_address(config, self.port)
         channels = ControllerChannelManager(

@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.protocol import test_group_membership, test_group_versions, test_v08_client
+from tests.unit.protocol import (
+    test_fetch_versions,
+    test_group_membership,
+    test_group_versions,
+    test_v08_client,
+)
 from tests.unit.protocol.golden08 import ASSIGNMENT_T01, CLIENT_ID, CORRELATION_ID, METADATA_T
 from zkafka.protocol.group_membership import ConsumerProtocolAssignment, ConsumerProtocolMetadata
 from zkafka.protocol.v08 import encode_request
@@ -80,6 +85,8 @@ PARAMS = [
         *test_group_membership.RESPONSES,
         *test_group_versions.REQUESTS,
         *test_group_versions.RESPONSES,
+        *test_fetch_versions.REQUESTS,
+        *test_fetch_versions.RESPONSES,
     )
     if kafka_python_class(p.values[0]) is not None
 ]
@@ -100,7 +107,9 @@ def test_every_client_and_group_api_is_cross_checked():
     # Heartbeat and LeaveGroup v1-v2, DescribeGroups v1-v3, ListGroups v1-v2, DeleteGroups v0-v1,
     # FindCoordinator v1-v2, OffsetCommit v3-v7, OffsetFetch v2-v5; both directions but DescribeGroups v3's answer
     later = 2 * (5 + 2 + 2 + 2 + 3 + 2 + 2 + 2 + 5 + 4) - 1
-    assert len(PARAMS) == len(test_v08_client.REQUESTS) + len(test_v08_client.RESPONSES) + group_apis + later
+    fetch = 2 * (10 + 5) + 1  # Fetch v2-v11 and ListOffsets v1-v5 both ways, and a v4 answer with aborted ones
+    clients = len(test_v08_client.REQUESTS) + len(test_v08_client.RESPONSES)
+    assert len(PARAMS) == clients + group_apis + later + fetch
 
 
 def test_kafka_python_request_header_matches():
