@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.bombs import bomb_set08
-from tests.support.fuzz08 import ANSWER, ANY, CLOSE, VICTIM, Frame, fuzz_frames
+from tests.support.fuzz08 import ANSWER, ANY, CLOSE, VICTIM, Frame, base_frames, fuzz_frames
 from tests.support.server08 import Client08, fetch_request, produce_request, wait_for_leaders
 from zkafka.admin.topics import create_topic_with_assignment
 from zkafka.protocol import v08
@@ -252,3 +252,9 @@ def _peak_rss(pid: int) -> int:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) * 1024
     raise AssertionError("no VmHWM")
+
+
+def test_the_fuzzer_starts_from_every_fetch_and_list_offsets_version():
+    names = {name for name, *_ in base_frames(MESSAGE_MAX_BYTES)}
+    wanted = {f"FetchRequestV{v}" for v in range(12)} | {f"ListOffsetsRequestV{v}" for v in range(6)}
+    assert wanted <= names

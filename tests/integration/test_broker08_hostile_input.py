@@ -1,10 +1,13 @@
 """Inputs that must not take a 0.8 broker out of service: topic names its log directories cannot hold, a
-partition directory that cannot be created, controller requests forged from a plain socket."""
+partition directory that cannot be created, controller requests forged from a plain socket, fetch session
+requests it cannot serve (answered with the session error) or cannot parse (only their connection closed)."""
 
 from __future__ import annotations
 
 import logging
 import os
+import socket
+import struct
 
 import pytest
 
@@ -12,8 +15,11 @@ from tests.support.replication import produce, read_all
 from tests.support.server08 import Client08, wait_for_leaders
 from zkafka.admin.topics import create_topic_with_assignment
 from zkafka.protocol import inter_broker as admin
+from zkafka.protocol import v08
 from zkafka.protocol.errors import ErrorCode
+from zkafka.protocol.fetch import FETCH_REQUEST
 from zkafka.protocol.metadata import MetadataRequestV0
+from zkafka.protocol.versioned import make
 from zkafka.utils import wait_until
 
 pytestmark = pytest.mark.integration
@@ -115,3 +121,67 @@ def test_controller_requests_that_zookeeper_does_not_back_are_refused_and_change
         wait_for_leaders(client, ["after"])
         assert produce(client, "after", 0, [b"w"]) == (0, 0)
     assert int(zk_client.get("/controller_epoch")[0]) == epoch
+
+
+def _fetch_v(version: int, session: tuple[int, int], partitions=((0, 0),), forgotten=()):
+    return make(
+        FETCH_REQUEST[version],
+        replica_id=-1,
+        max_wait_ms=0,
+        min_bytes=0,
+        max_bytes=1 << 20,
+        isolation_level=0,
+        session_id=session[0],
+        session_epoch=session[1],
+        topics=[
+            {
+                "topic": "t",
+                "partitions": [
+                    {
+                        "partition": p,
+                        "current_leader_epoch": -1,
+                        "fetch_offset": o,
+                        "log_start_offset": -1,
+                        "max_bytes": 1 << 20,
+                    }
+                    for p, o in partitions
+                ],
+            }
+        ],
+        forgotten_topics_data=[{"topic": "t", "partitions": list(forgotten)}] if forgotten else [],
+        rack_id="",
+    )
+
+
+def _closed(port: int, frame: bytes) -> bool:
+    """Whether the broker closes a connection that sent ``frame`` (without answering it)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=15) as sock:
+        sock.sendall(frame)
+        return sock.recv(4) == b""
+
+
+def test_fetch_session_requests_are_refused_per_request_and_malformed_ones_close_only_their_connection(
+    start_broker08, zk_client
+):
+    broker = start_broker08(0)
+    create_topic_with_assignment(zk_client, "t", "0")
+    with Client08(broker.port) as good:
+        wait_for_leaders(good, ["t"])
+        unknown = good.call(_fetch_v(7, (999, 1)))
+        assert (unknown.error, unknown.session_id, unknown.topics) == (
+            ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
+            0,
+            [],
+        )
+        opened = good.call(_fetch_v(11, (0, 0)))
+        assert opened.error == 0 and opened.session_id > 0
+        assert good.call(_fetch_v(11, (opened.session_id, 7))).error == ErrorCode.INVALID_FETCH_SESSION_EPOCH
+        frame = v08.encode_request(_fetch_v(11, (0, 0), forgotten=[1]), 1, "hostile")
+        truncated = struct.pack(">i", len(frame) - 9) + frame[4:-5]
+        assert _closed(broker.port, truncated)
+        # the forgotten topics' int32 count: before "t" (2 + 1), [1] (4 + 4) and the rack id "" (2)
+        count_at = len(frame) - 2 - 4 - 4 - 2 - 1 - 4
+        huge = frame[:count_at] + struct.pack(">i", 2**31 - 1) + frame[count_at + 4 :]
+        assert _closed(broker.port, huge)
+        for version in range(2, 12):  # the good connection is served at every version still
+            assert good.call(_fetch_v(version, (0, -1))).topics[0].partitions[0].error == 0

@@ -117,10 +117,11 @@ class KafkaApis:
                 self._handlers[(PRODUCE, version)] = self.handle_produce
         # 0.8.2 serves Fetch and ListOffsets v0; with a group coordinator the versions up to Kafka 2.3's
         newest = group_apis is not None
-        sessions = fetch_sessions if fetch_sessions is not None else FetchSessionCache()
+        self.fetch_sessions = fetch_sessions if fetch_sessions is not None else FetchSessionCache()
         fetch_versions = range(len(FETCH_APIS) if newest else 1)
         offsets_versions = range(len(LIST_OFFSETS_APIS) if newest else 1)
-        self._handlers.update(FetchApis(replica_manager, sessions, fetch_versions, on_sent).handlers())
+        fetch_apis = FetchApis(replica_manager, self.fetch_sessions, fetch_versions, on_sent)
+        self._handlers.update(fetch_apis.handlers())
         self._handlers.update(ListOffsetsApis(replica_manager, offsets_versions).handlers())
         for version in range(len(API_VERSIONS_APIS)):
             self._handlers[(API_VERSIONS, version)] = self.handle_api_versions
@@ -256,9 +257,8 @@ def produce_records_error(api_version: int, message_set: Any) -> int:
     from v3 record batches must be exactly one batch (INVALID_RECORD), zstd-compressed only from v7
     (UNSUPPORTED_COMPRESSION_TYPE); 0 when they may go to the log.
 
-    Unlike Kafka, a v3+ request may carry magic 0 or 1 messages: this broker serves Produce v8 but Fetch only
-    up to v1, a pairing no Kafka release had, and librdkafka picks the message format from both (magic 2
-    needs Fetch v4), so it sends Produce v8 with magic-0 sets."""
+    Unlike Kafka, a v3+ request may carry magic 0 or 1 messages (librdkafka, which picks the message format
+    from the Fetch versions too, sent those while this broker served Fetch v0-v1 only)."""
     if api_version < FIRST_BATCH_VERSION or first_magic(message_set) != MAGIC_V2:
         return ErrorCode.NONE
     if len(message_set) < RECORD_BATCH_OVERHEAD:
