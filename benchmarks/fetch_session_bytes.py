@@ -19,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from zkafka.protocol import v08  # noqa: E402
-from zkafka.protocol.fetch import FETCH_REQUEST, FETCH_RESPONSE, response_partition_class  # noqa: E402
+from zkafka.protocol.fetch import FETCH_RESPONSE, fetch_request, response_partition_class  # noqa: E402
 from zkafka.protocol.versioned import make  # noqa: E402
 
 VERSION = 11
@@ -32,29 +32,15 @@ def partitions(count: int, topics: int) -> list[tuple[str, int]]:
 
 
 def request(tps: list[tuple[str, int]], session_id: int, epoch: int) -> bytes:
-    topics: dict[str, list] = {}
-    for topic, partition in tps:
-        topics.setdefault(topic, []).append(
-            {
-                "partition": partition,
-                "current_leader_epoch": 0,
-                "fetch_offset": 1_234_567,
-                "log_start_offset": -1,
-                "max_bytes": 1 << 20,
-            }
-        )
-    body = make(
-        FETCH_REQUEST[VERSION],
-        replica_id=-1,
+    body = fetch_request(
+        VERSION,
+        [(topic, partition, 1_234_567, 1 << 20) for topic, partition in tps],
+        leader_epochs=[0] * len(tps),
         max_wait_ms=500,
         min_bytes=1,
         max_bytes=50 << 20,
-        isolation_level=0,
         session_id=session_id,
         session_epoch=epoch,
-        topics=[{"topic": t, "partitions": ps} for t, ps in topics.items()],
-        forgotten_topics_data=[],
-        rack_id="",
     )
     return v08.encode_request(body, 1, "rdkafka")
 

@@ -17,9 +17,8 @@ from zkafka.admin.topics import create_topic_with_assignment
 from zkafka.protocol import inter_broker as admin
 from zkafka.protocol import v08
 from zkafka.protocol.errors import ErrorCode
-from zkafka.protocol.fetch import FETCH_REQUEST
+from zkafka.protocol.fetch import fetch_request
 from zkafka.protocol.metadata import MetadataRequestV0
-from zkafka.protocol.versioned import make
 from zkafka.utils import wait_until
 
 pytestmark = pytest.mark.integration
@@ -123,33 +122,9 @@ def test_controller_requests_that_zookeeper_does_not_back_are_refused_and_change
     assert int(zk_client.get("/controller_epoch")[0]) == epoch
 
 
-def _fetch_v(version: int, session: tuple[int, int], partitions=((0, 0),), forgotten=()):
-    return make(
-        FETCH_REQUEST[version],
-        replica_id=-1,
-        max_wait_ms=0,
-        min_bytes=0,
-        max_bytes=1 << 20,
-        isolation_level=0,
-        session_id=session[0],
-        session_epoch=session[1],
-        topics=[
-            {
-                "topic": "t",
-                "partitions": [
-                    {
-                        "partition": p,
-                        "current_leader_epoch": -1,
-                        "fetch_offset": o,
-                        "log_start_offset": -1,
-                        "max_bytes": 1 << 20,
-                    }
-                    for p, o in partitions
-                ],
-            }
-        ],
-        forgotten_topics_data=[{"topic": "t", "partitions": list(forgotten)}] if forgotten else [],
-        rack_id="",
+def _fetch_v(version: int, session: tuple[int, int], forgotten=()):
+    return fetch_request(
+        version, [("t", 0, 0, 1 << 20)], forgotten=forgotten, session_id=session[0], session_epoch=session[1]
     )
 
 
@@ -176,7 +151,7 @@ def test_fetch_session_requests_are_refused_per_request_and_malformed_ones_close
         opened = good.call(_fetch_v(11, (0, 0)))
         assert opened.error == 0 and opened.session_id > 0
         assert good.call(_fetch_v(11, (opened.session_id, 7))).error == ErrorCode.INVALID_FETCH_SESSION_EPOCH
-        frame = v08.encode_request(_fetch_v(11, (0, 0), forgotten=[1]), 1, "hostile")
+        frame = v08.encode_request(_fetch_v(11, (0, 0), forgotten=[("t", 1)]), 1, "hostile")
         truncated = struct.pack(">i", len(frame) - 9) + frame[4:-5]
         assert _closed(broker.port, truncated)
         # the forgotten topics' int32 count: before "t" (2 + 1), [1] (4 + 4) and the rack id "" (2)

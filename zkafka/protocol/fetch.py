@@ -17,9 +17,12 @@ sendfile.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from zkafka.protocol.api_keys import FETCH
 from zkafka.protocol.types import Array, Int8, Int16, Int32, Int64, MessageSet, String
-from zkafka.protocol.versioned import Field, Nested, declare, nested_class, pairs
+from zkafka.protocol.versioned import Field, Nested, declare, make, nested_class, pairs
 
 MAX_VERSION = 11
 FIRST_SESSION_VERSION = 7  # KIP-227
@@ -110,3 +113,47 @@ FetchResponseTopic = nested_class(_RESPONSE_TOPIC, 0)
 def response_partition_class(version: int) -> type:
     """The answered-partition struct of a ``version`` response."""
     return nested_class(_RESPONSE_PARTITION, version)
+
+
+def fetch_request(
+    version: int,
+    partitions: Iterable[tuple[str, int, int, int]],
+    *,
+    forgotten: Iterable[tuple[str, int]] = (),
+    leader_epochs: Iterable[int] | None = None,
+    **fields: Any,
+) -> Any:
+    """A ``version`` request for ``(topic, partition, fetch offset, max bytes)`` partitions (grouped by topic
+    in order), with ``forgotten`` ``(topic, partition)`` pairs (v7+) and each partition's leader epoch (v9+);
+    ``fields`` set the top-level ones, the rest take their defaults (a consumer's: replica -1, no wait, no
+    response limit, read_uncommitted, no session)."""
+    partitions = list(partitions)
+    epochs = list(leader_epochs) if leader_epochs is not None else [-1] * len(partitions)
+    topics: dict[str, list] = {}
+    for (topic, partition, offset, max_bytes), epoch in zip(partitions, epochs, strict=True):
+        topics.setdefault(topic, []).append(
+            {
+                "partition": partition,
+                "current_leader_epoch": epoch,
+                "fetch_offset": offset,
+                "log_start_offset": -1,
+                "max_bytes": max_bytes,
+            }
+        )
+    forgotten_topics: dict[str, list] = {}
+    for topic, partition in forgotten:
+        forgotten_topics.setdefault(topic, []).append(partition)
+    values = {
+        "replica_id": CONSUMER_REPLICA_ID,
+        "max_wait_ms": 0,
+        "min_bytes": 0,
+        "max_bytes": 2**31 - 1,
+        "isolation_level": READ_UNCOMMITTED,
+        "session_id": 0,
+        "session_epoch": -1,
+        "rack_id": "",
+        **fields,
+        "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
+        "forgotten_topics_data": [{"topic": t, "partitions": ps} for t, ps in forgotten_topics.items()],
+    }
+    return make(FETCH_REQUEST[version], **values)

@@ -143,7 +143,9 @@ def fetch_response(version: int, answer: FetchAnswer, read_committed: bool = Fal
             "message_set": b"",
         }
         if read.region is not None:
-            values["error"], values["message_set"] = records_for_fetch_version(read, read.fetch_offset, version)
+            values["error"], values["message_set"] = records_for_fetch_version(
+                read, read.fetch_offset, version
+            )
         topics.setdefault(topic, []).append(make(partition_class, **values))
     return make(
         FETCH_RESPONSE[version],

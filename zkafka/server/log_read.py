@@ -149,7 +149,6 @@ def read_from_local_log(
     return reads
 
 
-
 def max_magic(fetch_version: int) -> int:
     """The newest message format a Fetch of ``fetch_version`` reads: v0-v1 magic 0, v2-v3 magic 1, v4+ 2."""
     return 0 if fetch_version < 2 else 1 if fetch_version < 4 else 2

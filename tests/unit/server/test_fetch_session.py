@@ -56,9 +56,15 @@ def test_the_contexts_a_request_gets():
     assert isinstance(c.new_context(0, -1, data, [], False), SessionlessContext)
     session_id = open_session(c)
     assert session_id > 0 and len(c) == 1 and c.total_partitions == 1
-    assert c.new_context(session_id + 1, 1, {}, [], False).respond([]).error == ErrorCode.FETCH_SESSION_ID_NOT_FOUND
+    assert (
+        c.new_context(session_id + 1, 1, {}, [], False).respond([]).error
+        == ErrorCode.FETCH_SESSION_ID_NOT_FOUND
+    )
     error = c.new_context(session_id, 2, {}, [], False)
-    assert isinstance(error, SessionErrorContext) and error.respond([]).error == ErrorCode.INVALID_FETCH_SESSION_EPOCH
+    assert (
+        isinstance(error, SessionErrorContext)
+        and error.respond([]).error == ErrorCode.INVALID_FETCH_SESSION_EPOCH
+    )
     incremental = c.new_context(session_id, 1, {}, [], False)
     assert isinstance(incremental, IncrementalContext) and c.get(session_id).epoch == 2
     assert isinstance(c.new_context(session_id, 0, data, [], False), FullContext) and len(c) == 0  # closed
@@ -72,7 +78,11 @@ def test_an_incremental_answer_keeps_changes_and_rotates_them_to_the_end():
     reads = [(("t", 0), Read()), (("t", 1), Read(size=5)), (("t", 2), Read(high_watermark=11))]
     answer = context.respond(reads)
     assert [tp for tp, _ in answer.reads] == [("t", 1), ("t", 2)] and answer.session_id == session_id
-    assert [tp for tp, _ in c.new_context(session_id, 2, {}, [], False).partitions()] == [("t", 0), ("t", 1), ("t", 2)]
+    assert [tp for tp, _ in c.new_context(session_id, 2, {}, [], False).partitions()] == [
+        ("t", 0),
+        ("t", 1),
+        ("t", 2),
+    ]
 
 
 def test_an_error_is_answered_and_the_partition_again_once_it_clears():

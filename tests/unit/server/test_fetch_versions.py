@@ -11,9 +11,12 @@ from tests.unit.server.test_apis08 import BROKER, Broker, values_of
 from tests.unit.server.test_produce_versions import NoGroups
 from zkafka.protocol.api_keys import FETCH, LIST_OFFSETS
 from zkafka.protocol.errors import ErrorCode
-from zkafka.protocol.fetch import FETCH_REQUEST
+from zkafka.protocol.fetch import FETCH_REQUEST, fetch_request
 from zkafka.protocol.offsets import LIST_OFFSETS_REQUEST
 from zkafka.protocol.versioned import make
+from zkafka.records.convert import set_records
+from zkafka.records.down_convert import first_magic
+from zkafka.records.record_batch import read_batches
 
 
 @pytest.fixture
@@ -28,35 +31,25 @@ def broker(tmp_path):
 
 def fetch(broker, version, partitions, *, session=(0, -1), forget=(), max_bytes=1 << 20, wait=0, **fields):
     """A Fetch of ``partitions`` ``{(topic, partition): offset or (offset, max bytes, leader epoch)}``."""
-    topics: dict[str, list] = {}
-    for (topic, partition), spec in partitions.items():
-        offset, partition_max, epoch = spec if isinstance(spec, tuple) else (spec, 1 << 20, -1)
-        topics.setdefault(topic, []).append(
-            {
-                "partition": partition,
-                "current_leader_epoch": epoch,
-                "fetch_offset": offset,
-                "log_start_offset": -1,
-                "max_bytes": partition_max,
-            }
-        )
-    forgotten: dict[str, list] = {}
-    for topic, partition in forget:
-        forgotten.setdefault(topic, []).append(partition)
-    values = {
-        "replica_id": -1,
-        "max_wait_ms": wait,
-        "min_bytes": 1 if wait else 0,
-        "max_bytes": max_bytes,
-        "isolation_level": 0,
-        "session_id": session[0],
-        "session_epoch": session[1],
-        "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
-        "forgotten_topics_data": [{"topic": t, "partitions": ps} for t, ps in forgotten.items()],
-        "rack_id": "",
+    specs = [
+        (tp, spec if isinstance(spec, tuple) else (spec, 1 << 20, -1)) for tp, spec in partitions.items()
+    ]
+    body = fetch_request(
+        version,
+        [
+            (topic, partition, offset, partition_max)
+            for (topic, partition), (offset, partition_max, _) in specs
+        ],
+        forgotten=forget,
+        leader_epochs=[epoch for _, (_, _, epoch) in specs],
+        max_wait_ms=wait,
+        min_bytes=1 if wait else 0,
+        max_bytes=max_bytes,
+        session_id=session[0],
+        session_epoch=session[1],
         **fields,
-    }
-    return broker.call(make(FETCH_REQUEST[version], **values))
+    )
+    return broker.call(body)
 
 
 def answered(response):
@@ -69,7 +62,10 @@ def test_fetch_v0_to_v11_and_list_offsets_v0_to_v5_are_served_with_a_coordinator
     assert {v for key, v in served if key == LIST_OFFSETS} == set(range(6))
     plain = Broker(tmp_path / "plain", {("t", 0): BROKER})
     try:
-        assert {(k, v) for k, v in plain.apis._handlers if k in (FETCH, LIST_OFFSETS)} == {(FETCH, 0), (LIST_OFFSETS, 0)}
+        assert {(k, v) for k, v in plain.apis._handlers if k in (FETCH, LIST_OFFSETS)} == {
+            (FETCH, 0),
+            (LIST_OFFSETS, 0),
+        }
     finally:
         plain.close()
 
@@ -185,7 +181,26 @@ def test_a_v0_fetch_still_reads_a_partition_named_twice_twice(broker):
             replica_id=-1,
             max_wait_ms=0,
             min_bytes=0,
-            topics=[{"topic": "t", "partitions": [{"partition": 0, "fetch_offset": 0, "max_bytes": 1024}] * 2}],
+            topics=[
+                {"topic": "t", "partitions": [{"partition": 0, "fetch_offset": 0, "max_bytes": 1024}] * 2}
+            ],
         )
     )
     assert [values_of(p) for p in body.topics[0].partitions] == [[b"a"], [b"a"]]
+
+
+@pytest.mark.parametrize("version, magic", [(1, 0), (2, 1), (3, 1), (4, 2), (11, 2)])
+def test_a_newer_logs_records_reach_each_version_in_a_format_it_reads(tmp_path, version, magic):
+    b = Broker(tmp_path / "logs", {("t", 0): BROKER}, message_format_magic=2)
+    b.apis = type(b.apis)(b.replicas, b.metadata, group_apis=NoGroups())
+    try:
+        b.produce("t", 0, [b"a", b"b"])
+        p = answered(fetch(b, version, {("t", 0): 0}))[("t", 0)]
+        assert (p.error, first_magic(p.message_set)) == (0, magic)
+        data = bytes(p.message_set)
+        records = (
+            [r for batch in read_batches(data) for r in batch.records] if magic == 2 else set_records(data)[0]
+        )
+        assert [r.value for r in records] == [b"a", b"b"]
+    finally:
+        b.close()
