@@ -3,8 +3,8 @@
 v0 (0.8.2's Offsets) answers up to ``max_num_offsets`` segment starts before a time, newest first. v1+
 (KIP-79) answer one ``(timestamp, offset)``: -1 (latest) the high watermark for a consumer (the log end for a
 follower), -2 (earliest) the log start, both with timestamp -1; another time the first offset whose
-timestamp is at or after it, which ``offset_for_timestamp`` finds (message format v0 has no timestamps:
-UNSUPPORTED_FOR_MESSAGE_FORMAT; newer logs are refused the same way until a time index is searched). A partition named twice in a v1+ request answers
+timestamp is at or after it, which ``offset_for_timestamp`` finds in the log's time index (message format v0
+has no timestamps: UNSUPPORTED_FOR_MESSAGE_FORMAT; no such record: timestamp and offset -1). A partition named twice in a v1+ request answers
 INVALID_REQUEST. v4+ check the request's ``current_leader_epoch`` as Fetch does and answer the leader epoch
 of a latest offset (-1 otherwise: a message format v0 log records no epochs).
 """
@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from zkafka.errors import KafkaError, UnknownTopicOrPartitionError, UnsupportedForMessageFormatError
+from zkafka.errors import KafkaError, UnknownTopicOrPartitionError
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME, v08
 from zkafka.protocol.api_keys import LIST_OFFSETS
 from zkafka.protocol.errors import ErrorCode
@@ -39,14 +39,12 @@ class TimestampAndOffset(NamedTuple):
 
 
 def offset_for_timestamp(partition_log: Any, timestamp: int) -> TimestampAndOffset | None:
-    """The first entry of ``partition_log`` with a timestamp at or after ``timestamp`` (None when there is
-    none): Kafka's ``Log.fetchOffsetByTimestamp`` for a real time. A message format v0 log has no timestamps
-    (UNSUPPORTED_FOR_MESSAGE_FORMAT, as Kafka answers for a pre-0.10 format); the search of a magic 1 or 2
-    log by its time index (KIP-33) belongs here and is not written yet, so it is refused the same way."""
-    magic = partition_log.config.message_format_magic
-    raise UnsupportedForMessageFormatError(
-        f"log {partition_log.name} (message format v{magic}): no time index to search for {timestamp}"
-    )
+    """The first record of ``partition_log`` stamped at or after ``timestamp`` (None when there is none):
+    Kafka's ``Log.fetchOffsetByTimestamp`` for a real time, from the log's time index (KIP-33); a message
+    format v0 log has no timestamps (UNSUPPORTED_FOR_MESSAGE_FORMAT, as Kafka answers for a pre-0.10 format).
+    The leader epoch is unknown (-1): the log keeps no epoch cache."""
+    found = partition_log.fetch_offset_by_timestamp(timestamp)
+    return None if found is None else TimestampAndOffset(*found)
 
 
 class ListOffsetsApis:

@@ -8,7 +8,7 @@ import gevent
 import pytest
 
 from tests.unit.server.test_apis08 import BROKER, Broker, values_of
-from tests.unit.server.test_produce_versions import NoGroups
+from tests.unit.server.test_produce_versions import TS, NoGroups, produce, records
 from zkafka.protocol.api_keys import FETCH, LIST_OFFSETS
 from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.fetch import FETCH_REQUEST, fetch_request
@@ -16,7 +16,7 @@ from zkafka.protocol.offsets import LIST_OFFSETS_REQUEST
 from zkafka.protocol.versioned import make
 from zkafka.records.convert import set_records
 from zkafka.records.down_convert import first_magic
-from zkafka.records.record_batch import read_batches
+from zkafka.records.record_batch import build_batch, read_batches
 
 
 @pytest.fixture
@@ -202,5 +202,18 @@ def test_a_newer_logs_records_reach_each_version_in_a_format_it_reads(tmp_path, 
             [r for batch in read_batches(data) for r in batch.records] if magic == 2 else set_records(data)[0]
         )
         assert [r.value for r in records] == [b"a", b"b"]
+    finally:
+        b.close()
+
+
+def test_list_offsets_finds_a_timestamp_in_a_newer_log(tmp_path):
+    b = Broker(tmp_path / "logs", {("t", 0): BROKER}, message_format_magic=2)
+    b.apis = type(b.apis)(b.replicas, b.metadata, group_apis=NoGroups())
+    try:
+        produce(b, 3, build_batch(records(b"a", b"b", b"c")))  # stamped TS, TS + 1, TS + 2
+        (found,) = list_offsets(b, 1, [(0, TS + 1)])
+        assert (found.error, found.timestamp, found.offset) == (0, TS + 1, 1)
+        (none,) = list_offsets(b, 5, [(0, TS + 10)])
+        assert (none.error, none.timestamp, none.offset, none.leader_epoch) == (0, -1, -1, -1)
     finally:
         b.close()
