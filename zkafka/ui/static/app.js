@@ -244,7 +244,7 @@ function renderReplication(trace) {
   const rows = trace.steps.map((s, i) => ({
     time: `+${Number(s.at_ms).toFixed(1)} ms`, from: s.from, to: s.to, label: s.title, answer: s.detail, note: s.note, handler: s.handler,
     title: `${s.title}\n${s.detail}\nrequest: ${JSON.stringify(s.request, null, 1)}\nanswer: ${JSON.stringify(s.response, null, 1)}`,
-    attrs: { "data-step": i }, kind: i,
+    attrs: { "data-step": i }, kind: s.note,
   }));
   target.replaceChildren(el("h3", { text: `${trace.partition} ` }, el("span", { class: "badge grey", text: `acks=${fmt(trace.acks)} · traced ${clock(trace.started)}` })), sequence(trace.lanes, rows));
 }
