@@ -112,6 +112,7 @@ def test_every_option_against_a_real_group(bootstrap):
         restarted.close()
     assert [r[3] for r in table(run(*reset, "--all-topics", "--to-current"), "GROUP")] == ["2"] * 4
     assert [r[3] for r in table(run(*reset, "--topic", TOPIC, "--to-earliest", "--dry-run"), "GROUP")] == ["0"] * 4
+    assert [r[3] for r in table(run(*reset, "--topic", f"{TOPIC}:1", "--to-offset", "0"), "GROUP")] == ["0"]
     assert table(run(*reset, "--topic", TOPIC, "--to-latest", "--execute"), "GROUP")[0][3] == str(ends[0])
 
     removed = run("--bootstrap-server", bootstrap, "--delete-offsets", "--group", GROUP, "--topic", f"{TOPIC}:3")

@@ -193,7 +193,7 @@ def _deleted_offsets_lines(group: str, topics: list[str], error: int, results: d
 def _scenario(options: dict):
     from zkafka.tools.reset_offsets import Scenario, parse_datetime, parse_duration
 
-    given = [name for name in _RESETS if options[name] not in (None, False)]
+    given = [name for name in _RESETS if options[name] is not None and options[name] is not False]  # 0 counts
     if len(given) != 1:
         raise click.UsageError("--reset-offsets needs one of --to-earliest, --to-latest, --to-current, --to-offset,"
                                " --shift-by, --to-datetime and --by-duration")  # fmt: skip
@@ -204,8 +204,8 @@ def _scenario(options: dict):
         from zkafka import utils
 
         return Scenario("duration", utils.now_ms() - parse_duration(options[name]))
-    kind = {"to_earliest": "earliest", "to_latest": "latest", "to_current": "current"}.get(name)
-    return Scenario(kind, 0) if kind else Scenario(name.split("_")[-1].replace("by", "shift"), options[name])
+    kind = {"to_earliest": "earliest", "to_latest": "latest", "to_current": "current", "to_offset": "offset"}
+    return Scenario(kind.get(name, "shift"), 0 if isinstance(options[name], bool) else options[name])
 
 
 def _reset_partitions(options: dict, service, committed: dict) -> list:
