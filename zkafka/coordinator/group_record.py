@@ -74,11 +74,10 @@ class GroupRecord:
     ) -> tuple[Self, Effects]:
         """A group loaded from its record: Stable, every member's session timer armed afresh; Empty when the
         record has no members or the group only has offsets (``value`` None)."""
-        if value is None or not value.members:
-            generation = value.generation if value is not None else 0
-            protocol_type = (value.protocol_type or "") if value is not None else ""
-            return cls(group_id, protocol_type, generation=generation, **options), []
-        group = cls(group_id, value.protocol_type or "", GroupState.STABLE, value.generation, **options)
+        if value is None:
+            return cls(group_id, "", **options), []
+        state = GroupState.STABLE if value.members else GroupState.EMPTY
+        group = cls(group_id, value.protocol_type or "", state, value.generation, **options)
         group.protocol = value.protocol or ""
         group.state_timestamp_ms = value.current_state_timestamp
         for m in value.members:

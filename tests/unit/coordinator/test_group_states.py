@@ -76,7 +76,8 @@ def test_an_empty_group_takes_generation_minus_one_commits_only() -> None:
 
 
 def test_loading_an_empty_record_or_only_offsets_brings_back_an_empty_group() -> None:
-    empty, effects = GroupMetadata.from_record("g", GroupValue("consumer", 4, None, None, -1, []), 0)
+    empty, effects = GroupMetadata.from_record("g", GroupValue("consumer", 4, None, None, 1234, []), 0)
     assert (empty.state, empty.generation, empty.protocol_type, effects) == (S.EMPTY, 4, "consumer", [])
+    assert (empty.protocol, empty.leader_id, empty.state_timestamp_ms) == ("", None, 1234)
     offsets_only, _ = GroupMetadata.from_record("h", None, 0)
     assert (offsets_only.state, offsets_only.generation) == (S.EMPTY, 0)
