@@ -16,7 +16,8 @@ class TopicCommandError(KafkaError):
 
 
 @main.command("topics", short_help="Create, list, describe, alter and delete 0.8 topics.")
-@zookeeper_options
+@click.option("--bootstrap-server", metavar="HOST:PORT", help="A broker of the cluster (the admin requests).")
+@zookeeper_options(required=False)
 @click.option("--create", is_flag=True, help="Create a topic.")
 @click.option("--list", "list_", is_flag=True, help="List the topics.")
 @click.option("--describe", is_flag=True, help="Describe topics: assignment, leader and ISR per partition.")
@@ -39,63 +40,51 @@ class TopicCommandError(KafkaError):
     "--unavailable-partitions", is_flag=True, help="--describe: only partitions without a live leader."
 )
 @click.option("--topics-with-overrides", is_flag=True, help="--describe: only topics with overrides.")
-def topics(
-    zookeeper: str,
-    connection_timeout_ms: int,
-    create: bool,
-    list_: bool,
-    describe: bool,
-    alter: bool,
-    delete: bool,
-    topic: str | None,
-    partitions: int | None,
-    replication_factor: int | None,
-    replica_assignment: str | None,
-    configs: tuple[str, ...],
-    delete_configs: tuple[str, ...],
-    under_replicated_partitions: bool,
-    unavailable_partitions: bool,
-    topics_with_overrides: bool,
-) -> None:
-    """Manage 0.8 topics in ZooKeeper as kafka-topics.sh does; the controller elects their leaders."""
+def topics(**options) -> None:
+    """Manage 0.8 topics as kafka-topics.sh does: in ZooKeeper (--zookeeper; the controller elects their leaders)
+    or through CreateTopics, CreatePartitions, DeleteTopics and Metadata (--bootstrap-server)."""
     from zkafka.config import parse_overrides
     from zkafka.tools import topic_command
+    from zkafka.tools.admin_client import AdminClient
 
-    chosen = [
-        name for name, flag in zip(ACTIONS, (create, list_, describe, alter, delete), strict=True) if flag
-    ]
+    flags = (options["create"], options["list_"], options["describe"], options["alter"], options["delete"])
+    chosen = [name for name, flag in zip(ACTIONS, flags, strict=True) if flag]
     if len(chosen) != 1:
         raise TopicCommandError("give exactly one action: --list, --describe, --create, --alter or --delete")
-    action = chosen[0]
-    _check(action, topic, partitions, replication_factor, replica_assignment, configs, delete_configs)
-    if action != "describe" and (
-        under_replicated_partitions or unavailable_partitions or topics_with_overrides
-    ):
+    if (options["zookeeper"] is None) == (options["bootstrap_server"] is None):
+        raise TopicCommandError("give exactly one of --zookeeper and --bootstrap-server")
+    action, topic = chosen[0], options["topic"]
+    partitions, assignment = options["partitions"], options["replica_assignment"]
+    configs, delete_configs = options["configs"], options["delete_configs"]
+    _check(action, topic, partitions, options["replication_factor"], assignment, configs, delete_configs)
+    filters = {
+        "under_replicated": options["under_replicated_partitions"],
+        "unavailable": options["unavailable_partitions"],
+        "with_overrides": options["topics_with_overrides"],
+    }
+    if action != "describe" and any(filters.values()):
         raise TopicCommandError(
             "--under-replicated-partitions, --unavailable-partitions and --topics-with-overrides go with --describe"
         )
     config = parse_overrides(configs)
-    with zk_session(
-        zookeeper, connection_timeout_ms, create_chroot=action in ("create", "alter", "delete")
-    ) as client:
-        if action == "create":
-            lines = topic_command.create(
-                client, topic, partitions, replication_factor, replica_assignment, config
-            )
-        elif action == "list":
-            lines = topic_command.list_topics(client, topic)
-        elif action == "describe":
-            lines = topic_command.describe(
-                client,
-                topic,
-                under_replicated=under_replicated_partitions,
-                unavailable=unavailable_partitions,
-                with_overrides=topics_with_overrides,
-            )
-        elif action == "alter":
-            lines = topic_command.alter(client, topic, partitions, replica_assignment, config, delete_configs)
-        else:
-            lines = topic_command.delete(client, topic)
+    if options["bootstrap_server"] is not None:
+        admin = AdminClient(options["bootstrap_server"])
+        lines = topic_command.admin_run(admin, action, {**options, "config": config, "filters": filters})
+    else:
+        create_chroot = action in ("create", "alter", "delete")
+        with zk_session(options["zookeeper"], options["connection_timeout_ms"], create_chroot) as client:
+            if action == "create":
+                lines = topic_command.create(
+                    client, topic, partitions, options["replication_factor"], assignment, config
+                )
+            elif action == "list":
+                lines = topic_command.list_topics(client, topic)
+            elif action == "describe":
+                lines = topic_command.describe(client, topic, **filters)
+            elif action == "alter":
+                lines = topic_command.alter(client, topic, partitions, assignment, config, delete_configs)
+            else:
+                lines = topic_command.delete(client, topic)
     for line in lines:
         click.echo(line)
 

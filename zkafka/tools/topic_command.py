@@ -1,4 +1,6 @@
-"""TopicCommand: 0.8.2's kafka-topics.sh on ZooKeeper alone (create, list, describe, alter, delete).
+"""TopicCommand: 0.8.2's kafka-topics.sh on ZooKeeper alone (create, list, describe, alter, delete), and Kafka
+2.2's through the admin requests with ``--bootstrap-server`` (``admin_run``; alter adds partitions only there,
+configs go through ``zkafka configs``).
 
 ``--topic`` is a whitelist regex for list, describe, alter and delete, as in 0.8.2, and an exact name for
 create. The output lines are Kafka's; each action returns them so the CLI only prints.
@@ -26,19 +28,16 @@ from zkafka.admin.topics import (
 )
 from zkafka.config08 import TOPIC_KEYS
 from zkafka.errors import InvalidConfigError
+from zkafka.protocol.configs import DYNAMIC_TOPIC_CONFIG, TOPIC
+from zkafka.tools.admin_client import AdminClient
 from zkafka.topic_count import Whitelist
+from zkafka.zk.paths08 import PartitionState
 
 
 def matching_topics(client: KazooClient, pattern: str | None) -> list[str]:
     """Every topic, or those the whitelist regex ``pattern`` fully matches."""
-    topics = all_topics(client)
-    if pattern is None:
-        return topics
-    try:
-        whitelist = Whitelist(pattern)
-    except ValueError as exc:
-        raise AdminOperationError(f"--topic: {exc}") from None
-    return [t for t in topics if whitelist.is_topic_allowed(t)]
+    whitelist = _whitelist(pattern)
+    return [t for t in all_topics(client) if whitelist is None or whitelist.is_topic_allowed(t)]
 
 
 def list_lines(descriptions: Iterable[TopicDescription]) -> list[str]:
@@ -174,3 +173,69 @@ def check_config_names(names: Iterable[str]) -> None:
     for name in names:
         if name not in TOPIC_KEYS:
             raise InvalidConfigError(f"{name}: unknown topic configuration")
+
+
+# -- through the admin requests (--bootstrap-server, Kafka 2.2's TopicCommand.AdminClientTopicService) -------
+
+
+def admin_descriptions(
+    admin: AdminClient, pattern: str | None, with_configs: bool = True
+) -> list[TopicDescription]:
+    """The topics of Metadata v1 (matching ``pattern``) as TopicDescriptions, their overrides from DescribeConfigs."""
+    whitelist = _whitelist(pattern)
+    out = []
+    for t in sorted(admin.metadata().topics, key=lambda t: t.topic):
+        if t.error or t.is_internal or (whitelist and not whitelist.is_topic_allowed(t.topic)):
+            continue
+        assignment = {p.partition: list(p.replicas) for p in t.partitions}
+        states = {p.partition: PartitionState(p.leader, -1, tuple(p.isr), -1) for p in t.partitions}
+        config = {}
+        if with_configs:
+            entries = admin.describe_configs(TOPIC, t.topic)
+            config = {e.name: e.value for e in entries if e.source == DYNAMIC_TOPIC_CONFIG}
+        out.append(TopicDescription(t.topic, assignment, states, config))
+    return out
+
+
+def admin_run(admin: AdminClient, action: str, options: Mapping) -> list[str]:
+    """One kafka-topics.sh action (create, list, describe, alter, delete) through ``admin``."""
+    topic, config = options["topic"], options["config"]
+    if action == "list":
+        return list_lines(admin_descriptions(admin, topic, with_configs=False))
+    if action == "describe":
+        brokers = [b.node_id for b in admin.metadata([]).brokers]
+        return describe_lines(admin_descriptions(admin, topic), brokers, **options["filters"])
+    if action == "create":
+        assignment = _manual_assignment(options["replica_assignment"])
+        partitions, factor = (
+            (-1, -1) if assignment else (options["partitions"] or -1, options["replication_factor"] or -1)
+        )
+        admin.create_topic(topic, partitions, factor, dict(config), assignment)
+        return [f'Created topic "{topic}".']
+    topics = [d.topic for d in admin_descriptions(admin, topic, with_configs=False)]
+    if not topics:
+        raise AdminOperationError(f"topic {topic} does not exist")
+    if action == "delete":
+        admin.delete_topics(topics)
+        return [f"Topic {t} is marked for deletion." for t in topics]
+    if config or options["delete_configs"]:
+        raise AdminOperationError(
+            "--alter with --bootstrap-server changes partitions only: use `zkafka configs`"
+        )
+    manual = _manual_assignment(options["replica_assignment"])
+    for name in topics:
+        admin.create_partitions(name, options["partitions"], list(manual.values()) if manual else None)
+    return ["Adding partitions succeeded!"]
+
+
+def _manual_assignment(text: str | None) -> dict[int, list[int]]:
+    if not text:
+        return {}
+    return {p: [int(b) for b in part.split(":")] for p, part in enumerate(text.split(","))}
+
+
+def _whitelist(pattern: str | None) -> Whitelist | None:
+    try:
+        return Whitelist(pattern) if pattern is not None else None
+    except ValueError as exc:
+        raise AdminOperationError(f"--topic: {exc}") from None

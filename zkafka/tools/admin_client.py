@@ -1,0 +1,150 @@
+"""The admin requests kafka-topics.sh and kafka-configs.sh make with ``--bootstrap-server`` (Kafka's
+AdminClient, as far as these tools need it): Metadata v1 from the bootstrap broker (brokers, controller,
+topics); CreateTopics v4, CreatePartitions v1 and DeleteTopics v3 to the controller; DescribeConfigs v1 and
+AlterConfigs v1 to the bootstrap broker. Every failure is an ``AdminClientError``: one line naming the broker,
+topic or key and Kafka's error name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from zkafka.client08.channel import broker_channel
+from zkafka.consumer.group.coordinator_groups import parse_server
+from zkafka.errors import KafkaError
+from zkafka.protocol import configs as c
+from zkafka.protocol import metadata as m
+from zkafka.protocol import topic_admin as t
+from zkafka.protocol.errors import ErrorCode
+from zkafka.protocol.versioned import make
+
+CLIENT_ID = "adminclient-1"
+
+
+class AdminClientError(KafkaError):
+    """An admin request failed or was refused (one line: what, where, and Kafka's error name)."""
+
+
+def _name(code: int) -> str:
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return f"error {code}"
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    """One config of a DescribeConfigs answer."""
+
+    name: str
+    value: str | None
+    source: int
+    sensitive: bool
+    read_only: bool
+    synonyms: tuple[tuple[str, str | None, int], ...]
+
+
+class AdminClient:
+    """The cluster that ``bootstrap`` (``host:port``) belongs to, asked through the admin requests."""
+
+    def __init__(self, bootstrap: str, timeout_ms: int = 30000) -> None:
+        try:
+            self.bootstrap = parse_server(bootstrap)
+        except ValueError as exc:
+            raise AdminClientError(f"--bootstrap-server: {exc}") from None
+        self.timeout_ms = timeout_ms
+
+    def call(self, address: tuple[str, int], request: Any) -> Any:
+        channel = broker_channel(*address, CLIENT_ID, socket_timeout_ms=self.timeout_ms)
+        try:
+            return channel.request(request)
+        except (OSError, KafkaError) as exc:
+            raise AdminClientError(
+                f"{type(request).__name__} to {address[0]}:{address[1]} failed: {exc}"
+            ) from None
+        finally:
+            channel.close()
+
+    def metadata(self, topics: list[str] | None = None) -> Any:
+        """Metadata v1 from the bootstrap broker (every topic unless ``topics``)."""
+        return self.call(self.bootstrap, m.METADATA_APIS[1][0](topics))
+
+    def controller(self) -> tuple[str, int]:
+        answer = self.metadata([])
+        brokers = {b.node_id: (b.host, b.port) for b in answer.brokers}
+        if answer.controller_id not in brokers:
+            raise AdminClientError(
+                f"the cluster of {self.bootstrap[0]}:{self.bootstrap[1]} has no controller"
+            )
+        return brokers[answer.controller_id]
+
+    # -- topics ---------------------------------------------------------------------------------------------
+
+    def create_topic(
+        self,
+        topic: str,
+        partitions: int,
+        replication_factor: int,
+        configs: dict[str, str],
+        assignment: dict[int, list[int]] | None = None,
+    ) -> None:
+        """CreateTopics v4 (-1: the broker's default count or factor), waiting for the leaders."""
+        assignments = [t.ReplicaAssignment(p, list(b)) for p, b in sorted((assignment or {}).items())]
+        entries = [t.TopicConfig(k, v) for k, v in configs.items()]
+        request = t.CREATE_TOPICS_APIS[4][0](
+            [t.CreatableTopic(topic, partitions, replication_factor, assignments, entries)],
+            self.timeout_ms,
+            False,
+        )
+        (result,) = self.call(self.controller(), request).topics
+        _check(result.error, f"topic {topic}", result.error_message)
+
+    def create_partitions(self, topic: str, count: int, assignment: list[list[int]] | None = None) -> None:
+        assignments = None if assignment is None else [t.PartitionsAssignment(b) for b in assignment]
+        request = t.CREATE_PARTITIONS_APIS[1][0](
+            [t.PartitionsTopic(topic, count, assignments)], self.timeout_ms, False
+        )
+        (result,) = self.call(self.controller(), request).results
+        _check(result.error, f"topic {topic}", result.error_message)
+
+    def delete_topics(self, topics: list[str]) -> None:
+        answer = self.call(self.controller(), t.DELETE_TOPICS_APIS[3][0](topics, self.timeout_ms))
+        for result in answer.topics:
+            _check(result.error, f"topic {result.topic}")
+
+    # -- configs --------------------------------------------------------------------------------------------
+
+    def describe_configs(self, resource_type: int, name: str) -> list[ConfigEntry]:
+        """DescribeConfigs v1 with synonyms, every key of the resource."""
+        resources = [{"resource_type": resource_type, "resource_name": name, "configuration_keys": None}]
+        request = make(c.DESCRIBE_CONFIGS_APIS[1][0], resources=resources, include_synonyms=True)
+        (result,) = self.call(self.bootstrap, request).results
+        _check(result.error, f"{_KINDS[resource_type]} {name}", result.error_message)
+        return [
+            ConfigEntry(
+                e.name,
+                e.value,
+                e.config_source,
+                e.is_sensitive,
+                e.read_only,
+                tuple((s.name, s.value, s.source) for s in e.synonyms),
+            )
+            for e in result.configs
+        ]
+
+    def alter_configs(self, resource_type: int, name: str, configs: dict[str, str]) -> None:
+        """AlterConfigs v1: ``configs`` become the resource's whole set of overrides."""
+        entries = [{"name": k, "value": v} for k, v in configs.items()]
+        resources = [{"resource_type": resource_type, "resource_name": name, "configs": entries}]
+        request = make(c.ALTER_CONFIGS_APIS[1][0], resources=resources, validate_only=False)
+        (result,) = self.call(self.bootstrap, request).responses
+        _check(result.error, f"{_KINDS[resource_type]} {name}", result.error_message)
+
+
+_KINDS = {c.TOPIC: "topic", c.BROKER: "broker"}
+
+
+def _check(code: int, what: str, message: str | None = None) -> None:
+    if code:
+        raise AdminClientError(f"{what}: {_name(code)}" + (f" ({message})" if message else ""))
