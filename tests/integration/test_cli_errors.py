@@ -22,13 +22,13 @@ BAD_TOPIC_LINE = (
 )
 
 
-def zkafka(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+def zkafka(*args: str, stdin: str = "", timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "zkafka.cli", *args],
         input=stdin,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
     )
 
 
@@ -256,3 +256,71 @@ def test_a_bad_property_value_is_one_line():
     assert_one_line(
         result, "zkafka: error: InvalidConfigError: queue.size: -5 is not in the range [1, 2147483647]"
     )
+
+
+# -- the sweep: every command meets an unreachable ZooKeeper, an unreachable broker, a server that is not Kafka --
+
+ZK_COMMANDS = {  # "{zk}": the ZooKeeper; each gives up after 0.5 s
+    "consumer-groups": ["consumer-groups", "--list"],
+    "export-offsets": ["export-offsets", "--output-file", "-"],
+    "import-offsets": ["import-offsets", "--input-file", "{offsets_file}"],
+    "offset-checker": ["offset-checker", "--group", "g"],
+    "preferred-replica-election": ["preferred-replica-election"],
+    "reassign-partitions --generate": [
+        "reassign-partitions", "--generate", "--topics-to-move-json-file", "{topics_file}", "--broker-list", "0",
+    ],
+    "reassign-partitions --verify": ["reassign-partitions", "--verify", "--reassignment-json-file", "{moves_file}"],
+    "topics --list": ["topics", "--list"],
+    "topics --create": ["topics", "--create", "--topic", "t", "--partitions", "1", "--replication-factor", "1"],
+    "update-offsets": ["update-offsets", "--group", "g", "--latest", "--topic", "t"],
+    "zk-tree": ["zk-tree"],
+}  # fmt: skip
+
+BROKER_COMMANDS = {  # "{broker}": the broker list
+    "console-consumer": ["console-consumer", "--bootstrap-server", "{broker}", "--topic", "t"],
+    "console-producer": ["console-producer", "--broker-list", "{broker}", "--topic", "t"],
+    "consumer-groups --list": ["consumer-groups", "--bootstrap-server", "{broker}", "--list"],
+    "consumer-groups --describe": ["consumer-groups", "--bootstrap-server", "{broker}", "--describe", "--group", "g"],
+    "offset-checker": ["offset-checker", "--bootstrap-server", "{broker}", "--group", "g"],
+    "perf produce": ["perf", "produce", "--broker-list", "{broker}", "--topic", "t", "--messages", "10"],
+    "perf consume --bootstrap-server": ["perf", "consume", "--bootstrap-server", "{broker}", "--topic", "t"],
+    "perf consume --broker-list": ["perf", "consume", "--broker-list", "{broker}", "--topic", "t"],
+}  # fmt: skip
+
+
+def assert_ends_in_one_line(args: list[str]) -> str:
+    """The command ends (30 s: a hang detector, not a speed bound) with status 1 and one line; the line."""
+    result = zkafka(*args, stdin="x\n", timeout=30)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("zkafka: error: "), result.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", ZK_COMMANDS.values(), ids=ZK_COMMANDS.keys())
+def test_sweep_an_unreachable_zookeeper(command, tmp_path):
+    files = {"offsets_file": "/consumers/g/offsets/t/0-0:5\n", "topics_file": '{"topics":[{"topic":"t"}]}'}
+    files["moves_file"] = '{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[0]}]}'
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    nowhere = f"127.0.0.1:{closed_port()}"
+    args = [a.format(**{n: tmp_path / n for n in files}) for a in command]
+    line = assert_ends_in_one_line([*args, "--zookeeper", nowhere, "--connection-timeout-ms", "500"])
+    assert (
+        line
+        == f"zkafka: error: ZooKeeperUnreachableError: cannot connect to ZooKeeper at {nowhere} within 0.5s"
+    )
+
+
+@pytest.mark.parametrize("command", BROKER_COMMANDS.values(), ids=BROKER_COMMANDS.keys())
+def test_sweep_an_unreachable_broker(command):
+    nowhere = f"127.0.0.1:{closed_port()}"
+    line = assert_ends_in_one_line([a.format(broker=nowhere) for a in command])
+    assert nowhere in line and "Connection refused" in line
+
+
+@pytest.mark.parametrize("command", BROKER_COMMANDS.values(), ids=BROKER_COMMANDS.keys())
+def test_sweep_a_zookeeper_port_given_as_a_broker(command, zookeeper_server):
+    line = assert_ends_in_one_line([a.format(broker=zookeeper_server.connect_string) for a in command])
+    assert zookeeper_server.connect_string in line or "closed" in line or "timed out" in line

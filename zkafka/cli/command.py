@@ -57,6 +57,14 @@ def report_error(exc: BaseException) -> int:
     return 1
 
 
+def check_brokers_answer(broker_list: str, topic: str | None, timeout_ms: int = 10000) -> None:
+    """Ask the brokers for metadata once: servers that cannot answer end the command in one line
+    (BrokerNotAvailableError naming them and the cause), not in a client's retries."""
+    from zkafka.client08.topic_metadata import fetch_topic_metadata, parse_broker_list
+
+    fetch_topic_metadata([topic] if topic else [], parse_broker_list(broker_list), timeout_ms=timeout_ms)
+
+
 def checked_topic(ctx: click.Context, param: click.Parameter, value):
     """Option callback for ``--topic``: refuse (one line, exit status 1) a name no broker of either line could
     hold (0.7's rule, which allows every 0.8 name; a 0.8 client checks 0.8's before sending)."""

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from zkafka.cli.command import Context, checked_topic, configure_logging, main
+from zkafka.cli.command import Context, check_brokers_answer, checked_topic, configure_logging, main
 from zkafka.cli.producer import acks_option, check_source, producer_source_options
 
 
@@ -144,6 +144,8 @@ def perf_produce(
     configure_logging(Context.verbose, level=30)
     check_source(zookeeper, broker_list)
     line08 = bool(broker_list) and is_broker_list_08(broker_list)
+    if line08:
+        check_brokers_answer(broker_list, topic)
     producer_props = parse_overrides(properties)
     if max_in_flight is not None:
         if not line08:
@@ -241,6 +243,8 @@ def perf_consume(
     configure_logging(Context.verbose, level=30)
     if sum(bool(x) for x in (zookeeper, broker_list, bootstrap_server)) != 1:
         raise click.UsageError("give exactly one of --zookeeper, --broker-list and --bootstrap-server")
+    if bootstrap_server or broker_list:
+        check_brokers_answer(bootstrap_server or broker_list, topic)
     common = {"topic": topic, "fetch_size": fetch_size, "messages": messages, "from_latest": from_latest}
     common["consumer_timeout_ms"] = consumer_timeout_ms
     detailed = show_detailed_stats and bool(zookeeper)  # per-thread lines: a ZooKeeper group's only
