@@ -10,12 +10,14 @@ import pytest
 
 pytest.importorskip("kafka")
 
+from datetime import datetime  # noqa: E402
+
 from click.testing import CliRunner  # noqa: E402
 from kafka import KafkaConsumer  # noqa: E402
 
 from tests.integration.test_coordinator_kafka_python import TOPIC, produce, start_with_topic  # noqa: E402
 from zkafka.cli import main  # noqa: E402
-from zkafka.utils import wait_until  # noqa: E402
+from zkafka.utils import now_ms, wait_until  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -130,8 +132,28 @@ def test_errors_are_one_line(bootstrap):
     assert run("--bootstrap-server", "127.0.0.1:1", "--list", code=1).startswith(
         "zkafka: error: cannot reach the broker 127.0.0.1:1: "
     )
-    datetime = run("--bootstrap-server", bootstrap, "--reset-offsets", "--group", "idle", "--topic", TOPIC,
+    by_time = run("--bootstrap-server", bootstrap, "--reset-offsets", "--group", "idle", "--topic", TOPIC,
                    "--to-datetime", "2020-01-01T00:00:00.000", code=1)  # fmt: skip
-    assert len(datetime.strip().splitlines()) == 1 and "ListOffsets v1" in datetime and port in datetime
+    assert len(by_time.strip().splitlines()) == 1 and port in by_time  # a magic-0 log has no timestamps
+    assert "UNSUPPORTED_FOR_MESSAGE_FORMAT (the topic's messages have no timestamps" in by_time
     assert "--by-duration 'bad'" in run("--bootstrap-server", bootstrap, "--reset-offsets", "--group", "g",
                                         "--topic", TOPIC, "--by-duration", "bad", code=1)  # fmt: skip
+
+
+def test_to_datetime_and_by_duration_find_offsets_by_time(start_broker08):
+    """A log that keeps timestamps (message format 2.1, stamped at append): ListOffsets v1 finds the first
+    offset at or after the time."""
+    broker = start_with_topic(
+        start_broker08, **{"log.message.format.version": "2.1", "log.message.timestamp.type": "LogAppendTime"}
+    )
+    bootstrap = f"127.0.0.1:{broker.port}"
+    produce(bootstrap, 20)
+    reset = ["--bootstrap-server", bootstrap, "--reset-offsets", "--group", "by-time", "--topic", TOPIC]
+    first_round_ends = table(run(*reset, "--to-latest"), "GROUP")
+    between = now_ms() + 1
+    wait_until(lambda: now_ms() > between, 5)
+    produce(bootstrap, 20, start=20)
+    moment = datetime.fromtimestamp(between / 1000).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]  # local time
+    assert table(run(*reset, "--to-datetime", moment), "GROUP") == first_round_ends
+    assert [r[3] for r in table(run(*reset, "--by-duration", "PT1H"), "GROUP")] == ["0"] * 4
+

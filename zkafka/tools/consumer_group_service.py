@@ -28,6 +28,7 @@ from zkafka.protocol.versioned import make
 
 CLIENT_ID = "ConsumerGroupCommand"
 CONSUMER_TYPES = ("consumer", "")
+_NO_TIMESTAMPS = " (the topic's messages have no timestamps: message.format.version before 0.10.0)"
 TopicPartition = tuple[str, int]
 
 
@@ -202,8 +203,15 @@ class ConsumerGroupService:
         out = {}
         for leader, tps in self._by_leader(partitions).items():
             request = self._offsets_by_time_request(leader, tps, timestamp_ms)
-            for t in self.call(self.brokers[leader], request).topics:
-                out.update(((t.topic, p.partition), p.offset) for p in t.partitions if not p.error and p.offset >= 0)
+            host, port = self.brokers[leader]
+            for t in self.call((host, port), request).topics:
+                for p in t.partitions:
+                    if p.error:
+                        hint = _NO_TIMESTAMPS if p.error == ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT else ""
+                        raise GroupToolError(f"ListOffsets of {t.topic}-{p.partition} by time at {host}:{port}:"
+                                             f" {_name(p.error)}{hint}")  # fmt: skip
+                    if p.offset >= 0:
+                        out[(t.topic, p.partition)] = p.offset
         missing = [tp for tp in partitions if tp not in out]
         return out | self.log_offsets(missing) if missing else out
 
