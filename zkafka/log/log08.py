@@ -191,7 +191,8 @@ class Log08(SegmentedLog):
                 segment.size > 0
                 and self._time_ms() - segment.created_ms > config.segment_ms - segment.roll_jitter_ms
             )
-            or any(index.is_full for index in segment.indexes)
+            or segment.index.is_full
+            or (segment.time_index is not None and segment.time_index.is_full)
             or last_offset - segment.start > INT32_MAX
         ):
             return self._roll()
