@@ -112,12 +112,13 @@ def dump_log_segments(
     max_message_size: int,
 ) -> None:
     """Print each message of segment files: 0.7 .kafka, 0.8 .log (offset, position, key size; keys and
-    payloads with --print-data-log) and 0.8 .index (offset, position, checked against the .log).
+    payloads with --print-data-log; record batches as Kafka 2.x prints them), 0.8 .index (offset, position,
+    checked against the .log) and .timeindex (timestamp, offset).
 
     Exit 1 if any file is damaged: a CRC failure, bytes after the last whole entry, an index entry that does
     not match its log, non-consecutive offsets (saying what and where on standard error).
     """
-    from zkafka.tools.dump_log_segments import dump_index, dump_log08, dump_segment
+    from zkafka.tools.dump_log_segments import dump_index, dump_log08, dump_segment, dump_time_index
 
     targets = list(paths) + [f.strip() for f in (files or "").split(",") if f.strip()]
     if not targets:
@@ -126,6 +127,8 @@ def dump_log_segments(
     for path in targets:
         if path.endswith(".log"):
             report = dump_log08(path, click.echo, deep=deep, print_data=print_data_log)
+        elif path.endswith(".timeindex"):
+            report = dump_time_index(path, click.echo)
         elif path.endswith(".index"):
             report = dump_index(
                 path, click.echo, verify_only=verify_index_only, max_message_size=max_message_size

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from zkafka.errors import KafkaError
 from zkafka.log.offset_index import ENTRY_SIZE, INDEX_SUFFIX
+from zkafka.log.time_index import TIME_ENTRY_SIZE
 from zkafka.records.compression import CODEC_NAMES, CODEC_OBJECT_NAMES, CODECS_07, NO_COMPRESSION, decompress
 from zkafka.records.deep_iterator import messages
 from zkafka.records.default_record import Record
@@ -32,6 +33,7 @@ from zkafka.records.record_batch import MAGIC as MAGIC_V2
 from zkafka.records.record_batch import read_batch, read_batch_header
 
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
+_TIME_ENTRY = struct.Struct(">qi")
 
 
 @dataclass
@@ -380,3 +382,22 @@ def _first_offset(data: bytes) -> int | None:
     except KafkaError:
         return None
     return None
+
+
+def dump_time_index(path: str, out: Callable[[str], None]) -> LogReport08:
+    """Print each entry of a ``.timeindex`` (``timestamp: T offset: O``, as Kafka's DumpLogSegments) and say
+    where timestamps or offsets fail to increase."""
+    report = LogReport08(path, base_offset_of(path))
+    out(f"Dumping {path}")
+    with open(path, "rb") as handle:
+        data = handle.read()
+    last = (-1, -1)
+    for at in range(0, len(data) - TIME_ENTRY_SIZE + 1, TIME_ENTRY_SIZE):
+        timestamp, relative = _TIME_ENTRY.unpack_from(data, at)
+        entry = (timestamp, report.base_offset + relative)
+        if at and entry <= last:
+            report.problem = f"entry {at // TIME_ENTRY_SIZE} {entry} does not follow {last}"
+        out(f"timestamp: {entry[0]} offset: {entry[1]}")
+        last = entry
+    report.trailing = len(data) % TIME_ENTRY_SIZE
+    return report

@@ -18,7 +18,7 @@ from zkafka.records.convert import down_convert
 from zkafka.records.default_record import Header, Record
 from zkafka.records.format08 import build_message_set, entries, iter_messages
 from zkafka.records.record_batch import build_batch, read_batches
-from zkafka.tools.dump_log_segments import dump_log08
+from zkafka.tools.dump_log_segments import dump_log08, dump_time_index
 
 pytestmark = pytest.mark.usefixtures("codec_path")
 
@@ -244,3 +244,13 @@ def test_a_log_whose_format_is_raised_holds_both_and_reads_recovers_and_converts
     ]
     follower = open_log(tmp_path / "f")
     assert follower.append(data, assign_offsets=False).next_offset == 5
+
+
+def test_dump_log_segments_prints_a_timeindex(tmp_path):
+    log = open_log(tmp_path, index_interval_bytes=1)
+    stamped(log, 100, 300)
+    path = log.segments[-1].time_index.path
+    log.close()
+    lines: list[str] = []
+    assert dump_time_index(path, lines.append).valid
+    assert lines[1:] == ["timestamp: 100 offset: 0", "timestamp: 300 offset: 1"]
