@@ -23,7 +23,12 @@ from zkafka.protocol import offset_commit as oc
 from zkafka.protocol.api_keys import LIST_OFFSETS
 from zkafka.protocol.api_versions import ApiVersionsRequestV0
 from zkafka.protocol.errors import ErrorCode
-from zkafka.protocol.offsets import ListOffsetsRequestPartition, ListOffsetsRequestTopic, ListOffsetsRequestV0
+from zkafka.protocol.offsets import (
+    LIST_OFFSETS_REQUEST,
+    ListOffsetsRequestPartition,
+    ListOffsetsRequestTopic,
+    ListOffsetsRequestV0,
+)
 from zkafka.protocol.versioned import make
 
 CLIENT_ID = "ConsumerGroupCommand"
@@ -223,16 +228,11 @@ class ConsumerGroupService:
                 f"--to-datetime/--by-duration need ListOffsets v1 (offsets by timestamp), which the broker"
                 f" {host}:{port} does not serve (it answers ListOffsets v{versions.get(LIST_OFFSETS, 0)} only)"
             )
-        from zkafka.protocol import offsets as list_offsets  # ListOffsets v1+ where this build declares them
-
-        declared = getattr(list_offsets, "LIST_OFFSETS_REQUEST", ())
-        if len(declared) < 2:
-            raise GroupToolError("--to-datetime/--by-duration need ListOffsets v1, which this zkafka does not declare")
         by_topic: dict[str, list[dict]] = {}
         for topic, partition in tps:
             by_topic.setdefault(topic, []).append({"partition": partition, "time": timestamp_ms})
         topics = [{"topic": t, "partitions": ps} for t, ps in by_topic.items()]
-        return make(declared[1], replica_id=-1, topics=topics)
+        return make(LIST_OFFSETS_REQUEST[1], replica_id=-1, topics=topics)
 
     def _by_leader(self, partitions: list[TopicPartition]) -> dict[int, list[TopicPartition]]:
         grouped: dict[int, list[TopicPartition]] = {}
