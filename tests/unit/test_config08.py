@@ -88,6 +88,7 @@ def test_precedence(props, key, expected):
         ("log.cleaner.min.cleanable.ratio", "1.5"),
         ("delete.topic.enable", "yes"),
         ("offsets.topic.compression.codec", "zstd"),
+        ("max.incremental.fetch.session.cache.slots", "-1"),
     ],
 )
 def test_bad_broker_values_name_the_key(key, value):
