@@ -75,6 +75,10 @@ class _StreamCore:
         raise NotImplementedError
 
 
+# The base is chosen once, at import, from what is built: a class's base cannot change under the streams already
+# made, and the fetchers feeding them decode for the same core (stream08 reads ``native.built`` too). The pure
+# path is a per-process choice, ZKAFKA_NO_EXTENSIONS=1 in the environment before zkafka is imported (what
+# scripts/test.sh runs an integration subset and a drill under); ``native.use(False)`` switches only the codec.
 class KafkaStream(native.built.StreamCore if native.built is not None else _StreamCore):
     """An iterator of messages (``MessageAndMetadata``, ``MessageAndMetadata08``) over one consumer thread's queue of fetched chunks.
 
