@@ -1,9 +1,9 @@
-"""A topic with ``message.format.version=2.2`` on a 2-broker cluster: kafka-python unpinned writes record
-batches with headers and timestamps, and every replica's log holds them as written (producer's codec,
-headers, timestamps; the follower appended the leader's batches as they are), each segment with a
-``.timeindex``; a kafka-python client pinned to 0.8.2 reads the same topic converted down to magic 0;
-librdkafka with its defaults produces (magic 0 while Fetch stops at v1) and its messages are stored converted
-up to v2 and read back. A real ZooKeeper, in-process brokers."""
+"""A topic with ``message.format.version=2.2`` on a 2-broker cluster: kafka-python unpinned and librdkafka with
+its defaults write record batches with headers and timestamps, and every replica's log holds them as written
+(producer's codec, headers, timestamps; the follower appended the leader's batches as they are), each segment
+with a ``.timeindex``; confluent-kafka and kafka-python read headers and timestamps back unchanged, and a
+kafka-python client pinned to 0.8.2 reads the same topic converted down to magic 0; a LogAppendTime topic
+stamps its batches and answers the time. A real ZooKeeper, in-process brokers."""
 
 from __future__ import annotations
 
@@ -118,7 +118,7 @@ def test_kafka_python_batches_are_stored_as_written_and_read_down_converted(clus
     assert pinned_values(bootstrap, "v2") == [(o, k, v) for o, _, k, v, _, _ in sent]
 
 
-def test_librdkafka_messages_are_converted_up_and_read_back(cluster, zk_client):
+def test_librdkafka_messages_are_stored_as_batches_and_read_back(cluster, zk_client):
     bootstrap = v2_topic(cluster, zk_client, "rdk-v2")
     producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "acks": "all"})
     failed = []
@@ -162,3 +162,50 @@ def test_a_log_append_time_topic_stamps_the_batches_and_answers_the_time(start_b
     (batch,) = read_batches(log.read(0, 1 << 20, None).read())
     assert batch.header.timestamp_type == 1 and batch.header.max_timestamp > T0
     assert metadata.timestamp == batch.header.max_timestamp  # Produce v2+'s log_append_time_ms
+
+
+def test_librdkafka_headers_and_timestamps_come_back_unchanged(cluster, zk_client):
+    bootstrap = v2_topic(cluster, zk_client, "hdr")
+    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 20})
+    failed = []
+    sent = [(b"k%d" % i, b"v%d" % i, T0 + i, [("trace", b"t%d" % i), ("n", None)]) for i in range(30)]
+    for key, value, timestamp, headers in sent:
+        producer.produce(
+            "hdr", key=key, value=value, partition=0, timestamp=timestamp, headers=headers,
+            on_delivery=lambda e, m: e and failed.append(e),
+        )  # fmt: skip
+    assert producer.flush(30) == 0 and not failed
+    stored = [
+        (r.key, r.value, r.timestamp, [tuple(h) for h in r.headers])
+        for b in replica_batches(cluster, "hdr", 30)[2]
+        for r in b.records
+    ]
+    assert stored == [(k, v, t, h) for k, v, t, h in sent]  # as librdkafka wrote them (broker 2's replica)
+    consumer = confluent_kafka.Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "hdr", "auto.offset.reset": "earliest"}
+    )
+    try:
+        consumer.assign([confluent_kafka.TopicPartition("hdr", 0, 0)])
+        got = []
+        for _ in range(60):
+            message = consumer.poll(1)
+            if message is not None and message.error() is None:
+                got.append((message.key(), message.value(), message.timestamp()[1], message.headers()))
+            if len(got) == len(sent):
+                break
+    finally:
+        consumer.close()
+    assert got == sent
+    reader = kafka.KafkaConsumer(
+        bootstrap_servers=bootstrap,
+        consumer_timeout_ms=3000,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
+    try:
+        reader.assign([kafka.TopicPartition("hdr", 0)])
+        read = [(r.key, r.value, r.timestamp, list(r.headers)) for r in reader]
+    finally:
+        reader.close()
+    assert read == sent
+    assert pinned_values(bootstrap, "hdr") == [(i, k, v) for i, (k, v, _, _) in enumerate(sent)]
