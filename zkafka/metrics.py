@@ -15,6 +15,7 @@ import json
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any
+from urllib.parse import parse_qs
 
 from gevent.pywsgi import WSGIServer
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, make_wsgi_app
@@ -50,7 +51,7 @@ class MetricsServer:
 
     def __init__(self, registry: CollectorRegistry) -> None:
         self.registry = registry
-        self.routes: dict[str, Callable[[], Any]] = {}
+        self.routes: dict[str, Callable[[dict[str, str]], Any]] = {}  # path -> f(query) -> JSON value
         self._server: WSGIServer | None = None
 
     def serve(self, host: str, port: int) -> int:
@@ -67,7 +68,8 @@ class MetricsServer:
             route = self.routes.get(environ.get("PATH_INFO", ""))
             if route is None:
                 return metrics_app(environ, start_response)
-            body = json.dumps(route()).encode()
+            query = {k: v[-1] for k, v in parse_qs(environ.get("QUERY_STRING", "")).items()}
+            body = json.dumps(route(query)).encode()
             start_response(
                 "200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
             )

@@ -68,6 +68,7 @@ class RequestLog:
         self.trace_interval_s = trace_interval_s
         self.clock = clock
         self.entries: deque[dict[str, Any]] = deque(maxlen=capacity)
+        self.started = clock()  # this log's identity: a restarted broker's ids begin again
         self._next_id = 1
         self._last_trace = 0.0
         self._trace: dict[str, Any] | None = None  # the open trace: id, topic, partition, produce entry, end
@@ -99,9 +100,13 @@ class RequestLog:
         entry["parked"] = True
         link(lambda result: self._finish(entry, result.value if result.successful() else None))
 
-    def snapshot(self) -> list[dict[str, Any]]:
-        """The kept requests, oldest first (JSON-ready)."""
-        return list(self.entries)
+    def snapshot(self, query: dict[str, str] | None = None) -> list[dict[str, Any]]:
+        """The kept requests, oldest first (JSON-ready). With ``after`` (an id) and ``log`` (this log's
+        ``started``, which every entry carries), only the entries after that id: a reader asks from before the
+        oldest entry it holds unanswered."""
+        query = query or {}
+        after = int(query.get("after", 0)) if query.get("log") == repr(self.started) else 0
+        return [e for e in self.entries if e["id"] > after]
 
     # -- internals -------------------------------------------------------------------------------------------
 
@@ -110,6 +115,7 @@ class RequestLog:
         entry = {
             "id": self._next_id,
             "broker": self.broker_id,
+            "log": self.started,
             "api": API_NAMES.get(request.api_key, str(request.api_key)),
             "api_key": request.api_key,
             "version": request.api_version,

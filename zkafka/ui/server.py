@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode
 
 import gevent
 import gevent.event
@@ -65,6 +65,7 @@ class ClusterView:
         self.extra = extra  # more facts for the page (the demo's producer and consumers)
         self.request_logs = request_logs
         self.requests: dict[tuple, dict] = {}
+        self._read_to: dict[str, tuple[float | None, int]] = {}  # request-log URL -> (its log, last id read)
         self.gone: dict[int, dict[str, Any]] = {}  # broker id -> its last registration, when and why it went
         self._brokers: list[dict[str, Any]] = []
         self._led: dict[int, list[str]] = {}
@@ -163,15 +164,26 @@ class ClusterView:
         return sorted(brokers + list(self.gone.values()), key=lambda b: str(b["id"]).zfill(6))
 
     def _protocol(self, now: float) -> dict[str, Any]:
-        """Read every broker's request log (a broker that does not answer keeps what was read before)."""
+        """Read what is new in every broker's request log (a broker that does not answer keeps what was read
+        before): the entries after the last one read, or from the oldest one read still without its answer."""
         pool = gevent.get_hub().threadpool
         for url in self.request_logs():
+            log_id, after = self._read_to.get(url, (None, 0))
             try:
-                entries = pool.apply(_read_json, (url,))
+                entries = pool.apply(
+                    _read_json, (f"{url}?{urlencode({'after': after, 'log': repr(log_id)})}",)
+                )
             except (OSError, ValueError):
                 continue
+            waiting = []
             for entry in entries:
                 self.requests[(entry["broker"], entry["id"], entry["start"])] = entry
+                if entry["log"] != log_id:
+                    log_id, after, waiting = entry["log"], 0, []
+                after = max(after, entry["id"])
+                if "took_ms" not in entry:
+                    waiting.append(entry["id"] - 1)
+            self._read_to[url] = (log_id, min(waiting, default=after))
         if len(self.requests) > REQUESTS_KEPT:
             for key in sorted(self.requests, key=lambda k: k[2])[: len(self.requests) - REQUESTS_KEPT]:
                 del self.requests[key]

@@ -135,3 +135,20 @@ def test_one_produce_an_interval_is_traced_with_its_partition_s_fetches_until_th
     assert log.begin(produce()) is None  # within the interval
     clock.now += 1
     assert log.begin(produce()) is not None
+
+
+def test_a_reader_asks_only_for_the_entries_after_an_id_and_a_new_log_gives_everything():
+    clock = Clock()
+    log = RequestLog(0, clock=clock)
+    first = log.begin(join_group())
+    waiting = AsyncResult()
+    log.handled(first, waiting)
+    done = log.begin(join_group("m-1"))
+    log.handled(done, None)
+    third = log.begin(join_group("m-1"))
+    everything = log.snapshot()
+    assert [e["id"] for e in everything] == [1, 2, 3] and {e["log"] for e in everything} == {log.started}
+    newer = log.snapshot({"after": "2", "log": repr(log.started)})
+    assert [e["id"] for e in newer] == [3]
+    assert [e["id"] for e in log.snapshot({"after": "3", "log": "123.0"})] == [1, 2, 3]  # another log: all
+    log.handled(third, None)
