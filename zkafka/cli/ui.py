@@ -42,14 +42,14 @@ def ui(zookeeper, bootstrap_server, port, interval, broker_metrics) -> None:
             parse_server(bootstrap_server)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--bootstrap-server") from None
+    stopping = gevent.event.Event()
+    for signum in STOP_SIGNALS:  # before the port opens: a stop from then on is a clean one
+        gevent.signal_handler(signum, stopping.set)
     urls = [f"http://{address}/requests" for address in broker_metrics]
     view = ClusterView(zookeeper, bootstrap_server, interval, request_logs=(lambda: urls) if urls else None)
     view.start()
     server = serve(view, port)
     click.echo(f"zkafka ui: serving http://127.0.0.1:{server.server_port}/", err=True)
-    stopping = gevent.event.Event()
-    for signum in STOP_SIGNALS:
-        gevent.signal_handler(signum, stopping.set)
     try:
         stopping.wait()
     finally:
