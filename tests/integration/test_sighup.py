@@ -84,3 +84,35 @@ def test_console_producer_sends_what_it_read_on_sighup(start_broker08, zk_connec
     log = wait_until(lambda: broker.server.log_manager.get_log("t", 0), 30, message="the topic created")
     wait_until(lambda: log.log_end_offset == 1, 30, message="the line appended")
     hang_up(proc)
+
+
+def test_under_nohup_sighup_stays_ignored(tmp_path):
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "zkafka.cli",
+            "zookeeper",
+            "start",
+            "--port",
+            str(port),
+            "--data-dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),  # what nohup does
+    )
+    try:
+        wait_until(lambda: is_serving("127.0.0.1", port), 30, message="ZooKeeper serving")
+        proc.send_signal(signal.SIGHUP)
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(2)  # still running: a stop would take well under this
+        assert is_serving("127.0.0.1", port)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    finally:
+        proc.kill()
+        proc.communicate()

@@ -8,16 +8,20 @@ import os
 import signal
 from collections.abc import Callable
 
+# Under nohup SIGHUP starts ignored, and stays so (as a JVM leaves it): the command outlives its terminal.
+_HANGUP = () if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else (signal.SIGHUP,)
+
 # Ctrl-C, kill, and the terminal going away: each stops a long-running command as Ctrl-C does.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, *_HANGUP)
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def hangup_interrupts() -> None:
     """Make SIGHUP raise KeyboardInterrupt as SIGINT does, so a command whose terminal closes stops as on
-    Ctrl-C (its own handlers, installed later, take precedence)."""
-    signal.signal(signal.SIGHUP, signal.default_int_handler)
+    Ctrl-C (its own handlers, installed later, take precedence); not under nohup."""
+    for signum in _HANGUP:
+        signal.signal(signum, signal.default_int_handler)
 
 
 def die_with_parent(signum: int = signal.SIGKILL) -> Callable[[], None]:
