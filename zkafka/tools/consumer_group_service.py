@@ -121,7 +121,7 @@ class ConsumerGroupService:
 
     def describe(self, group: str) -> ConsumerGroupDescription:
         """The group (state "Dead" when the coordinator does not know it)."""
-        node, host, port = coordinator = self.coordinator(group)
+        _, host, port = coordinator = self.coordinator(group)
         request = make(g.DESCRIBE_GROUPS_REQUEST[5], group_ids=[group], include_authorized_operations=False)
         (described,) = self.call((host, port), request).groups
         if described.error:
