@@ -7,10 +7,13 @@ above the log's ``min.cleanable.dirty.ratio``. It maps every key of the dirty pa
 below the map's end in groups that fit one segment: a message is kept unless a later offset has its key, or
 it is a tombstone (null value) in a segment last modified before the delete horizon (the last clean
 segment's mtime minus ``delete.retention.ms``). A group is written to ``<base>.log.cleaned`` (and
-``.index.cleaned``), renamed to ``.swap``, swapped into the log under its lock (the old segments renamed
+``.index.cleaned``, ``.timeindex.cleaned``), renamed to ``.swap``, swapped into the log under its lock (the old segments renamed
 ``.deleted`` and removed later) and renamed to ``.log``; a crash at any step is repaired when the log loads.
-Compressed wrappers keep their kept inner messages recompressed with the same codec (0.9); messages without
-a key are kept (0.9 refuses them on produce). The new first dirty offset is checkpointed.
+Compressed wrappers keep their kept inner messages recompressed with the same codec (0.9); a record batch
+(message format v2) that lost records is written again keeping its base and last offsets, producer fields,
+codec and timestamp type (Kafka 2.x's ``filterTo``), and a log of format v1/v2 gets its ``.timeindex``
+written with the cleaned segment; messages without a key are kept (0.9 refuses them on produce). The new
+first dirty offset is checkpointed.
 
 Everything but the swaps runs through the cleaner's ``offload`` (the broker's disk pool): choosing the log,
 reading and mapping the keys, writing and fsyncing the cleaned files, the checkpoint. Each swap (renames and
@@ -34,8 +37,11 @@ from zkafka.log.log08 import Log08
 from zkafka.log.offset_index import INDEX_SUFFIX, OffsetIndex
 from zkafka.log.segment import CLEANED_SUFFIX, SWAP_SUFFIX, IndexedSegment, segment_file_name
 from zkafka.log.segmented_log import Offload, run_here
-from zkafka.records.compression import compress
-from zkafka.records.format08 import CODEC_MASK, encode_entry, encode_message, entries, iter_messages
+from zkafka.log.time_index import TIME_INDEX_SUFFIX, TimeIndex
+from zkafka.records.convert import entry_records, retained_entry
+from zkafka.records.format08 import entries, iter_messages
+from zkafka.records.log_entries import log_entries
+from zkafka.records.message_v1 import NO_TIMESTAMP
 from zkafka.utils.java import INT32_MAX
 
 logger = logging.getLogger(__name__)
@@ -114,7 +120,6 @@ class LogCleaner:
     ) -> None:
         self._logs = logs
         self._offload = offload
-        self._refused: set[str] = set()  # logs whose message format the cleaner does not read
         self.map_capacity = max(1, int(dedupe_buffer_size / BYTES_PER_MAP_ENTRY * load_factor))
 
     # -- checkpoints ----------------------------------------------------------------------------------------
@@ -150,28 +155,13 @@ class LogCleaner:
 
     def grab_filthiest_log(self) -> LogToClean | None:
         """The compacted log with the highest dirty ratio above its ``min.cleanable.dirty.ratio``, if any."""
-        candidates = [self.cleanable(log) for log in self._logs() if log.config.compact and self._readable(log)]
+        candidates = [self.cleanable(log) for log in self._logs() if log.config.compact]
         candidates = [
             c for c in candidates if c.dirty_bytes > 0 and c.dirty_ratio > c.log.config.min_cleanable_ratio
         ]
         if not candidates:
             return None
         return max(candidates, key=lambda c: (c.dirty_ratio, c.log.name))
-
-    def _readable(self, log: Log08) -> bool:
-        """Whether the cleaner reads the log's entries: magic 0 only (a log of a newer message.format.version
-        is not compacted, and says so once)."""
-        if log.config.message_format_magic == 0:
-            return True
-        if log.name not in self._refused:
-            self._refused.add(log.name)
-            logger.warning(
-                "log %s: not compacted: the cleaner reads message format v0 only, and its"
-                " message.format.version stores magic %d",
-                log.name,
-                log.config.message_format_magic,
-            )
-        return False
 
     def clean_once(self) -> CleanerStats | None:
         """Clean the filthiest log; None when no log needs it."""
@@ -246,47 +236,66 @@ class LogCleaner:
         stats: CleanerStats,
     ) -> None:
         """Write the group's kept entries as the ``.swap`` files of its first segment (fsynced)."""
-        log_path, index_path = _group_paths(log, group)
+        paths = _group_paths(log, group)
         base = group[0].start
-        for path in (log_path + CLEANED_SUFFIX, index_path + CLEANED_SUFFIX):
-            if os.path.exists(path):
-                os.unlink(path)
-        index = OffsetIndex(index_path + CLEANED_SUFFIX, base, max_bytes=log.config.index_max_bytes)
+        for path in paths:
+            if os.path.exists(path + CLEANED_SUFFIX):
+                os.unlink(path + CLEANED_SUFFIX)
+        config = log.config
+        index = OffsetIndex(paths[1] + CLEANED_SUFFIX, base, max_bytes=config.index_max_bytes)
+        times = (
+            TimeIndex(paths[2] + CLEANED_SUFFIX, base, max_bytes=config.index_max_bytes)
+            if config.message_format_magic
+            else None
+        )
+        stamp = (NO_TIMESTAMP, base)  # the largest timestamp written and its offset
         try:
-            with open(log_path + CLEANED_SUFFIX, "wb") as out:
+            with open(paths[0] + CLEANED_SUFFIX, "wb") as out:
                 position = since_index = 0
                 for segment in group:
                     retain_deletes = segment.mtime_ms > horizon_ms
                     for first_offset, data in _cleaned_entries(segment, offset_map, retain_deletes, stats):
-                        if since_index > log.config.index_interval_bytes:
+                        if since_index > config.index_interval_bytes:
                             index.append(first_offset, position)
+                            if times is not None:
+                                times.maybe_append(*stamp)
                             since_index = 0
                         out.write(data)
+                        written = next(log_entries(data))
+                        stamp = max(stamp, (written.max_timestamp, written.last_offset))
                         position += len(data)
                         since_index += len(data)
                 out.flush()
                 os.fsync(out.fileno())
-            index.trim()
-            index.flush()
+            written_indexes = (index,) if times is None else (index, times)
+            if times is not None:
+                times.maybe_append(*stamp)
+            for written_index in written_indexes:
+                written_index.trim()
+                written_index.flush()
         finally:
             index.close()
+            if times is not None:
+                times.close()
         stats.bytes_written += position
         mtime_ns = group[-1].mtime_ms * 1_000_000
-        os.utime(log_path + CLEANED_SUFFIX, ns=(mtime_ns, mtime_ns))
-        for path in (log_path, index_path):
-            os.rename(path + CLEANED_SUFFIX, path + SWAP_SUFFIX)
+        os.utime(paths[0] + CLEANED_SUFFIX, ns=(mtime_ns, mtime_ns))
+        for path in paths:
+            if os.path.exists(path + CLEANED_SUFFIX):
+                os.rename(path + CLEANED_SUFFIX, path + SWAP_SUFFIX)
 
     def _swap_in(self, log: Log08, group: list[IndexedSegment]) -> IndexedSegment | None:
         """Put the group's ``.swap`` files in its place in the log (None, and the files dropped, if the log
         changed meanwhile)."""
-        log_path, index_path = _group_paths(log, group)
+        paths = _group_paths(log, group)
         base = group[0].start
 
         def swap_in() -> IndexedSegment:
             for segment in group:
                 segment.rename_deleted()
-            for path in (log_path, index_path):
-                os.rename(path + SWAP_SUFFIX, path)
+            for path in paths:
+                if os.path.exists(path + SWAP_SUFFIX):
+                    os.rename(path + SWAP_SUFFIX, path)
             segment = log.open_segment(base)
             segment.next_offset = group[-1].next_offset
             return segment
@@ -296,17 +305,18 @@ class LogCleaner:
             logger.warning(
                 "log cleaner: log %s changed while cleaning; dropping the cleaned segment", log.name
             )
-            for path in (log_path, index_path):
-                os.unlink(path + SWAP_SUFFIX)
+            for path in paths:
+                if os.path.exists(path + SWAP_SUFFIX):
+                    os.unlink(path + SWAP_SUFFIX)
         return new
 
 
-def _group_paths(log: Log08, group: list[IndexedSegment]) -> tuple[str, str]:
-    """The log and index paths of the segment a cleaned group becomes (named after its first segment)."""
+def _group_paths(log: Log08, group: list[IndexedSegment]) -> tuple[str, str, str]:
+    """The log, index and time index paths of the segment a cleaned group becomes (named after its first)."""
     base = group[0].start
-    return (
-        os.path.join(log.dir_path, segment_file_name(base, log.entry_format.log_suffix)),
-        os.path.join(log.dir_path, segment_file_name(base, INDEX_SUFFIX)),
+    return tuple(  # type: ignore[return-value]
+        os.path.join(log.dir_path, segment_file_name(base, suffix))
+        for suffix in (log.entry_format.log_suffix, INDEX_SUFFIX, TIME_INDEX_SUFFIX)
     )
 
 
@@ -340,33 +350,29 @@ def _segment_bytes(segment: IndexedSegment) -> bytes:
 
 
 def _segment_messages(segment: IndexedSegment) -> Iterable[Any]:
-    return iter_messages(_segment_bytes(segment))
+    """Every message or record of the segment: one walk when all its entries are magic 0, else entry by entry."""
+    data = _segment_bytes(segment)
+    if not any(entry.magic for entry in log_entries(data)):
+        return iter_messages(data)
+    return (r for e in log_entries(data) for r in entry_records(data[e.position : e.position + e.size]))
 
 
 def _cleaned_entries(
     segment: IndexedSegment, offset_map: OffsetMap, retain_deletes: bool, stats: CleanerStats
 ) -> Iterable[tuple[int, bytes]]:
-    """The entries of ``segment`` worth keeping, as ``(first offset, bytes)``: whole when all their
-    messages stay, a recompressed wrapper of the kept inner messages otherwise."""
+    """The entries of ``segment`` worth keeping, as ``(first offset, bytes)``: whole when all their records
+    stay, else rewritten with the kept ones (``convert.retained_entry``: a recompressed wrapper, or a batch
+    keeping its offsets and producer fields)."""
     data = _segment_bytes(segment)
     stats.bytes_read += len(data)
     for _, position, size in entries(data):
         entry = data[position : position + size]
-        messages = list(iter_messages(entry))
-        kept = [m for m in messages if _retain(m, offset_map, retain_deletes, stats)]
-        stats.messages_read += len(messages)
+        records = entry_records(entry)
+        kept = [r for r in records if _retain(r, offset_map, retain_deletes, stats)]
+        stats.messages_read += len(records)
         stats.messages_written += len(kept)
-        if not kept:
-            continue
-        if len(kept) == len(messages):
-            yield kept[0].offset, entry
-            continue
-        codec = entry[17] & CODEC_MASK
-        inner = b"".join(encode_entry(m.offset, encode_message(m.key, m.value)) for m in kept)
-        yield (
-            kept[0].offset,
-            encode_entry(kept[-1].offset, encode_message(None, compress(codec, inner), codec)),
-        )
+        if kept:
+            yield kept[0].offset, entry if len(kept) == len(records) else retained_entry(entry, kept)
 
 
 def _retain(message: Any, offset_map: OffsetMap, retain_deletes: bool, stats: CleanerStats) -> bool:

@@ -116,7 +116,7 @@ class LogLoader:
                 os.unlink(path)
             elif name.endswith(SWAP_SUFFIX):
                 original = path[: -len(SWAP_SUFFIX)]
-                if original.endswith(INDEX_SUFFIX):
+                if original.endswith((INDEX_SUFFIX, TIME_INDEX_SUFFIX)):
                     os.unlink(path)
                 elif original.endswith(suffix):
                     index = original[: -len(suffix)] + INDEX_SUFFIX

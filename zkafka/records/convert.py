@@ -149,3 +149,40 @@ def _message_v1_down(data: Any, pos: int, end: int, max_inflated: int) -> bytes:
     inner = message_v1.wrapper_messages(data, pos, end, message, max_inflated)
     records = [Record(offset, m.timestamp, m.key, m.value) for offset, m in inner]
     return legacy_set(0, records, message.codec)
+
+
+def entry_records(entry: Any, max_inflated: int = DEFAULT_MAX_INFLATED) -> list[Record]:
+    """The records of one whole entry of any magic, a wrapper's expanded (a magic-0 message: timestamp -1)."""
+    if entry[MAGIC_AT] == MAGIC_V2:
+        return read_batch(entry, 0, max_inflated).records
+    if entry[MAGIC_AT] == message_v1.MAGIC:
+        return [
+            Record(o, m.timestamp, m.key, m.value) for o, m in message_v1.iter_messages(entry, max_inflated)
+        ]
+    found = format08.iter_messages(entry, max_inflated=max_inflated)
+    return [Record(m.offset, NO_TIMESTAMP, m.key, m.value) for m in found]
+
+
+def retained_entry(entry: Any, kept: Sequence[Record]) -> bytes:
+    """One whole entry rewritten to hold only ``kept`` of its records (the log cleaner), as Kafka's
+    ``filterTo``: a batch keeps its base and last offsets, producer fields, codec and timestamp type; a
+    wrapper is compressed again with its codec."""
+    if entry[MAGIC_AT] == MAGIC_V2:
+        h = read_batch_header(entry)
+        return build_batch(
+            kept,
+            compression=h.compression,
+            log_append_time=h.max_timestamp if h.timestamp_type == LOG_APPEND_TIME else None,
+            producer_id=h.producer_id,
+            producer_epoch=h.producer_epoch,
+            base_sequence=h.base_sequence,
+            partition_leader_epoch=h.partition_leader_epoch,
+            transactional=h.is_transactional,
+            base_offset=h.base_offset,
+            last_offset=h.last_offset,
+        )
+    log_append_time = None
+    if entry[MAGIC_AT] == message_v1.MAGIC:
+        wrapper = message_v1.decode_message(entry, 0, len(entry))
+        log_append_time = wrapper.timestamp if wrapper.timestamp_type == LOG_APPEND_TIME else None
+    return legacy_set(entry[MAGIC_AT], kept, entry[MAGIC_AT + 1] & CODEC_MASK, log_append_time)

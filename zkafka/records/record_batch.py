@@ -200,15 +200,20 @@ def build_batch(
     partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
     transactional: bool = False,
     control: bool = False,
+    base_offset: int | None = None,
+    last_offset: int | None = None,
 ) -> bytes:
-    """One batch of ``records`` (offsets increasing; the first one's offset and timestamp are the batch's
-    base). With ``log_append_time`` it is a LogAppendTime batch whose maxTimestamp is that time."""
+    """One batch of ``records`` (offsets increasing; the first one's timestamp is the batch's base, and its
+    offset unless ``base_offset`` is given). With ``log_append_time`` it is a LogAppendTime batch whose
+    maxTimestamp is that time. ``base_offset``/``last_offset`` keep a compacted batch's offsets (Kafka keeps
+    them so a producer's sequence numbers stay)."""
     if not records:
         raise ValueError("a record batch needs at least one record")
     first = records[0]
-    _check_offsets(records)
+    base = first.offset if base_offset is None else base_offset
+    _check_offsets(records, base)
     payload = b"".join(
-        encode_record(r.offset - first.offset, r.timestamp - first.timestamp, r.key, r.value, r.headers)
+        encode_record(r.offset - base, r.timestamp - first.timestamp, r.key, r.value, r.headers)
         for r in records
     )
     if compression != NO_COMPRESSION:
@@ -220,16 +225,18 @@ def build_batch(
         | (CONTROL_MASK if control else 0)
     )
     max_timestamp = log_append_time if log_append_time is not None else max(r.timestamp for r in records)
-    last_offset_delta = records[-1].offset - first.offset
+    last_offset_delta = (records[-1].offset if last_offset is None else last_offset) - base
     fields = (attributes, last_offset_delta, first.timestamp, max_timestamp, producer_id, producer_epoch)
     after_crc = _AFTER_CRC.pack(*fields, base_sequence, len(records)) + payload
-    prefix = _PREFIX.pack(first.offset, MIN_BATCH_LENGTH + len(payload), partition_leader_epoch, MAGIC)
+    prefix = _PREFIX.pack(base, MIN_BATCH_LENGTH + len(payload), partition_leader_epoch, MAGIC)
     return prefix + _CRC.pack(crc32c(after_crc)) + after_crc
 
 
-def _check_offsets(records: Sequence[Record]) -> None:
+def _check_offsets(records: Sequence[Record], base: int) -> None:
+    if records[0].offset < base:
+        raise ValueError(f"offset {records[0].offset} is below the batch's base offset {base}")
     for before, after in zip(records, records[1:], strict=False):
         if after.offset <= before.offset:
             raise ValueError(f"offset {after.offset} does not follow {before.offset} (offsets must increase)")
-    if records[-1].offset - records[0].offset > INT32_MAX:
+    if records[-1].offset - base > INT32_MAX:
         raise ValueError("the records' offsets span more than an int32 delta")

@@ -11,6 +11,7 @@ from tests.support.logs import Clock
 from zkafka.config08 import BrokerConfig08
 from zkafka.errors import InvalidConfigError, InvalidRecordError, UnsupportedForMessageFormatError
 from zkafka.log.log08 import Log08
+from zkafka.log.log_cleaner import LogCleaner
 from zkafka.log.log_config import LogConfig
 from zkafka.records import message_v1
 from zkafka.records.compression import GZIP, LZ4
@@ -254,3 +255,31 @@ def test_dump_log_segments_prints_a_timeindex(tmp_path):
     lines: list[str] = []
     assert dump_time_index(path, lines.append).valid
     assert lines[1:] == ["timestamp: 100 offset: 0", "timestamp: 300 offset: 1"]
+
+
+def test_the_cleaner_compacts_a_v2_log_keeping_each_batchs_offsets_and_a_timeindex(tmp_path):
+    log = open_log(
+        tmp_path / "t-0", segment_bytes=400, index_interval_bytes=1, compact=True, min_cleanable_ratio=0.01
+    )
+    for i in range(12):  # keys a, b, c, each batch of two records
+        log.append(
+            build_batch(
+                [
+                    Record(0, NOW + i, b"abc"[i % 3 : i % 3 + 1], b"%d" % i),
+                    Record(1, NOW + i, b"z", b"z%d" % i),
+                ],
+                compression=GZIP if i % 2 else 0,
+            )
+        )
+    assert len(log.segments) > 2
+    stats = LogCleaner(lambda: [log]).clean_once()
+    assert stats is not None and stats.messages_written < stats.messages_read
+    batches = list(read_batches(log.read(0, 1 << 20).read()))
+    kept = [(r.offset, r.key, r.value) for b in batches for r in b.records if r.offset < stats.end_offset]
+    assert stats.end_offset == 16  # batches 0-7: the last record of each key below it stays
+    assert kept == [(10, b"c", b"5"), (12, b"a", b"6"), (14, b"b", b"7"), (15, b"z", b"z7")]
+    for b in batches:  # a batch keeps its base and last offsets whatever it lost
+        assert (b.header.base_offset % 2, b.header.last_offset_delta) == (0, 1)
+    cleaned = log.segments[1]  # offsets 8-15: what stayed of them, with a time index written by the cleaner
+    assert cleaned.time_index is not None and cleaned.max_timestamp == NOW + 7
+    assert log.fetch_offset_by_timestamp(NOW + 6) == (NOW + 6, 12)
