@@ -116,3 +116,14 @@ def test_under_nohup_sighup_stays_ignored(tmp_path):
     finally:
         proc.kill()
         proc.communicate()
+
+
+def test_perf_consume_stops_on_sighup(start_broker08, zk_connect, zk_client):
+    start_broker08(0)
+    proc = start("perf", "consume", "--zookeeper", zk_connect, "--topic", "t", "--group", "hup",
+                 "--consumer-timeout-ms", "600000")  # fmt: skip
+    ids = "/consumers/hup/ids"
+    wait_until(
+        lambda: zk_client.exists(ids) and zk_client.get_children(ids), 30, message="consumer registered"
+    )
+    assert hang_up(proc, expected_status=1).split() == ["Aborted!"]  # as on Ctrl-C (click)

@@ -11,6 +11,7 @@ import click
 
 from zkafka.cli.command import Context, check_brokers_answer, checked_topic, configure_logging, main
 from zkafka.cli.producer import acks_option, check_source, producer_source_options
+from zkafka.utils.process import interrupt_greenlet_on_stop
 
 
 def options(*decorators: Callable) -> Callable:
@@ -75,6 +76,7 @@ def show_result(result: Any, as_json: bool, header: str | None) -> None:
 @main.group()
 def perf() -> None:
     """Performance tests."""
+    interrupt_greenlet_on_stop()  # Ctrl-C, SIGTERM, SIGHUP: "Aborted!", nothing more
 
 
 @perf.command("produce")
