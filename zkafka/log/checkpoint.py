@@ -19,7 +19,13 @@ from zkafka.utils import with_filename
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 CLEANER_CHECKPOINT = "cleaner-offset-checkpoint"
-CHECKPOINT_FILES = (RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT, CLEANER_CHECKPOINT)
+LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"  # Kafka 0.11 (KIP-107): DeleteRecords' log starts
+CHECKPOINT_FILES = (
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    CLEANER_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+)
 TMP_SUFFIX = ".tmp"  # a write in progress (or cut short by a crash)
 VERSION = 0
 

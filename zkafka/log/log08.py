@@ -11,6 +11,7 @@ renamed ``*.deleted`` and removed ``file_delete_delay_ms`` later.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import random
@@ -72,6 +73,7 @@ class Log08(SegmentedLog):
         self.config = config
         self._scheduler = scheduler
         self.recovery_point = recovery_point
+        self.log_start_offset = 0  # moved on by DeleteRecords (log-start-offset-checkpoint)
         self._next_offset = 0
         self._segments = self._load(need_recovery)
 
@@ -270,10 +272,10 @@ class Log08(SegmentedLog):
         if offset == end:
             return LogRegion(last, last.size, 0)
         i = self.segment_for(offset, segments)
-        if offset > end or i < 0:
+        if offset > end or i < 0 or offset < self.log_start_offset:
             raise OffsetOutOfRangeError(
                 f"offset {offset} is out of range for log {self.name}: valid offsets are"
-                f" {segments[0].start} to {end}"
+                f" {self.log_start} to {end}"
             )
         if max_offset is None:
             max_offset = self._visible_end(self)
@@ -338,6 +340,24 @@ class Log08(SegmentedLog):
         for segment in doomed:
             self._delete_segment(segment)
 
+    @property
+    def log_start(self) -> int:
+        """The first offset still readable: the first segment's start, or later after DeleteRecords."""
+        return max(self._segments[0].start, self.log_start_offset)
+
+    def delete_records_before(self, offset: int) -> int:
+        """DeleteRecords: records below ``offset`` become unreadable (the log start offset moves there, never
+        back) and the segments wholly below it are deleted; returns the new log start."""
+        if offset > self._next_offset:
+            raise OffsetOutOfRangeError(
+                f"cannot delete records of log {self.name} below {offset}: its end is {self._next_offset}"
+            )
+        self.log_start_offset = max(self.log_start_offset, offset)
+        segments = self._segments
+        below = {id(s) for s, later in itertools.pairwise(segments) if later.start <= self.log_start_offset}
+        self.delete_old_segments(lambda segment: id(segment) in below)
+        return self.log_start
+
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Delete every segment and start again, empty, at ``offset`` (a follower behind its leader's start)."""
         with self._lock:
@@ -351,7 +371,7 @@ class Log08(SegmentedLog):
         for segment in doomed:
             segment.rename_deleted()
         self._segments = (self._open_new_segment(offset),)
-        self._next_offset = self.recovery_point = offset
+        self._next_offset = self.recovery_point = self.log_start_offset = offset
         self._truncations += 1
         return doomed
 

@@ -19,7 +19,13 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 
 from zkafka import utils
-from zkafka.log.checkpoint import CHECKPOINT_FILES, RECOVERY_POINT_CHECKPOINT, TMP_SUFFIX, OffsetCheckpoint
+from zkafka.log.checkpoint import (
+    CHECKPOINT_FILES,
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    TMP_SUFFIX,
+    OffsetCheckpoint,
+)
 from zkafka.log.log08 import Log08, Scheduler
 from zkafka.log.log_config import LogConfig
 from zkafka.log.log_manager import (
@@ -94,6 +100,7 @@ class LogManager08:
         marker = os.path.join(log_dir, CLEAN_SHUTDOWN_FILE)
         clean = os.path.exists(marker)
         recovery_points = OffsetCheckpoint(os.path.join(log_dir, RECOVERY_POINT_CHECKPOINT)).read()
+        log_starts = OffsetCheckpoint(os.path.join(log_dir, LOG_START_OFFSET_CHECKPOINT)).read()
         logger.info("loading logs from %s (recovery %s)", log_dir, "off" if clean else "on")
         # A directory already on disk loads even if its topic is longer than today's 249 (an older broker's).
         for topic, partition, path in partition_dirs(log_dir, DEFAULT_MAX_TOPIC_LENGTH, LOG_DIR_FILES):
@@ -113,6 +120,7 @@ class LogManager08:
                 time_ms=self._time_ms,
                 offload=self._offload,
             )
+            self._logs[key].log_start_offset = log_starts.get(key, 0)
             self._opened(self._logs[key])
             self._dir_of[key] = log_dir
         if clean:
@@ -220,6 +228,16 @@ class LogManager08:
             points[self._dir_of[key]][key] = log.recovery_point
         for log_dir, offsets in points.items():
             self.write_checkpoint(log_dir, RECOVERY_POINT_CHECKPOINT, offsets)
+        self.checkpoint_log_start_offsets()
+
+    def checkpoint_log_start_offsets(self) -> None:
+        """Write every log directory's ``log-start-offset-checkpoint`` (the starts DeleteRecords moved)."""
+        starts: dict[str, dict[tuple[str, int], int]] = {log_dir: {} for log_dir in self.log_dirs}
+        for key, log in list(self._logs.items()):
+            if log.log_start_offset > 0:
+                starts[self._dir_of[key]][key] = log.log_start_offset
+        for log_dir, offsets in starts.items():
+            self.write_checkpoint(log_dir, LOG_START_OFFSET_CHECKPOINT, offsets)
 
     def write_checkpoint(self, log_dir: str, name: str, offsets: Mapping[tuple[str, int], int]) -> None:
         """Replace the checkpoint file ``name`` of ``log_dir`` with ``offsets`` through ``offload``: the write

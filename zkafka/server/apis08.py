@@ -96,7 +96,7 @@ class KafkaApis:
         on_sent: Callable[[str, int], None] | None = None,
         replica_apis: Any = None,
         admin_apis: Any = None,
-        config_apis: Any = None,
+        more_apis: tuple[Any, ...] = (),
         fetch_sessions: FetchSessionCache | None = None,
     ) -> None:
         self.replica_manager = replica_manager
@@ -125,7 +125,7 @@ class KafkaApis:
         self._handlers.update(ListOffsetsApis(replica_manager, offsets_versions).handlers())
         for version in range(len(API_VERSIONS_APIS)):
             self._handlers[(API_VERSIONS, version)] = self.handle_api_versions
-        for apis in (replica_apis, admin_apis, config_apis):
+        for apis in (replica_apis, admin_apis, *more_apis):
             if apis is not None:
                 self._handlers.update(apis.handlers())
 

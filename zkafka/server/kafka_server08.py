@@ -46,6 +46,7 @@ from zkafka.server.config_apis import ConfigApis
 from zkafka.server.controlled_shutdown import controlled_shutdown
 from zkafka.server.controller_fence import ControllerFence, zookeeper_controller
 from zkafka.server.delayed_join import JoinPurgatory
+from zkafka.server.delete_records import DeleteRecordsApis
 from zkafka.server.fetch_session import FetchSessionCache
 from zkafka.server.isr_changes import zk_isr_writer
 from zkafka.server.metadata_cache import MetadataCache
@@ -214,7 +215,10 @@ class KafkaServer08(BrokerServer):
             on_sent=self.metrics.sent if self.metrics else None,
             replica_apis=ReplicaApis(self.replica_manager, self.metadata_cache, fence, lambda: self.controller),
             admin_apis=AdminApis(self.zk_client, config, self.metadata_cache, lambda: self.controller),
-            config_apis=ConfigApis(self.zk_client, config, self.metadata_cache),
+            more_apis=(
+                ConfigApis(self.zk_client, config, self.metadata_cache),
+                DeleteRecordsApis(self.replica_manager, self.log_manager.checkpoint_log_start_offsets),
+            ),
             fetch_sessions=FetchSessionCache(config["max.incremental.fetch.session.cache.slots"]),
         )
         host, port = advertised_address(config, self.port)

@@ -499,3 +499,18 @@ def test_truncate_fully_and_start_at(tmp_path):
     assert (log.log_start, log.log_end_offset, log.recovery_point) == (100, 100, 100)
     assert names(tmp_path / "t-0") == ["00000000000000000100.index", "00000000000000000100.log"]
     assert log.append(one(0)).first_offset == 100
+
+
+def test_delete_records_before_moves_the_start_and_drops_whole_segments(tmp_path):
+    log = filled(tmp_path / "t-0", 10, segment_bytes=100)  # a few messages a segment
+    starts = [s.start for s in log.segments]
+    target = starts[2] + 1  # inside the third segment
+    assert log.delete_records_before(target) == target
+    assert [s.start for s in log.segments] == starts[2:]  # the two below go; the third stays, partly hidden
+    with pytest.raises(OffsetOutOfRangeError, match=f"valid offsets are {target} to 10"):
+        log.read(target - 1, 1000)
+    assert offsets_in(log.read(target, 1000).read())[0] == target
+    assert log.delete_records_before(1) == target  # never back
+    with pytest.raises(OffsetOutOfRangeError):
+        log.delete_records_before(11)
+    assert log.delete_records_before(10) == 10 and log.read(10, 1000).length == 0

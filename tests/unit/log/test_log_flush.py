@@ -255,8 +255,9 @@ def test_the_0_8_checkpoints_are_written_on_the_disk_offload(tmp_path):
         replicas.checkpoint_high_watermarks()
         assert len(on_pool) == 1
         assert (tmp_path / REPLICATION_OFFSET_CHECKPOINT).read_text() == "0\n0\n"
-        logs.checkpoint_recovery_points()
-        assert len(on_pool) == 2
+        logs.checkpoint_recovery_points()  # with the log start offsets (DeleteRecords')
+        assert len(on_pool) == 3
         assert (tmp_path / RECOVERY_POINT_CHECKPOINT).read_text() == "0\n0\n"
+        assert (tmp_path / "log-start-offset-checkpoint").read_text() == "0\n0\n"
     finally:
         logs.close()
