@@ -289,6 +289,8 @@ class ProducerConfig08(Config):
         str_key("client.id", ""),
         # The new producer's (KafkaProducer's) setting; 1 is the Scala producer's one request at a time.
         int_key("max.in.flight.requests.per.connection", 1, 1),
+        # librdkafka's: ask each broker its ApiVersions and speak the newest both know (false: 0.8.2's)
+        bool_key("api.version.request", True),
     )
 
     def validate(self) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from zkafka.errors import KafkaError, error_for_code
 from zkafka.network.client import BlockingChannel
-from zkafka.protocol.api_keys import PRODUCE
+from zkafka.protocol.api_keys import API_VERSIONS, PRODUCE
 from zkafka.protocol.errors import error_name
 from zkafka.protocol.v08 import decode_response, encode_request
 
@@ -23,8 +23,10 @@ class CorrelationIdMismatchError(KafkaError, ConnectionError):
 class ClientCodec08:
     """The client side of the 0.8 framing, for ``BlockingChannel``."""
 
-    def __init__(self, client_id: str = "") -> None:
+    def __init__(self, client_id: str = "", api_version_request: bool = True) -> None:
         self.client_id = client_id
+        self.api_version_request = api_version_request  # False: speak 0.8.2's versions without asking
+        self.api_versions: dict[int, int] | None = None  # api key -> version, once negotiated
 
     def encode_request(self, request: Any, correlation_id: int) -> bytes:
         return encode_request(request, correlation_id, self.client_id)
@@ -33,7 +35,12 @@ class ClientCodec08:
         return not (request.API_KEY == PRODUCE and request.acks == 0)
 
     def decode_response(self, request: Any, correlation_id: int, frame: memoryview) -> Any:
-        response = decode_response(request.API_KEY, request.API_VERSION, frame)
+        try:
+            response = decode_response(request.API_KEY, request.API_VERSION, frame)
+        except KafkaError:
+            if request.API_KEY != API_VERSIONS or request.API_VERSION == 0:
+                raise
+            response = decode_response(API_VERSIONS, 0, frame)  # a version refused comes in a v0 answer
         if response.correlation_id != correlation_id:
             raise CorrelationIdMismatchError(
                 f"response with correlation id {response.correlation_id} to {type(request).__name__} "
@@ -51,15 +58,17 @@ def broker_channel(
     connect_timeout_ms: int | None = None,
     send_buffer: int | None = None,
     receive_buffer: int | None = None,
+    api_version_request: bool = True,
 ) -> BlockingChannel:
     """A channel to ``host:port`` speaking 0.8 as ``client_id`` (opened on first use). A timeout of 0 or less
-    waits as long as it takes."""
+    waits as long as it takes. With ``api_version_request`` the versions it speaks are negotiated
+    (``client08.api_versions``); without, they are 0.8.2's."""
     timeout = socket_timeout_ms / 1000.0 if socket_timeout_ms > 0 else None
     connect = timeout if connect_timeout_ms is None else max(connect_timeout_ms, 1) / 1000.0
     return BlockingChannel(
         host,
         port,
-        ClientCodec08(client_id),
+        ClientCodec08(client_id, api_version_request),
         socket_timeout=timeout,
         connect_timeout=connect,
         send_buffer=send_buffer,

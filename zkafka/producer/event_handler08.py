@@ -22,16 +22,30 @@ from typing import Any, NamedTuple
 
 import gevent
 
+from zkafka.client08.api_versions import version_for
 from zkafka.client08.channel import broker_channel
 from zkafka.client08.topic_metadata import PartitionAndLeader, TopicMetadataCache
-from zkafka.errors import KafkaError, LeaderNotAvailableError, UnknownTopicOrPartitionError
+from zkafka.errors import (
+    KafkaError,
+    LeaderNotAvailableError,
+    UnknownTopicOrPartitionError,
+    UnsupportedForMessageFormatError,
+)
 from zkafka.network.client import BlockingChannel
 from zkafka.producer.encoders import codec_for_topic
 from zkafka.producer.errors import FailedToSendMessageError
 from zkafka.producer.partitioner import Partitioner
+from zkafka.protocol.api_keys import PRODUCE
 from zkafka.protocol.errors import error_name
-from zkafka.protocol.produce import ProduceRequestPartition, ProduceRequestTopic, ProduceRequestV0
+from zkafka.protocol.produce import (
+    FIRST_BATCH_VERSION,
+    PRODUCE_APIS,
+    ProduceRequestPartition,
+    ProduceRequestTopic,
+)
+from zkafka.records.default_record import Record
 from zkafka.records.format08 import build_message_set, build_value_set
+from zkafka.records.record_batch import build_batch
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +59,8 @@ class Serialized(NamedTuple):
     part_key: Any
     key: bytes | None
     value: bytes | None
+    headers: Sequence[tuple[str, bytes | None]] = ()  # a record batch's only (Produce v3+)
+    timestamp: int | None = None  # CreateTime in ms (None: when its batch is built)
 
 
 class ValueBatch(NamedTuple):
@@ -73,6 +89,27 @@ def message_set(group: Sequence[Outgoing], codec: int) -> bytes:
     if len(group) == 1:
         return build_value_set(group[0].values, group[0].key, codec)
     return build_message_set([(m.key, v) for m in group for v in m.values], codec)
+
+
+def record_batch(group: Sequence[Outgoing], codec: int) -> bytes:
+    """One partition's messages as one record batch (message format v2, Produce v3+): offsets from 0, each
+    message's timestamp (or the time now) and headers."""
+    now = int(time.time() * 1000)
+    if type(group[0]) is ValueBatch:
+        records = [Record(0, now, m.key, v) for m in group for v in m.values]
+    else:
+        records = [Record(0, now if m.timestamp is None else m.timestamp, m.key, m.value, m.headers) for m in group]
+    return build_batch([r._replace(offset=i) for i, r in enumerate(records)], compression=codec)
+
+
+def check_legacy_group(group: Sequence[Outgoing]) -> None:
+    """Refuse headers for a broker that takes only message sets (Produce before v3)."""
+    for m in group:
+        if type(m) is Serialized and m.headers:
+            raise UnsupportedForMessageFormatError(
+                f"a message to {m.topic} has headers, which a broker without Produce v3 (message format v2) "
+                "cannot take"
+            )
 
 
 def partition_and_collate(
@@ -146,12 +183,18 @@ class ProducerPool08:
     """One channel per leader, made from the brokers the metadata named (0.8's ProducerPool)."""
 
     def __init__(
-        self, metadata: TopicMetadataCache, client_id: str, timeout_ms: int, send_buffer: int
+        self,
+        metadata: TopicMetadataCache,
+        client_id: str,
+        timeout_ms: int,
+        send_buffer: int,
+        api_version_request: bool = True,
     ) -> None:
         self.metadata = metadata
         self.client_id = client_id
         self.timeout_ms = timeout_ms
         self.send_buffer = send_buffer
+        self.api_version_request = api_version_request
         self.channels: dict[int, BlockingChannel] = {}
 
     def get(self, broker_id: int) -> BlockingChannel:
@@ -169,6 +212,7 @@ class ProducerPool08:
                 self.client_id,
                 socket_timeout_ms=self.timeout_ms,
                 send_buffer=self.send_buffer,
+                api_version_request=self.api_version_request,
             )
             self.channels[broker_id] = channel
         return channel
@@ -203,7 +247,11 @@ class DefaultEventHandler08:
             parse_broker_list(config["metadata.broker.list"]), config["client.id"], self.timeout_ms
         )
         self.pool = ProducerPool08(
-            self.metadata, config["client.id"], self.timeout_ms, config["send.buffer.bytes"]
+            self.metadata,
+            config["client.id"],
+            self.timeout_ms,
+            config["send.buffer.bytes"],
+            config.get("api.version.request", True),
         )
         self.rng = rng or random.Random()
         self.sticky: dict[str, int] = {}  # topic -> partition id for null keys, until the next refresh
@@ -288,22 +336,30 @@ class DefaultEventHandler08:
             )
         return index
 
-    def produce_request(self, groups: Mapping[tuple[str, int], list[Outgoing]]) -> ProduceRequestV0:
-        """The Produce request of one leader's groups: a message set per (topic, partition)."""
+    def produce_request(self, groups: Mapping[tuple[str, int], list[Outgoing]], version: int = 0) -> Any:
+        """The Produce request of ``version`` for one leader's groups: per (topic, partition) a message set
+        (v0-v2) or a record batch (v3+)."""
+        batches = version >= FIRST_BATCH_VERSION
         by_topic: dict[str, list] = {}
         for (topic, partition), group in groups.items():
-            data = message_set(group, codec_for_topic(self.codec, self.compressed_topics, topic))
+            codec = codec_for_topic(self.codec, self.compressed_topics, topic)
+            if batches:
+                data = record_batch(group, codec)
+            else:
+                check_legacy_group(group)
+                data = message_set(group, codec)
             by_topic.setdefault(topic, []).append(ProduceRequestPartition(partition, data))
-        return ProduceRequestV0(
-            self.acks, self.timeout_ms, [ProduceRequestTopic(t, parts) for t, parts in by_topic.items()]
-        )
+        topics = [ProduceRequestTopic(t, parts) for t, parts in by_topic.items()]
+        if batches:
+            return PRODUCE_APIS[version][0](None, self.acks, self.timeout_ms, topics)
+        return PRODUCE_APIS[version][0](self.acks, self.timeout_ms, topics)
 
     def send(self, broker_id: int, groups: Mapping[tuple[str, int], list[Outgoing]]) -> list[tuple[str, int]]:
         """One Produce request to a leader; the (topic, partition) keys that failed."""
-        request = self.produce_request(groups)
         sent = list(groups)
         try:
             channel = self.pool.get(broker_id)
+            request = self.produce_request(groups, version_for(channel, PRODUCE))
             if self.acks == 0 and channel.peer_closed():
                 # acks=0 has no answer: a broker that failed an earlier request closed the connection.
                 log.warning("%s closed the connection: an earlier acks=0 produce may have failed", channel)

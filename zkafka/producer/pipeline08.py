@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 import gevent
 
+from zkafka.client08.api_versions import version_for
 from zkafka.errors import KafkaError
 from zkafka.network.client import BlockingChannel
 from zkafka.producer.errors import FailedToSendMessageError
@@ -37,6 +38,7 @@ from zkafka.producer.event_handler08 import (
     failed_partitions,
     message_count,
 )
+from zkafka.protocol.api_keys import PRODUCE
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +108,7 @@ class PipelinedSender08:
                 channel = handler.pool.get(broker_id)
                 if waiting and waiting[0].channel is not channel:
                     self._fail_connection(broker_id)  # the broker moved: its old channel was closed
-                channel.send(handler.produce_request(groups))
+                channel.send(handler.produce_request(groups, version_for(channel, PRODUCE)))
             except (KafkaError, OSError) as exc:
                 # The channel dropped the connection: the answers to its earlier requests are lost too.
                 log.warning("producing to broker %d failed: %s", broker_id, exc)

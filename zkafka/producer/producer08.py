@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import gevent
@@ -61,12 +61,16 @@ def _all_raw(values: list | tuple) -> bool:
 
 class KeyedMessage(NamedTuple):
     """A message for ``topic``: its ``key`` (None: a random partition) and ``value``; ``part_key``, when set,
-    picks the partition instead of the key."""
+    picks the partition instead of the key. ``headers`` (``(str, bytes)`` pairs) and ``timestamp_ms`` (its
+    CreateTime; None: when sent) go in a record batch, to a broker that takes Produce v3 (message format v2).
+    """
 
     topic: str
     key: Any
     value: Any
     part_key: Any = None
+    headers: Sequence[tuple[str, bytes | None]] = ()
+    timestamp_ms: int | None = None
 
 
 class Producer08:
@@ -190,6 +194,9 @@ class Producer08:
             key = self._encode_key(key)
         if value is not None and not (self._plain_values and type(value) is bytes):
             value = self._encode_value(value)
+        if len(message) > 4:
+            stamp = message[5] if len(message) > 5 else None
+            return Serialized(topic, part_key, key, value, tuple(message[4] or ()), stamp)
         return Serialized(topic, part_key, key, value)
 
     def _encode_key(self, key: Any) -> bytes:
