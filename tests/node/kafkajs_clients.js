@@ -53,6 +53,12 @@ async function main () {
   await producer.send({ topic: args.topic, messages: messages(6, 8) })
   await producer.disconnect()
   result.resumed = await consume(2)
+  const admin = kafka.admin()
+  await admin.connect()
+  await admin.fetchTopicOffsets(args.topic) // kafkajs loads the topic's metadata here, not in deleteTopicRecords
+  await admin.deleteTopicRecords({ topic: args.topic, partitions: [{ partition: 0, offset: '2' }] })
+  result.offsets = (await admin.fetchTopicOffsets(args.topic)).map(o => [o.partition, o.low, o.high])
+  await admin.disconnect()
 }
 
 main().then(
