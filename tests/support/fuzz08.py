@@ -34,6 +34,7 @@ CLOSE, ANSWER, ANY = "close", "answer", "any"
 VICTIM = "victim"  # the topic every produce frame aims at: nothing may ever be appended to it
 ABSENT = "fuzz-absent"  # the topic of controller requests: a forged epoch may make the broker obey them
 CONTROLLER_APIS = (4, 5, 6, 7)  # LeaderAndIsr, StopReplica, UpdateMetadata, ControlledShutdown
+TOPIC_CHANGING_APIS = (21, 33)  # DeleteRecords, AlterConfigs: a mutated offset or key could take effect
 
 # Sample values by field name; broker ids name a broker that does not exist, epochs are stale.
 _INTS = {
@@ -213,7 +214,7 @@ def base_frames(message_max_bytes: int) -> list[tuple[str, bytes, int, int, Any,
             if api_version == 8:
                 variants.append(("batch bomb", bomb_batch(100 * message_max_bytes), ANSWER, frozenset({10})))
         for label, message_set, expect, errors in variants:
-            topic = ABSENT if api_key in CONTROLLER_APIS else VICTIM
+            topic = ABSENT if api_key in CONTROLLER_APIS + TOPIC_CHANGING_APIS else VICTIM
             body = sample(request_class.SCHEMA, message_set, topic)
             frame = v08.encode_request(body, 7, "fuzz")
             name = f"{request_class.__name__}{' ' + label if label else ''}"
