@@ -5,8 +5,8 @@
    partitions); measured: the time until another broker holds /controller (the dead one's session timeout
    is most of it), the time until a live broker's metadata names a live leader for every partition, and
    ZooKeeper's writes in between (the zxid's advance), per partition that moved.
-2. ZooKeeper consumer rebalance (0.7 line, the ZookeeperConsumerConnector): one broker hosting one topic of
-   ``--partitions`` partitions, ``--consumers`` members; one more joins; measured: the time until the owner
+2. ZooKeeper consumer rebalance (0.7 line, the ZookeeperConsumerConnector): two broker processes hosting one
+   topic of ``--partitions`` partitions, ``--consumers`` members; one more joins; measured: the time until the owner
    znodes equal the range assignment and every member fetches its share, ZooKeeper's writes for it (zxid),
    and the watches each member holds (``wchc``). The group coordinator's rebalance writes nothing to ZooKeeper
    (its state is in __consumer_offsets), so only the ZooKeeper consumer is measured here.
@@ -22,6 +22,7 @@ import os
 import random
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,23 +32,21 @@ import gevent
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.broker_process import start_broker08  # noqa: E402
+from benchmarks.broker_process import start_broker, start_broker08  # noqa: E402
 from benchmarks.consumer_group_settle import wait_settled  # noqa: E402
 from tests.support.server08 import Client08  # noqa: E402
 from zkafka.admin.topics import create_topic  # noqa: E402
 from zkafka.assignment.range_assignor import broker_partitions  # noqa: E402
-from zkafka.config07 import BrokerConfig  # noqa: E402
 from zkafka.consumer import ZookeeperConsumerConnector  # noqa: E402
 from zkafka.launch.zookeeper_server import ZooKeeperServer, four_letter_word  # noqa: E402
 from zkafka.protocol.metadata import MetadataRequestV0  # noqa: E402
 from zkafka.protocol.v07 import ProducerRequest, encode_request  # noqa: E402
 from zkafka.records.message07 import build_message_set  # noqa: E402
-from zkafka.server.start import BrokerThread  # noqa: E402
 from zkafka.utils import wait_until  # noqa: E402
-from zkafka.zk.client import gevent_handler, make_zk_client, start_zk_client  # noqa: E402
+from zkafka.zk.client import get_children, gevent_handler, make_zk_client, start_zk_client  # noqa: E402
 from zkafka.zk.paths08 import parse_controller  # noqa: E402
 
-TOPIC_SIZE = 1000
+TOPIC_SIZE = 100
 SESSION_MS = 3000
 
 
@@ -60,9 +59,13 @@ def zxid(server: ZooKeeperServer) -> int:
 
 
 def leaders(port: int, topics: list[str]) -> dict[tuple[str, int], int]:
-    with Client08(port) as client:
-        client.sock.settimeout(120)
-        answer = client.call(MetadataRequestV0(topics))
+    """partition -> leader in the broker's metadata (empty while it does not answer)."""
+    try:
+        with Client08(port) as client:
+            client.sock.settimeout(120)
+            answer = client.call(MetadataRequestV0(topics))
+    except OSError:
+        return {}
     return {(t.topic, p.partition): p.leader for t in answer.topics for p in t.partitions}
 
 
@@ -74,17 +77,25 @@ def controller_failover(work: str, partitions: int) -> dict:
             procs[b], ports[b] = start_broker08(
                 work, server.connect_string, 1, name=f"ctl-{b}", broker_id=str(b),
                 zookeeper_session_timeout_ms=str(SESSION_MS), replica_fetch_wait_max_ms="500",
-                replica_lag_time_max_ms="30000",
+                replica_lag_time_max_ms="30000", log_index_size_max_bytes="65536",
+                # a LeaderAndIsr creating hundreds of logs takes longer than the default 30 s; resent, it
+                # would be handled beside the first one, which deadlocks LogManager08.create_log today
+                controller_socket_timeout_ms="600000",
             )  # fmt: skip
         try:
             topics = [f"s{i}" for i in range(max(1, partitions // TOPIC_SIZE))]
             began = time.monotonic()
+            size = min(TOPIC_SIZE, partitions)
+            # One topic at a time, every partition led before the next: ~900 new partitions in one burst stall
+            # the controller today (its greenlet waits for good after writing their state znodes).
             for i, topic in enumerate(topics):
-                create_topic(zk, topic, min(TOPIC_SIZE, partitions), 2, rng=random.Random(i))
-            led = wait_until(
-                lambda: (m := leaders(ports[1], topics)) and len(m) == partitions and min(m.values()) >= 0 and m,
-                1800, 1.0, "every partition led",
-            )  # fmt: skip
+                create_topic(zk, topic, size, 2, rng=random.Random(i))
+                led = wait_until(
+                    lambda n=i + 1: (m := leaders(ports[1], topics[:n])) and len(m) == n * size and min(m.values()) >= 0
+                    and m, 1800, 0.5,
+                    f"every partition of {topic} led",
+                )  # fmt: skip
+            assert len(led) == partitions
             created_s = time.monotonic() - began
             controller = parse_controller(zk.get("/controller")[0])
             moved = sum(1 for leader in led.values() if leader == controller)
@@ -106,7 +117,12 @@ def controller_failover(work: str, partitions: int) -> dict:
             for proc in procs.values():
                 if proc.poll() is None:
                     proc.terminate()
-                    proc.wait(120)
+            for proc in procs.values():
+                try:
+                    proc.wait(60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
             zk.stop()
             zk.close()
     return {
@@ -132,19 +148,24 @@ def watches_by_session(server: ZooKeeperServer) -> dict[str, int]:
 
 def zk_rebalance(work: str, partitions: int, consumers: int) -> dict:
     topic, group = "scale", "scale-group"
+    per_broker = partitions // 2  # two broker processes: each keeps its logs' files open
     with ZooKeeperServer(os.path.join(work, "zk-reb"), tick_time=500) as server:
-        config = BrokerConfig({
-            "brokerid": "0", "port": "0", "hostname": "127.0.0.1", "log.dir": os.path.join(work, "reb-0"),
-            "zk.connect": server.connect_string, "num.partitions": str(partitions), "log.flush.interval": "1",
-        })  # fmt: skip
-        with BrokerThread(config) as broker:
-            with socket.create_connection(("127.0.0.1", broker.port)) as sock:
-                for p in range(partitions):
-                    sock.sendall(encode_request(ProducerRequest(topic, p, build_message_set([b"x"]))))
-            zk = start_zk_client(make_zk_client(server.connect_string, handler=gevent_handler()))
-            wait_until(lambda: zk.exists(f"/brokers/topics/{topic}/0"), 120, 0.05, "topic registered")
-            expected = broker_partitions({0: partitions})
-            props = {"zk.connect": server.connect_string, "groupid": group, "zk.sessiontimeout.ms": "30000"}
+        brokers = [
+            start_broker(work, server.connect_string, per_broker, name=f"reb-{b}", brokerid=str(b))
+            for b in (0, 1)
+        ]
+        zk = start_zk_client(make_zk_client(server.connect_string, handler=gevent_handler()))
+        try:
+            for _, port in brokers:
+                with socket.create_connection(("127.0.0.1", port)) as sock:
+                    for p in range(per_broker):
+                        sock.sendall(encode_request(ProducerRequest(topic, p, build_message_set([b"x"]))))
+            wait_until(lambda: len(get_children(zk, f"/brokers/topics/{topic}")) == 2, 300, 0.1, "registered")
+            expected = broker_partitions({0: per_broker, 1: per_broker})
+            props = {
+                "zk.connect": server.connect_string, "groupid": group, "zk.sessiontimeout.ms": "30000",
+                "rebalance.retries.max": "20", "fetcher.backoff.ms": "1000",
+            }  # fmt: skip
 
             def member(i: int) -> ZookeeperConsumerConnector:
                 connector = ZookeeperConsumerConnector({**props, "consumerid": f"m{i:03d}"})
@@ -159,14 +180,18 @@ def zk_rebalance(work: str, partitions: int, consumers: int) -> dict:
                 before = zxid(server)
                 began = time.perf_counter()
                 members.append(member(consumers))
-                join_s = wait_settled(zk, group, topic, members, expected, timeout=1800)
+                wait_settled(zk, group, topic, members, expected, timeout=1800)
                 join_s = time.perf_counter() - began
                 writes = zxid(server) - before
             finally:
                 for m in members:
                     m.shutdown()
-                zk.stop()
-                zk.close()
+        finally:
+            zk.stop()
+            zk.close()
+            for proc, _ in brokers:
+                proc.kill()
+                proc.wait()
     per_session = sorted(watches.values())
     return {
         "partitions": partitions, "consumers": f"{consumers}->{consumers + 1}", "settle_s": round(join_s, 2),
@@ -179,10 +204,11 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--consumers", type=int, default=4)
     parser.add_argument("--only", choices=["controller", "rebalance"])
+    parser.add_argument("--work", help="Keep the logs in this directory (default: a temporary one).")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     for partitions in args.partitions:
-        with tempfile.TemporaryDirectory(prefix="zkafka-scale-") as work:
+        with tempfile.TemporaryDirectory(prefix="zkafka-scale-", dir=args.work) as work:
             if args.only != "rebalance":
                 print("controller failover:", controller_failover(work, partitions), flush=True)
             if args.only != "controller":
