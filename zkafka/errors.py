@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from zkafka.protocol.errors import LAST_CODE_07, ErrorCode, KafkaError
 from zkafka.protocol.errors import InvalidRequestError as InvalidRequestError
+from zkafka.sequence_errors import InvalidProducerEpochError as InvalidProducerEpochError
+from zkafka.sequence_errors import OutOfOrderSequenceNumberError as OutOfOrderSequenceNumberError
+from zkafka.sequence_errors import UnknownProducerIdError as UnknownProducerIdError
 
 
 class UnknownError(KafkaError):

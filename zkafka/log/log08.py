@@ -28,15 +28,15 @@ from zkafka.log.log_config import LogConfig
 from zkafka.log.log_loader import LogLoader
 from zkafka.log.log_validator import validate_and_assign
 from zkafka.log.offset_index import INDEX_SUFFIX
-from zkafka.log.segment import DELETED_SUFFIX, IndexedSegment, segment_file_name
-from zkafka.log.segmented_log import (
-    FlushPlan,
-    LogAppendInfo,
-    LogOptions,
-    LogRegion,
-    SegmentedLog,
-    log_end,
+from zkafka.log.producer_snapshots import (
+    delete_snapshots,
+    load_producer_state,
+    snapshot_offsets,
+    write_snapshot,
 )
+from zkafka.log.producer_state import Duplicate, ProducerStateManager, producer_batches
+from zkafka.log.segment import DELETED_SUFFIX, IndexedSegment, segment_file_name
+from zkafka.log.segmented_log import FlushPlan, LogAppendInfo, LogOptions, LogRegion, SegmentedLog, log_end
 from zkafka.log.time_index import TIME_INDEX_SUFFIX
 from zkafka.records import format08
 from zkafka.records.down_convert import first_magic
@@ -76,6 +76,8 @@ class Log08(SegmentedLog):
         self.log_start_offset = 0  # moved on by DeleteRecords (log-start-offset-checkpoint)
         self._next_offset = 0
         self._segments = self._load(need_recovery)
+        self.producer_state = ProducerStateManager(self.name, config.producer_id_expiration_ms)
+        self._load_producer_state(self._next_offset)
 
     # -- loading --------------------------------------------------------------------------------------------
 
@@ -89,6 +91,11 @@ class Log08(SegmentedLog):
         )
         segments, self.recovery_point, self._next_offset = loader.load(self.recovery_point, need_recovery)
         return segments
+
+    def _load_producer_state(self, end: int) -> None:
+        """The producer state as of ``end``: a log that never stored v2 has none (its files are not read)."""
+        if self.config.message_format_magic >= 2 or snapshot_offsets(self.dir_path):
+            load_producer_state(self.producer_state, self.dir_path, self._segments, end, self._time_ms())
 
     def _segment(self, start: int, *, index_max_bytes: int | None) -> IndexedSegment:
         jitter = self.config.segment_jitter_ms
@@ -143,8 +150,12 @@ class Log08(SegmentedLog):
             stamped_at = self._time_ms() if config.log_append_time and config.message_format_magic else -1
             if assign_offsets:
                 data, first, last, count = validate_and_assign(message_set, leo, config, stamped_at)
+                producers = self.producer_state.analyze(producer_batches(data)) if data else {}
+                if isinstance(producers, Duplicate):  # a retry: answered with the batch already here
+                    return LogAppendInfo(producers.batch.first_offset, producers.batch.last_offset + 1, 0, 0)
             else:
                 data, first, last, count = self._follower_entries(message_set, leo)
+                producers = self.producer_state.analyze(producer_batches(data), client=False) if data else {}
             if not data:
                 return LogAppendInfo(leo, leo, 0, 0)
             if len(data) > config.segment_bytes:
@@ -156,6 +167,8 @@ class Log08(SegmentedLog):
             segment = self._maybe_roll(len(data), last)
             segment.append_entries(first, last + 1, data, stamp)
             self._next_offset = last + 1
+            if producers:
+                self.producer_state.update(producers)
         if flush_due:
             self.flush_if_due()
         info = LogAppendInfo(first, last + 1, len(data), count, stamped_at if assign_offsets else -1)
@@ -208,6 +221,8 @@ class Log08(SegmentedLog):
             segment.index.trim()  # else on the disk pool, before the flush after the roll (_sealed)
 
     def _sealed(self, segment: IndexedSegment, new_start: int) -> None:
+        if self.config.message_format_magic >= 2 or self.producer_state.producers:
+            write_snapshot(self.dir_path, new_start, self.producer_state)
         if self._scheduler is None:
             self._flush(new_start)
         else:
@@ -336,6 +351,7 @@ class Log08(SegmentedLog):
                 self._next_offset = offset
                 self.recovery_point = min(self.recovery_point, offset)
                 self._truncations += 1
+            self._load_producer_state(offset)
         logger.info("log %s: truncated to offset %d", self.name, offset)
         for segment in doomed:
             self._delete_segment(segment)
@@ -367,6 +383,8 @@ class Log08(SegmentedLog):
             self._delete_segment(segment)
 
     def _reset_at(self, offset: int) -> tuple[IndexedSegment, ...]:
+        delete_snapshots(self.dir_path, above=-1)
+        self.producer_state.reset({})
         doomed = self._segments
         for segment in doomed:
             segment.rename_deleted()
@@ -378,9 +396,19 @@ class Log08(SegmentedLog):
     # -- retention ------------------------------------------------------------------------------------------------
 
     def _delete_segment(self, segment: IndexedSegment) -> None:
+        if self._segments:
+            delete_snapshots(self.dir_path, below=self.log_start)
+            self.producer_state.truncate_head(self.log_start)
         if not segment.path.endswith(DELETED_SUFFIX):
             segment.rename_deleted()
         self._schedule(self.config.file_delete_delay_ms, segment.delete)
+
+    def close(self) -> None:
+        """Flush and close every segment; the producer state is kept in a snapshot at the log end."""
+        with self._lock:
+            if self._segments and (self.config.message_format_magic >= 2 or self.producer_state.producers):
+                write_snapshot(self.dir_path, self._next_offset, self.producer_state)
+        super().close()
 
     def delete(self) -> None:
         """Close and remove the whole log directory (the partition was deleted)."""

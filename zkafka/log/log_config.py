@@ -31,6 +31,7 @@ class LogConfig:
     min_cleanable_ratio: float = 0.5
     message_format_magic: int = 0  # what ``message.format.version`` names: the magic the log stores
     log_append_time: bool = False  # ``message.timestamp.type`` LogAppendTime (else CreateTime)
+    producer_id_expiration_ms: int = 7 * 24 * 3600 * 1000  # the broker's ``transactional.id.expiration.ms``
 
     _TOPIC_KEYS = {
         "segment.bytes": "segment_bytes",
@@ -68,6 +69,7 @@ class LogConfig:
             min_cleanable_ratio=config["log.cleaner.min.cleanable.ratio"],
             message_format_magic=magic_of(config["log.message.format.version"]),
             log_append_time=config["log.message.timestamp.type"] == "LogAppendTime",
+            producer_id_expiration_ms=config["transactional.id.expiration.ms"],
         )
 
     @classmethod

@@ -8,9 +8,9 @@ producer's codec, producer id/epoch/sequence and partition leader epoch untouche
 the append time for ``message.timestamp.type=LogAppendTime`` (the CRC written again when either changes).
 Anything else is converted: the set's records (``convert.set_records``; magic-0 messages have timestamp -1)
 become ONE entry of the log's magic with the codec of the set's last compressed entry, as Kafka converts.
-Errors: a batch clients may not write INVALID_RECORD (87), damaged bytes CORRUPT_MESSAGE (2), idempotent
-or transactional batches UNSUPPORTED_FOR_MESSAGE_FORMAT (43), an entry over ``max.message.bytes``
-MESSAGE_TOO_LARGE (10). Pure: bytes in, bytes out.
+Errors: a batch clients may not write INVALID_RECORD (87), damaged bytes CORRUPT_MESSAGE (2), transactional
+batches, and idempotent ones to a log below v2, UNSUPPORTED_FOR_MESSAGE_FORMAT (43), an entry over
+``max.message.bytes`` MESSAGE_TOO_LARGE (10). Pure: bytes in, bytes out.
 """
 
 from __future__ import annotations

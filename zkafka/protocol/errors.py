@@ -59,7 +59,10 @@ class ErrorCode(IntEnum):
     NOT_CONTROLLER = 41
     INVALID_REQUEST = 42  # 0.10.1/0.11: a request the broker understood but refuses (a FindCoordinator key type)
     UNSUPPORTED_FOR_MESSAGE_FORMAT = 43  # 0.11: a record batch feature the log's message format lacks
+    OUT_OF_ORDER_SEQUENCE_NUMBER = 45  # 0.11 (KIP-98): a producer's batch skips sequence numbers
+    INVALID_PRODUCER_EPOCH = 47  # 0.11 (KIP-98): a producer epoch older than the partition's (fenced)
     KAFKA_STORAGE_ERROR = 56  # 1.0 (KIP-112): a partition's log (directory) cannot be created or written
+    UNKNOWN_PRODUCER_ID = 59  # 1.0 (KIP-98): a producer id the partition has no state for, sequence not 0
     NON_EMPTY_GROUP = 68  # 1.1 (KIP-229): DeleteGroups of a group with members
     GROUP_ID_NOT_FOUND = 69  # 1.1 (KIP-229): DeleteGroups or OffsetDelete of a group the coordinator lacks
     FETCH_SESSION_ID_NOT_FOUND = 70  # 1.1 (KIP-227): an incremental fetch names a session the broker lacks

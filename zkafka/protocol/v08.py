@@ -8,7 +8,8 @@ the correlation id (response header v1, never for ApiVersions).
 the group and offset APIs at Kafka 3.4's versions and the topic admin APIs, to its request and response
 classes, declared per API family: ``produce``, ``fetch``, ``offsets`` (ListOffsets), ``metadata``,
 ``offset_commit`` (OffsetCommit, OffsetFetch, FindCoordinator, OffsetDelete), ``api_versions``,
-``inter_broker``, ``group_membership`` and ``topic_admin`` (CreateTopics, DeleteTopics, CreatePartitions).
+``inter_broker``, ``group_membership``, ``topic_admin`` (CreateTopics, DeleteTopics, CreatePartitions) and
+``init_producer_id``.
 Pure: bytes in, values out.
 """
 
@@ -26,6 +27,7 @@ from zkafka.protocol.errors import InvalidRequestError
 from zkafka.protocol.fetch import FETCH_APIS
 from zkafka.protocol.flexible import read_tag_buffer
 from zkafka.protocol.group_membership import GROUP_APIS
+from zkafka.protocol.init_producer_id import INIT_PRODUCER_ID_APIS
 from zkafka.protocol.inter_broker import ADMIN_APIS
 from zkafka.protocol.metadata import METADATA_APIS
 from zkafka.protocol.offset_commit import OFFSET_APIS
@@ -61,6 +63,7 @@ CLIENT_APIS = (
     *TOPIC_ADMIN_APIS,
     *CONFIGS_APIS,
     *DELETE_RECORDS_APIS,
+    *INIT_PRODUCER_ID_APIS,
 )
 
 SCHEMAS: dict[tuple[int, int], tuple[type, type]] = {

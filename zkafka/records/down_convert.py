@@ -127,8 +127,8 @@ def batch_positions(data: bytes) -> Iterator[int]:
 
 
 def check_client_batch(header: BatchHeader, pos: int, to_magic: int = 0) -> None:
-    """Refuse a batch a client may not write, or one with features a log of ``to_magic`` lacks or this broker
-    does not serve yet (a transactional or idempotent batch), in LogValidator's order."""
+    """Refuse a batch a client may not write, or one with features a log of ``to_magic`` lacks (an idempotent
+    batch below v2) or this broker does not serve (a transactional batch), in LogValidator's order."""
     where = f"record batch at position {pos}"
     if header.count <= 0 or header.last_offset_delta + 1 != header.count:
         raise InvalidRecordError(
@@ -138,9 +138,10 @@ def check_client_batch(header: BatchHeader, pos: int, to_magic: int = 0) -> None
         raise InvalidRecordError(f"{where} is a control batch, which clients may not write")
     if header.is_transactional:
         raise UnsupportedForMessageFormatError(f"{where} is transactional: this broker's logs do not take it")
-    if header.has_producer_id:
+    if header.has_producer_id and to_magic < MAGIC_V2:
         raise UnsupportedForMessageFormatError(
-            f"{where} has producer id {header.producer_id} (idempotent): this broker's logs do not take it"
+            f"{where} has producer id {header.producer_id} (idempotent): message format v{to_magic} cannot"
+            " keep producer state (a log of message format v2 can)"
         )
     if header.compression == ZSTD and to_magic < MAGIC_V2:
         raise UnsupportedCompressionTypeError(f"{where} is zstd-compressed: message format v{to_magic} has no zstd")

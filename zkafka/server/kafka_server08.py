@@ -35,6 +35,8 @@ from zkafka.controller.controller import KafkaController
 from zkafka.coordinator.coordinator import CoordinatorConfig, GroupCoordinator
 from zkafka.coordinator.group_apis import GroupApis
 from zkafka.coordinator.offsets_log import OffsetsLog
+from zkafka.coordinator.producer_id_manager import ProducerIdManager
+from zkafka.coordinator.transaction_coordinator import TransactionCoordinator
 from zkafka.log.log_cleaner import LogCleaner
 from zkafka.log.log_config import LogConfig
 from zkafka.log.log_manager08 import LogManager08
@@ -218,6 +220,7 @@ class KafkaServer08(BrokerServer):
             more_apis=(
                 ConfigApis(self.zk_client, config, self.metadata_cache),
                 DeleteRecordsApis(self.replica_manager, self.log_manager.checkpoint_log_start_offsets),
+                TransactionCoordinator(ProducerIdManager(self.broker_id, self.zk_client)),
             ),
             fetch_sessions=FetchSessionCache(config["max.incremental.fetch.session.cache.slots"]),
         )

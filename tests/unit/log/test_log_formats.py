@@ -106,8 +106,10 @@ def test_older_formats_are_converted_up_and_batches_down_to_the_logs_format(tmp_
 
 def test_batches_a_client_may_not_write_are_refused(tmp_path):
     log = open_log(tmp_path)
-    with pytest.raises(UnsupportedForMessageFormatError):
-        log.append(batch(b"a", producer_id=7, producer_epoch=0, base_sequence=0))
+    with pytest.raises(UnsupportedForMessageFormatError, match="transactional"):
+        log.append(batch(b"a", producer_id=7, producer_epoch=0, base_sequence=0, transactional=True))
+    with pytest.raises(UnsupportedForMessageFormatError, match="message format v1"):
+        open_log(tmp_path / "v1", magic=1).append(batch(b"a", producer_id=7, producer_epoch=0, base_sequence=0))
     with pytest.raises(InvalidRecordError):
         log.append(batch(b"a", control=True))
     assert log.log_end_offset == 0
