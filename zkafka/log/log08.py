@@ -24,16 +24,11 @@ from zkafka.errors import (
     UnknownMagicByteError,
     UnsupportedForMessageFormatError,
 )
+from zkafka.log import producer_snapshots as snapshots
 from zkafka.log.log_config import LogConfig
 from zkafka.log.log_loader import LogLoader
 from zkafka.log.log_validator import validate_and_assign
 from zkafka.log.offset_index import INDEX_SUFFIX
-from zkafka.log.producer_snapshots import (
-    delete_snapshots,
-    load_producer_state,
-    snapshot_offsets,
-    write_snapshot,
-)
 from zkafka.log.producer_state import Duplicate, ProducerStateManager, producer_batches
 from zkafka.log.segment import DELETED_SUFFIX, IndexedSegment, segment_file_name
 from zkafka.log.segmented_log import FlushPlan, LogAppendInfo, LogOptions, LogRegion, SegmentedLog, log_end
@@ -94,8 +89,9 @@ class Log08(SegmentedLog):
 
     def _load_producer_state(self, end: int) -> None:
         """The producer state as of ``end``: a log that never stored v2 has none (its files are not read)."""
-        if self.config.message_format_magic >= 2 or snapshot_offsets(self.dir_path):
-            load_producer_state(self.producer_state, self.dir_path, self._segments, end, self._time_ms())
+        if self.config.message_format_magic >= 2 or snapshots.snapshot_offsets(self.dir_path):
+            state, now = self.producer_state, self._time_ms()
+            snapshots.load_producer_state(state, self.dir_path, self._segments, end, now)
 
     def _segment(self, start: int, *, index_max_bytes: int | None) -> IndexedSegment:
         jitter = self.config.segment_jitter_ms
@@ -222,7 +218,7 @@ class Log08(SegmentedLog):
 
     def _sealed(self, segment: IndexedSegment, new_start: int) -> None:
         if self.config.message_format_magic >= 2 or self.producer_state.producers:
-            write_snapshot(self.dir_path, new_start, self.producer_state)
+            snapshots.write_snapshot(self.dir_path, new_start, self.producer_state)
         if self._scheduler is None:
             self._flush(new_start)
         else:
@@ -383,7 +379,7 @@ class Log08(SegmentedLog):
             self._delete_segment(segment)
 
     def _reset_at(self, offset: int) -> tuple[IndexedSegment, ...]:
-        delete_snapshots(self.dir_path, above=-1)
+        snapshots.delete_snapshots(self.dir_path, above=-1)
         self.producer_state.reset({})
         doomed = self._segments
         for segment in doomed:
@@ -397,7 +393,7 @@ class Log08(SegmentedLog):
 
     def _delete_segment(self, segment: IndexedSegment) -> None:
         if self._segments:
-            delete_snapshots(self.dir_path, below=self.log_start)
+            snapshots.delete_snapshots(self.dir_path, below=self.log_start)
             self.producer_state.truncate_head(self.log_start)
         if not segment.path.endswith(DELETED_SUFFIX):
             segment.rename_deleted()
@@ -407,7 +403,7 @@ class Log08(SegmentedLog):
         """Flush and close every segment; the producer state is kept in a snapshot at the log end."""
         with self._lock:
             if self._segments and (self.config.message_format_magic >= 2 or self.producer_state.producers):
-                write_snapshot(self.dir_path, self._next_offset, self.producer_state)
+                snapshots.write_snapshot(self.dir_path, self._next_offset, self.producer_state)
         super().close()
 
     def delete(self) -> None:
