@@ -1,0 +1,116 @@
+"""Drill: librdkafka produces with acks=all to a message format v2 topic of replication factor 3 while its
+leader is killed with kill -9. With ``enable.idempotence=true`` every acknowledged message is in the log
+exactly once, read back from every replica's segment files (the new leader answered the retries of batches
+it already held from its producer state); without idempotence the retries may be stored twice (counted into
+the drill figures, not asserted). Three broker processes, a real ZooKeeper."""
+
+from __future__ import annotations
+
+import glob
+import os
+import threading
+from collections import Counter
+
+import pytest
+
+confluent_kafka = pytest.importorskip("confluent_kafka")
+
+from tests.support.drills import FIGURES, settle  # noqa: E402
+from tests.support.replication import zk_state  # noqa: E402
+from zkafka.admin.topics import create_topic  # noqa: E402
+from zkafka.records.record_batch import read_batches  # noqa: E402
+from zkafka.utils import wait_until  # noqa: E402
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(180)]
+
+V2 = {"message.format.version": "2.2"}
+
+
+def replica_values(proc, topic: str) -> list[tuple[int, bytes]]:
+    """``(offset, value)`` of every record in one replica's segment files."""
+    props = dict(line.split("=", 1) for line in proc.props_path.read_text().splitlines() if "=" in line)
+    records = []
+    for path in sorted(glob.glob(os.path.join(props["log.dirs"], f"{topic}-0", "*.log"))):
+        with open(path, "rb") as f:
+            records += [(r.offset, r.value) for b in read_batches(f.read()) for r in b.records]
+    return records
+
+
+class Load(threading.Thread):
+    """librdkafka sending numbered values to partition 0 until stopped; ``acked`` value -> offset."""
+
+    def __init__(self, bootstrap: str, topic: str, idempotent: bool) -> None:
+        super().__init__(daemon=True)
+        self.topic, self.acked, self.failed = topic, {}, []
+        self._stopping = threading.Event()
+        self.producer = confluent_kafka.Producer(
+            {
+                "bootstrap.servers": bootstrap,
+                "enable.idempotence": idempotent,
+                "acks": "all",
+                "linger.ms": 5,
+                "max.in.flight.requests.per.connection": 5,
+                "message.timeout.ms": 60000,
+                "retry.backoff.ms": 100,
+            }
+        )
+
+    def delivered(self, error, message) -> None:
+        if error is None:
+            self.acked[message.value()] = message.offset()
+        else:
+            self.failed.append(error)
+
+    def run(self) -> None:
+        i = 0
+        while not self._stopping.is_set():
+            try:
+                self.producer.produce(self.topic, b"v-%07d" % i, partition=0, on_delivery=self.delivered)
+                i += 1
+            except BufferError:
+                pass
+            self.producer.poll(0.001 if i % 20 == 0 else 0)
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.join(30)
+        assert self.producer.flush(90) == 0
+
+
+@pytest.mark.parametrize("idempotent", [True, False], ids=["idempotent", "not-idempotent"])
+def test_kill_9_of_the_leader_under_librdkafka_load(start_cluster, idempotent):
+    cluster = start_cluster()
+    topic = "idem-drill" if idempotent else "plain-drill"
+    create_topic(cluster.zk, topic, 1, 3, V2)
+    (first,) = settle(cluster.zk, cluster.ports, topic)
+    load = Load(",".join(f"127.0.0.1:{p}" for p in cluster.ports()), topic, idempotent)
+    load.start()
+    wait_until(lambda: len(load.acked) >= 2000, 30, message="acks flowing")
+    cluster[first.leader].proc.kill()
+    at = len(load.acked)
+    wait_until(lambda: len(load.acked) >= at + 2000, 60, message="acks after the kill")
+    load.stop()
+    assert not load.failed, f"deliveries failed: {load.failed[:3]}"
+    assert zk_state(cluster.zk, topic, 0).leader != first.leader
+    cluster[first.leader].start()  # rejoins as a follower: truncates, catches up
+    settle(cluster.zk, cluster.ports, topic)
+    logs = {}
+    for broker_id in (1, 2, 3):
+        wait_until(
+            lambda b=broker_id: len(replica_values(cluster[b], topic)) >= len(load.acked), 30,
+            message=f"replica {broker_id} caught up",
+        )  # fmt: skip
+        logs[broker_id] = replica_values(cluster[broker_id], topic)
+    assert logs[1] == logs[2] == logs[3]
+    log = logs[1]
+    copies = Counter(v for _, v in log)
+    where = dict((v, o) for o, v in reversed(log))
+    lost = [v for v, o in load.acked.items() if where.get(v) != o]
+    duplicated = sum(n - 1 for n in copies.values())
+    FIGURES.append((f"kill -9 leader, librdkafka {'idempotent' if idempotent else 'not idempotent'}",
+                    {"acked": len(load.acked), "log": len(log), "duplicates": duplicated}))  # fmt: skip
+    print(f"\n{topic}: acked={len(load.acked)} log={len(log)} duplicates={duplicated}")
+    assert not lost, f"{len(lost)} acknowledged messages lost or not at their offset, e.g. {lost[:3]}"
+    if idempotent:
+        assert duplicated == 0
+        assert [o for o, _ in log] == list(range(len(log)))
