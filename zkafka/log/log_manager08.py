@@ -161,6 +161,9 @@ class LogManager08:
         validate_topic_08(topic)
         if partition < 0:
             raise ValueError(f"partition {partition} of topic {topic!r} is negative")
+        # The topic's overrides may be read from ZooKeeper (a greenlet switch): never while holding the lock,
+        # or a second greenlet creating a log blocks the whole hub on it.
+        config = self.config_for(topic)
         with self._create_lock:
             log = self._logs.get((topic, partition))
             if log is not None:
@@ -172,7 +175,7 @@ class LogManager08:
                 path,
                 topic,
                 partition,
-                self.config_for(topic),
+                config,
                 need_recovery=False,
                 scheduler=self._scheduler,
                 time_ms=self._time_ms,

@@ -50,6 +50,23 @@ def test_new_partitions_go_to_the_dir_with_the_fewest(tmp_path):
     assert logs.topics() == {"old", "a", "b", "c", "d"}
 
 
+def test_a_topics_overrides_are_read_before_the_create_lock_is_taken(tmp_path):
+    # The overrides come from ZooKeeper (a greenlet switch): a second greenlet creating a log while the first
+    # held the (thread) lock would block the whole hub, as a burst of LeaderAndIsr partitions once did.
+    held_while_reading = []
+
+    def overrides(topic):
+        held_while_reading.append(logs._create_lock.locked())
+        return LogConfig(segment_bytes=4 * ENTRY)
+
+    logs = LogManager08(
+        dirs(tmp_path), LogConfig(segment_bytes=2 * ENTRY), topic_overrides=overrides, time_ms=Clock()
+    )
+    created = logs.create_log("t", 0)
+    assert held_while_reading == [False]
+    assert created.config.segment_bytes == 4 * ENTRY
+
+
 def test_bad_names_are_refused(tmp_path):
     logs = manager(dirs(tmp_path))
     with pytest.raises(InvalidTopicError):
