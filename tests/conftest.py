@@ -10,4 +10,5 @@ pytest_plugins = [
     "tests.support.frame_recorder",
     "tests.support.drills",
     "tests.support.ensemble",
+    "tests.support.netcut",
 ]

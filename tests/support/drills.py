@@ -12,6 +12,7 @@ import socket
 import struct
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
@@ -20,6 +21,7 @@ from tests.support.replication import leader_port, leaders_seen, read_all, zk_st
 from zkafka.admin.topics import create_topic
 from zkafka.producer.errors import FailedToSendMessageError
 from zkafka.producer.producer08 import KeyedMessage, Producer08
+from zkafka.records import format08
 from zkafka.utils import wait_until
 from zkafka.zk.paths08 import PartitionState
 
@@ -98,6 +100,25 @@ class Cluster:
 
     def port_of(self, broker_id: int) -> int:
         return self.procs[broker_id].port
+
+    def replica_log(self, broker_id: int, topic: str, partition: int = 0) -> list[tuple[int, bytes]]:
+        """Every (offset, value) in the broker's copy of the partition, read from its segment files."""
+        props = dict(
+            line.split("=", 1) for line in self.procs[broker_id].props_path.read_text().splitlines() if line
+        )
+        directory = Path(props["log.dirs"]) / f"{topic}-{partition}"
+        data = b"".join(p.read_bytes() for p in sorted(directory.glob("*.log")))
+        return [(m.offset, m.value) for m in format08.iter_messages(data)]
+
+    def logs_agree(self, topic: str, leader: int, partition: int = 0) -> int:
+        """Wait until every replica's log equals the leader's, record by record; its length."""
+
+        def agreed() -> int | None:
+            logs = [self.replica_log(b, topic, partition) for b in sorted(self.procs)]
+            return len(logs[0]) if all(log == logs[0] for log in logs) else None
+
+        wait_until(agreed, 30, interval=0.2, message=f"{topic}-{partition}: every replica's log equal")
+        return len(self.replica_log(leader, topic, partition))
 
     def topic(self, name: str, partitions: int = 1, seed: int = 1):
         create_topic(self.zk, name, partitions, 3, rng=random.Random(seed))

@@ -38,19 +38,21 @@ def produce(
     return part.error, part.offset
 
 
-def leaders_seen(port: int, topic: str) -> dict[int, tuple[int, int | None]]:
+def leaders_seen(port: int, topic: str, source: str | None = None) -> dict[int, tuple[int, int | None]]:
     """partition -> (leader id, leader's port) in the metadata of the broker at ``port``."""
-    with Client08(port) as client:
+    with Client08(port, source=source) as client:
         answer = client.call(MetadataRequestV0([topic]))
     ports = {b.node_id: b.port for b in answer.brokers}
     return {p.partition: (p.leader, ports.get(p.leader)) for t in answer.topics for p in t.partitions}
 
 
-def leader_port(ports: Callable[[], list[int]], topic: str, partition: int = 0) -> int | None:
+def leader_port(
+    ports: Callable[[], list[int]], topic: str, partition: int = 0, source: str | None = None
+) -> int | None:
     """The port of ``topic-partition``'s leader as the first of ``ports()`` that answers names it."""
     for port in ports():
         try:
-            leader, leader_at = leaders_seen(port, topic).get(partition, (-1, None))
+            leader, leader_at = leaders_seen(port, topic, source).get(partition, (-1, None))
         except OSError:
             continue
         if leader >= 0 and leader_at is not None:
@@ -84,13 +86,20 @@ def read_all(
 
 class AckedProducer(threading.Thread):
     """Produces numbered messages with acks=-1 to one partition, finding its leader through Metadata requests
-    to the live brokers, retrying a message until acknowledged; ``acked`` maps offset -> value."""
+    to the live brokers, retrying a message until acknowledged; ``acked`` maps offset -> value. ``source``:
+    the local address its connections come from."""
 
     def __init__(
-        self, ports: Callable[[], list[int]], topic: str, partition: int = 0, batch: int = 5
+        self,
+        ports: Callable[[], list[int]],
+        topic: str,
+        partition: int = 0,
+        batch: int = 5,
+        source: str | None = None,
     ) -> None:
         super().__init__(daemon=True)
         self.ports, self.topic, self.partition, self.batch = ports, topic, partition, batch
+        self.source = source
         self.acked: dict[int, bytes] = {}
         self.errors: list[int] = []  # error codes seen (each answered by a retry)
         self.failed_sends = 0  # connections lost or refused (retried)
@@ -105,7 +114,7 @@ class AckedProducer(threading.Thread):
             raise self.exception
 
     def leader_port(self) -> int | None:
-        return leader_port(self.ports, self.topic, self.partition)
+        return leader_port(self.ports, self.topic, self.partition, self.source)
 
     def run(self) -> None:
         try:
@@ -124,7 +133,7 @@ class AckedProducer(threading.Thread):
                     if port is None:
                         time.sleep(0.05)
                         continue
-                    client = Client08(port)
+                    client = Client08(port, source=self.source)
                 error, offset = produce(client, self.topic, self.partition, values)
             except OSError:
                 self.failed_sends += 1
@@ -149,11 +158,14 @@ class AckedProducer(threading.Thread):
 
 class WatchingConsumer(threading.Thread):
     """Reads the partition from its leader (as found by ``leader_port()``) as an ordinary consumer, recording
-    every (offset, value) it was given."""
+    every (offset, value) it was given; ``source``: the local address its connections come from."""
 
-    def __init__(self, leader_port: Callable[[], int | None], topic: str, partition: int = 0) -> None:
+    def __init__(
+        self, leader_port: Callable[[], int | None], topic: str, partition: int = 0, source: str | None = None
+    ) -> None:
         super().__init__(daemon=True)
         self.leader_port, self.topic, self.partition = leader_port, topic, partition
+        self.source = source
         self.seen: dict[int, bytes] = {}
         self._stopping = threading.Event()
 
@@ -170,7 +182,7 @@ class WatchingConsumer(threading.Thread):
                     if port is None:
                         time.sleep(0.05)
                         continue
-                    client = Client08(port)
+                    client = Client08(port, source=self.source)
                 request = fetch_request(self.topic, self.partition, offset, max_wait_ms=100, min_bytes=1)
                 data = client.call(request).topics[0].partitions[0]
             except OSError:

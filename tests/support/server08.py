@@ -90,8 +90,11 @@ def served(caplog):
 class Client08:
     """One socket speaking the 0.8 protocol: requests encoded by protocol.v08, responses decoded by it."""
 
-    def __init__(self, port: int, host: str = "127.0.0.1", client_id: str = "test-client") -> None:
-        self.sock = socket.create_connection((host, port), timeout=15)
+    def __init__(
+        self, port: int, host: str = "127.0.0.1", client_id: str = "test-client", source: str | None = None
+    ) -> None:
+        """``source``: the local address to connect from (a loopback alias a network cut can tell apart)."""
+        self.sock = socket.create_connection((host, port), timeout=15, source_address=source and (source, 0))
         self.client_id = client_id
         self.correlation_id = 0
 
