@@ -5,6 +5,7 @@ broker applies to its live logs, and this broker's own (read-only) configuration
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -122,3 +123,15 @@ def test_broker_configs_are_read_only(brokers):
     assert describe(client, 1, "7", resource_type=w.BROKER).error == ErrorCode.INVALID_REQUEST
     refused = alter(client, 0, "0", {"num.partitions": "3"}, resource_type=w.BROKER)
     assert refused.error == ErrorCode.INVALID_CONFIG and "num.partitions" in refused.error_message
+
+
+def test_old_change_notifications_are_purged(brokers, zk_client, monkeypatch):
+    from zkafka.server import topic_config_manager
+
+    _, (client, _) = brokers
+    assert alter(client, 1, "t", {"retention.ms": "1000"}).error == 0
+    first = sorted(zk_client.get_children("/config/changes"))
+    monkeypatch.setattr(topic_config_manager, "CHANGE_EXPIRATION_MS", 0)  # every processed one is old now
+    wait_for(lambda: zk_client.exists(f"/config/changes/{first[-1]}").ctime < time.time() * 1000)
+    assert alter(client, 1, "t", {"retention.ms": "2000"}).error == 0
+    wait_for(lambda: not set(first) & set(zk_client.get_children("/config/changes")))

@@ -6,19 +6,22 @@ Each change notification (``config_change_<seq>``, in 0.8.2's form or 1.1's ``{"
 "topics/<t>"}``) is processed once, in sequence order; at startup every open log takes its topic's overrides
 (logs load before ZooKeeper is up), so the notifications already there are skipped. Logs made later read their
 topic's overrides when made (``LogManager08``'s ``topic_overrides``, this ``log_config``).
-Old notifications are left in place (Kafka deletes those older than 15 minutes).
+Notifications older than 15 minutes are deleted when the next one arrives, as Kafka's listener purges them.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
+
+from kazoo.exceptions import NoNodeError
 
 from zkafka.config08 import BrokerConfig08, parse_topic_overrides, topic_config
 from zkafka.errors import KafkaError
 from zkafka.log.log_config import LogConfig
 from zkafka.log.log_manager08 import LogManager08
+from zkafka.utils import now_ms
 from zkafka.zk.client import get_data
 from zkafka.zk.paths08 import (
     CONFIG_CHANGE_PREFIX,
@@ -29,6 +32,8 @@ from zkafka.zk.paths08 import (
 )
 
 log = logging.getLogger(__name__)
+
+CHANGE_EXPIRATION_MS = 15 * 60 * 1000  # Kafka's ZkNodeChangeNotificationListener.changeExpirationMs
 
 
 class TopicConfigManager:
@@ -84,6 +89,19 @@ class TopicConfigManager:
             if sequence > self._last_change:
                 self._process(f"{CONFIG_CHANGE_PREFIX}{sequence:010d}")
                 self._last_change = sequence
+        self._purge(c for c in children if c.startswith(CONFIG_CHANGE_PREFIX))
+
+    def _purge(self, names: Iterable[str]) -> None:
+        """Delete the notifications older than CHANGE_EXPIRATION_MS (every broker processed them by then)."""
+        oldest = now_ms() - CHANGE_EXPIRATION_MS
+        for name in names:
+            path = f"{CONFIG_CHANGES_PATH}/{name}"
+            stat = self.zk_client.exists(path)
+            if stat is not None and stat.ctime < oldest:
+                try:
+                    self.zk_client.delete(path)
+                except NoNodeError:  # another broker purged it first
+                    pass
 
     def _process(self, name: str) -> None:
         data = get_data(self.zk_client, f"{CONFIG_CHANGES_PATH}/{name}")
