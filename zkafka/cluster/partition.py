@@ -10,7 +10,10 @@ Pure bookkeeping, no sockets and no ZooKeeper (the replica manager writes ISR ch
 - the high watermark (HW): as leader the smallest LEO of the ISR (leader included), never decreasing, and
   unknown follower offsets hold it where it is; as follower min(own LEO, the leader's HW). Consumers read
   below it (``visible_end`` of the log);
-- ``replicas_reached``: whether a produce waiting for ``acks`` has what it needs (§9.3).
+- ``replicas_reached``: whether a produce waiting for ``acks`` has what it needs (§9.3);
+- the leader epoch cache (log/leader_epoch_cache.py): a new leader's epoch starts at its LEO, a follower takes
+  its leader's epoch at the first offset it appends, and after a leader change the follower truncates where
+  the leader says its own latest epoch ends (``epoch_truncation_offset``, KIP-101/KIP-279).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from zkafka.log.leader_epoch_cache import UNDEFINED_EPOCH_OFFSET, LeaderEpochCache
 from zkafka.protocol.errors import ErrorCode
 from zkafka.zk.paths08 import NO_LEADER, PartitionState
 
@@ -39,7 +43,15 @@ class FollowerState:
 class Partition:
     """One partition's replication state on this broker (leader, follower, or neither after StopReplica)."""
 
-    def __init__(self, topic: str, partition: int, broker_id: int, log: Any, high_watermark: int = 0) -> None:
+    def __init__(
+        self,
+        topic: str,
+        partition: int,
+        broker_id: int,
+        log: Any,
+        high_watermark: int = 0,
+        epochs: LeaderEpochCache | None = None,
+    ) -> None:
         self.topic = topic
         self.partition = partition
         self.broker_id = broker_id
@@ -52,6 +64,8 @@ class Partition:
         self.isr: tuple[int, ...] = ()
         self.isr_updating = False  # an ISR write to ZooKeeper is under way
         self._followers: dict[int, FollowerState] = {}
+        self.epochs = epochs if epochs is not None else LeaderEpochCache(None)
+        self.epochs.truncate_from_end(log.log_end_offset)  # recovery may have cut the log
         if high_watermark > log.log_end_offset:  # Kafka 0.8.2 takes the log end offset then
             logger.warning(
                 "partition [%s,%d]: the high watermark %d in replication-offset-checkpoint is past the log end"
@@ -101,13 +115,15 @@ class Partition:
         """Lead with the given ISR; followers' offsets are unknown until they fetch (``state`` carries
         ``leader_epoch``, ``controller_epoch``, ``isr`` and ``zk_version``)."""
         self._take(self.broker_id, state, replicas)
+        self.epochs.assign(self.leader_epoch, self.log_end_offset)
         self._followers = {
             r: FollowerState(UNKNOWN_OFFSET, now_ms) for r in self.replicas if r != self.broker_id
         }
         self.maybe_increment_high_watermark()
 
     def make_follower(self, state: Any, replicas: Sequence[int]) -> bool:
-        """Follow ``state.leader``; True when the leader changed (the log must then be truncated to the HW)."""
+        """Follow ``state.leader``; True when the leader changed (the log must then be truncated: by epoch, or
+        to the HW)."""
         changed = state.leader != self.leader
         self._take(state.leader, state, replicas)
         self._followers = {}
@@ -209,6 +225,25 @@ class Partition:
         """As follower: HW := min(own LEO, the leader's HW)."""
         self._high_watermark = max(0, min(self.log_end_offset, leader_high_watermark))
 
-    def truncated(self) -> None:
-        """The log was truncated: the HW cannot lie past its end."""
+    def appending_as_follower(self) -> None:
+        """Messages from the leader are about to be appended: the leader's epoch covers them (an approximation
+        for a follower catching up across several epochs: they are counted in the latest)."""
+        self.epochs.assign(self.leader_epoch, self.log_end_offset)
+
+    def epoch_truncation_offset(self, leader_epoch: int, leader_end_offset: int) -> int:
+        """Where to truncate after the leader answered OffsetForLeaderEpoch for our latest epoch with
+        ``(leader_epoch, leader_end_offset)``: min(its end, where that epoch ends here, our LEO) (KIP-279); the
+        HW when the leader knows no end."""
+        if leader_end_offset == UNDEFINED_EPOCH_OFFSET:
+            return self._high_watermark
+        _, own_end = self.epochs.end_offset_for(leader_epoch, self.log_end_offset)
+        if own_end == UNDEFINED_EPOCH_OFFSET:
+            own_end = self.log_end_offset
+        return max(0, min(leader_end_offset, own_end, self.log_end_offset))
+
+    def truncated(self, restart: bool = False) -> None:
+        """The log was truncated (``restart``: emptied): the HW cannot lie past its end, nor epochs start there."""
         self._high_watermark = min(self._high_watermark, self.log_end_offset)
+        if restart:
+            self.epochs.clear()
+        self.epochs.truncate_from_end(self.log_end_offset)

@@ -49,20 +49,7 @@ class OffsetCheckpoint:
             if not topic or any(c.isspace() for c in topic):
                 raise CheckpointError(f"topic {topic!r} cannot be written to checkpoint {self.path}")
             lines.append(f"{topic} {int(partition)} {int(offset)}")
-        data = ("\n".join(lines) + "\n").encode()
-        tmp = self.path + TMP_SUFFIX
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        except OSError as exc:
-            raise with_filename(exc, tmp) from None
-        finally:
-            os.close(fd)
-        os.replace(tmp, self.path)
-        _fsync_dir(os.path.dirname(self.path) or ".")
+        write_lines(self.path, lines)
 
     def read(self) -> dict[tuple[str, int], int]:
         """The offsets in the file; an empty mapping when there is no file yet."""
@@ -108,6 +95,24 @@ class OffsetCheckpoint:
 
     def __repr__(self) -> str:
         return f"OffsetCheckpoint({self.path!r})"
+
+
+def write_lines(path: str, lines: list[str]) -> None:
+    """Replace ``path``'s content with ``lines`` durably: written to ``<path>.tmp``, fsynced, renamed over."""
+    data = ("\n".join(lines) + "\n").encode()
+    tmp = path + TMP_SUFFIX
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except OSError as exc:
+        raise with_filename(exc, tmp) from None
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    _fsync_dir(os.path.dirname(path) or ".")
 
 
 def _fsync_dir(path: str) -> None:

@@ -30,6 +30,7 @@ CREATE_TOPICS = 19  # 0.10.1 (KIP-4)
 DELETE_TOPICS = 20  # 0.10.1 (KIP-4)
 DELETE_RECORDS = 21  # 0.11 (KIP-107)
 INIT_PRODUCER_ID = 22  # 0.11 (KIP-98)
+OFFSET_FOR_LEADER_EPOCH = 23  # 0.11 (KIP-101)
 DESCRIBE_CONFIGS = 32  # 0.11 (KIP-133)
 ALTER_CONFIGS = 33  # 0.11 (KIP-133)
 CREATE_PARTITIONS = 37  # 1.0 (KIP-195)
@@ -63,6 +64,7 @@ API_NAMES: dict[int, str] = {
     DELETE_TOPICS: "DeleteTopics",
     DELETE_RECORDS: "DeleteRecords",
     INIT_PRODUCER_ID: "InitProducerId",
+    OFFSET_FOR_LEADER_EPOCH: "OffsetForLeaderEpoch",
     DESCRIBE_CONFIGS: "DescribeConfigs",
     ALTER_CONFIGS: "AlterConfigs",
     CREATE_PARTITIONS: "CreatePartitions",

@@ -29,6 +29,7 @@ from zkafka.protocol.flexible import read_tag_buffer
 from zkafka.protocol.group_membership import GROUP_APIS
 from zkafka.protocol.init_producer_id import INIT_PRODUCER_ID_APIS
 from zkafka.protocol.inter_broker import ADMIN_APIS
+from zkafka.protocol.leader_epoch import OFFSET_FOR_LEADER_EPOCH_APIS
 from zkafka.protocol.metadata import METADATA_APIS
 from zkafka.protocol.offset_commit import OFFSET_APIS
 from zkafka.protocol.offsets import LIST_OFFSETS_APIS
@@ -68,7 +69,7 @@ CLIENT_APIS = (
 
 SCHEMAS: dict[tuple[int, int], tuple[type, type]] = {
     (request.API_KEY, request.API_VERSION): (request, response)
-    for request, response in (*CLIENT_APIS, *ADMIN_APIS, *GROUP_APIS)
+    for request, response in (*CLIENT_APIS, *ADMIN_APIS, *GROUP_APIS, *OFFSET_FOR_LEADER_EPOCH_APIS)
 }
 for _request, _response in SCHEMAS.values():
     _request.RESPONSE = _response  # what a client decodes the answer with

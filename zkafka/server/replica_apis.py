@@ -4,7 +4,8 @@ LeaderAndIsr and StopReplica go to the replica manager, UpdateMetadata to the br
 three refused with STALE_CONTROLLER_EPOCH (11), changing nothing, unless they come from the controller
 ZooKeeper names: controller_fence.py); ControlledShutdown goes
 to this broker's controller, which answers with the partitions the broker still leads (an error when this
-broker is not the controller, or the broker is not live).
+broker is not the controller, or the broker is not live). OffsetForLeaderEpoch v0-v4 (KIP-101) answers where
+a leader epoch ends on the partitions led here (leader_epoch_cache.py), UNDEFINED (-1) when it is unknown.
 """
 
 from __future__ import annotations
@@ -16,9 +17,17 @@ from typing import Any
 from zkafka.errors import InvalidRequestError, KafkaError
 from zkafka.protocol import inter_broker as admin
 from zkafka.protocol import v08
-from zkafka.protocol.api_keys import CONTROLLED_SHUTDOWN, LEADER_AND_ISR, STOP_REPLICA, UPDATE_METADATA
+from zkafka.protocol.api_keys import (
+    CONTROLLED_SHUTDOWN,
+    LEADER_AND_ISR,
+    OFFSET_FOR_LEADER_EPOCH,
+    STOP_REPLICA,
+    UPDATE_METADATA,
+)
 from zkafka.protocol.errors import ErrorCode
+from zkafka.protocol.versioned import make
 from zkafka.server.controller_fence import ControllerFence
+from zkafka.server.log_read import check_leader_epoch
 from zkafka.server.metadata_cache import MetadataCache
 from zkafka.server.replica_manager import ReplicaManager, error_code
 
@@ -49,6 +58,7 @@ class ReplicaApis:
             (UPDATE_METADATA, 2): self.handle_update_metadata,
             (CONTROLLED_SHUTDOWN, 0): self.handle_controlled_shutdown,
             (CONTROLLED_SHUTDOWN, 1): self.handle_controlled_shutdown,
+            **{(OFFSET_FOR_LEADER_EPOCH, v): self.handle_offset_for_leader_epoch for v in range(5)},
         }
 
     def _from_controller(self, request: v08.Request) -> bool:
@@ -115,3 +125,26 @@ class ReplicaApis:
             log.warning("controlled shutdown of broker %d failed: %r", request.body.broker_id, exc)
             body = response(ErrorCode.UNKNOWN, [])
         return v08.encode_response(request.correlation_id, body)
+
+    def handle_offset_for_leader_epoch(self, request: v08.Request) -> list:
+        topics = [
+            {"topic": t.topic, "partitions": [self._epoch_end(t.topic, p) for p in t.partitions]}
+            for t in request.body.topics
+        ]
+        response = v08.SCHEMAS[(request.api_key, request.api_version)][1]
+        return v08.encode_response(request.correlation_id, make(response, throttle_time_ms=0, topics=topics))
+
+    def _epoch_end(self, topic: str, asked: Any) -> dict[str, int]:
+        """One partition's answer: the epoch found and where it ends, or an error (not led here, fenced)."""
+        answer = {"partition": asked.partition, "error": ErrorCode.NONE, "leader_epoch": -1, "end_offset": -1}
+        try:
+            check_leader_epoch(
+                self.replica_manager, topic, asked.partition, getattr(asked, "current_leader_epoch", -1)
+            )
+            self.replica_manager.leader_log(topic, asked.partition)  # raises unless led here
+            hosted = self.replica_manager.partition(topic, asked.partition)
+            epoch, end = hosted.epochs.end_offset_for(asked.leader_epoch, hosted.log_end_offset)
+            answer.update(leader_epoch=epoch, end_offset=end)
+        except KafkaError as exc:
+            answer["error"] = error_code(exc)
+        return answer

@@ -10,6 +10,11 @@ latest offset with this broker's replica id); a leader behind us means truncatin
 starts after ours means starting again, empty, at its earliest offset. Other errors and lost connections back
 off and wait for the controller. A response for a partition that moved meanwhile (removed, or re-added at
 another offset) is dropped.
+
+A partition added after a leader change is first truncated by leader epoch (KIP-101): one
+OffsetForLeaderEpoch v3 to the leader names the follower's latest epoch, and the log is cut where the leader
+says that epoch ends, or where it ends here if earlier (KIP-279); to the high watermark when the follower
+knows no epoch or the leader none.
 """
 
 from __future__ import annotations
@@ -27,7 +32,9 @@ from zkafka.client08.fetcher_manager import fetcher_id
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
 from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.fetch import FetchRequestPartition, FetchRequestTopic, FetchRequestV0
+from zkafka.protocol.leader_epoch import OFFSET_FOR_LEADER_EPOCH_APIS
 from zkafka.protocol.offsets import ListOffsetsRequestPartition, ListOffsetsRequestTopic, ListOffsetsRequestV0
+from zkafka.protocol.versioned import make
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +76,9 @@ class FollowerLogs(Protocol):
     def truncate_follower(self, topic: str, partition: int, offset: int, *, restart: bool = False) -> int:
         """Truncate to ``offset`` (``restart``: empty the log and start at it); the new log end offset."""
 
+    def partition(self, topic: str, partition: int) -> Any:
+        """The hosted Partition (its epochs and truncation offset), or None."""
+
 
 class ReplicaFetcher:
     """One fetcher greenlet copying a set of partitions from one leader."""
@@ -81,6 +91,7 @@ class ReplicaFetcher:
         self.name = f"ReplicaFetcherThread-{index}-{self.leader_id}"
         self.logs = logs
         self.partitions: dict[TopicPartition, int] = {}  # -> next offset to fetch
+        self.truncating: set[TopicPartition] = set()  # to truncate by epoch before fetching
         self._changed = gevent.event.Event()
         self._stopped = False
         self.channel = broker_channel(
@@ -93,13 +104,16 @@ class ReplicaFetcher:
         self.greenlet = gevent.spawn(self._run)
         self.fetched_bytes = 0
 
-    def add(self, offsets: dict[TopicPartition, int]) -> None:
+    def add(self, offsets: dict[TopicPartition, int], truncate: bool = False) -> None:
         self.partitions.update(offsets)
+        if truncate:
+            self.truncating.update(offsets)
         self._changed.set()
 
     def remove(self, partitions: Iterable[TopicPartition]) -> None:
         for tp in partitions:
             self.partitions.pop(tp, None)
+            self.truncating.discard(tp)
 
     def stop(self) -> None:
         self._stopped = True
@@ -115,6 +129,9 @@ class ReplicaFetcher:
                 continue
             requested = dict(self.partitions)
             try:
+                if self.truncating:
+                    self._truncate_by_epoch()
+                    continue
                 response = self.channel.request(self._request(requested), retries=0)
             except (OSError, EOFError) as exc:
                 if self._stopped:
@@ -171,6 +188,57 @@ class ReplicaFetcher:
                     log.error("%s: %s-%d at offset %d: %s", self.name, tp[0], tp[1], offset, exc)
         return progress
 
+    def _truncate_by_epoch(self) -> None:
+        """Truncate the partitions added after a leader change where the leader says our latest epoch ends."""
+        hosted = {tp: self.logs.partition(*tp) for tp in self.truncating}
+        self.truncating.clear()
+        asked = {tp: p.epochs.latest_epoch for tp, p in hosted.items() if p is not None}
+        try:
+            answers = self._epoch_end_offsets({tp: e for tp, e in asked.items() if e >= 0})
+        except BaseException:
+            self.truncating.update(tp for tp in hosted if tp in self.partitions)  # asked again next round
+            raise
+        for tp, partition in hosted.items():
+            if partition is None or tp not in self.partitions or tp in self.truncating:
+                continue  # removed (or added again) while the request was out
+            epoch, end = answers.get(tp, (-1, -1))
+            offset = partition.epoch_truncation_offset(epoch, end)
+            log.info(
+                "%s: %s-%d: leader %d says epoch %d ends at %d (ours: %d, LEO %d, HW %d): truncating to %d",
+                self.name, *tp, self.leader_id, epoch, end, asked.get(tp, -1), partition.log_end_offset,
+                partition.high_watermark, offset,
+            )  # fmt: skip
+            self.partitions[tp] = self.logs.truncate_follower(tp[0], tp[1], offset)
+
+    def _epoch_end_offsets(self, epochs: dict[TopicPartition, int]) -> dict[TopicPartition, tuple[int, int]]:
+        """Ask the leader (OffsetForLeaderEpoch v3) where each epoch ends: (its epoch, end offset) each."""
+        if not epochs:
+            return {}
+        by_topic: dict[str, list] = {}
+        for (topic, partition), epoch in sorted(epochs.items()):
+            by_topic.setdefault(topic, []).append(
+                {"partition": partition, "current_leader_epoch": -1, "leader_epoch": epoch}
+            )
+        request_class = OFFSET_FOR_LEADER_EPOCH_APIS[3][0]
+        topics = [{"topic": t, "partitions": parts} for t, parts in by_topic.items()]
+        response = self.channel.request(
+            make(request_class, replica_id=self.settings.broker_id, topics=topics)
+        )
+        answers = {}
+        for topic in response.topics:
+            for p in topic.partitions:
+                if p.error == ErrorCode.NONE:
+                    answers[(topic.topic, p.partition)] = (p.leader_epoch, p.end_offset)
+                else:
+                    log.info(
+                        "%s: %s-%d: OffsetForLeaderEpoch error %d",
+                        self.name,
+                        topic.topic,
+                        p.partition,
+                        p.error,
+                    )
+        return answers
+
     def _reset_offset(self, tp: TopicPartition, offset: int) -> int:
         """After OFFSET_OUT_OF_RANGE: match the leader's log (0.8.2's ``handleOffsetOutOfRange``)."""
         leader_end = self._leader_offset(tp, LATEST_TIME)
@@ -209,8 +277,11 @@ class ReplicaFetcherManager:
         self._fetchers: dict[tuple[tuple[int, str, int], int], ReplicaFetcher] = {}
         self._owner: dict[TopicPartition, tuple[tuple[int, str, int], int]] = {}
 
-    def add_partitions(self, partitions: dict[TopicPartition, tuple[tuple[int, str, int], int]]) -> None:
-        """Fetch each ``(topic, partition)`` from ``(leader (id, host, port), offset)``."""
+    def add_partitions(
+        self, partitions: dict[TopicPartition, tuple[tuple[int, str, int], int]], truncate: bool = False
+    ) -> None:
+        """Fetch each ``(topic, partition)`` from ``(leader (id, host, port), offset)``, truncated by epoch
+        first with ``truncate``."""
         self.remove_partitions(partitions)
         grouped: dict[tuple[tuple[int, str, int], int], dict[TopicPartition, int]] = {}
         for tp, (leader, offset) in partitions.items():
@@ -221,7 +292,7 @@ class ReplicaFetcherManager:
             fetcher = self._fetchers.get(key)
             if fetcher is None:
                 fetcher = self._fetchers[key] = ReplicaFetcher(self.settings, key[0], key[1], self.logs)
-            fetcher.add(offsets)
+            fetcher.add(offsets, truncate)
 
     def remove_partitions(self, partitions: Iterable[TopicPartition]) -> None:
         for tp in list(partitions):

@@ -3,10 +3,10 @@ purgatories where produces and fetches wait for them.
 
 As 0.8.2's ReplicaManager: LeaderAndIsr requests (``become_leader_or_follower``, from the controller
 replica_apis.py admitted) make this broker a partition's leader or follower, once per newer leader epoch; a
-new follower truncates its log to its high watermark and fetches from its leader (replica_fetcher.py); StopReplica
-(``stop_replicas``) ends both, deleting the log if asked. As leader it records each follower fetch (the
-follower's log end offset), grows the ISR with a follower that caught up and shrinks it by the stuck and the
-slow (``shrink_isrs``, run every ``replica.lag.time.max.ms``; the znode writes are isr_changes.py's); the high
+new follower truncates its log by leader epoch (to its high watermark when its leader knows none) and fetches
+from its leader (replica_fetcher.py); StopReplica (``stop_replicas``) ends both, deleting the log if asked.
+As leader it records each follower fetch (the follower's log end offset), grows the ISR with a follower that
+caught up and shrinks it by the stuck and the slow (``shrink_isrs``, run every ``replica.lag.time.max.ms``; the znode writes are isr_changes.py's); the high
 watermark (partition.py) is checkpointed in ``replication-offset-checkpoint``. A partition the cluster knows
 but that is not led here answers NOT_LEADER_FOR_PARTITION (6); one it does not know,
 UNKNOWN_TOPIC_OR_PARTITION (3). Fetches read through log_read.py.
@@ -34,6 +34,7 @@ from zkafka.errors import (
     code_for_error,
 )
 from zkafka.log.checkpoint import REPLICATION_OFFSET_CHECKPOINT, OffsetCheckpoint
+from zkafka.log.leader_epoch_cache import LeaderEpochCache
 from zkafka.protocol.errors import LAST_CODE, ErrorCode
 from zkafka.server.delayed_produce import DelayedProduce, ProduceStatus
 from zkafka.server.isr_changes import IsrWriter, expand_isr, shrink_isr
@@ -193,15 +194,14 @@ class ReplicaManager:
 
     def _make_follower(self, hosted: Partition, state: Any, leader: tuple[int, str, int] | None) -> None:
         tp = hosted.key
-        if hosted.make_follower(state, state.replicas):
+        changed = hosted.make_follower(state, state.replicas)
+        if changed:  # the fetcher truncates by epoch first (replica_fetcher.py)
             self.fetchers.remove_partitions([tp])
-            hosted.log.truncate_to(hosted.high_watermark)
-            hosted.truncated()
             log.info("broker %d follows %r", self.broker_id, hosted)
         if leader is None or state.leader == NO_LEADER:
             self.fetchers.remove_partitions([tp])
         elif self.fetchers.leader_of(tp) != leader:
-            self.fetchers.add_partitions({tp: (leader, hosted.log_end_offset)})
+            self.fetchers.add_partitions({tp: (leader, hosted.log_end_offset)}, truncate=True)
 
     def stop_replicas(self, request: Any) -> tuple[int, list[tuple[str, int, int]]]:
         """Apply a StopReplica request (its controller checked by the caller): stop fetching and leading, and
@@ -232,7 +232,8 @@ class ReplicaManager:
         hosted = self._partitions.get(tp)
         if hosted is None:
             partition_log = self.log_manager.create_log(*tp)
-            hosted = Partition(tp[0], tp[1], self.broker_id, partition_log, self._checkpointed.get(tp, 0))
+            epochs = LeaderEpochCache.load(partition_log.dir_path)
+            hosted = Partition(tp[0], tp[1], self.broker_id, partition_log, self._checkpointed.get(tp, 0), epochs)
             self._partitions[tp] = hosted
         return hosted
 
@@ -370,6 +371,8 @@ class ReplicaManager:
         if hosted is None or hosted.is_leader:
             raise NotLeaderForPartitionError(f"{topic}-{partition} is not followed here")
         try:
+            if len(message_set):
+                hosted.appending_as_follower()
             hosted.log.append(message_set, assign_offsets=False)
         except OSError as exc:
             if self.on_log_failure is not None:
@@ -384,7 +387,7 @@ class ReplicaManager:
             hosted.log.truncate_fully_and_start_at(offset)
         else:
             hosted.log.truncate_to(offset)
-        hosted.truncated()
+        hosted.truncated(restart)
         return hosted.log_end_offset
 
     # -- high watermark checkpoints ------------------------------------------------------------------------
