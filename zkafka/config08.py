@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from zkafka.cluster.end_point import LISTENER_KEYS, BrokerListeners
 from zkafka.config import (
     HOUR_MS,
     INT_MAX,
@@ -28,6 +29,7 @@ from zkafka.config import (
     str_key,
 )
 from zkafka.errors import InvalidConfigError
+from zkafka.network.ssl_factory import SSL_KEYS
 from zkafka.records.format08 import LOG_OVERHEAD
 from zkafka.records.format_version import default_format_version, parse_format_version
 
@@ -91,6 +93,8 @@ class BrokerConfig08(Config):
         str_key("host.name"),
         str_key("advertised.host.name", lambda c: c["host.name"]),
         int_key("advertised.port", lambda c: c["port"], 0, 65535),
+        *LISTENER_KEYS,
+        *SSL_KEYS,
         str_key("broker.rack"),  # 0.10 (KIP-36): in the registration and Metadata v1+
         int_key("socket.send.buffer.bytes", 100 * 1024, 1),
         int_key("socket.receive.buffer.bytes", 100 * 1024, 1),
@@ -183,6 +187,7 @@ class BrokerConfig08(Config):
             raise InvalidConfigError("zookeeper.connect: required broker key is missing")
         if not self["log.dirs"]:
             raise InvalidConfigError("log.dirs: names no directory")
+        BrokerListeners.from_config(self)
         if self["replica.fetch.wait.max.ms"] > self["replica.socket.timeout.ms"]:
             raise InvalidConfigError("replica.fetch.wait.max.ms: must not exceed replica.socket.timeout.ms")
         if self["replica.fetch.max.bytes"] < self["message.max.bytes"]:

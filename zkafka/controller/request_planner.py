@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from zkafka.cluster.end_point import registered_end_points
 from zkafka.protocol import inter_broker as admin
 from zkafka.zk.paths08 import BrokerRegistration, PartitionState
 
@@ -80,12 +81,19 @@ def wire_broker(registration: BrokerRegistration) -> Any:
 def update_metadata_request(controller_id: int, epoch: int, entries: list, brokers: list) -> Any:
     """UpdateMetadata v0 (every 0.8.2 broker reads it), or v2 (Kafka 0.10.0) when a broker has a rack: racks
     reach the brokers' metadata caches only through v2."""
-    if all(b.rack is None for b in brokers):
+    if all(b.rack is None and not b.protocol_map for b in brokers):
         return admin.UpdateMetadataRequestV0(controller_id, epoch, entries, [wire_broker(b) for b in brokers])
-    racked = [
-        admin.RackedBroker(b.id, [admin.EndPoint(b.port, b.host, admin.PLAINTEXT)], b.rack) for b in brokers
-    ]
+    racked = [admin.RackedBroker(b.id, _wire_end_points(b), b.rack) for b in brokers]
     return admin.UpdateMetadataRequestV2(controller_id, epoch, entries, racked)
+
+
+def _wire_end_points(registration: BrokerRegistration) -> list:
+    """A broker's end points as v1+ carries them (by security protocol: v3's listener names are not sent)."""
+    seen: dict[int, Any] = {}
+    for end_point in registered_end_points(registration):
+        wire = admin.EndPoint(end_point.port, end_point.host, end_point.protocol_id)
+        seen.setdefault(end_point.protocol_id, wire)
+    return list(seen.values())
 
 
 class RequestPlanner:

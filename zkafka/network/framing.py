@@ -1,6 +1,7 @@
 """Reading size-prefixed frames (``int32 size | size bytes``), the framing of both protocol lines.
 
-The size is checked before any of the frame is read or allocated. ``FrameReader`` takes as many bytes per recv as
+The size is checked before any of the frame is read, and a large frame's buffer grows with the bytes that
+arrive (a header announcing 100 MB holds no memory until they do). ``FrameReader`` takes as many bytes per recv as
 the socket has, so pipelined small frames cost one system call between them.
 """
 
@@ -59,11 +60,14 @@ class FrameReader:
             frame = self.view[self.start : self.start + size]
             self.start += size
             return memoryview(bytes(frame)) if keep else frame
-        body = bytearray(size)
-        have = self.buffered
-        body[:have] = self.view[self.start : self.end]
+        # Grown by the bytes that arrive, never allocated from the size a header announces.
+        body = bytearray(self.view[self.start : self.end])
         self.start = self.end = 0
-        recv_exact(self.sock, memoryview(body)[have:])
+        while len(body) < size:
+            n = self.sock.recv_into(self.view[: min(len(self.buf), size - len(body))])
+            if n == 0:
+                raise ConnectionError(f"connection closed after {len(body)} bytes of a {size}-byte frame")
+            body += self.view[:n]
         return memoryview(body)
 
     def _fill(self, wanted: int) -> bool:
@@ -81,12 +85,3 @@ class FrameReader:
             self.end += n
         return True
 
-
-def recv_exact(sock: socket.socket, view: memoryview) -> None:
-    """Fill ``view`` from the socket; EOF first is ConnectionError."""
-    got = 0
-    while got < len(view):
-        n = sock.recv_into(view[got:])
-        if n == 0:
-            raise ConnectionError(f"connection closed after {got} of {len(view)} bytes")
-        got += n

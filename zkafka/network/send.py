@@ -1,4 +1,5 @@
-"""Writing to a socket: byte strings with a plain send loop, file regions with ``os.sendfile``.
+"""Writing to a socket: byte strings with a plain send loop, file regions with ``os.sendfile`` (on a TLS socket, read and
+written).
 
 A response (or request) is a list of *parts*: byte strings, and ``FileRegion`` s that go from a segment file
 to the socket without passing through Python. Neutral: it knows no protocol.
@@ -13,6 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gevent.socket import wait_write
+from gevent.ssl import SSLSocket
+
+COPY_CHUNK = 256 * 1024
 
 
 @dataclass(slots=True)
@@ -67,6 +71,9 @@ def close_parts(parts: Response) -> None:
 
 def send_file_region(sock: socket.socket, region: FileRegion) -> None:
     """``region`` from its file to the socket with sendfile, waiting on the gevent hub when the socket is full."""
+    if isinstance(sock, SSLSocket):  # TLS encrypts in user space: no sendfile, the region read and written
+        _copy_region(sock, region)
+        return
     out_fd = sock.fileno()
     position, remaining = region.position, region.length
     while remaining > 0:
@@ -84,3 +91,14 @@ def send_file_region(sock: socket.socket, region: FileRegion) -> None:
             raise ConnectionError("file ended before the end of the region being sent")
         position += sent
         remaining -= sent
+
+
+def _copy_region(sock: socket.socket, region: FileRegion) -> None:
+    position, remaining = region.position, region.length
+    while remaining > 0:
+        chunk = os.pread(region.fd, min(remaining, COPY_CHUNK), position)
+        if not chunk:
+            raise ConnectionError("file ended before the end of the region being sent")
+        send_bytes(sock, chunk)
+        position += len(chunk)
+        remaining -= len(chunk)

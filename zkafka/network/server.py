@@ -20,22 +20,28 @@ request the connection yields to the others if it has not done so for ``YIELD_IN
 from __future__ import annotations
 
 import logging
+import os
 import socket
+import ssl
 from collections.abc import Callable
 from contextvars import ContextVar
 from time import monotonic
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import gevent
 from gevent.event import AsyncResult
 from gevent.server import StreamServer
+from gevent.socket import wait_read
+from gevent.ssl import SSLSocket
 
 from zkafka.network.framing import FrameReader
 from zkafka.network.send import Response, close_parts, write_parts
+from zkafka.network.ssl_factory import ssl_principal
 
 log = logging.getLogger(__name__)
 
 YIELD_INTERVAL_S = 0.002
+HANDSHAKE_TIMEOUT_S = 10.0
 
 
 class RequestCodec(Protocol):
@@ -50,6 +56,24 @@ RequestObserver = Callable[[Any, float], None]
 
 # The (host, port) of the client whose request the current greenlet is handling (None outside one).
 client_address: ContextVar[tuple | None] = ContextVar("client_address", default=None)
+
+
+class Session(NamedTuple):
+    """Who is on a connection: the listener it came in on, that listener's security protocol, the principal."""
+
+    listener: str
+    security_protocol: str
+    principal: str = "User:ANONYMOUS"
+
+
+# The session of the connection whose request the current greenlet is handling (None outside one).
+client_session: ContextVar[Session | None] = ContextVar("client_session", default=None)
+
+
+def session_protocol() -> str:
+    """The security protocol of the listener the current request came in on (PLAINTEXT outside one)."""
+    session = client_session.get()
+    return session.security_protocol if session is not None else "PLAINTEXT"
 
 
 class PendingResponse(AsyncResult):
@@ -96,8 +120,14 @@ class SocketServer:
         send_buffer: int = 102400,
         receive_buffer: int = 102400,
         observer: RequestObserver | None = None,
+        listener: str = "PLAINTEXT",
+        security_protocol: str = "PLAINTEXT",
+        ssl_context: Any = None,
     ) -> None:
         self.codec = codec
+        self.listener = listener
+        self.security_protocol = security_protocol
+        self.ssl_context = ssl_context
         self.handler = handler
         self.observer = observer
         self.max_request_size = max_request_size
@@ -117,7 +147,7 @@ class SocketServer:
 
     def start(self) -> None:
         self._server.start()
-        log.info("socket server listening on %s:%d", *self._server.address[:2])
+        log.info("%s listener on %s:%d", self.listener, *self._server.address[:2])
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop accepting, let in-flight requests finish (up to ``timeout``), then close every connection."""
@@ -146,6 +176,7 @@ class SocketServer:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.receive_buffer)
+            sock = conn.sock = self._secure(sock)
             reader = FrameReader(sock, self.max_request_size)
             decode, handle, observe = self.codec.decode_request, self.handler, self.observer
             last_yield = monotonic()
@@ -169,7 +200,7 @@ class SocketServer:
                     last_yield = monotonic()
         except gevent.GreenletExit:
             pass
-        except (ConnectionError, TimeoutError, ConnectionClosed) as exc:
+        except (ConnectionError, TimeoutError, ConnectionClosed, ssl.SSLError) as exc:
             log.debug("connection from %s ended: %s", address, exc)
         except Exception as exc:
             log.warning("closing connection from %s:%s: %s", address[0], address[1], exc)
@@ -177,6 +208,16 @@ class SocketServer:
             conn.busy = False
             self._connections.discard(conn)
             sock.close()
+
+    def _secure(self, sock: socket.socket) -> socket.socket:
+        """The TLS handshake on an SSL listener (bounded by a timeout); the connection's session set."""
+        session = Session(self.listener, self.security_protocol)
+        if self.ssl_context is not None:
+            with gevent.Timeout(HANDSHAKE_TIMEOUT_S, TimeoutError("TLS handshake timed out")):
+                sock = self.ssl_context.wrap_socket(sock, server_side=True)
+            session = session._replace(principal=ssl_principal(sock))
+        client_session.set(session)
+        return sock
 
 
 def _await_response(sock: socket.socket, pending: AsyncResult) -> Response | None:
@@ -204,8 +245,15 @@ def _await_response(sock: socket.socket, pending: AsyncResult) -> Response | Non
 
 
 def _closed_by_peer(sock: socket.socket) -> bool:
-    """Wait until the socket is readable: True for EOF or a reset, False for data."""
+    """Wait until the socket is readable: True for EOF or a reset, False for data (a TLS socket's TCP stream is
+    peeked under it: TLS records are data)."""
     try:
-        return sock.recv(1, socket.MSG_PEEK) == b""
+        if not isinstance(sock, SSLSocket):
+            return sock.recv(1, socket.MSG_PEEK) == b""
+        wait_read(sock.fileno())
+        with socket.socket(fileno=os.dup(sock.fileno())) as raw:
+            return raw.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
     except OSError:
         return True

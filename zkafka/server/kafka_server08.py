@@ -27,6 +27,7 @@ import gevent
 import gevent.event
 
 from zkafka.admin.topics import TopicExistsError, auto_create_topic, create_topic, live_broker_ids
+from zkafka.cluster.end_point import BrokerListeners
 from zkafka.config import LINE_08
 from zkafka.config08 import BrokerConfig08
 from zkafka.controller.channel_manager import ControllerChannelManager
@@ -41,6 +42,7 @@ from zkafka.log.log_cleaner import LogCleaner
 from zkafka.log.log_config import LogConfig
 from zkafka.log.log_manager08 import LogManager08
 from zkafka.network.server import SocketServer
+from zkafka.network.ssl_factory import server_context
 from zkafka.protocol import v08
 from zkafka.server.admin_apis import AdminApis
 from zkafka.server.apis08 import KafkaApis
@@ -175,18 +177,26 @@ class KafkaServer08(BrokerServer):
         )
 
     def _start_socket_server(self, metrics: Any) -> None:
+        """One acceptor per listener; ``socket_server`` is the first (``port`` its port)."""
         config = self.config
-        self.socket_server = SocketServer(
-            config["host.name"] or "0.0.0.0",
-            config["port"],
-            v08.CODEC,
-            self._serve,
-            max_request_size=config["socket.request.max.bytes"],
-            send_buffer=config["socket.send.buffer.bytes"],
-            receive_buffer=config["socket.receive.buffer.bytes"],
-            observer=metrics.request_done if metrics else None,
-        )
-        self.socket_server.start()
+        for end_point in BrokerListeners.from_config(config).bound:
+            secure = end_point.security_protocol in ("SSL", "SASL_SSL")
+            server = SocketServer(
+                end_point.host or "0.0.0.0",
+                end_point.port,
+                v08.CODEC,
+                self._serve,
+                max_request_size=config["socket.request.max.bytes"],
+                send_buffer=config["socket.send.buffer.bytes"],
+                receive_buffer=config["socket.receive.buffer.bytes"],
+                observer=metrics.request_done if metrics else None,
+                listener=end_point.listener_name,
+                security_protocol=end_point.security_protocol,
+                ssl_context=server_context(config, end_point.listener_name) if secure else None,
+            )
+            server.start()
+            self.socket_servers[end_point.listener_name] = server
+            self.socket_server = self.socket_server or server
 
     def _start_zookeeper_parts(self) -> None:
         config = self.config
@@ -230,7 +240,8 @@ class KafkaServer08(BrokerServer):
         )
         self.controller = KafkaController(config, self.zk_client, self.controller_context, channels=channels)
         self.controller.startup()
-        self.healthcheck = KafkaHealthcheck.from_config(config, self.port, client=self.zk_client)
+        bound = {name: server.port for name, server in self.socket_servers.items()}
+        self.healthcheck = KafkaHealthcheck.from_config(config, self.port, bound_ports=bound, client=self.zk_client)
         self.healthcheck.startup()
         if self.metrics is not None:
             self._watch_state(self.metrics)
@@ -397,8 +408,7 @@ class KafkaServer08(BrokerServer):
             self.zk_client.close()
 
     def _stop_after_failed_start(self) -> None:
-        if self.socket_server is not None:
-            self.socket_server.stop(timeout=0)
+        self._stop_socket_servers(timeout=0)
         self._stop_zookeeper_parts()
         if self.log_manager is not None:
             self.log_manager.close(clean=False)

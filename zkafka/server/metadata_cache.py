@@ -28,12 +28,13 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from zkafka.cluster.end_point import PROTOCOL_NAMES, EndPoint, registered_end_point
 from zkafka.cluster.snapshot import ClusterSnapshot, PartitionMetadata
 from zkafka.controller.request_planner import LEADER_DURING_DELETE
 from zkafka.errors import InvalidTopicError, KafkaError, UnknownTopicOrPartitionError, code_for_error
+from zkafka.network.server import session_protocol
 from zkafka.protocol import metadata
 from zkafka.protocol.errors import LAST_CODE_09, ErrorCode
-from zkafka.protocol.inter_broker import PLAINTEXT
 from zkafka.protocol.versioned import make
 from zkafka.server.replica_manager import error_code
 from zkafka.topic import validate_topic_08
@@ -141,10 +142,12 @@ class MetadataCache:
     # -- the Metadata answers ------------------------------------------------------------------------------
 
     def alive_brokers(self) -> list[tuple[int, str, int]]:
+        """(id, host, port) of every live broker on the security protocol of the listener the request came in
+        on (a broker without such a listener left out, as Kafka does)."""
+        protocol = session_protocol()
         brokers = self._snapshot.brokers
-        return [
-            (broker_id, brokers[broker_id].host, brokers[broker_id].port) for broker_id in sorted(brokers)
-        ]
+        found = ((b, registered_end_point(brokers[b], protocol)) for b in sorted(brokers))
+        return [(b, end_point.host, end_point.port) for b, end_point in found if end_point is not None]
 
     def metadata_response(self, request: Any) -> Any:
         """The answer to a Metadata request of any version (v0: 0.8.2's, where a failed auto-creation answers
@@ -175,8 +178,8 @@ class MetadataCache:
             metadata.METADATA_APIS[request.API_VERSION][1],
             throttle_time_ms=0,
             brokers=[
-                {"node_id": b, "host": brokers[b].host, "port": brokers[b].port, "rack": brokers[b].rack}
-                for b in sorted(brokers)
+                {"node_id": b, "host": host, "port": port, "rack": brokers[b].rack}
+                for b, host, port in self.alive_brokers()
             ],
             cluster_id=self.cluster_id,
             controller_id=self.controller_id,
@@ -248,12 +251,18 @@ class MetadataCache:
 
 
 def _registration(broker: Any) -> BrokerRegistration | None:
+    """A live broker of UpdateMetadata: v1+ end points kept as ``PROTOCOL://host:port``."""
     if hasattr(broker, "end_points"):
-        rack = getattr(broker, "rack", None)
+        uris = []
         for end_point in broker.end_points:
-            if end_point.security_protocol == PLAINTEXT:
-                return BrokerRegistration(broker.node_id, end_point.host, end_point.port, rack=rack)
-        return None
+            name = PROTOCOL_NAMES.get(end_point.security_protocol)
+            if name is not None:
+                uris.append(EndPoint(end_point.host, end_point.port, name, name).connection_string)
+        if not broker.end_points:
+            return None
+        first = broker.end_points[0]
+        rack = getattr(broker, "rack", None)
+        return BrokerRegistration(broker.node_id, first.host, first.port, endpoints=tuple(uris), rack=rack)
     return BrokerRegistration(broker.node_id, broker.host, broker.port)
 
 

@@ -12,11 +12,13 @@ import base64
 import logging
 import socket
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError
 
+from zkafka.cluster.end_point import BrokerListeners
 from zkafka.config08 import BrokerConfig08
 from zkafka.server.registry import ZkRegistry
 from zkafka.utils import now_ms
@@ -37,6 +39,23 @@ def advertised_address(config: BrokerConfig08, bound_port: int) -> tuple[str, in
     host = (config["advertised.host.name"] or "").strip() or socket.getfqdn()
     port = config["advertised.port"] if "advertised.port" in config.raw else bound_port
     return host, port
+
+
+def listener_registration(config: BrokerConfig08, bound_ports: Mapping[str, int]) -> dict[str, Any]:
+    """The version 4 registration's fields (Kafka 1.0+) when ``listeners`` is set: every advertised end point,
+    the listeners' protocols, host and port those of the PLAINTEXT listener (null and -1 without one); empty
+    when it is not set (a 0.8.2 registration, version 1)."""
+    if not config["listeners"]:
+        return {}
+    end_points = BrokerListeners.from_config(config).registered(bound_ports, socket.getfqdn())
+    plaintext = next((e for e in end_points if e.security_protocol == "PLAINTEXT"), None)
+    return {
+        "host": plaintext.host if plaintext else "",
+        "port": plaintext.port if plaintext else -1,
+        "version": 4,
+        "endpoints": tuple(e.connection_string for e in end_points),
+        "protocol_map": tuple((e.listener_name, e.security_protocol) for e in end_points),
+    }
 
 
 def cluster_id(client: KazooClient) -> str:
@@ -68,6 +87,7 @@ class KafkaHealthcheck(ZkRegistry):
         use_gevent: bool = True,
         jmx_port: int = -1,
         rack: str | None = None,
+        listeners: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(
             broker_id,
@@ -81,6 +101,7 @@ class KafkaHealthcheck(ZkRegistry):
         self.port = port
         self.jmx_port = jmx_port
         self.rack = rack
+        self.listeners = dict(listeners or {})
 
     @classmethod
     def from_config(
@@ -88,6 +109,7 @@ class KafkaHealthcheck(ZkRegistry):
         config: BrokerConfig08,
         bound_port: int,
         *,
+        bound_ports: Mapping[str, int] | None = None,
         client: KazooClient | None = None,
         use_gevent: bool = True,
     ) -> KafkaHealthcheck:
@@ -102,6 +124,7 @@ class KafkaHealthcheck(ZkRegistry):
             connection_timeout_ms=config["zookeeper.connection.timeout.ms"],
             use_gevent=use_gevent,
             rack=config["broker.rack"] or None,
+            listeners=listener_registration(config, bound_ports or {"PLAINTEXT": bound_port}),
         )
 
     def startup(self) -> None:
@@ -109,8 +132,9 @@ class KafkaHealthcheck(ZkRegistry):
         self.start(PERSISTENT_PATHS)
 
     def registration(self) -> BrokerRegistration:
+        fields = {"host": self.host, "port": self.port, **self.listeners}
         return BrokerRegistration(
-            self.broker_id, self.host, self.port, self.jmx_port, str(now_ms()), rack=self.rack
+            self.broker_id, jmx_port=self.jmx_port, timestamp=str(now_ms()), rack=self.rack, **fields
         )
 
     def register_all(self) -> None:

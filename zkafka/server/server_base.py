@@ -65,6 +65,7 @@ class BrokerServer:
         self.broker_id = broker_id
         self._halt = halt
         self.socket_server: Any = None
+        self.socket_servers: dict[str, Any] = {}  # every listener's acceptor (the 0.8 line)
         self._stopped = gevent.event.Event()
         self._greenlets: list[gevent.Greenlet] = []
         self._shutting_down = False
@@ -100,6 +101,14 @@ class BrokerServer:
             disk_pool.close()
             self._stop_metrics()
             raise
+
+    def _stop_socket_servers(self, timeout: float = 10.0) -> None:
+        for server in self.socket_servers.values() or filter(None, [self.socket_server]):
+            server.stop(timeout=timeout)
+
+    def listener_port(self, listener: str) -> int:
+        """The port ``listener`` is bound to."""
+        return self.socket_servers[listener.upper()].port
 
     @property
     def port(self) -> int:
@@ -143,8 +152,7 @@ class BrokerServer:
             except Exception:
                 log.exception("preparing the shutdown of broker %d failed", self.broker_id)
             self._drop_waiting_requests()
-            if self.socket_server is not None:
-                self.socket_server.stop()
+            self._stop_socket_servers()
             gevent.killall(self._greenlets)
             if self.disk_pool is not None:
                 self.disk_pool.drain()

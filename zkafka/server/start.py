@@ -82,6 +82,10 @@ class BrokerThread:
     def port(self) -> int:
         return self.server.port
 
+    def listener_port(self, listener: str) -> int:
+        """The port ``listener`` is bound to."""
+        return self.server.listener_port(listener)
+
     def _run(self) -> None:
         try:
             self.server.startup()

@@ -147,16 +147,19 @@ class BrokerRegistration:
     version: int = 1
     endpoints: tuple[str, ...] = ()
     rack: str | None = None
+    protocol_map: tuple[tuple[str, str], ...] = ()  # version 4: listener name -> security protocol
 
     def to_json(self) -> str:
         """The registration JSON; a rack is an extra key (0.8.2 and 0.9 readers skip it), the version kept."""
-        value: dict[str, Any] = {"version": self.version, "host": self.host, "port": self.port}
+        value: dict[str, Any] = {"version": self.version, "host": self.host or None, "port": self.port}
         value["jmx_port"] = self.jmx_port
         value["timestamp"] = self.timestamp
         if self.version >= 2:
             value["endpoints"] = list(self.endpoints or (f"PLAINTEXT://{self.host}:{self.port}",))
         if self.rack is not None:
             value["rack"] = self.rack
+        if self.version >= 4:
+            value["listener_security_protocol_map"] = dict(self.protocol_map)
         return encode_json(value)
 
     @classmethod
@@ -168,6 +171,8 @@ class BrokerRegistration:
         version = _field(what, obj, "version", int)
         endpoints = tuple(obj.get("endpoints") or ())
         host, port = obj.get("host"), obj.get("port")
+        protocols = obj.get("listener_security_protocol_map") or {}
+        protocol_map = tuple((str(k), str(v)) for k, v in protocols.items()) if isinstance(protocols, dict) else ()
         if (host is None or port in (None, -1)) and endpoints:
             host, port = _plaintext_endpoint(what, endpoints)
         if not isinstance(host, str) or not isinstance(port, int):
@@ -176,13 +181,17 @@ class BrokerRegistration:
         rack = obj.get("rack")
         rack = rack if isinstance(rack, str) else None
         timestamp = _timestamp(obj.get("timestamp"))
-        return cls(int(broker_id), host, port, jmx, timestamp, version, endpoints, rack)
+        return cls(int(broker_id), host, port, jmx, timestamp, version, endpoints, rack, protocol_map)
 
 
 def _plaintext_endpoint(what: str, endpoints: Iterable[str]) -> tuple[str, int]:
     for endpoint in endpoints:
         match = re.fullmatch(r"([A-Z_]+)://\[?([^\]]*)\]?:(-?\d+)", str(endpoint))
         if match and match.group(1) == "PLAINTEXT":
+            return match.group(2), int(match.group(3))
+    for endpoint in endpoints:  # no PLAINTEXT listener (Kafka registers host null, port -1): the first one
+        match = re.fullmatch(r"([A-Z_]+)://\[?([^\]]*)\]?:(-?\d+)", str(endpoint))
+        if match:
             return match.group(2), int(match.group(3))
     raise ZkDataError(f"{what}: no PLAINTEXT endpoint in {list(endpoints)}")
 

@@ -1,0 +1,153 @@
+"""Listeners and TLS with real clients: kafka-python and librdkafka over an SSL listener beside a PLAINTEXT one
+(Metadata answers each with its own listener's end points), ``ssl.client.auth=required`` refusing a client
+without a certificate, the registration (version 4), and ``socket.request.max.bytes`` holding no memory for
+what a header announces."""
+
+from __future__ import annotations
+
+import json
+import socket
+import ssl
+import struct
+
+import pytest
+
+from tests.support.certs import make_certs
+from tests.support.server08 import Client08, wait_for_leaders
+from zkafka.protocol.metadata import MetadataRequestV0
+from zkafka.utils import wait_until
+
+pytestmark = pytest.mark.integration
+confluent_kafka = pytest.importorskip("confluent_kafka")
+kafka = pytest.importorskip("kafka")
+
+LISTENERS = "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0"
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    return make_certs(tmp_path_factory.mktemp("certs"))
+
+
+def ssl_broker(start_broker08, certs, **props):
+    return start_broker08(
+        0,
+        listeners=LISTENERS,
+        ssl_keystore_location=str(certs.broker),
+        ssl_truststore_location=str(certs.ca),
+        **props,
+    )
+
+
+def kafka_python_round_trip(port, certs, with_cert):
+    extra = (
+        {"ssl_certfile": str(certs.client_cert), "ssl_keyfile": str(certs.client_key)} if with_cert else {}
+    )
+    common = {
+        "bootstrap_servers": f"127.0.0.1:{port}",
+        "security_protocol": "SSL",
+        "ssl_cafile": str(certs.ca),
+    }
+    producer = kafka.KafkaProducer(acks=1, **common, **extra)
+    try:
+        for i in range(5):
+            producer.send("tls", b"m%d" % i).get(timeout=30)
+    finally:
+        producer.close()
+    consumer = kafka.KafkaConsumer(
+        "tls", auto_offset_reset="earliest", consumer_timeout_ms=10000, **common, **extra
+    )
+    try:
+        return [m.value for m in consumer]
+    finally:
+        consumer.close()
+
+
+def test_kafka_python_over_ssl_with_and_without_a_client_certificate(start_broker08, certs, zk_client):
+    broker = ssl_broker(start_broker08, certs, ssl_client_auth="requested")
+    ssl_port, plain_port = broker.listener_port("SSL"), broker.listener_port("PLAINTEXT")
+    assert kafka_python_round_trip(ssl_port, certs, with_cert=False) == [b"m%d" % i for i in range(5)]
+    assert kafka_python_round_trip(ssl_port, certs, with_cert=True)[:5] == [b"m%d" % i for i in range(5)]
+    # the registration names both listeners (version 4); Metadata on PLAINTEXT answers the PLAINTEXT end point
+    registration = json.loads(zk_client.get("/brokers/ids/0")[0])
+    assert registration["version"] == 4 and registration["port"] == plain_port
+    assert registration["endpoints"] == [f"PLAINTEXT://127.0.0.1:{plain_port}", f"SSL://127.0.0.1:{ssl_port}"]
+    assert registration["listener_security_protocol_map"] == {"PLAINTEXT": "PLAINTEXT", "SSL": "SSL"}
+    with Client08(plain_port) as client:
+        brokers = client.call(MetadataRequestV0(["tls"])).brokers
+    assert [(b.node_id, b.port) for b in brokers] == [(0, plain_port)]
+
+
+def test_librdkafka_over_ssl_and_a_client_without_a_certificate_refused_when_required(start_broker08, certs):
+    broker = ssl_broker(start_broker08, certs, ssl_client_auth="required")
+    ssl_port = broker.listener_port("SSL")
+    config = {
+        "bootstrap.servers": f"127.0.0.1:{ssl_port}",
+        "security.protocol": "ssl",
+        "ssl.ca.location": str(certs.ca),
+        "ssl.certificate.location": str(certs.client_cert),
+        "ssl.key.location": str(certs.client_key),
+    }
+    producer = confluent_kafka.Producer({**config, "acks": 1})
+    failed = []
+    for i in range(5):
+        producer.produce("rd-tls", b"r%d" % i, on_delivery=lambda e, m: e and failed.append(e))
+    assert producer.flush(30) == 0 and not failed
+    consumer = confluent_kafka.Consumer(
+        {**config, "group.id": "g", "auto.offset.reset": "earliest", "session.timeout.ms": 6000}
+    )
+    try:
+        consumer.subscribe(["rd-tls"])
+        got: list[bytes] = []
+
+        def read_all():
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                got.append(message.value())
+            return len(got) == 5
+
+        wait_until(read_all, 30, message="librdkafka read back over TLS")
+    finally:
+        consumer.close()
+    assert got == [b"r%d" % i for i in range(5)]
+    # without a client certificate the handshake fails (the server asks for one and refuses none)
+    context = ssl.create_default_context(cafile=str(certs.ca))
+    with socket.create_connection(("127.0.0.1", ssl_port), timeout=10) as raw:
+        with pytest.raises((ssl.SSLError, ConnectionError)):
+            with context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+                tls.sendall(struct.pack(">i", 4) + b"xxxx")
+                assert tls.recv(1) == b""  # TLS 1.3: the refusal arrives after the handshake
+                raise ConnectionError("closed")
+
+
+def rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+
+
+def test_a_header_announcing_100_mb_holds_no_memory_and_a_larger_one_is_refused(broker08_process):
+    broker = broker08_process(0)
+    client = wait_until(lambda: _connect(broker.port), 30, message="0.8 broker process listening")
+    with client:
+        wait_for_leaders(client, ["t"])
+        before = rss_kb(broker.proc.pid)
+        announced = [socket.create_connection(("127.0.0.1", broker.port)) for _ in range(3)]
+        try:
+            for sock in announced:  # 100 MB announced (socket.request.max.bytes), 4 bytes sent
+                sock.sendall(struct.pack(">i", 104857600) + b"abcd")
+            oversized = socket.create_connection(("127.0.0.1", broker.port), timeout=10)
+            with oversized:
+                oversized.sendall(struct.pack(">i", 104857601) + b"abcd")
+                assert oversized.recv(1) == b""  # closed before its body is read
+            assert client.call(MetadataRequestV0(["t"])).topics[0].error == 0  # the others still served
+            assert rss_kb(broker.proc.pid) - before < 50 * 1024
+        finally:
+            for sock in announced:
+                sock.close()
+
+
+def _connect(port):
+    try:
+        return Client08(port)
+    except OSError:
+        return None
