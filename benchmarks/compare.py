@@ -107,7 +107,7 @@ def best(runs: int, measure) -> tuple[float, float]:
 class Broker:
     """One broker child of a line, with the codec of its row, on its own chroot and log directory."""
 
-    def __init__(self, work: str, zk: str, line: str, codec: str) -> None:
+    def __init__(self, work: str, zk: str, line: str, codec: str, message_format: str | None = None) -> None:
         name = f"broker{line.replace('.', '')}-{codec}"
         self.zk_connect = f"{zk}/{name}"
         _create_chroot(zk, name)
@@ -120,8 +120,9 @@ class Broker:
                     work, self.zk_connect, 1, name=name, socket_receive_buffer=SOCKET_BUFFER
                 )
             else:
+                formats = {} if message_format is None else {"log_message_format_version": message_format}
                 self.proc, self.port = start_broker08(
-                    work, self.zk_connect, 1, name=name, socket_receive_buffer_bytes=SOCKET_BUFFER
+                    work, self.zk_connect, 1, name=name, socket_receive_buffer_bytes=SOCKET_BUFFER, **formats
                 )
         finally:
             os.environ.clear()
@@ -145,7 +146,7 @@ def _create_chroot(zk: str, path: str) -> None:
 
 
 def zkafka_rows(work: str, zk: str, line: str, codec: str, opts) -> Row:
-    broker = Broker(work, zk, line, codec)
+    broker = Broker(work, zk, line, codec, opts.message_format)
     env = codec_env(codec)
     try:
         brokers = f"0:127.0.0.1:{broker.port}" if line == "0.7" else f"127.0.0.1:{broker.port}"
@@ -332,6 +333,10 @@ def main() -> None:
         "--log-root",
         default="/dev/shm" if os.path.isdir("/dev/shm") else None,
         help="where the brokers' logs go (default /dev/shm: memory, so that no disk's fsync is measured)",
+    )
+    parser.add_argument(
+        "--message-format",
+        help="the 0.8 broker's log.message.format.version (e.g. 2.2: record batches; default 0.8.2's magic 0)",
     )
     parser.add_argument("--markdown", help="write the table here")
     parser.add_argument("--chart", help="draw the table into this PNG")

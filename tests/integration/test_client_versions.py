@@ -1,20 +1,26 @@
 """zkafka's own 0.8-line clients negotiate their request versions with ApiVersions: against a current zkafka
 broker the producer sends record batches (Produce v3+) with headers and timestamps, which a third-party client
-(kafka-python unpinned) reads back unchanged; with ``api.version.request=false`` it speaks 0.8.2's versions
-and refuses headers. A real ZooKeeper, in-process brokers."""
+(kafka-python unpinned), the simple and the group consumer (Fetch v11) and the console consumer
+(``print.timestamp``, ``print.headers``) read back unchanged; with ``api.version.request=false`` the producer
+speaks 0.8.2's versions and refuses headers. A real ZooKeeper, in-process brokers."""
 
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
+from click.testing import CliRunner
 
 kafka = pytest.importorskip("kafka")
 
+from tests.integration.test_group_consumer import consumer  # noqa: E402
 from tests.integration.test_message_format_v2 import V2  # noqa: E402
 from zkafka.admin.topics import create_topic  # noqa: E402
+from zkafka.cli import main  # noqa: E402
 from zkafka.client08.api_versions import OLD_DIALECT, negotiate  # noqa: E402
 from zkafka.client08.channel import broker_channel  # noqa: E402
+from zkafka.consumer.simple08 import SimpleConsumer08  # noqa: E402
 from zkafka.producer.errors import FailedToSendMessageError  # noqa: E402
 from zkafka.producer.producer08 import KeyedMessage, Producer08  # noqa: E402
 from zkafka.protocol.api_keys import FETCH, PRODUCE  # noqa: E402
@@ -75,6 +81,38 @@ def test_headers_and_timestamps_reach_a_v2_topic_and_kafka_python(broker):
     finally:
         consumer.close()
     assert got == [(b"v0", T0, [("h", b"1"), ("n", None)]), (b"v1", T0 + 5, [])]
+
+
+def test_zkafka_consumers_read_headers_and_timestamps(broker):
+    with producer(broker) as p:
+        p.send(KeyedMessage("v2", b"k0", b"v0", headers=[("h", b"1")], timestamp_ms=T0))
+        p.send(KeyedMessage("v2", None, b"v1", timestamp_ms=T0 + 5))
+    bootstrap = f"127.0.0.1:{broker.port}"
+    with SimpleConsumer08("127.0.0.1", broker.port) as simple:
+        fetched = simple.fetch("v2", 0, 1)
+        assert [(m.offset, m.value, m.timestamp, m.headers) for m in fetched] == [(1, b"v1", T0 + 5, ())]
+        assert fetched.next_offset == 2
+    group = consumer(bootstrap)
+    try:
+        group.subscribe(["v2"])
+        got: list = []
+        deadline = time.monotonic() + 30
+        while len(got) < 2:
+            assert time.monotonic() < deadline, got
+            got += [r for records in group.poll(100).values() for r in records]
+    finally:
+        group.close()
+    assert [(r.value, r.timestamp, r.timestamp_type, [tuple(h) for h in r.headers]) for r in got] == [
+        (b"v0", T0, 0, [("h", b"1")]),
+        (b"v1", T0 + 5, 0, []),
+    ]
+    result = CliRunner().invoke(
+        main,
+        ["console-consumer", "--bootstrap-server", bootstrap, "--topic", "v2", "--from-beginning"]
+        + ["--max-messages", "2", "--property", "print.timestamp=true", "--property", "print.headers=true"],
+    )
+    assert result.exit_code == 0, result.output
+    assert f"CreateTime:{T0}\th:1\tv0\nCreateTime:{T0 + 5}\tNO_HEADERS\tv1\n" in result.output
 
 
 def test_pinned_to_0_8_2_sends_message_sets_and_refuses_headers(broker):

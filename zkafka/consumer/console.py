@@ -105,18 +105,36 @@ def format_message(item: MessageAndMetadata, print_offsets: bool) -> bytes:
     return item.message.payload + b"\n"
 
 
+_TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
+
+
 class MessageFormatter08:
     """0.8.2's ``DefaultMessageFormatter``: ``[key<key.separator>]value<line.separator>``, ``null`` for a null
-    key or value; keys only with ``print.key=true``."""
+    key or value; keys only with ``print.key=true``. As later Kafka's formatter: ``print.timestamp=true``
+    puts ``CreateTime:<ms>`` (``LogAppendTime:``, ``NO_TIMESTAMP``) first, ``print.headers=true``
+    ``k1:v1<headers.separator>k2:v2`` (``NO_HEADERS``) before the key, each followed by ``key.separator``."""
 
     def __init__(self, properties: dict[str, str], print_offsets: bool = False) -> None:
-        self.print_key = properties.get("print.key", "false").strip().lower() == "true"
+        def flag(name: str) -> bool:
+            return properties.get(name, "false").strip().lower() == "true"
+
+        self.print_key = flag("print.key")
+        self.print_timestamp = flag("print.timestamp")
+        self.print_headers = flag("print.headers")
+        self.headers_separator = properties.get("headers.separator", ",").encode()
         self.key_separator = properties.get("key.separator", "\t").encode()
         self.line_separator = properties.get("line.separator", "\n").encode()
         self.print_offsets = print_offsets
 
     def __call__(self, item: MessageAndMetadata08) -> bytes:
         parts = [f"{item.topic}\t{item.partition}\t{item.offset}\t".encode()] if self.print_offsets else []
+        if self.print_timestamp:
+            kind = _TIMESTAMP_TYPES.get(getattr(item, "timestamp_type", -1))
+            parts += [f"{kind}:{item.timestamp}".encode() if kind else b"NO_TIMESTAMP", self.key_separator]
+        if self.print_headers:
+            headers = getattr(item, "headers", ())
+            shown = [k.encode() + b":" + (b"null" if v is None else v) for k, v in headers]
+            parts += [self.headers_separator.join(shown) if shown else b"NO_HEADERS", self.key_separator]
         if self.print_key:
             parts += [b"null" if item.key is None else item.key, self.key_separator]
         parts += [b"null" if item.message is None else item.message, self.line_separator]

@@ -11,20 +11,23 @@ the next fetch starts where the whole entries end. Long polls: a fetch with ``ma
 from __future__ import annotations
 
 import logging
-import struct
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from zkafka.client08.api_versions import version_for
 from zkafka.client08.channel import broker_channel, check_error
 from zkafka.config08 import DEFAULT_FETCH_MESSAGE_MAX_BYTES
-from zkafka.errors import MessageSizeTooLargeError, UnknownError
+from zkafka.consumer.fetched_partition08 import FetchedPartition
+from zkafka.errors import UnknownError
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
+from zkafka.protocol.api_keys import FETCH
 from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.fetch import (
     CONSUMER_REPLICA_ID,
     FetchRequestPartition,
     FetchRequestTopic,
     FetchRequestV0,
+    fetch_request,
 )
 from zkafka.protocol.metadata import MetadataRequestV0
 from zkafka.protocol.offset_commit import (
@@ -35,161 +38,11 @@ from zkafka.protocol.offset_commit import (
     OffsetFetchRequestV0,
 )
 from zkafka.protocol.offsets import ListOffsetsRequestPartition, ListOffsetsRequestTopic, ListOffsetsRequestV0
-from zkafka.records import native
-from zkafka.records.compression import DEFAULT_MAX_INFLATED
-from zkafka.records.deep_iterator import decoded_messages
-from zkafka.records.format08 import FORMAT08, LOG_OVERHEAD, MessageAndOffset08, entries, iter_messages
 
 log = logging.getLogger(__name__)
 
 DEFAULT_FETCH_SIZE = DEFAULT_FETCH_MESSAGE_MAX_BYTES
 NO_OFFSET = -1  # what OffsetFetch answers for a partition nothing was committed for
-_NOT_READ = object()
-_unpack_size = struct.Struct(">i").unpack_from
-
-
-class FetchedPartition:
-    """What one partition of a Fetch answer holds: its error code, high watermark and message bytes.
-
-    Iterating raises the partition's error, then yields ``MessageAndOffset08`` (offset, key, value, codec,
-    crc; ``next_offset``) from the fetch offset on, deep (compressed sets unpacked).
-    """
-
-    __slots__ = (
-        "topic",
-        "partition",
-        "fetch_offset",
-        "max_bytes",
-        "error",
-        "high_watermark",
-        "data",
-        "_extent_read",
-        "_last_read",
-    )
-
-    def __init__(
-        self,
-        topic: str,
-        partition: int,
-        fetch_offset: int,
-        error: int,
-        high_watermark: int,
-        data: Any,
-        max_bytes: int | None = None,
-    ) -> None:
-        self.topic = topic
-        self.partition = partition
-        self.fetch_offset = fetch_offset
-        self.max_bytes = max_bytes
-        self.error = error
-        self.high_watermark = high_watermark
-        self.data = data
-        self._extent_read: tuple[int | None, int] | None = None
-        self._last_read: Any = _NOT_READ  # the offset of the last message once all were read
-
-    def __repr__(self) -> str:
-        return (
-            f"FetchedPartition({self.topic}-{self.partition} from {self.fetch_offset}: error {self.error}, "
-            f"hw {self.high_watermark}, {len(self.data)} bytes)"
-        )
-
-    def check_error(self) -> None:
-        check_error(self.error, f"fetch of {self.topic}-{self.partition} at offset {self.fetch_offset}")
-
-    def _extent(self) -> tuple[int | None, int]:
-        """The offset of the last whole top-level entry (None if none) and the bytes of the whole entries,
-        read from the entries' lengths."""
-        if self._extent_read is None:
-            lib = native.lib
-            if lib is not None:
-                self._extent_read = lib.extent08(self.data)
-            else:
-                last, valid = None, 0
-                for offset, position, size in entries(self.data):
-                    last, valid = offset, position + size
-                self._extent_read = (last, valid)
-        return self._extent_read
-
-    def __iter__(self) -> Iterator[MessageAndOffset08]:
-        self._check_readable()
-        return self._read()
-
-    def _check_readable(self) -> None:
-        self.check_error()
-        data = self.data
-        if data and (len(data) < LOG_OVERHEAD or LOG_OVERHEAD + _unpack_size(data, 8)[0] > len(data)):
-            raise MessageSizeTooLargeError(
-                f"{self.topic}-{self.partition} at offset {self.fetch_offset}: the message there is larger "
-                f"than the fetch size of {len(data)} bytes; fetch with a larger max_bytes"
-            )
-
-    def _read(self) -> Iterator[MessageAndOffset08]:
-        last = None
-        try:
-            for message in self._messages():
-                last = message.offset
-                yield message
-        except MessageSizeTooLargeError as err:
-            raise self._inflated_too_far(err) from None
-        self._last_read = last
-
-    def messages(self) -> list[MessageAndOffset08]:
-        """All the messages at once (cheaper than iterating)."""
-        self._check_readable()
-        return self._all(self._messages(), 0)
-
-    def records(
-        self, layout: Any, convert: Callable[[int, Any], Any], constants: tuple = (), offset_at: int = 0
-    ) -> list:
-        """``messages()`` as other objects, made once each: a plain message by ``layout`` (a ``native.layout``
-        using ``constants``) on the native core, any other (and every one on the pure path) by
-        ``convert(offset, message)`` (a ``Message08``); ``offset_at`` is the index of an object's offset.
-        The same rules and errors as ``messages()``."""
-        self._check_readable()
-        data = self.data if type(self.data) is bytes else bytes(self.data)
-        limit = self.max_bytes or DEFAULT_MAX_INFLATED
-        return self._all(
-            decoded_messages(data, FORMAT08, 0, True, layout, convert, self.fetch_offset, limit, constants),
-            offset_at,
-        )
-
-    def _all(self, messages: Iterator, offset_at: int) -> list:
-        """``messages`` read to the end (a bomb's error naming this partition); the last one's offset, at
-        index ``offset_at`` of it, is where reading got to."""
-        try:
-            found = list(messages)
-        except MessageSizeTooLargeError as err:
-            raise self._inflated_too_far(err) from None
-        self._last_read = found[-1][offset_at] if found else None
-        return found
-
-    def _messages(self) -> Iterator[MessageAndOffset08]:
-        # A wrapper may inflate to at most the fetch size: what a broker accepts under a message.max.bytes
-        # the fetch size fits; a bomb stops there.
-        return iter_messages(
-            self.data, self.fetch_offset, max_inflated=self.max_bytes or DEFAULT_MAX_INFLATED
-        )
-
-    def _inflated_too_far(self, err: MessageSizeTooLargeError) -> MessageSizeTooLargeError:
-        return MessageSizeTooLargeError(
-            f"{self.topic}-{self.partition} at offset {self.fetch_offset}: {err}; fetch with a larger max_bytes"
-        )
-
-    @property
-    def valid_bytes(self) -> int:
-        """Bytes of the whole entries (a partial trailing entry excluded)."""
-        return self._extent()[1]
-
-    @property
-    def next_offset(self) -> int:
-        """Where the next fetch starts: after the last whole entry, or the fetch offset if there is none.
-        (Once every message was read, the last one says it: a wrapper's offset is its last message's.)"""
-        last = self._last_read
-        if last is _NOT_READ or last is None:
-            last = self._extent()[0]
-        return self.fetch_offset if last is None else max(last + 1, self.fetch_offset)
-
-
 class OffsetAndMetadata(NamedTuple):
     """A committed offset (NO_OFFSET when there is none) and the metadata string committed with it."""
 
@@ -210,13 +63,22 @@ class SimpleConsumer08:
         socket_timeout_ms: int = 30000,
         buffer_size: int = 64 * 1024,
         client_id: str = "",
+        *,
+        api_version_request: bool = True,
+        read_batches: bool = True,
     ) -> None:
         self.host = host
+        self.read_batches = read_batches  # fetch at the negotiated version (v4+: batches as stored), else v0
         self.port = port
         self.client_id = client_id
         self.socket_timeout_ms = socket_timeout_ms
         self.channel = broker_channel(
-            host, port, client_id, socket_timeout_ms=socket_timeout_ms, receive_buffer=buffer_size
+            host,
+            port,
+            client_id,
+            socket_timeout_ms=socket_timeout_ms,
+            receive_buffer=buffer_size,
+            api_version_request=api_version_request and read_batches,
         )
 
     def __repr__(self) -> str:
@@ -275,11 +137,14 @@ class SimpleConsumer08:
 
     def _fetch_request(
         self, fetches: list[tuple[str, int, int, int]], max_wait_ms: int, min_bytes: int
-    ) -> FetchRequestV0:
+    ) -> Any:
         if 0 < self.socket_timeout_ms <= max_wait_ms:
             raise ValueError(
                 f"max_wait_ms {max_wait_ms} must be below the socket timeout of {self.socket_timeout_ms} ms"
             )
+        version = version_for(self.channel, FETCH) if self.read_batches else 0
+        if version > 0:
+            return fetch_request(version, fetches, max_wait_ms=max_wait_ms, min_bytes=min_bytes)
         by_topic: dict[str, list] = {}
         for topic, partition, offset, max_bytes in fetches:
             by_topic.setdefault(topic, []).append(FetchRequestPartition(partition, offset, max_bytes))

@@ -45,7 +45,7 @@ from zkafka.protocol.produce import (
 )
 from zkafka.records.default_record import Record
 from zkafka.records.format08 import build_message_set, build_value_set
-from zkafka.records.record_batch import build_batch
+from zkafka.records.record_batch import build_batch, build_plain_batch
 
 log = logging.getLogger(__name__)
 
@@ -96,10 +96,16 @@ def record_batch(group: Sequence[Outgoing], codec: int) -> bytes:
     message's timestamp (or the time now) and headers."""
     now = int(time.time() * 1000)
     if type(group[0]) is ValueBatch:
-        records = [Record(0, now, m.key, v) for m in group for v in m.values]
-    else:
-        records = [Record(0, now if m.timestamp is None else m.timestamp, m.key, m.value, m.headers) for m in group]
-    return build_batch([r._replace(offset=i) for i, r in enumerate(records)], compression=codec)
+        if len(group) == 1:
+            return build_plain_batch(None, now, codec, values=group[0].values, key=group[0].key)
+        return build_plain_batch([(m.key, v) for m in group for v in m.values], now, codec)
+    if all(not m.headers and m.timestamp is None for m in group):
+        return build_plain_batch([(m[2], m[3]) for m in group], now, codec)
+    records = [
+        Record(i, now if m.timestamp is None else m.timestamp, m.key, m.value, m.headers)
+        for i, m in enumerate(group)
+    ]
+    return build_batch(records, compression=codec)
 
 
 def check_legacy_group(group: Sequence[Outgoing]) -> None:

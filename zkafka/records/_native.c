@@ -657,9 +657,46 @@ static unsigned char *write_entry08(unsigned char *out, int64_t offset, const Py
     return out;
 }
 
+/* A varint (zig-zag, as message format v2 writes lengths and deltas) at p; returns where it ends. */
+static unsigned char *put_varint(unsigned char *p, int64_t v) {
+    uint64_t u = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+    while (u >= 0x80) {
+        *p++ = (unsigned char)(u | 0x80);
+        u >>= 7;
+    }
+    *p++ = (unsigned char)u;
+    return p;
+}
+
+static Py_ssize_t varint_size(int64_t v) {
+    unsigned char scratch[10];
+    return put_varint(scratch, v) - scratch;
+}
+
+/* Write one record of a v2 batch (no headers, timestamp delta 0, offset delta delta) at out. */
+static unsigned char *write_record(unsigned char *out, int64_t delta, const Py_buffer *key, const Py_buffer *value) {
+    const Py_buffer *fields[2] = {key, value};
+    Py_ssize_t body = 3 + varint_size(delta); /* attributes, timestamp delta 0, header count 0 */
+    for (int k = 0; k < 2; k++)
+        body += fields[k]->obj ? varint_size(fields[k]->len) + fields[k]->len : 1;
+    out = put_varint(out, body);
+    *out++ = 0; /* attributes */
+    *out++ = 0; /* timestamp delta */
+    out = put_varint(out, delta);
+    for (int k = 0; k < 2; k++) {
+        const Py_buffer *v = fields[k];
+        out = put_varint(out, v->obj ? v->len : -1);
+        if (v->obj) memcpy(out, v->buf, v->len);
+        out += v->obj ? v->len : 0;
+    }
+    *out++ = 0; /* header count */
+    return out;
+}
+
 /* A 0.8 set from seq, offsets base, +1, ...: of (key, value) tuples, or (shared_key not NULL) of values each
- * with that key (.obj NULL: null). Keys and values are bytes-like or None. */
-static PyObject *build08(PyObject *seq, const Py_buffer *shared_key, long long base) {
+ * with that key (.obj NULL: null). Keys and values are bytes-like or None. With records, the records of a v2
+ * batch instead (offset deltas base, +1, ...; see write_record). */
+static PyObject *build08(PyObject *seq, const Py_buffer *shared_key, long long base, int records) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), got = 0, total = 0;
     Py_ssize_t key_size = shared_key && shared_key->obj ? shared_key->len : 0;
     PyObject *result = NULL;
@@ -675,7 +712,7 @@ static PyObject *build08(PyObject *seq, const Py_buffer *shared_key, long long b
             fields[0] = PyTuple_GET_ITEM(item, 0);
             fields[1] = PyTuple_GET_ITEM(item, 1);
         }
-        Py_ssize_t size = 26 + key_size;
+        Py_ssize_t size = (records ? 32 : 26) + key_size; /* records: at most 5 varints and 3 bytes */
         for (int k = 0; k < 2; k++) {
             if (fields[k] == Py_None) continue;
             if (PyObject_GetBuffer(fields[k], &views[2 * got + k], PyBUF_SIMPLE) < 0) {
@@ -692,9 +729,13 @@ static PyObject *build08(PyObject *seq, const Py_buffer *shared_key, long long b
     }
     result = PyBytes_FromStringAndSize(NULL, total);
     if (result == NULL) goto done;
-    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
-    for (Py_ssize_t i = 0; i < n; i++)
-        out = write_entry08(out, base + i, shared_key ? shared_key : &views[2 * i], &views[2 * i + 1]);
+    unsigned char *start = (unsigned char *)PyBytes_AS_STRING(result), *out = start;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const Py_buffer *key = shared_key ? shared_key : &views[2 * i];
+        out = records ? write_record(out, base + i, key, &views[2 * i + 1])
+                      : write_entry08(out, base + i, key, &views[2 * i + 1]);
+    }
+    if (records && _PyBytes_Resize(&result, out - start) < 0) result = NULL;
 done:
     for (Py_ssize_t i = 0; i < 2 * got; i++)
         if (views[i].obj) PyBuffer_Release(&views[i]);
@@ -703,34 +744,44 @@ done:
     return Py_BuildValue("Nn", result, n);
 }
 
-static PyObject *native_build_set08(PyObject *mod, PyObject *args) {
+static PyObject *build_pairs(PyObject *args, int records) {
     PyObject *pairs, *seq, *result;
     long long base;
-    if (!PyArg_ParseTuple(args, "OL:build_set08", &pairs, &base)) return NULL;
+    if (!PyArg_ParseTuple(args, "OL", &pairs, &base)) return NULL;
     seq = PySequence_Fast(pairs, "build_set08 takes a sequence of (key, value) pairs");
     if (seq == NULL) return NULL;
-    result = build08(seq, NULL, base);
+    result = build08(seq, NULL, base, records);
     Py_DECREF(seq);
     return result;
 }
 
-/* build_values08(values, key, base): the producer's batch: every value (bytes-like or None) with one key. */
-static PyObject *native_build_values08(PyObject *mod, PyObject *args) {
+static PyObject *native_build_set08(PyObject *mod, PyObject *args) { return build_pairs(args, 0); }
+
+/* build_records(pairs, base): the records of a v2 batch, as build_set08 takes them. */
+static PyObject *native_build_records(PyObject *mod, PyObject *args) { return build_pairs(args, 1); }
+
+static PyObject *build_values(PyObject *args, int records) {
     PyObject *values, *key, *seq, *result;
     long long base;
     Py_buffer key_view = {0};
-    if (!PyArg_ParseTuple(args, "OOL:build_values08", &values, &key, &base)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOL", &values, &key, &base)) return NULL;
     seq = PySequence_Fast(values, "build_values08 takes a sequence of values");
     if (seq == NULL) return NULL;
     if (key != Py_None && PyObject_GetBuffer(key, &key_view, PyBUF_SIMPLE) < 0) {
         Py_DECREF(seq);
         return NULL;
     }
-    result = build08(seq, &key_view, base);
+    result = build08(seq, &key_view, base, records);
     if (key_view.obj) PyBuffer_Release(&key_view);
     Py_DECREF(seq);
     return result;
 }
+
+/* build_values08(values, key, base): the producer's batch: every value (bytes-like or None) with one key. */
+static PyObject *native_build_values08(PyObject *mod, PyObject *args) { return build_values(args, 0); }
+
+/* build_value_records(values, key, base): build_values08's as the records of a v2 batch. */
+static PyObject *native_build_value_records(PyObject *mod, PyObject *args) { return build_values(args, 1); }
 
 /* raw_values(values): whether every item of a list or tuple is exactly bytes or None (what a producer batch
  * sends without its encoder); False for any other sequence. */
@@ -810,6 +861,10 @@ static PyMethodDef native_methods[] = {
      "reading headers only."},
     {"build_set07", native_build_set07, METH_O,
      "build_set07(payloads) -> bytes: a 0.7 message set with one magic-1 entry per payload."},
+    {"build_records", native_build_records, METH_VARARGS,
+     "build_records(pairs, base): the records of a v2 batch (no headers, timestamp delta 0) and their count."},
+    {"build_value_records", native_build_value_records, METH_VARARGS,
+     "build_value_records(values, key, base): build_records of (key, value) for each value."},
     {"build_set08", native_build_set08, METH_VARARGS,
      "build_set08(pairs, base_offset) -> (bytes, count): a 0.8 message set of (key, value) pairs, offsets "
      "base_offset, +1, ..."},

@@ -66,6 +66,11 @@ class MessageAndOffset08(NamedTuple):
     def next_offset(self) -> int:
         return self.offset + 1
 
+    # A message of magic 0 has no timestamp and no headers (as a record batch's records do: FetchedRecord)
+    timestamp = property(lambda self: -1)
+    timestamp_type = property(lambda self: -1)
+    headers = property(lambda self: ())
+
 
 class AssignedSet(NamedTuple):
     """A message set as the leader appends it: its bytes with offsets assigned, and what they are."""

@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 from crc32c import crc32c
 
 from zkafka.errors import InvalidMessageError, KafkaError, UnknownMagicByteError
+from zkafka.records import native
 from zkafka.records.compression import CODECS_V2, DEFAULT_MAX_INFLATED, NO_COMPRESSION, compress, decompress
 from zkafka.records.default_record import Record, decode_records, encode_record
 from zkafka.records.entries import entry_error
@@ -227,9 +228,47 @@ def build_batch(
     max_timestamp = log_append_time if log_append_time is not None else max(r.timestamp for r in records)
     last_offset_delta = (records[-1].offset if last_offset is None else last_offset) - base
     fields = (attributes, last_offset_delta, first.timestamp, max_timestamp, producer_id, producer_epoch)
-    after_crc = _AFTER_CRC.pack(*fields, base_sequence, len(records)) + payload
-    prefix = _PREFIX.pack(base, MIN_BATCH_LENGTH + len(payload), partition_leader_epoch, MAGIC)
+    return _framed(base, partition_leader_epoch, fields, base_sequence, len(records), payload)
+
+
+def _framed(
+    base_offset: int, leader_epoch: int, fields: tuple, base_sequence: int, count: int, payload: bytes
+) -> bytes:
+    after_crc = _AFTER_CRC.pack(*fields, base_sequence, count) + payload
+    prefix = _PREFIX.pack(base_offset, MIN_BATCH_LENGTH + len(payload), leader_epoch, MAGIC)
     return prefix + _CRC.pack(crc32c(after_crc)) + after_crc
+
+
+def build_plain_batch(
+    pairs: Sequence[tuple[bytes | None, bytes | None]] | None,
+    timestamp: int,
+    compression: int = NO_COMPRESSION,
+    *,
+    values: Sequence[bytes | None] = (),
+    key: bytes | None = None,
+) -> bytes:
+    """A producer's batch from offset 0: ``(key, value)`` pairs (or, with ``pairs`` None, ``values`` each with
+    ``key``), every record stamped ``timestamp`` (CreateTime), no headers; the records are written by the
+    native core when it is built (``build_batch`` writes the same bytes)."""
+    lib = native.lib
+    payload = None
+    if lib is not None:
+        try:
+            if pairs is not None:
+                payload, count = lib.build_records(pairs, 0)
+            else:
+                payload, count = lib.build_value_records(values, key, 0)
+        except TypeError:  # not bytes-like: the pure path accepts or refuses them itself
+            payload = None
+    if payload is None:
+        found = pairs if pairs is not None else [(key, v) for v in values]
+        payload, count = b"".join(encode_record(i, 0, k, v) for i, (k, v) in enumerate(found)), len(found)
+    if not count:
+        raise ValueError("a record batch needs at least one record")
+    if compression != NO_COMPRESSION:
+        payload = compress(compression, payload, CODECS_V2, magic=MAGIC)
+    fields = (compression, count - 1, timestamp, timestamp, NO_PRODUCER_ID, NO_PRODUCER_EPOCH)
+    return _framed(0, NO_PARTITION_LEADER_EPOCH, fields, NO_SEQUENCE, count, payload)
 
 
 def _check_offsets(records: Sequence[Record], base: int) -> None:

@@ -190,7 +190,8 @@ class Cluster08(ClusterView):
     def _consumer(self, address: tuple[str, int]) -> SimpleConsumer08:
         consumer = self._consumers.get(address)
         if consumer is None:
-            consumer = SimpleConsumer08(*address, self.socket_timeout_ms, client_id=CLIENT_ID)
+            # the reader decodes message sets (magic 0) itself: Fetch v0, batches converted down by the broker
+            consumer = SimpleConsumer08(*address, self.socket_timeout_ms, client_id=CLIENT_ID, read_batches=False)
             self._consumers[address] = consumer
         return consumer
 

@@ -212,7 +212,7 @@ def test_0_8_paths_agree(data, max_size, start_offset, deep):
 
 def _records(data: bytes, fetch_offset: int):
     fetched = FetchedPartition("t", 3, fetch_offset, 0, 100, memoryview(data), 1000)
-    return fetched.records(_RECORD, _converter("t", 3), ("t", 3), 2), fetched.next_offset
+    return fetched.records(_RECORD, _converter("t", 3), ("t", 3, -1, ()), 2), fetched.next_offset
 
 
 def _via_messages(data: bytes, fetch_offset: int):

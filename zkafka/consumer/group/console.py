@@ -162,6 +162,9 @@ def _print_batch(
                 offset=record.offset,
                 key=record.key,
                 message=record.value,
+                timestamp=record.timestamp,
+                timestamp_type=record.timestamp_type,
+                headers=record.headers,
             )
             out.write(formatter(item))
             printed.pending[tp] = record.offset + 1

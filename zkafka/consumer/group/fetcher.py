@@ -1,4 +1,4 @@
-"""Long-poll fetches for a 0.9 group consumer: one greenlet per leader broker keeps one Fetch v1 in flight
+"""Long-poll fetches for a 0.9 group consumer: one greenlet per leader broker keeps one Fetch (the newest version both know; v1 to a 0.8.2 broker) in flight
 for the assigned partitions that broker leads (``fetch.max.wait.ms``, ``fetch.min.bytes``), and buffers at
 most one answer per partition until ``poll`` drains it.
 
@@ -17,18 +17,16 @@ from typing import Any
 import gevent
 from gevent.event import Event
 
+from zkafka.client08.api_versions import version_for
+from zkafka.consumer.fetched_partition08 import FetchedPartition
 from zkafka.consumer.group.cluster import Cluster
 from zkafka.consumer.group.subscription import ConsumerRecord, SubscriptionState, TopicPartition
-from zkafka.consumer.simple08 import FetchedPartition
 from zkafka.errors import KafkaError
+from zkafka.protocol.api_keys import FETCH
 from zkafka.protocol.errors import ErrorCode, error_name
-from zkafka.protocol.fetch import (
-    CONSUMER_REPLICA_ID,
-    FetchRequestPartition,
-    FetchRequestTopic,
-    FetchRequestV1,
-)
+from zkafka.protocol.fetch import fetch_request
 from zkafka.records import native
+from zkafka.records.fetched import FetchedRecord
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +37,10 @@ LEADER_ERRORS = {
 }
 
 
-# How the native decoder builds a ConsumerRecord; the call's constants are (topic, partition).
-_RECORD = native.layout(ConsumerRecord, (0, 1, "offset", "key", "value"))
+# How the native decoder builds a ConsumerRecord of a message; the call's constants are (topic, partition,
+# no timestamp, no headers).
+_RECORD = native.layout(ConsumerRecord, (0, 1, "offset", "key", "value", 2, 2, 3))
+_NO_TIMESTAMP = -1
 
 
 def _converter(topic: str, partition: int) -> Callable[[int, Any], ConsumerRecord]:
@@ -48,7 +48,18 @@ def _converter(topic: str, partition: int) -> Callable[[int, Any], ConsumerRecor
     new = tuple.__new__  # spares the NamedTuple's Python-level constructor
 
     def record(offset: int, message: Any) -> ConsumerRecord:
-        return new(ConsumerRecord, (topic, partition, offset, message.key, message.value))
+        return new(ConsumerRecord, (topic, partition, offset, message.key, message.value, -1, -1, ()))
+
+    return record
+
+
+def _from_record(topic: str, partition: int) -> Callable[[FetchedRecord], ConsumerRecord]:
+    """The ConsumerRecord of a record of a batch."""
+    new = tuple.__new__
+
+    def record(r: FetchedRecord) -> ConsumerRecord:
+        fields = (topic, partition, r.offset, r.key, r.value, r.timestamp, r.timestamp_type, r.headers)
+        return new(ConsumerRecord, fields)
 
     return record
 
@@ -143,18 +154,14 @@ class Fetcher:
                 del self._workers[broker_id]
 
     def _fetch(self, channel, fetches: dict[TopicPartition, int]) -> bool:
-        by_topic: dict[str, list] = {}
-        for tp, offset in fetches.items():
-            by_topic.setdefault(tp.topic, []).append(
-                FetchRequestPartition(tp.partition, offset, self.max_bytes)
-            )
-        request = FetchRequestV1(
-            CONSUMER_REPLICA_ID,
-            self.max_wait_ms,
-            self.min_bytes,
-            [FetchRequestTopic(t, ps) for t, ps in by_topic.items()],
-        )
         try:
+            version = version_for(channel, FETCH) or 1  # 0.8.2's broker: v1, as the 0.9 consumer sent
+            request = fetch_request(
+                version,
+                [(tp.topic, tp.partition, offset, self.max_bytes) for tp, offset in fetches.items()],
+                max_wait_ms=self.max_wait_ms,
+                min_bytes=self.min_bytes,
+            )
             response = channel.request(request, retries=0)
         except (OSError, KafkaError) as exc:
             log.info("fetch from %s:%d failed: %s", channel.host, channel.port, exc)
@@ -202,7 +209,11 @@ class Fetcher:
                 continue
             # one ConsumerRecord a message, made by the native decoder (the fetch offset and on)
             records = fetched.records(
-                _RECORD, _converter(tp.topic, tp.partition), (tp.topic, tp.partition), 2
+                _RECORD,
+                _converter(tp.topic, tp.partition),
+                (tp.topic, tp.partition, _NO_TIMESTAMP, ()),
+                2,
+                _from_record(tp.topic, tp.partition),
             )
             budget = self._hand_out(out, tp, fetched.fetch_offset, records, fetched.next_offset, budget)
         if buffered or leftovers:

@@ -27,13 +27,17 @@ class TopicPartition(NamedTuple):
 
 
 class ConsumerRecord(NamedTuple):
-    """One record ``poll`` hands out."""
+    """One record ``poll`` hands out; a record of a batch (message format v2) has its timestamp, the type of
+    it (0 CreateTime, 1 LogAppendTime) and its headers, a message of magic 0 none (-1, -1, ())."""
 
     topic: str
     partition: int
     offset: int
     key: bytes | None
     value: bytes | None
+    timestamp: int = -1
+    timestamp_type: int = -1
+    headers: tuple = ()
 
 
 class OffsetAndMetadata(NamedTuple):

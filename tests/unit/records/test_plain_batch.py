@@ -1,0 +1,51 @@
+"""The producer's record batch (``build_plain_batch``): the native core and the pure path write the same
+bytes, and they are the bytes ``build_batch`` writes for the same records; a batch of a v2 fetch answer reads
+back with its timestamps and headers beside magic-0 messages (``records.fetched``)."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.support.codec import run_both
+from zkafka.consumer.fetched_partition08 import FetchedPartition
+from zkafka.records.compression import GZIP, NO_COMPRESSION
+from zkafka.records.default_record import Header, Record
+from zkafka.records.format08 import build_message_set
+from zkafka.records.record_batch import build_batch, build_plain_batch, read_batch
+
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+fields = st.one_of(st.none(), st.binary(max_size=300))
+
+
+@SETTINGS
+@given(st.lists(st.tuples(fields, fields), min_size=1, max_size=30), st.integers(-1, 2**41))
+def test_both_paths_write_what_build_batch_writes(pairs, timestamp):
+    expected = build_batch([Record(i, timestamp, k, v) for i, (k, v) in enumerate(pairs)])
+    fast, pure = run_both(lambda: build_plain_batch(pairs, timestamp))
+    assert fast == pure == ("value", expected)
+    values = [v for _, v in pairs]
+    key = pairs[0][0]
+    fast, pure = run_both(lambda: build_plain_batch(None, timestamp, GZIP, values=values, key=key))
+    assert fast == pure
+    records = read_batch(fast[1]).records
+    assert [(r.offset, r.timestamp, r.key, r.value) for r in records] == [
+        (i, timestamp, key, v) for i, v in enumerate(values)
+    ]
+
+
+def test_a_fetch_answer_of_messages_then_a_batch_reads_in_order_from_the_fetch_offset():
+    messages = build_message_set([(b"k", b"v0"), (None, b"v1")])
+    batch = build_batch(
+        [Record(2, 100, None, b"v2", (Header("h", b"1"),)), Record(3, 105, b"k", b"v3")],
+        compression=NO_COMPRESSION,
+    )
+
+    def read():
+        fetched = FetchedPartition("t", 0, 1, 0, 4, messages + batch)
+        found = [(m.offset, m.value, m.timestamp, m.timestamp_type, tuple(m.headers)) for m in fetched]
+        return found, fetched.next_offset
+
+    expected = [(1, b"v1", -1, -1, ()), (2, b"v2", 100, 0, (("h", b"1"),)), (3, b"v3", 105, 0, ())]
+    fast, pure = run_both(read)
+    assert fast == pure == ("value", (expected, 4))
