@@ -6,8 +6,6 @@ the drill figures, not asserted). Three broker processes, a real ZooKeeper."""
 
 from __future__ import annotations
 
-import glob
-import os
 import threading
 from collections import Counter
 
@@ -15,7 +13,7 @@ import pytest
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 
-from tests.support.drills import FIGURES, settle  # noqa: E402
+from tests.support.drills import FIGURES, segment_files, settle  # noqa: E402
 from tests.support.replication import zk_state  # noqa: E402
 from zkafka.admin.topics import create_topic  # noqa: E402
 from zkafka.records.record_batch import read_batches  # noqa: E402
@@ -28,12 +26,8 @@ V2 = {"message.format.version": "2.2"}
 
 def replica_values(proc, topic: str) -> list[tuple[int, bytes]]:
     """``(offset, value)`` of every record in one replica's segment files."""
-    props = dict(line.split("=", 1) for line in proc.props_path.read_text().splitlines() if "=" in line)
-    records = []
-    for path in sorted(glob.glob(os.path.join(props["log.dirs"], f"{topic}-0", "*.log"))):
-        with open(path, "rb") as f:
-            records += [(r.offset, r.value) for b in read_batches(f.read()) for r in b.records]
-    return records
+    files = segment_files(proc, topic)
+    return [(r.offset, r.value) for path in files for b in read_batches(path.read_bytes()) for r in b.records]
 
 
 class Load(threading.Thread):

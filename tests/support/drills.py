@@ -102,13 +102,9 @@ class Cluster:
         return self.procs[broker_id].port
 
     def replica_log(self, broker_id: int, topic: str, partition: int = 0) -> list[tuple[int, bytes]]:
-        """Every (offset, value) in the broker's copy of the partition, read from its segment files."""
-        props = dict(
-            line.split("=", 1) for line in self.procs[broker_id].props_path.read_text().splitlines() if line
-        )
-        directory = Path(props["log.dirs"]) / f"{topic}-{partition}"
-        data = b"".join(p.read_bytes() for p in sorted(directory.glob("*.log")))
-        return [(m.offset, m.value) for m in format08.iter_messages(data)]
+        """Every (offset, value) in the broker's copy of the partition (0.8 message sets), from its files."""
+        files = segment_files(self.procs[broker_id], topic, partition)
+        return [(m.offset, m.value) for path in files for m in format08.iter_messages(path.read_bytes())]
 
     def logs_agree(self, topic: str, leader: int, partition: int = 0) -> int:
         """Wait until every replica's log equals the leader's, record by record; its length."""
@@ -129,6 +125,12 @@ class Cluster:
             proc.signal(signal.SIGCONT)
         for snoop in self.snoops.values():
             snoop.close()
+
+
+def segment_files(proc, topic: str, partition: int = 0) -> list[Path]:
+    """The segment files of a broker process's copy of ``topic-partition``, in offset order."""
+    props = dict(line.split("=", 1) for line in proc.props_path.read_text().splitlines() if "=" in line)
+    return sorted((Path(props["log.dirs"]) / f"{topic}-{partition}").glob("*.log"))
 
 
 @pytest.fixture
