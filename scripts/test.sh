@@ -12,6 +12,11 @@ if ! command -v chromium >/dev/null && command -v apt-get >/dev/null; then
   sudo=""; if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
   $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
 fi
+# The network partition drills cut loopback traffic with iptables (as root, or through sudo -n).
+if ! command -v iptables >/dev/null && command -v apt-get >/dev/null; then
+  sudo=""; if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq iptables >/dev/null
+fi
 export ZKAFKA_REQUIRE_BROWSER=1
 python3 -m ruff check zkafka tests benchmarks
 ZKAFKA_TEST_ZK=process python3 -m pytest -q -p no:cacheprovider --ignore=tests/containers "$@"

@@ -10,28 +10,51 @@ rules leave alone.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 
 import pytest
 
+from tests.support.brokers import pid_alive
+
 BROKERS_ADDRESS = "127.0.0.1"  # where every server of a test listens, and what its connections come from
 CLIENTS_ADDRESS = "127.0.0.2"  # a client that a cut between servers must not touch connects from here
+CHAIN_PREFIX = "ZKAFKA-CUT-"  # + the pid of the test process that owns the chain
 
 
 def iptables(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["iptables", "-w", *args], capture_output=True, text=True, check=False)
+    sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
+    return subprocess.run([*sudo, "iptables", "-w", *args], capture_output=True, text=True, check=False)
+
+
+def remove_chain(chain: str) -> None:
+    iptables("-D", "INPUT", "-i", "lo", "-j", chain)
+    iptables("-F", chain)
+    iptables("-X", chain)
+
+
+def remove_orphans() -> None:
+    """Chains left by a test process killed before its teardown (its pid gone)."""
+    for pid in re.findall(rf"^-N {CHAIN_PREFIX}(\d+)$", iptables("-S").stdout, re.MULTILINE):
+        if not pid_alive(int(pid)):
+            remove_chain(CHAIN_PREFIX + pid)
 
 
 class NetCut:
     """One iptables chain (``ZKAFKA-CUT-<pid>``) jumped to from INPUT for packets on ``lo``."""
 
     def __init__(self) -> None:
-        self.chain = f"ZKAFKA-CUT-{os.getpid()}"
+        remove_orphans()
+        self.chain = f"{CHAIN_PREFIX}{os.getpid()}"
         self.rules: list[tuple[str, ...]] = []
         for args in (("-N", self.chain), ("-I", "INPUT", "-i", "lo", "-j", self.chain)):
             done = iptables(*args)
-            assert done.returncode == 0, f"iptables {' '.join(args)}: {done.stderr.strip()}"
+            if done.returncode != 0:
+                remove_chain(self.chain)
+                pytest.fail(
+                    f"iptables {' '.join(args)}: {done.stderr.strip()} (the drill needs root)", pytrace=False
+                )
 
     def isolate_port(self, port: int, source: str = BROKERS_ADDRESS) -> None:
         """Drop every packet to ``port`` from ``source`` and every packet from ``port`` to ``source``: the
@@ -48,9 +71,7 @@ class NetCut:
 
     def close(self) -> None:
         """The chain and its jump removed; asserts that nothing of it is left."""
-        iptables("-D", "INPUT", "-i", "lo", "-j", self.chain)
-        iptables("-F", self.chain)
-        iptables("-X", self.chain)
+        remove_chain(self.chain)
         left = [line for line in iptables("-S").stdout.splitlines() if self.chain in line]
         assert not left, f"iptables rules left behind: {left}"
 
