@@ -63,19 +63,25 @@ def serves(port: int, topic: str) -> bool:
         return False  # not listening yet
 
 
-def same_on_every_replica(
-    cluster, tmp_path: Path, topic: str, brokers: tuple[int, ...]
-) -> list[tuple[int, bytes]]:
+def same_on_every_replica(cluster, tmp_path: Path, topic: str, brokers: tuple[int, ...]) -> list[tuple[int, bytes]]:
     """Stop the replicas (controlled shutdown) and compare their logs byte for byte; the records."""
+    return same_logs(cluster, tmp_path, [topic], brokers)[topic]
+
+
+def same_logs(cluster, tmp_path: Path, topics: list[str], brokers: tuple[int, ...]) -> dict:
+    """Stop the replicas (controlled shutdown) and compare each topic's logs byte for byte; its records."""
     for broker in brokers:
         cluster[broker].signal(signal.SIGTERM)
         assert cluster[broker].wait(60) == 0
-    logs = {broker: disk_log(tmp_path, broker, topic) for broker in brokers}
-    first = logs[brokers[0]]
-    for broker, log in logs.items():
-        assert log[1] == first[1], f"broker {broker}'s records differ from broker {brokers[0]}'s"
-        assert log[0] == first[0], f"broker {broker}'s log bytes differ from broker {brokers[0]}'s"
-    return first[1]
+    records = {}
+    for topic in topics:
+        logs = {broker: disk_log(tmp_path, broker, topic) for broker in brokers}
+        first = logs[brokers[0]]
+        for broker, log in logs.items():
+            assert log[1] == first[1], f"{topic}: broker {broker}'s records differ from broker {brokers[0]}'s"
+            assert log[0] == first[0], f"{topic}: broker {broker}'s log bytes differ from broker {brokers[0]}'s"
+        records[topic] = first[1]
+    return records
 
 
 def gone(cluster, broker: int, zookeeper_server) -> None:
