@@ -128,13 +128,13 @@ def test_readers_stop_at_the_bomb_and_keep_what_came_before(codec):
         list(format07.iter_messages(bomb_set07(DEFAULT_MAX_INFLATED + 1)))
 
 
-def test_a_bomb_of_a_gigabyte_is_refused_in_well_under_a_second():
-    import time
+def test_a_bomb_of_a_gigabyte_is_refused_without_inflating_it():
+    import resource
 
     bomb = bomb_set08(1 << 30)
     assert len(bomb) < 1_100_000  # it fits under the default message.max.bytes
-    started = time.monotonic()
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with pytest.raises(MessageSizeTooLargeError):
         FORMAT08.validate(bomb, 1_000_012)
-    assert time.monotonic() - started < 0.5
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_kib < 256 << 10  # far below a GiB
     assert struct.unpack_from(">q", bomb)[0] == 0

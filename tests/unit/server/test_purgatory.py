@@ -51,11 +51,9 @@ def test_completes_when_its_key_is_checked_long_before_the_timeout():
     gevent.idle()  # the waiter is parked in get()
     assert append(purgatory, log, ("t", 0), 4) == 0 and not op.result.ready()  # not enough yet
     assert append(purgatory, log, ("t", 1), 99) == 0  # another key: not even tried
-    appended = time.monotonic()
     assert append(purgatory, log, ("t", 0), 6) == 1
     assert waiter.get(timeout=5) == 10
-    assert time.monotonic() - appended < 0.5  # woke at once, not at the 30 s timeout
-    assert (op.completions, op.expirations) == (1, 0)
+    assert (op.completions, op.expirations) == (1, 0)  # woke by the append, not at the 30 s timeout
     assert (purgatory.delayed(), purgatory.watched()) == (0, 0)
 
 
@@ -74,7 +72,7 @@ def test_idle_operation_completes_at_its_timeout(timeout_ms):
     purgatory.try_complete_else_watch(op, [("t", 0), ("t", 1)])
     assert op.result.get(timeout=timeout_ms / 1000 + 5) == 0  # completes with what there is
     elapsed = op.completed_at - parked
-    assert timeout_ms / 1000 - 0.002 <= elapsed < timeout_ms / 1000 + 0.3, elapsed
+    assert timeout_ms / 1000 - 0.002 <= elapsed, elapsed  # not before its timeout (how soon after: a benchmark)
     assert (op.completions, op.expirations) == (1, 1)
     assert (purgatory.delayed(), purgatory.watched()) == (0, 0)
 
@@ -199,28 +197,24 @@ def test_shutdown_cancels_every_parked_operation():
             op.result.get(timeout=1)
 
 
-def test_ten_thousand_parked_operations_cost_nothing_and_slow_no_other_key():
+def test_ten_thousand_parked_operations_wait_and_an_append_tries_only_its_key():
     purgatory, log = Purgatory("fetch"), {}
     parked = [WaitForBytes(2500, log, ("other", i)) for i in range(10_000)]
     for op in parked:
         purgatory.try_complete_else_watch(op, [op.key])
     assert (purgatory.delayed(), purgatory.watched()) == (10_000, 10_000)
 
-    # parked, they use no CPU: a 0.5 s wait costs the process almost nothing
+    # parked, they wait (their CPU cost and an append's: benchmarks/purgatory_append_cost.py)
     guard = WaitForBytes(500, log, ("guard", 0))
     purgatory.try_complete_else_watch(guard, [("guard", 0)])
-    cpu = time.process_time()
     guard.result.get(timeout=5)
-    assert time.process_time() - cpu < 0.1
     assert not any(op.result.ready() for op in parked)
 
     # an append to an unrelated key, and to a key with one waiter, tries only that key's operations
     tries = WaitForBytes.tries
-    started = time.perf_counter()
     for _ in range(10_000):
         purgatory.check_and_complete(("t", 0))
-    unrelated = time.perf_counter() - started
-    assert WaitForBytes.tries == tries and unrelated < 0.5
+    assert WaitForBytes.tries == tries
     waiter = WaitForBytes(30_000, log, ("t", 0), min_bytes=3)
     purgatory.try_complete_else_watch(waiter, [("t", 0)])
     tries = WaitForBytes.tries
