@@ -6,8 +6,8 @@ line per epoch, oldest first (written as the offset checkpoints are: to ``.tmp``
 A leader assigns its epoch (from LeaderAndIsr) at its log end offset when it starts to lead; a follower
 assigns its leader's epoch at the first offset it appends from that leader. The cache follows the log: a
 truncation removes the epochs that began at or after the new end. ``end_offset_for`` answers
-OffsetForLeaderEpoch: the start of the next higher epoch, the log end for the latest, UNDEFINED (-1) when the
-epoch is unknown. Pure apart from the file.
+OffsetForLeaderEpoch: the start of the next higher epoch, the log end for the latest, UNDEFINED (-1) for an
+epoch before the first known or after the latest. Pure apart from the file.
 """
 
 from __future__ import annotations
@@ -66,11 +66,12 @@ class LeaderEpochCache:
 
     def end_offset_for(self, epoch: int, log_end_offset: int) -> tuple[int, int]:
         """(the largest known epoch <= ``epoch``, where it ends): the next epoch's start, the log end for the
-        latest; (UNDEFINED, UNDEFINED) for an epoch before the first known or when none is known."""
-        if epoch == UNDEFINED_EPOCH or not self.entries or epoch < self.entries[0].epoch:
+        latest; (UNDEFINED, UNDEFINED) for an epoch before the first known or after the latest (Kafka 2.2's
+        answer), or when none is known."""
+        if not self.entries or not self.entries[0].epoch <= epoch <= self.entries[-1].epoch:
             return UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
-        if epoch >= self.entries[-1].epoch:
-            return self.entries[-1].epoch, log_end_offset
+        if epoch == self.entries[-1].epoch:
+            return epoch, log_end_offset
         floor = max(e for e in self.entries if e.epoch <= epoch)
         after = min(e for e in self.entries if e.epoch > epoch)
         return floor.epoch, after.start_offset

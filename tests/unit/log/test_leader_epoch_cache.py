@@ -27,6 +27,7 @@ def test_the_end_of_an_epoch_is_the_start_of_the_next_higher_one_and_the_log_end
     assert cache.end_offset_for(3, 20) == (3, 12)
     assert cache.end_offset_for(5, 20) == (5, 20)
     assert cache.end_offset_for(0, 20) == (-1, -1)  # before the first known epoch
+    assert cache.end_offset_for(6, 20) == (-1, -1)  # after the latest
     assert (tmp_path / LEADER_EPOCH_CHECKPOINT).read_text() == "0\n3\n1 0\n3 7\n5 12\n"
     assert LeaderEpochCache.load(tmp_path).entries == cache.entries
 
@@ -79,4 +80,5 @@ def test_kip_279_truncates_to_the_lesser_of_the_leaders_end_and_our_own_end_of_i
     assert partition.epoch_truncation_offset(3, 6) == 6  # the leader knows epoch 3 up to 6
     assert partition.epoch_truncation_offset(2, 9) == 4  # the leader's epoch 2 is our epoch 1, ending at 4
     assert partition.epoch_truncation_offset(3, 20) == 8  # never past our own end
+    assert partition.epochs.end_offset_for(4, 8) == (-1, -1)  # a follower takes epoch 4 at its first append
     assert partition.epoch_truncation_offset(-1, -1) == partition.high_watermark  # the leader knows no epochs
