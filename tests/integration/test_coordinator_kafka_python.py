@@ -210,7 +210,7 @@ def test_a_member_killed_9_loses_its_partitions_after_the_session_timeout_and_no
     values = [v for _, _, v in a.records + b.records]
     assert set(values) == first | second  # nothing lost
     assert len(values) - len(set(values)) <= uncommitted_tail  # duplicates only from a's uncommitted tail
-    assert 1.5 < moved_after < 15  # the session timeout (2 s) passed first
+    assert moved_after > 1.5  # the session timeout (2 s) passed first
 
 
 @pytest.mark.slow
