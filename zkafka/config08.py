@@ -29,6 +29,7 @@ from zkafka.config import (
     str_key,
 )
 from zkafka.errors import InvalidConfigError
+from zkafka.network.sasl_authenticator import SASL_KEYS
 from zkafka.network.ssl_factory import SSL_KEYS
 from zkafka.records.format08 import LOG_OVERHEAD
 from zkafka.records.format_version import default_format_version, parse_format_version
@@ -95,6 +96,7 @@ class BrokerConfig08(Config):
         int_key("advertised.port", lambda c: c["port"], 0, 65535),
         *LISTENER_KEYS,
         *SSL_KEYS,
+        *SASL_KEYS,
         str_key("broker.rack"),  # 0.10 (KIP-36): in the registration and Metadata v1+
         int_key("socket.send.buffer.bytes", 100 * 1024, 1),
         int_key("socket.receive.buffer.bytes", 100 * 1024, 1),

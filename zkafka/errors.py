@@ -2,14 +2,14 @@
 
 The codes are ``zkafka.protocol.errors.ErrorCode``; 0.7 sends -1..4, which mean the same on 0.8/0.9. Each
 exception class carries its ``error_code``; ``error_for_code`` and ``code_for_error`` convert both ways. The
-root ``KafkaError`` and the codec's ``InvalidRequestError`` are defined beside the codes, in
-``zkafka.protocol.errors``, and importable from here as every other exception is.
+root ``KafkaError`` and the codec's errors are defined beside the codes, importable from here too.
 """
 
 from __future__ import annotations
 
 from zkafka.protocol.errors import LAST_CODE_07, ErrorCode, KafkaError
 from zkafka.protocol.errors import InvalidRequestError as InvalidRequestError
+from zkafka.protocol.errors import SaslAuthenticationError as SaslAuthenticationError
 from zkafka.sequence_errors import InvalidProducerEpochError as InvalidProducerEpochError
 from zkafka.sequence_errors import OutOfOrderSequenceNumberError as OutOfOrderSequenceNumberError
 from zkafka.sequence_errors import UnknownProducerIdError as UnknownProducerIdError

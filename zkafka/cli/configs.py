@@ -1,5 +1,5 @@
 """``zkafka configs``: kafka-configs.sh for topics (and brokers, described only) through ``--bootstrap-server``
-(DescribeConfigs/AlterConfigs) or ``--zookeeper``."""
+(DescribeConfigs/AlterConfigs) or ``--zookeeper``; users' SCRAM credentials through ``--zookeeper``."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from zkafka.cli.tools import zk_session, zookeeper_options
 @main.command("configs", short_help="Describe and alter topic configs (kafka-configs.sh).")
 @click.option("--bootstrap-server", metavar="HOST:PORT", help="A broker of the cluster (the admin requests).")
 @zookeeper_options(required=False)
-@click.option("--entity-type", type=click.Choice(["topics", "brokers"]), required=True)
-@click.option("--entity-name", required=True, help="The topic, or the broker id.")
+@click.option("--entity-type", type=click.Choice(["topics", "brokers", "users"]), required=True)
+@click.option("--entity-name", required=True, help="The topic, the broker id, or the user.")
 @click.option(
     "--describe", is_flag=True, help="List the entity's configs (dynamic ones; --all for every one)."
 )
@@ -36,6 +36,8 @@ def configs(**options) -> None:
     add = cc.parse_add_config(options["add_config"] or "")
     delete = [k.strip() for k in (options["delete_config"] or "").split(",") if k.strip()]
     kind, name = options["entity_type"], options["entity_name"]
+    if kind == "users" and options["bootstrap_server"] is not None:
+        raise click.UsageError("--entity-type users takes --zookeeper (SCRAM credentials are kept there)")
     if options["bootstrap_server"] is not None:
         admin = AdminClient(options["bootstrap_server"])
         if options["describe"]:
@@ -43,15 +45,24 @@ def configs(**options) -> None:
         else:
             lines = cc.alter(admin, kind, name, add, delete)
     else:
-        if kind != "topics":
-            raise click.UsageError("--zookeeper takes --entity-type topics (brokers: --bootstrap-server)")
+        if kind == "brokers":
+            raise click.UsageError(
+                "--zookeeper takes --entity-type topics or users (brokers: --bootstrap-server)"
+            )
+        if kind == "users" and not options["alter"]:
+            raise click.UsageError("--entity-type users takes --alter (SCRAM credentials)")
         with zk_session(
             options["zookeeper"], options["connection_timeout_ms"], create_chroot=options["alter"]
         ) as zk:
-            lines = (
-                cc.describe_zookeeper(zk, name)
-                if options["describe"]
-                else cc.alter_zookeeper(zk, name, add, delete)
-            )
+            if kind == "users":
+                from zkafka.admin.users import alter_user_scram
+
+                lines = alter_user_scram(zk, name, add, delete)
+            else:
+                lines = (
+                    cc.describe_zookeeper(zk, name)
+                    if options["describe"]
+                    else cc.alter_zookeeper(zk, name, add, delete)
+                )
     for line in lines:
         click.echo(line)

@@ -123,11 +123,13 @@ class SocketServer:
         listener: str = "PLAINTEXT",
         security_protocol: str = "PLAINTEXT",
         ssl_context: Any = None,
+        authenticator: Any = None,
     ) -> None:
         self.codec = codec
         self.listener = listener
         self.security_protocol = security_protocol
         self.ssl_context = ssl_context
+        self.authenticator = authenticator  # a SASL listener's SaslServerAuthenticator
         self.handler = handler
         self.observer = observer
         self.max_request_size = max_request_size
@@ -178,6 +180,9 @@ class SocketServer:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.receive_buffer)
             sock = conn.sock = self._secure(sock)
             reader = FrameReader(sock, self.max_request_size)
+            if self.authenticator is not None:
+                principal = self.authenticator.authenticate(sock, reader)
+                client_session.set(client_session.get()._replace(principal=principal))
             decode, handle, observe = self.codec.decode_request, self.handler, self.observer
             last_yield = monotonic()
             while not self._stopping:

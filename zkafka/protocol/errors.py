@@ -62,6 +62,7 @@ class ErrorCode(IntEnum):
     OUT_OF_ORDER_SEQUENCE_NUMBER = 45  # 0.11 (KIP-98): a producer's batch skips sequence numbers
     INVALID_PRODUCER_EPOCH = 47  # 0.11 (KIP-98): a producer epoch older than the partition's (fenced)
     KAFKA_STORAGE_ERROR = 56  # 1.0 (KIP-112): a partition's log (directory) cannot be created or written
+    SASL_AUTHENTICATION_FAILED = 58  # 1.0 (KIP-152): wrong credentials, in SaslAuthenticate's answer
     UNKNOWN_PRODUCER_ID = 59  # 1.0 (KIP-98): a producer id the partition has no state for, sequence not 0
     NON_EMPTY_GROUP = 68  # 1.1 (KIP-229): DeleteGroups of a group with members
     GROUP_ID_NOT_FOUND = 69  # 1.1 (KIP-229): DeleteGroups or OffsetDelete of a group the coordinator lacks
@@ -99,3 +100,10 @@ class KafkaError(Exception):
 
 class InvalidRequestError(KafkaError):
     """A request frame that cannot be parsed: the broker closes that connection."""
+
+
+class SaslAuthenticationError(KafkaError):
+    """Error code 58 (1.0, KIP-152): SASL credentials refused; the message goes back in SaslAuthenticate's
+    ``error_message``."""
+
+    error_code = ErrorCode.SASL_AUTHENTICATION_FAILED

@@ -48,6 +48,7 @@ from zkafka.protocol.produce_wire import (
     write_produce_body,
     write_produce_response,
 )
+from zkafka.protocol.sasl import SASL_APIS
 from zkafka.protocol.schema import Struct
 from zkafka.protocol.topic_admin import TOPIC_ADMIN_APIS
 from zkafka.protocol.types import Int16, Int32, Reader, String, join_parts, parts_size
@@ -65,6 +66,7 @@ CLIENT_APIS = (
     *CONFIGS_APIS,
     *DELETE_RECORDS_APIS,
     *INIT_PRODUCER_ID_APIS,
+    *SASL_APIS,
 )
 
 SCHEMAS: dict[tuple[int, int], tuple[type, type]] = {

@@ -32,6 +32,7 @@ from zkafka.errors import (
     OffsetMetadataTooLargeError,
     UnknownTopicOrPartitionError,
 )
+from zkafka.network.sasl_authenticator import SaslApis
 from zkafka.protocol import v08
 from zkafka.protocol.api_keys import (
     API_NAMES,
@@ -125,7 +126,8 @@ class KafkaApis:
         self._handlers.update(ListOffsetsApis(replica_manager, offsets_versions).handlers())
         for version in range(len(API_VERSIONS_APIS)):
             self._handlers[(API_VERSIONS, version)] = self.handle_api_versions
-        for apis in (replica_apis, admin_apis, *more_apis):
+        sasl_apis = SaslApis() if newest else None  # ILLEGAL_SASL_STATE once authenticated (0.10+ brokers)
+        for apis in (replica_apis, admin_apis, *more_apis, sasl_apis):
             if apis is not None:
                 self._handlers.update(apis.handlers())
 

@@ -27,7 +27,7 @@ import gevent
 import gevent.event
 
 from zkafka.admin.topics import TopicExistsError, auto_create_topic, create_topic, live_broker_ids
-from zkafka.cluster.end_point import BrokerListeners
+from zkafka.admin.users import scram_credential_of
 from zkafka.config import LINE_08
 from zkafka.config08 import BrokerConfig08
 from zkafka.controller.channel_manager import ControllerChannelManager
@@ -41,8 +41,7 @@ from zkafka.coordinator.transaction_coordinator import TransactionCoordinator
 from zkafka.log.log_cleaner import LogCleaner
 from zkafka.log.log_config import LogConfig
 from zkafka.log.log_manager08 import LogManager08
-from zkafka.network.server import SocketServer
-from zkafka.network.ssl_factory import server_context
+from zkafka.network.listeners import listener_servers
 from zkafka.protocol import v08
 from zkafka.server.admin_apis import AdminApis
 from zkafka.server.apis08 import KafkaApis
@@ -178,25 +177,14 @@ class KafkaServer08(BrokerServer):
 
     def _start_socket_server(self, metrics: Any) -> None:
         """One acceptor per listener; ``socket_server`` is the first (``port`` its port)."""
-        config = self.config
-        for end_point in BrokerListeners.from_config(config).bound:
-            secure = end_point.security_protocol in ("SSL", "SASL_SSL")
-            server = SocketServer(
-                end_point.host or "0.0.0.0",
-                end_point.port,
-                v08.CODEC,
-                self._serve,
-                max_request_size=config["socket.request.max.bytes"],
-                send_buffer=config["socket.send.buffer.bytes"],
-                receive_buffer=config["socket.receive.buffer.bytes"],
-                observer=metrics.request_done if metrics else None,
-                listener=end_point.listener_name,
-                security_protocol=end_point.security_protocol,
-                ssl_context=server_context(config, end_point.listener_name) if secure else None,
-            )
+        observer = metrics.request_done if metrics else None
+        self.socket_servers = listener_servers(self.config, v08.CODEC, self._serve, observer, self._scram_credential)
+        for server in self.socket_servers.values():
             server.start()
-            self.socket_servers[end_point.listener_name] = server
             self.socket_server = self.socket_server or server
+
+    def _scram_credential(self, mechanism: str, user: str) -> Any:
+        return scram_credential_of(self.zk_client, mechanism, user) if self.zk_client is not None else None
 
     def _start_zookeeper_parts(self) -> None:
         config = self.config

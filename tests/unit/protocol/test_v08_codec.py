@@ -21,6 +21,7 @@ from tests.unit.protocol import (
     test_leader_epoch,
     test_metadata,
     test_produce_versions,
+    test_sasl,
     test_topic_admin,
     test_v08_client,
 )
@@ -52,6 +53,7 @@ GOLDEN_REQUESTS = [
     *test_fetch_versions.REQUESTS,
     *test_init_producer_id.REQUESTS,
     *test_leader_epoch.REQUESTS,
+    *test_sasl.REQUESTS,
 ]
 GOLDEN_RESPONSES = [
     *test_v08_client.RESPONSES,
@@ -66,6 +68,7 @@ GOLDEN_RESPONSES = [
     *test_fetch_versions.RESPONSES,
     *test_init_producer_id.RESPONSES,
     *test_leader_epoch.RESPONSES,
+    *test_sasl.RESPONSES,
 ]
 REQUEST_FRAMES = [hexbytes(p.values[1]) for p in GOLDEN_REQUESTS]
 
@@ -79,8 +82,9 @@ def test_every_registered_version_has_golden_request_and_response_bytes():
     # JoinGroup 9, SyncGroup 5, Heartbeat 4, LeaveGroup 5, OffsetCommit 6, OffsetFetch 7, DescribeGroups 5,
     # ListGroups 4, DeleteGroups 3, OffsetDelete 1; Metadata v1-v9 and UpdateMetadata v2 (0.10.0);
     # CreateTopics 6, DeleteTopics 5, CreatePartitions 3; Produce v2-v8 7; DescribeConfigs 5, AlterConfigs 3,
-    # DeleteRecords 3; Fetch v2-v11 10, ListOffsets v1-v5 5; InitProducerId 5; OffsetForLeaderEpoch 5
-    assert len(SCHEMAS) == 7 + 25 + 3 + 4 + 9 + 5 + 4 + 5 + 6 + 7 + 5 + 4 + 3 + 1 + 9 + 1 + 6 + 5 + 3 + 5 + 3 + 3 + 10 + 5 + 5 + 5
+    # DeleteRecords 3; Fetch v2-v11 10, ListOffsets v1-v5 5; InitProducerId 5; OffsetForLeaderEpoch 5;
+    # SaslHandshake 2, SaslAuthenticate 3
+    assert len(SCHEMAS) == 7 + 25 + 3 + 4 + 9 + 5 + 4 + 5 + 6 + 7 + 5 + 4 + 3 + 1 + 9 + 1 + 6 + 5 + 3 + 5 + 3 + 3 + 10 + 5 + 5 + 5 + 2 + 3
 
 
 def test_registry_pairs_each_request_with_its_response():
@@ -100,8 +104,8 @@ def test_api_version_ranges_list_0_9_0_1_plus_api_versions_and_kafka_3_4_group_a
     ranges = {r.api_key: (r.min_version, r.max_version) for r in api_version_ranges()}
     assert ranges == {
         0: (0, 8), 1: (0, 11), 2: (0, 5), 3: (0, 9), 4: (0, 0), 5: (0, 0), 6: (0, 2), 7: (0, 1), 8: (0, 8),
-        9: (0, 8), 10: (0, 4), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 5), 16: (0, 4), 18: (0, 3),
-        19: (0, 5), 20: (0, 4), 21: (0, 2), 22: (0, 4), 23: (0, 4), 32: (0, 4), 33: (0, 2), 37: (0, 2), 42: (0, 2),
+        9: (0, 8), 10: (0, 4), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 5), 16: (0, 4), 17: (0, 1), 18: (0, 3),
+        19: (0, 5), 20: (0, 4), 21: (0, 2), 22: (0, 4), 23: (0, 4), 32: (0, 4), 33: (0, 2), 36: (0, 2), 37: (0, 2), 42: (0, 2),
         47: (0, 0),
     }  # fmt: skip
     assert all(isinstance(r, ApiVersionRange) for r in api_version_ranges())
@@ -118,7 +122,7 @@ def test_codec_object_serves_the_network_layer():
     "frame, message",
     [
         (hexbytes("03e8 0000 00000001 0000"), "unknown API (key 1000)"),
-        (hexbytes("0011 0000 00000001 0000"), "SaslHandshake (key 17) version 0 is not supported"),
+        (hexbytes("0011 0002 00000001 0000"), "SaslHandshake (key 17) version 2 is not supported"),
         (hexbytes("0000 0009 00000001 0000"), "Produce (key 0) version 9 is not supported"),
         (hexbytes("0007 0002 00000001 0000"), "ControlledShutdown (key 7) version 2"),
         (hexbytes("ffff 0000 00000001 0000"), "key -1"),
@@ -211,8 +215,8 @@ def test_random_bodies_parse_or_raise_invalid_request(key_version, body):
 
 
 def test_decode_response_checks_the_frame():
-    with pytest.raises(InvalidRequestError, match="no response schema for API key 17"):
-        decode_response(17, 0, b"\x00\x00\x00\x01")
+    with pytest.raises(InvalidRequestError, match="no response schema for API key 48"):
+        decode_response(48, 0, b"\x00\x00\x00\x01")
     with pytest.raises(InvalidRequestError, match="ProduceResponseV0 is malformed"):
         decode_response(PRODUCE, 0, hexbytes("00000001 00000001 0001"))
     with pytest.raises(InvalidRequestError, match="unexpected bytes"):
