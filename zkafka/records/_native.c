@@ -783,6 +783,115 @@ static PyObject *native_build_values08(PyObject *mod, PyObject *args) { return b
 /* build_value_records(values, key, base): build_values08's as the records of a v2 batch. */
 static PyObject *native_build_value_records(PyObject *mod, PyObject *args) { return build_values(args, 1); }
 
+/* One zig-zag varint of at most max_bytes bytes from d[*at:end]; -1 when it runs past end or is longer. */
+static int get_varint(const unsigned char *d, Py_ssize_t *at, Py_ssize_t end, int max_bytes, int64_t *out) {
+    uint64_t u = 0;
+    for (int i = 0; i < max_bytes; i++) {
+        if (*at >= end) return -1;
+        unsigned char b = d[(*at)++];
+        u |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            *out = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* An int32 varint (5 bytes at most, in range): what the pure path reads without complaint. */
+static int get_varint32(const unsigned char *d, Py_ssize_t *at, Py_ssize_t end, int64_t *out) {
+    return get_varint(d, at, end, 5, out) < 0 || *out < INT32_MIN || *out > INT32_MAX ? -1 : 0;
+}
+
+/* A length-prefixed field: a new bytes, Py_None (-1), or NULL with no exception (not plain) / with one. */
+static PyObject *get_field(const unsigned char *d, Py_ssize_t *at, Py_ssize_t stop) {
+    int64_t len;
+    if (get_varint32(d, at, stop, &len) < 0 || len < -1 || len > stop - *at) return NULL;
+    if (len == -1) Py_RETURN_NONE;
+    PyObject *v = PyBytes_FromStringAndSize((const char *)d + *at, len);
+    *at += len;
+    return v;
+}
+
+/* decode_records(data, pos, end, count, base_offset, base_timestamp, log_append_time, record_type): the count
+ * records of a v2 batch in data[pos:end] as record_type(offset, timestamp, key, value, ()), or None when they
+ * are not plain ones (headers, anything malformed): the pure path then reads them and says what is wrong. */
+static PyObject *native_decode_records(PyObject *mod, PyObject *args) {
+    Py_buffer b;
+    Py_ssize_t pos, end, count;
+    long long base_offset, base_timestamp;
+    PyObject *append_time, *cls, *list = NULL, *no_headers = NULL;
+    if (!PyArg_ParseTuple(args, "y*nnnLLOO:decode_records", &b, &pos, &end, &count, &base_offset,
+                          &base_timestamp, &append_time, &cls))
+        return NULL;
+    long long fixed = 0;
+    int stamped = append_time != Py_None;
+    if (stamped && (fixed = PyLong_AsLongLong(append_time)) == -1 && PyErr_Occurred()) goto fail;
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &PyTuple_Type) || count < 0 || pos < 0 || count > b.len ||
+        end > b.len || pos > end)
+        goto plain_not;
+    const unsigned char *d = b.buf;
+    list = PyList_New(count);
+    no_headers = PyTuple_New(0);
+    if (list == NULL || no_headers == NULL) goto fail;
+    Py_ssize_t at = pos;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int64_t size, ts_delta, off_delta, headers;
+        if (get_varint32(d, &at, end, &size) < 0 || size < 1 || size > end - at) goto plain_not;
+        Py_ssize_t stop = at + size;
+        at++; /* attributes */
+        if (get_varint(d, &at, stop, 10, &ts_delta) < 0 || get_varint32(d, &at, stop, &off_delta) < 0)
+            goto plain_not;
+        PyObject *key = get_field(d, &at, stop);
+        if (key == NULL) goto not_or_fail;
+        PyObject *value = get_field(d, &at, stop);
+        if (value == NULL) {
+            Py_DECREF(key);
+            goto not_or_fail;
+        }
+        if (get_varint32(d, &at, stop, &headers) < 0 || headers != 0 || at != stop) {
+            Py_DECREF(key);
+            Py_DECREF(value);
+            goto plain_not;
+        }
+        PyTypeObject *type = (PyTypeObject *)cls;
+        PyObject *record = type->tp_alloc(type, 5);
+        PyObject *offset = PyLong_FromLongLong(base_offset + off_delta);
+        PyObject *stamp = PyLong_FromLongLong(stamped ? fixed : base_timestamp + ts_delta);
+        if (record == NULL || offset == NULL || stamp == NULL) {
+            Py_XDECREF(record);
+            Py_XDECREF(offset);
+            Py_XDECREF(stamp);
+            Py_DECREF(key);
+            Py_DECREF(value);
+            goto fail;
+        }
+        Py_INCREF(no_headers);
+        PyTuple_SET_ITEM(record, 0, offset);
+        PyTuple_SET_ITEM(record, 1, stamp);
+        PyTuple_SET_ITEM(record, 2, key);
+        PyTuple_SET_ITEM(record, 3, value);
+        PyTuple_SET_ITEM(record, 4, no_headers);
+        PyList_SET_ITEM(list, i, record);
+    }
+    if (at != end) goto plain_not;
+    Py_DECREF(no_headers);
+    PyBuffer_Release(&b);
+    return list;
+not_or_fail:
+    if (PyErr_Occurred()) goto fail;
+plain_not:
+    Py_XDECREF(list);
+    Py_XDECREF(no_headers);
+    PyBuffer_Release(&b);
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(list);
+    Py_XDECREF(no_headers);
+    PyBuffer_Release(&b);
+    return NULL;
+}
+
 /* raw_values(values): whether every item of a list or tuple is exactly bytes or None (what a producer batch
  * sends without its encoder); False for any other sequence. */
 static PyObject *native_raw_values(PyObject *mod, PyObject *values) {
@@ -861,6 +970,9 @@ static PyMethodDef native_methods[] = {
      "reading headers only."},
     {"build_set07", native_build_set07, METH_O,
      "build_set07(payloads) -> bytes: a 0.7 message set with one magic-1 entry per payload."},
+    {"decode_records", native_decode_records, METH_VARARGS,
+     "decode_records(data, pos, end, count, base_offset, base_timestamp, log_append_time, record_type): a v2"
+     " batch's plain records (no headers), or None for the pure path to read."},
     {"build_records", native_build_records, METH_VARARGS,
      "build_records(pairs, base): the records of a v2 batch (no headers, timestamp delta 0) and their count."},
     {"build_value_records", native_build_value_records, METH_VARARGS,

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from zkafka.errors import InvalidMessageError
+from zkafka.records import native
 from zkafka.records.varint import read_varint, read_varlong, write_varint, write_varlong
 
 NULL_LENGTH = write_varint(-1)
@@ -74,6 +75,11 @@ def decode_records(
     InvalidMessageError. With ``log_append_time`` (a LogAppendTime batch) every record has that timestamp."""
     if count < 0:
         raise InvalidMessageError(f"invalid record count {count}")
+    lib = native.lib
+    if lib is not None:
+        found = lib.decode_records(data, pos, end, count, base_offset, base_timestamp, log_append_time, Record)
+        if found is not None:  # None: headers or damage, which the loop below reads or names
+            return found
     records: list[Record] = []
     at = pos
     for index in range(count):

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from tests.support.codec import run_both
 from zkafka.consumer.fetched_partition08 import FetchedPartition
 from zkafka.records.compression import GZIP, NO_COMPRESSION
-from zkafka.records.default_record import Header, Record
+from zkafka.records.default_record import Header, Record, decode_records
 from zkafka.records.format08 import build_message_set
-from zkafka.records.record_batch import build_batch, build_plain_batch, read_batch
+from zkafka.records.record_batch import RECORD_BATCH_OVERHEAD, build_batch, build_plain_batch, read_batch
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 fields = st.one_of(st.none(), st.binary(max_size=300))
@@ -49,3 +49,25 @@ def test_a_fetch_answer_of_messages_then_a_batch_reads_in_order_from_the_fetch_o
     expected = [(1, b"v1", -1, -1, ()), (2, b"v2", 100, 0, (("h", b"1"),)), (3, b"v3", 105, 0, ())]
     fast, pure = run_both(read)
     assert fast == pure == ("value", (expected, 4))
+
+
+@SETTINGS
+@given(
+    st.lists(st.tuples(fields, fields, st.integers(-(2**40), 2**40)), min_size=1, max_size=20),
+    st.data(),
+)
+def test_both_paths_read_the_same_records_and_the_same_damage(rows, data):
+    records = [Record(i, stamp, k, v) for i, (k, v, stamp) in enumerate(rows)]
+    body = bytearray(build_batch(records))
+    assert run_both(lambda: read_batch(bytes(body)).records) == (("value", records),) * 2
+    at = data.draw(st.integers(RECORD_BATCH_OVERHEAD, len(body) - 1))
+    body[at] = data.draw(st.integers(0, 255))
+    payload = bytes(body[RECORD_BATCH_OVERHEAD:])
+    fast, pure = run_both(lambda: decode_records(payload, 0, len(payload), len(records), 7, 100, None))
+    assert fast == pure
+
+
+def test_a_log_append_time_and_headers_read_alike():
+    records = [Record(0, 5, b"k", b"v", (Header("a", b"1"),)), Record(1, 7, None, b"")]
+    fast, pure = run_both(lambda: read_batch(build_batch(records, log_append_time=9)).records)
+    assert fast == pure == ("value", [r._replace(timestamp=9) for r in records])
