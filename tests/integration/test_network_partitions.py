@@ -54,7 +54,7 @@ def finish(cluster, producer, consumer, drill: str, **figures) -> None:
     state, log_length = check_no_loss(
         cluster.zk, cluster.ports, producer.topic, acked, consumer.seen, cluster.port_of
     )
-    assert cluster.logs_agree(producer.topic, state.leader) == log_length
+    assert cluster.logs_agree(producer.topic, state) == log_length
     figures = {
         "acked": len(acked), "consumed": len(consumer.seen), "log": log_length,
         "errors": dict(Counter(producer.errors)), **figures, "leader": state.leader, "epoch": state.leader_epoch,

@@ -4,8 +4,9 @@ the controller, SIGSTOP of a follower past replica.lag.time.max.ms, expiry of th
 (expire_session, the broker still running), the leader frozen past its session, a rolling restart of every
 broker with controlled shutdown. After the dust settles each checks that every acknowledged message is in
 the log (at its offset when the client said), that no consumer was given a message later truncated away,
-and that every partition has exactly one leader, the same in the state znode and in every live broker's
-metadata. Figures go to the terminal summary ("drill figures").
+that every replica's log (read from its files) equals the leader's, and that every partition has exactly one
+leader, the same in the state znode and in every live broker's metadata. Figures go to the terminal summary
+("drill figures").
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ def finish(cluster, load, consumer, drill: str, partitions: int = 1, replicas: i
     state, log_length = check_no_loss(
         cluster.zk, cluster.ports, load.topic, acked, consumer.seen, cluster.port_of, partitions, replicas
     )
+    for partition, each in enumerate(settle(cluster.zk, cluster.ports, load.topic, partitions, replicas)):
+        cluster.logs_agree(load.topic, each, partition)  # every replica's files hold the leader's log
     figures = {"acked": len(acked), "consumed": len(consumer.seen), "log": log_length, **figures}
     figures.update(leader=state.leader, epoch=state.leader_epoch)
     FIGURES.append((drill, figures))

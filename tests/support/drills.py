@@ -106,15 +106,17 @@ class Cluster:
         files = segment_files(self.procs[broker_id], topic, partition)
         return [(m.offset, m.value) for path in files for m in format08.iter_messages(path.read_bytes())]
 
-    def logs_agree(self, topic: str, leader: int, partition: int = 0) -> int:
-        """Wait until every replica's log equals the leader's, record by record; its length."""
+    def logs_agree(self, topic: str, state: PartitionState, partition: int = 0) -> int:
+        """Wait until the log of every replica in the partition's ISR equals the leader's, record by record,
+        read from their files; its length."""
 
-        def agreed() -> int | None:
-            logs = [self.replica_log(b, topic, partition) for b in sorted(self.procs)]
-            return len(logs[0]) if all(log == logs[0] for log in logs) else None
+        def agreed() -> tuple[int] | None:  # a tuple: an empty log's length is falsy
+            leader = self.replica_log(state.leader, topic, partition)
+            logs = [self.replica_log(b, topic, partition) for b in state.isr]
+            return (len(leader),) if all(log == leader for log in logs) else None
 
-        wait_until(agreed, 30, interval=0.2, message=f"{topic}-{partition}: every replica's log equal")
-        return len(self.replica_log(leader, topic, partition))
+        message = f"{topic}-{partition}: every replica's log the leader's"
+        return wait_until(agreed, 30, interval=0.2, message=message)[0]
 
     def topic(self, name: str, partitions: int = 1, seed: int = 1):
         create_topic(self.zk, name, partitions, 3, rng=random.Random(seed))
