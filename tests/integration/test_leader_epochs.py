@@ -12,6 +12,7 @@ their high watermark). The controller hosts no replica it would have to elect fo
 
 from __future__ import annotations
 
+import shutil
 import signal
 from pathlib import Path
 
@@ -63,7 +64,9 @@ def serves(port: int, topic: str) -> bool:
         return False  # not listening yet
 
 
-def same_on_every_replica(cluster, tmp_path: Path, topic: str, brokers: tuple[int, ...]) -> list[tuple[int, bytes]]:
+def same_on_every_replica(
+    cluster, tmp_path: Path, topic: str, brokers: tuple[int, ...]
+) -> list[tuple[int, bytes]]:
     """Stop the replicas (controlled shutdown) and compare their logs byte for byte; the records."""
     return same_logs(cluster, tmp_path, [topic], brokers)[topic]
 
@@ -79,7 +82,9 @@ def same_logs(cluster, tmp_path: Path, topics: list[str], brokers: tuple[int, ..
         first = logs[brokers[0]]
         for broker, log in logs.items():
             assert log[1] == first[1], f"{topic}: broker {broker}'s records differ from broker {brokers[0]}'s"
-            assert log[0] == first[0], f"{topic}: broker {broker}'s log bytes differ from broker {brokers[0]}'s"
+            assert log[0] == first[0], (
+                f"{topic}: broker {broker}'s log bytes differ from broker {brokers[0]}'s"
+            )
         records[topic] = first[1]
     return records
 
@@ -155,3 +160,31 @@ def test_kip_101_scenario_2_replicas_that_diverged_after_a_double_failure_conver
         f"\nKIP-101 scenario 2: lost with b's unflushed tail (acknowledged before the double failure): {lost}"
     )
     FIGURES.append(("KIP-101 scenario 2", {"records": len(records), "lost_unflushed": len(lost)}))
+
+
+def test_a_follower_halts_rather_than_truncate_below_its_high_watermark(
+    start_cluster, tmp_path, zookeeper_server
+):
+    cluster = start_cluster()  # unclean.leader.election.enable=false
+    a, b, _ = roles(cluster)
+    create_topic_with_assignment(cluster.zk, "halt", f"{a}:{b}")
+    settle(cluster.zk, cluster.ports, "halt", replicas=2)
+    with Client08(cluster.port_of(a)) as client:
+        for i in range(10):
+            assert produce(client, "halt", 0, [b"m%d" % i]) == (0, i)
+    checkpoint = tmp_path / f"broker08-{b}" / "replication-offset-checkpoint"
+    wait_until(lambda: checkpoint.exists() and "halt 0 10" in checkpoint.read_text(), 30, message="b's HW 10")
+    gone(cluster, b, zookeeper_server)
+    wait_until(lambda: zk_state(cluster.zk, "halt", 0).isr == (a,), 30, message=f"ISR [{a}]")
+    gone(cluster, a, zookeeper_server)
+    shutil.rmtree(tmp_path / f"broker08-{a}" / "halt-0")  # a's disk was replaced
+    cluster[a].start()
+    leader_is(cluster, "halt", a)  # the ISR's last member leads with an empty log
+    cluster[b].start()
+    assert cluster[b].wait(60) == 1
+    halted = [line for line in cluster[b].log_text().splitlines() if "log truncation is not allowed" in line]
+    assert (
+        len(halted) == 1 and "halt-0" in halted[0] and "offset 0" in halted[0] and "watermark 10" in halted[0]
+    )
+    assert len(disk_log(tmp_path, b, "halt")[1]) == 10  # b kept its committed messages
+    print(f"\n{halted[0]}")

@@ -6,7 +6,9 @@ Per leader broker there are ``num.replica.fetchers`` fetchers (a partition goes 
 id, ``replica.fetch.wait.max.ms``, ``replica.fetch.min.bytes`` and, per partition, its log end offset and
 ``replica.fetch.max.bytes``. What comes back is appended with the leader's offsets kept; the follower's high
 watermark becomes min(its LEO, the leader's). OFFSET_OUT_OF_RANGE: the leader's log end is asked for (its
-latest offset with this broker's replica id); a leader behind us means truncating to it, a leader whose log
+latest offset with this broker's replica id); a leader behind us means truncating to it (unless
+``unclean.leader.election.enable`` is false and it is behind our high watermark: then the broker halts, one
+line naming the partition and the offsets, as 0.8.2's does), a leader whose log
 starts after ours means starting again, empty, at its earliest offset. Other errors and lost connections back
 off and wait for the controller. A response for a partition that moved meanwhile (removed, or re-added at
 another offset) is dropped.
@@ -53,6 +55,7 @@ class FetcherSettings:
     min_bytes: int = 1
     socket_timeout_ms: int = 30000
     receive_buffer: int = 64 * 1024
+    unclean_leader_election_enable: bool = True
 
     @classmethod
     def from_config(cls, config: Any) -> FetcherSettings:
@@ -64,6 +67,7 @@ class FetcherSettings:
             config["replica.fetch.min.bytes"],
             config["replica.socket.timeout.ms"],
             config["replica.socket.receive.buffer.bytes"],
+            config["unclean.leader.election.enable"],
         )
 
 
@@ -78,6 +82,8 @@ class FollowerLogs(Protocol):
 
     def partition(self, topic: str, partition: int) -> Any:
         """The hosted Partition (its epochs and truncation offset), or None."""
+
+    on_log_failure: Any  # halts the broker, given the reason
 
 
 class ReplicaFetcher:
@@ -242,6 +248,8 @@ class ReplicaFetcher:
     def _reset_offset(self, tp: TopicPartition, offset: int) -> int:
         """After OFFSET_OUT_OF_RANGE: match the leader's log (0.8.2's ``handleOffsetOutOfRange``)."""
         leader_end = self._leader_offset(tp, LATEST_TIME)
+        if leader_end < offset and self._truncation_not_allowed(tp, leader_end, offset):
+            return offset
         if leader_end < offset:
             log.warning(
                 "%s: %s-%d: the leader's log ends at %d, before ours (%d): truncating",
@@ -254,6 +262,25 @@ class ReplicaFetcher:
         start = self._leader_offset(tp, EARLIEST_TIME)
         log.warning("%s: %s-%d: %d is before the leader's log start %d", self.name, *tp, offset, start)
         return self.logs.truncate_follower(tp[0], tp[1], start, restart=True)
+
+    def _truncation_not_allowed(self, tp: TopicPartition, leader_end: int, offset: int) -> bool:
+        """With unclean election off, a leader whose log ends below our high watermark lost committed messages:
+        halt rather than truncate them away (0.8.2's ReplicaFetcherThread); True when halted."""
+        hosted = self.logs.partition(*tp)
+        if (
+            self.settings.unclean_leader_election_enable
+            or hosted is None
+            or leader_end >= hosted.high_watermark
+        ):
+            return False
+        reason = (
+            f"Halting because log truncation is not allowed for {tp[0]}-{tp[1]}: leader {self.leader_id}'s latest"
+            f" offset {leader_end} is below replica {self.settings.broker_id}'s high watermark"
+            f" {hosted.high_watermark} (log end {offset})"
+        )
+        if self.logs.on_log_failure is not None:
+            self.logs.on_log_failure(reason)
+        return True
 
     def _leader_offset(self, tp: TopicPartition, time: int) -> int:
         request = ListOffsetsRequestV0(

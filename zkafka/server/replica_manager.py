@@ -61,7 +61,7 @@ class ReplicaManager:
         broker_id: int,
         log_manager: Any,
         *,
-        on_log_failure: Callable[[OSError], None] | None = None,
+        on_log_failure: Callable[[OSError | str], None] | None = None,
         isr_writer: IsrWriter | None = None,
         fetcher_settings: FetcherSettings | None = None,
         lag_time_ms: int = 10000,

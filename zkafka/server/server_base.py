@@ -119,9 +119,13 @@ class BrokerServer:
     def startup(self) -> None:
         raise NotImplementedError
 
-    def halt(self, exc: OSError) -> None:
-        """An I/O error on the log: stop the process at once, as Kafka does, rather than serve a broken log."""
-        log.critical("I/O error on the log of broker %d, halting: %s", self.broker_id, exc)
+    def halt(self, exc: OSError | str) -> None:
+        """An I/O error on the log (or the reason given): stop the process at once, as Kafka does, rather than
+        serve a broken log."""
+        if isinstance(exc, str):
+            log.critical("broker %d: %s", self.broker_id, exc)
+        else:
+            log.critical("I/O error on the log of broker %d, halting: %s", self.broker_id, exc)
         self._halt(1)
 
     def schedule(self, first_delay_s: float, interval_s: float, task: Callable[[], Any]) -> None:
