@@ -299,10 +299,13 @@ class ProducerConfig08(Config):
         int_key("max.in.flight.requests.per.connection", 1, 1),
         # librdkafka's: ask each broker its ApiVersions and speak the newest both know (false: 0.8.2's)
         bool_key("api.version.request", True),
+        bool_key("enable.idempotence", False),  # KIP-98: producer id and sequences (Produce v3+, acks -1)
     )
 
     def validate(self) -> None:
         validate_client_id("client.id", self["client.id"])
+        if self["enable.idempotence"]:
+            check_idempotence(self)
         if self["producer.type"] not in ("sync", "async"):
             raise InvalidConfigError(f"producer.type: {self['producer.type']!r} is not sync or async")
         if (
@@ -310,6 +313,21 @@ class ProducerConfig08(Config):
             and self["batch.num.messages"] > self["queue.buffering.max.messages"]
         ):
             raise InvalidConfigError("batch.num.messages: larger than queue.buffering.max.messages")
+
+
+MAX_IN_FLIGHT = 5  # idempotence: a broker keeps a producer's last five batches (more in flight cannot be deduped)
+
+
+def check_idempotence(config: ProducerConfig08) -> None:
+    """``enable.idempotence=true`` needs what the Java producer needs: acks all, retries, at most five in flight."""
+    if config["request.required.acks"] != -1:
+        raise InvalidConfigError("request.required.acks: must be -1 (all) with enable.idempotence=true")
+    if config["message.send.max.retries"] < 1:
+        raise InvalidConfigError("message.send.max.retries: must be at least 1 with enable.idempotence=true")
+    if config["max.in.flight.requests.per.connection"] > MAX_IN_FLIGHT:
+        raise InvalidConfigError(
+            f"max.in.flight.requests.per.connection: at most {MAX_IN_FLIGHT} with enable.idempotence=true"
+        )
 
 
 class ConsumerConfig08(Config):

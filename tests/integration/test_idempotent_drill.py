@@ -1,4 +1,4 @@
-"""Drill: librdkafka produces with acks=all to a message format v2 topic of replication factor 3 while its
+"""Drill: librdkafka (and zkafka's Producer08) produces with acks=all to a message format v2 topic of replication factor 3 while its
 leader is killed with kill -9. With ``enable.idempotence=true`` every acknowledged message is in the log
 exactly once, read back from every replica's segment files (the new leader answered the retries of batches
 it already held from its producer state); without idempotence the retries may be stored twice (counted into
@@ -13,7 +13,7 @@ import pytest
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 
-from tests.support.drills import FIGURES, segment_files, settle  # noqa: E402
+from tests.support.drills import FIGURES, Producer08Load, segment_files, settle  # noqa: E402
 from tests.support.replication import zk_state  # noqa: E402
 from zkafka.admin.topics import create_topic  # noqa: E402
 from zkafka.records.record_batch import read_batches  # noqa: E402
@@ -46,6 +46,7 @@ class Load(threading.Thread):
                 "max.in.flight.requests.per.connection": 5,
                 "message.timeout.ms": 60000,
                 "retry.backoff.ms": 100,
+                "error_cb": lambda error: error.fatal() and self.failed.append(error),
             }
         )
 
@@ -71,20 +72,28 @@ class Load(threading.Thread):
         assert self.producer.flush(90) == 0
 
 
-@pytest.mark.parametrize("idempotent", [True, False], ids=["idempotent", "not-idempotent"])
-def test_kill_9_of_the_leader_under_librdkafka_load(start_cluster, idempotent):
+@pytest.mark.parametrize(
+    "client, idempotent",
+    [("librdkafka", True), ("librdkafka", False), ("zkafka", True)],
+    ids=["librdkafka-idempotent", "librdkafka-not-idempotent", "zkafka-idempotent"],
+)
+def test_kill_9_of_the_leader_under_acks_all_load(start_cluster, client, idempotent):
     cluster = start_cluster()
-    topic = "idem-drill" if idempotent else "plain-drill"
+    topic = f"{client}-{'idem' if idempotent else 'plain'}"
     create_topic(cluster.zk, topic, 1, 3, V2)
     (first,) = settle(cluster.zk, cluster.ports, topic)
-    load = Load(",".join(f"127.0.0.1:{p}" for p in cluster.ports()), topic, idempotent)
+    if client == "librdkafka":
+        load = Load(",".join(f"127.0.0.1:{p}" for p in cluster.ports()), topic, idempotent)
+    else:
+        load = Producer08Load(cluster.ports, topic, **{"enable.idempotence": "true"})
     load.start()
     wait_until(lambda: len(load.acked) >= 2000, 30, message="acks flowing")
     cluster[first.leader].proc.kill()
     at = len(load.acked)
-    wait_until(lambda: len(load.acked) >= at + 2000, 60, message="acks after the kill")
+    wait_until(lambda: len(load.acked) >= at + 2000 or getattr(load, "failed", None), 60, message="acks after the kill")
     load.stop()
-    assert not load.failed, f"deliveries failed: {load.failed[:3]}"
+    failed = load.failed if isinstance(load, Load) else load.failures
+    assert not failed, f"deliveries failed: {failed[:3]}"
     assert zk_state(cluster.zk, topic, 0).leader != first.leader
     cluster[first.leader].start()  # rejoins as a follower: truncates, catches up
     settle(cluster.zk, cluster.ports, topic)
@@ -99,9 +108,9 @@ def test_kill_9_of_the_leader_under_librdkafka_load(start_cluster, idempotent):
     log = logs[1]
     copies = Counter(v for _, v in log)
     where = dict((v, o) for o, v in reversed(log))
-    lost = [v for v, o in load.acked.items() if where.get(v) != o]
+    lost = [v for v, o in load.acked.items() if v not in where or (o is not None and where[v] != o)]
     duplicated = sum(n - 1 for n in copies.values())
-    FIGURES.append((f"kill -9 leader, librdkafka {'idempotent' if idempotent else 'not idempotent'}",
+    FIGURES.append((f"kill -9 leader, {client} {'idempotent' if idempotent else 'not idempotent'}",
                     {"acked": len(load.acked), "log": len(log), "duplicates": duplicated}))  # fmt: skip
     print(f"\n{topic}: acked={len(load.acked)} log={len(log)} duplicates={duplicated}")
     assert not lost, f"{len(lost)} acknowledged messages lost or not at their offset, e.g. {lost[:3]}"

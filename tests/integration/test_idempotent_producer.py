@@ -15,6 +15,8 @@ from tests.integration.test_message_format_v2 import replica_batches, v2_topic  
 from tests.integration.test_replication import FAST  # noqa: E402
 from tests.support.server08 import Client08  # noqa: E402
 from zkafka.coordinator.producer_id_manager import PRODUCER_ID_BLOCK_PATH  # noqa: E402
+from zkafka.errors import InvalidConfigError  # noqa: E402
+from zkafka.producer.producer08 import KeyedMessage, Producer08  # noqa: E402
 from zkafka.protocol.errors import ErrorCode  # noqa: E402
 from zkafka.protocol.init_producer_id import INIT_PRODUCER_ID_APIS  # noqa: E402
 from zkafka.protocol.produce import PRODUCE_APIS, ProduceRequestPartition, ProduceRequestTopic  # noqa: E402
@@ -90,3 +92,32 @@ def test_librdkafka_with_idempotence_writes_every_message_once(start_broker08, z
                                  and b.server.replica_manager.partition("rdk-idem", 0).is_leader], 10)[0]  # fmt: skip
     state = leader.server.replica_manager.local_log("rdk-idem", 0).producer_state
     assert [e.last_seq for e in state.producers.values()] == [len(sent) - 1]
+
+
+@pytest.mark.parametrize("in_flight", ["1", "5"], ids=["sync", "pipelined"])
+def test_zkafka_producer_with_idempotence_seals_batches_and_a_retry_keeps_its_sequence(
+    start_broker08, zk_client, in_flight
+):
+    brokers = {b: start_broker08(b, **FAST) for b in (1, 2)}
+    bootstrap = v2_topic(brokers, zk_client, "zk-idem")
+    config = {
+        "metadata.broker.list": bootstrap,
+        "request.required.acks": "-1",
+        "enable.idempotence": "true",
+        "max.in.flight.requests.per.connection": in_flight,
+    }
+    with pytest.raises(InvalidConfigError, match="request.required.acks"):
+        Producer08({**config, "request.required.acks": "1"})
+    sent = [b"zk-%03d" % i for i in range(60)]
+    with Producer08(config) as producer:
+        for i in range(0, 60, 10):
+            producer.send(*(KeyedMessage("zk-idem", None, v) for v in sent[i : i + 10]))
+        producer.flush()
+        state = producer.handler.idempotence
+        state_batches = [state.seal("zk-idem", 0, [Record(0, 1, None, b"again")], 0)]
+        producer.handler.dispatch(state_batches)  # sent once, then its retry: the same bytes
+        assert producer.handler.dispatch(state_batches) == []
+    for broker_id, batches in replica_batches(brokers, "zk-idem", len(sent) + 1).items():
+        assert [r.value for b in batches for r in b.records] == [*sent, b"again"], broker_id
+        assert {b.header.producer_id for b in batches} == {state.producer_id}
+        assert [b.header.base_sequence for b in batches] == [10 * i for i in range(7)]

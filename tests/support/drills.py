@@ -156,11 +156,13 @@ class Producer08Load(threading.Thread):
     """zkafka's Producer08, sync, acks=-1, batches of 10 numbered values, until stopped; ``acked`` holds the
     values acknowledged (value -> None: the producer does not say the offset), ``failures`` the sends it gave
     up on after its retries. ``keyed``: each value is its own key (spread over the partitions by hash, not
-    all to one random partition); ``pause_s`` between batches."""
+    all to one random partition); ``pause_s`` between batches; ``config``: more producer properties."""
 
-    def __init__(self, ports: Ports, topic: str, *, keyed: bool = False, pause_s: float = 0.0) -> None:
+    def __init__(
+        self, ports: Ports, topic: str, *, keyed: bool = False, pause_s: float = 0.0, **config: str
+    ) -> None:
         super().__init__(daemon=True)
-        self.ports, self.topic = ports, topic
+        self.ports, self.topic, self.config = ports, topic, config
         self.keyed, self.pause_s = keyed, pause_s
         self.acked: dict[bytes, int | None] = {}
         self.failures: list[str] = []
@@ -186,6 +188,7 @@ class Producer08Load(threading.Thread):
             "request.timeout.ms": "5000",
             "message.send.max.retries": "20",
             "retry.backoff.ms": "250",
+            **self.config,
         }
         n = 0
         with Producer08(config) as producer:

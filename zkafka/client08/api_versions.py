@@ -13,7 +13,7 @@ import logging
 from typing import Any
 
 from zkafka.errors import KafkaError
-from zkafka.protocol.api_keys import FETCH, PRODUCE
+from zkafka.protocol.api_keys import FETCH, INIT_PRODUCER_ID, PRODUCE
 from zkafka.protocol.api_versions import ApiVersionsRequestV0, ApiVersionsRequestV3
 from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.fetch import MAX_VERSION as FETCH_MAX
@@ -24,8 +24,8 @@ log = logging.getLogger(__name__)
 CLIENT_SOFTWARE_NAME = "zkafka"
 CLIENT_SOFTWARE_VERSION = "0.8"
 # The newest version of each API zkafka's clients read and write; the rest (ListOffsets, Metadata, the
-# offset and group APIs) go at the versions they always sent.
-CLIENT_VERSIONS = {PRODUCE: PRODUCE_MAX, FETCH: FETCH_MAX}
+# offset and group APIs) go at the versions they always sent; InitProducerId for enable.idempotence.
+CLIENT_VERSIONS = {PRODUCE: PRODUCE_MAX, FETCH: FETCH_MAX, INIT_PRODUCER_ID: 4}
 OLD_DIALECT: dict[int, int] = {}  # 0.8.2: every API at v0
 
 

@@ -30,10 +30,12 @@ from zkafka.errors import (
     LeaderNotAvailableError,
     UnknownTopicOrPartitionError,
     UnsupportedForMessageFormatError,
+    UnsupportedVersionError,
 )
 from zkafka.network.client import BlockingChannel
 from zkafka.producer.encoders import codec_for_topic
 from zkafka.producer.errors import FailedToSendMessageError
+from zkafka.producer.idempotence import IdempotentProducerState, SealedBatch
 from zkafka.producer.partitioner import Partitioner
 from zkafka.protocol.api_keys import PRODUCE
 from zkafka.protocol.errors import error_name
@@ -72,13 +74,13 @@ class ValueBatch(NamedTuple):
     values: Sequence[bytes | None]
 
 
-Outgoing = Serialized | ValueBatch
+Outgoing = Serialized | ValueBatch | SealedBatch
 Collated = dict[int, dict[tuple[str, int], list[Outgoing]]]  # leader -> (topic, partition) -> messages
 
 
 def message_count(messages: Sequence[Outgoing]) -> int:
     """The messages in ``messages``: one each, a ValueBatch's values."""
-    return sum(len(m.values) if type(m) is ValueBatch else 1 for m in messages)
+    return sum(len(m.values) if type(m) is ValueBatch else m.count if type(m) is SealedBatch else 1 for m in messages)
 
 
 def message_set(group: Sequence[Outgoing], codec: int) -> bytes:
@@ -93,7 +95,9 @@ def message_set(group: Sequence[Outgoing], codec: int) -> bytes:
 
 def record_batch(group: Sequence[Outgoing], codec: int) -> bytes:
     """One partition's messages as one record batch (message format v2, Produce v3+): offsets from 0, each
-    message's timestamp (or the time now) and headers."""
+    message's timestamp (or the time now) and headers; a sealed batch as it was built."""
+    if type(group[0]) is SealedBatch:
+        return group[0].data
     now = int(time.time() * 1000)
     if type(group[0]) is ValueBatch:
         if len(group) == 1:
@@ -101,15 +105,23 @@ def record_batch(group: Sequence[Outgoing], codec: int) -> bytes:
         return build_plain_batch([(m.key, v) for m in group for v in m.values], now, codec)
     if all(not m.headers and m.timestamp is None for m in group):
         return build_plain_batch([(m[2], m[3]) for m in group], now, codec)
-    records = [
+    return build_batch(group_records(group, now), compression=codec)
+
+
+def group_records(group: Sequence[Outgoing], now: int) -> list[Record]:
+    """One partition's messages as records numbered from 0 (no timestamp: ``now``)."""
+    if type(group[0]) is ValueBatch:
+        return [Record(i, now, key, v) for i, (key, v) in enumerate((m.key, v) for m in group for v in m.values)]
+    return [
         Record(i, now if m.timestamp is None else m.timestamp, m.key, m.value, m.headers)
         for i, m in enumerate(group)
     ]
-    return build_batch(records, compression=codec)
 
 
 def check_legacy_group(group: Sequence[Outgoing]) -> None:
-    """Refuse headers for a broker that takes only message sets (Produce before v3)."""
+    """Refuse headers and idempotent batches for a broker that takes only message sets (Produce before v3)."""
+    if type(group[0]) is SealedBatch:
+        raise UnsupportedVersionError("enable.idempotence needs a broker that takes Produce v3 (Kafka 0.11+)")
     for m in group:
         if type(m) is Serialized and m.headers:
             raise UnsupportedForMessageFormatError(
@@ -260,6 +272,7 @@ class DefaultEventHandler08:
             config.get("api.version.request", True),
         )
         self.rng = rng or random.Random()
+        self.idempotence = IdempotentProducerState() if config.get("enable.idempotence") else None
         self.sticky: dict[str, int] = {}  # topic -> partition id for null keys, until the next refresh
         self.last_refresh = float("-inf")
         self.last_error: BaseException | None = None  # the cause a failure to deliver names
@@ -286,6 +299,8 @@ class DefaultEventHandler08:
                 gevent.sleep(self.retry_backoff)
                 self.refresh({m.topic for m in outstanding})
         if outstanding:
+            if self.idempotence is not None:
+                self.idempotence.reset()
             topics = sorted({m.topic for m in outstanding})
             undelivered = message_count(outstanding)
             raise FailedToSendMessageError(
@@ -321,8 +336,24 @@ class DefaultEventHandler08:
         return failed
 
     def collate(self, messages: Sequence[Outgoing]) -> tuple[Collated, list[Outgoing]]:
-        """``partition_and_collate`` with this handler's metadata and partition choice."""
-        return partition_and_collate(messages, self.metadata.partitions, self.choose)
+        """``partition_and_collate`` with this handler's metadata and partition choice; with idempotence each
+        partition's new messages sealed into its next batch, and sealed batches sent to their partition."""
+        if self.idempotence is None:
+            return partition_and_collate(messages, self.metadata.partitions, self.choose)
+        fresh = [m for m in messages if type(m) is not SealedBatch]
+        collated, failed = partition_and_collate(fresh, self.metadata.partitions, self.choose)
+        now = int(time.time() * 1000)
+        try:
+            self.idempotence.seal_groups(
+                collated, self.pool.get, lambda t: codec_for_topic(self.codec, self.compressed_topics, t),
+                lambda group: group_records(group, now),
+            )  # fmt: skip
+        except (KafkaError, OSError) as exc:
+            log.warning("no producer id: %s", exc)
+            self.last_error = exc
+            return {}, list(messages)
+        self.idempotence.route([m for m in messages if type(m) is SealedBatch], collated, failed, self.metadata)
+        return collated, failed
 
     def choose(self, topic: str, key: Any, partitions: list[PartitionAndLeader]) -> int:
         """The index in ``partitions`` for a message with ``key`` (see the module docstring)."""

@@ -145,6 +145,8 @@ class PipelinedSender08:
                 self._retry_at = time.monotonic() + self.handler.retry_backoff
             self._retry.append((messages, retries - 1))
             return
+        if self.handler.idempotence is not None:
+            self.handler.idempotence.reset()
         undelivered = message_count(messages)
         topics = sorted({m.topic for m in messages})
         self.on_failure(
