@@ -80,3 +80,52 @@ def test_a_topic_deleted_and_created_again_with_the_same_replicas_is_served(
 
     create_topic_with_assignment(zk_client, "again", "0:1:2")
     served_by_every_replica(brokers, zk_client, "again", [b"second"])
+
+
+def start_cluster(start_broker08, zk_client) -> dict:
+    brokers = {b: start_broker08(b, delete_topic_enable="true") for b in BROKERS}
+    wait_until(
+        lambda: sorted(zk_client.get_children("/brokers/ids")) == ["0", "1", "2"], 20, message="brokers"
+    )
+    return brokers
+
+
+def deleted_everywhere(brokers: dict, zk_client, topic: str) -> None:
+    wait_until(lambda: zk_client.exists(f"/brokers/topics/{topic}") is None, 30, message="the topic deleted")
+    wait_until(
+        lambda: all(b.server.replica_manager.local_log(topic, 0) is None for b in brokers.values()),
+        30,
+        message="every replica's log deleted",
+    )
+
+
+def test_a_topic_created_again_on_other_replicas_is_served(start_broker08, zk_client):
+    brokers = start_cluster(start_broker08, zk_client)
+    create_topic_with_assignment(zk_client, "moved", "0:1:2")
+    served_by_every_replica(brokers, zk_client, "moved", [b"first-1", b"first-2"])
+    mark_topic_for_deletion(zk_client, "moved")
+    deleted_everywhere(brokers, zk_client, "moved")
+    create_topic_with_assignment(zk_client, "moved", "2:0:1")  # another preferred leader, another order
+    served_by_every_replica(brokers, zk_client, "moved", [b"second"])
+    assert zk_state(zk_client, "moved", 0).leader == 2
+
+
+def test_a_topic_deleted_while_a_replica_is_down_is_deleted_there_when_it_returns(start_broker08, zk_client):
+    brokers = start_cluster(start_broker08, zk_client)
+    create_topic_with_assignment(zk_client, "away", "0:1:2")
+    served_by_every_replica(brokers, zk_client, "away", [b"first-1", b"first-2"])
+    down = 2 if controller(zk_client) != 2 else 1
+    brokers[down].stop()
+    wait_until(lambda: str(down) not in zk_client.get_children("/brokers/ids"), 20, message="the broker gone")
+    mark_topic_for_deletion(zk_client, "away")
+    wait_until(
+        lambda: all(
+            b.server.replica_manager.local_log("away", 0) is None for i, b in brokers.items() if i != down
+        ),
+        30,
+        message="the live replicas' logs deleted",
+    )
+    brokers[down] = start_broker08(down, delete_topic_enable="true")
+    deleted_everywhere(brokers, zk_client, "away")
+    create_topic_with_assignment(zk_client, "away", "0:1:2")
+    served_by_every_replica(brokers, zk_client, "away", [b"second"])

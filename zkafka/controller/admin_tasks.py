@@ -181,9 +181,22 @@ class AdminTasks:
     # -- topic deletion (§8.8) -------------------------------------------------------------------------
 
     def _delete_topics(self, snapshot: ClusterSnapshot) -> set[str]:
-        """Delete every topic marked under ``/admin/delete_topics``; return those still being deleted."""
+        """Delete every topic marked under ``/admin/delete_topics``; return those still being deleted.
+
+        As 0.8.2's TopicDeletionManager, a topic with a replica on a broker that is down stays marked (its
+        live replicas are stopped and deleted meanwhile) until that broker returns and is told to delete its
+        replica too; only then go the topic's znodes, so the topic cannot be created again over an old log."""
         marked = set(self.client.get_children(DELETE_TOPICS_PATH, watch=self._on_admin))
         for topic in sorted(marked):
+            down = sorted(
+                {b for meta in snapshot.topics.get(topic, {}).values() for b in meta.replicas}
+                - set(snapshot.brokers)
+            )
+            if down:
+                log.debug(
+                    "controller %d: deleting topic %s waits for brokers %s", self.broker_id, topic, down
+                )
+                continue
             try:
                 if topic in snapshot.topics and self.on_delete_topic is not None:
                     self.on_delete_topic(topic)
