@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import shutil
 import signal
-from pathlib import Path
 
 import pytest
 
-from tests.support.drills import FIGURES, settle
+from tests.support.drills import FIGURES, segment_files, settle
 from tests.support.replication import leaders_seen, produce, read_all, zk_state
 from tests.support.server08 import Client08, fetch_request
 from zkafka.admin.topics import create_topic_with_assignment
@@ -37,14 +36,10 @@ def roles(cluster) -> tuple[int, int, int]:
     return first, second, controller
 
 
-def segments(tmp_path: Path, broker: int, topic: str) -> list[Path]:
-    return sorted((tmp_path / f"broker08-{broker}" / f"{topic}-0").glob("*.log"))
-
-
-def disk_log(tmp_path: Path, broker: int, topic: str) -> tuple[bytes, list[tuple[int, bytes]]]:
+def disk_log(cluster, broker: int, topic: str) -> tuple[bytes, list[tuple[int, bytes]]]:
     """A stopped broker's partition log: its segments' bytes, and its (offset, value)s."""
-    data = b"".join(path.read_bytes() for path in segments(tmp_path, broker, topic))
-    return data, [(m.offset, m.value) for m in format08.iter_messages(data)]
+    data = b"".join(path.read_bytes() for path in segment_files(cluster[broker], topic))
+    return data, cluster.replica_log(broker, topic)
 
 
 def leader_is(cluster, topic: str, broker: int, frozen: bool = False) -> None:
@@ -64,21 +59,19 @@ def serves(port: int, topic: str) -> bool:
         return False  # not listening yet
 
 
-def same_on_every_replica(
-    cluster, tmp_path: Path, topic: str, brokers: tuple[int, ...]
-) -> list[tuple[int, bytes]]:
+def same_on_every_replica(cluster, topic: str, brokers: tuple[int, ...]) -> list[tuple[int, bytes]]:
     """Stop the replicas (controlled shutdown) and compare their logs byte for byte; the records."""
-    return same_logs(cluster, tmp_path, [topic], brokers)[topic]
+    return same_logs(cluster, [topic], brokers)[topic]
 
 
-def same_logs(cluster, tmp_path: Path, topics: list[str], brokers: tuple[int, ...]) -> dict:
+def same_logs(cluster, topics: list[str], brokers: tuple[int, ...]) -> dict:
     """Stop the replicas (controlled shutdown) and compare each topic's logs byte for byte; its records."""
     for broker in brokers:
         cluster[broker].signal(signal.SIGTERM)
         assert cluster[broker].wait(60) == 0
     records = {}
     for topic in topics:
-        logs = {broker: disk_log(tmp_path, broker, topic) for broker in brokers}
+        logs = {broker: disk_log(cluster, broker, topic) for broker in brokers}
         first = logs[brokers[0]]
         for broker, log in logs.items():
             assert log[1] == first[1], f"{topic}: broker {broker}'s records differ from broker {brokers[0]}'s"
@@ -119,7 +112,7 @@ def test_kip_101_scenario_1_a_follower_told_of_a_new_leader_keeps_its_tail(
     cluster[a].start()
     cluster[b].start()
     settle(cluster.zk, cluster.ports, "epochs1")
-    records = same_on_every_replica(cluster, tmp_path, "epochs1", (a, b, c))
+    records = same_on_every_replica(cluster, "epochs1", (a, b, c))
     assert [v for _, v in records] == values
     FIGURES.append(("KIP-101 scenario 1", {"acked": len(values), "on every replica": len(records)}))
 
@@ -141,7 +134,7 @@ def test_kip_101_scenario_2_replicas_that_diverged_after_a_double_failure_conver
     leader_is(cluster, "epochs2", b)  # b is elected (so it stays in the ISR when it goes too)
     gone(cluster, b, zookeeper_server)
     # b's power failed: its last 3 messages were never flushed
-    segment = segments(tmp_path, b, "epochs2")[-1]
+    segment = segment_files(cluster[b], "epochs2")[-1]
     data = segment.read_bytes()
     cut = data.index(format08.build_message_set([(None, before[7])])[12:]) - 12
     segment.write_bytes(data[:cut])
@@ -153,7 +146,7 @@ def test_kip_101_scenario_2_replicas_that_diverged_after_a_double_failure_conver
             assert produce(client, "epochs2", 0, [value]) == (0, 7 + i)
     cluster[a].start()  # holds m7-m9 at offsets 7-9, b's n0-n2 are there
     settle(cluster.zk, cluster.ports, "epochs2", replicas=2)
-    records = same_on_every_replica(cluster, tmp_path, "epochs2", (a, b))
+    records = same_on_every_replica(cluster, "epochs2", (a, b))
     assert [v for _, v in records] == before[:7] + after
     lost = before[7:]
     print(
@@ -186,5 +179,5 @@ def test_a_follower_halts_rather_than_truncate_below_its_high_watermark(
     assert (
         len(halted) == 1 and "halt-0" in halted[0] and "offset 0" in halted[0] and "watermark 10" in halted[0]
     )
-    assert len(disk_log(tmp_path, b, "halt")[1]) == 10  # b kept its committed messages
+    assert len(disk_log(cluster, b, "halt")[1]) == 10  # b kept its committed messages
     print(f"\n{halted[0]}")

@@ -29,7 +29,7 @@ def under_replicated(cluster, broker: int) -> float:
     return value(scrape(port), "kafka_server_under_replicated_partitions")
 
 
-def test_refused_produces_are_never_appended_and_a_parked_one_learns_the_isr_shrank(start_cluster, tmp_path):
+def test_refused_produces_are_never_appended_and_a_parked_one_learns_the_isr_shrank(start_cluster):
     cluster = start_cluster(metrics_port="0")
     a, b, _ = roles(cluster)
     create_topic_with_assignment(cluster.zk, "minisr", f"{a}:{b}", {"min.insync.replicas": "2"})
@@ -50,7 +50,7 @@ def test_refused_produces_are_never_appended_and_a_parked_one_learns_the_isr_shr
         wait_until(lambda: len(zk_state(cluster.zk, "minisr", 0).isr) == 2, 30, message="the ISR grows back")
         wait_until(lambda: under_replicated(cluster, a) == 0, 30, message="no partition under-replicated")
         assert produce(client, "minisr", 0, [b"ok-after"]) == (0, 4)
-    records = same_logs(cluster, tmp_path, ["minisr"], (a, b))["minisr"]
+    records = same_logs(cluster, ["minisr"], (a, b))["minisr"]
     assert [v for _, v in records] == [b"ok-0", b"ok-1", b"ok-2", b"parked", b"ok-after"]
     FIGURES.append(
         ("min.insync.replicas=2", {"refused": len(refused), "after_append": 1, "log": len(records)})

@@ -31,7 +31,7 @@ def produce_all(port: int, values: list[bytes]) -> None:
 
 
 def test_an_offline_partition_waits_for_its_isr_unless_unclean_election_is_enabled(
-    start_cluster, tmp_path, zookeeper_server
+    start_cluster, zookeeper_server
 ):
     cluster = start_cluster()  # unclean.leader.election.enable=false (DRILL_PROPS)
     a, b, _ = roles(cluster)
@@ -60,7 +60,7 @@ def test_an_offline_partition_waits_for_its_isr_unless_unclean_election_is_enabl
     assert [v for _, v in log] == both + leader_only  # nothing acknowledged lost
     for topic in TOPICS:
         settle(cluster.zk, cluster.ports, topic, replicas=2)
-    records = same_logs(cluster, tmp_path, list(TOPICS), (a, b))
+    records = same_logs(cluster, list(TOPICS), (a, b))
     assert [v for _, v in records["unclean"]] == both
     print(f"\nunclean election: lost {len(lost)} acknowledged messages: {lost}")
     FIGURES.append(("unclean election", {"clean_kept": len(records["clean"]), "unclean_lost": len(lost)}))
