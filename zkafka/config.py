@@ -253,7 +253,7 @@ class Config(Mapping[str, Any]):
         self.raw = raw
         self._values: dict[str, Any] = {}
         for name in raw:
-            if name not in self.keys:
+            if name not in self.keys and not name.startswith("listener.name."):  # per-listener keys: read raw
                 log.warning("unknown %s key %s (ignored)", self.kind, name)
         for key in self.keys.values():
             if key.name in raw:

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.support.certs import make_certs
+from tests.support.node import run_node
 from tests.support.server08 import Client08, broker08_props
 from zkafka.cli.command import main
 from zkafka.config08 import BrokerConfig08
@@ -139,3 +140,17 @@ def test_a_wrong_password_is_refused_with_the_error_and_the_connection_closed(sa
         ).send("t", b"x").get(timeout=10)  # fmt: skip
     with socket.create_connection(("127.0.0.1", broker.listener_port("PLAINTEXT"))):
         pass  # the PLAINTEXT listener still serves
+
+
+def test_kafkajs_over_sasl_plain(sasl_broker):
+    broker, _ = sasl_broker
+    args = {
+        "brokers": [f"127.0.0.1:{broker.listener_port('SASL_PLAINTEXT')}"],
+        "topic": "js-sasl",
+        "username": "alice",
+        "password": "alice-secret",
+    }
+    result = run_node("kafkajs_sasl.js", "kafkajs", args)
+    assert "fatal" not in result, result
+    assert sorted(result["read"]) == ["a", "b"]
+    assert result["wrong"]["ok"] is False and "Invalid username or password" in result["wrong"]["message"]
