@@ -46,6 +46,8 @@ class AdminTasks:
     shutting_down: set[int]
     on_delete_topic: Any
     _retry_soon: bool
+    channels: Any
+    _replicas_deleted: dict[str, set[int]]
 
     def _on_admin(self, event: WatchedEvent) -> None:
         if self.active:
@@ -185,22 +187,28 @@ class AdminTasks:
 
         As 0.8.2's TopicDeletionManager, a topic with a replica on a broker that is down stays marked (its
         live replicas are stopped and deleted meanwhile) until that broker returns and is told to delete its
-        replica too; only then go the topic's znodes, so the topic cannot be created again over an old log."""
+        replica too, and (a controller with channels) until every replica's broker answered its StopReplica;
+        only then go the topic's znodes, so the topic cannot be created again over an old log."""
         marked = set(self.client.get_children(DELETE_TOPICS_PATH, watch=self._on_admin))
+        for topic in set(self._replicas_deleted) - marked:  # a replica reassigned away: no deletion's answer
+            del self._replicas_deleted[topic]
         for topic in sorted(marked):
-            down = sorted(
-                {b for meta in snapshot.topics.get(topic, {}).values() for b in meta.replicas}
-                - set(snapshot.brokers)
-            )
-            if down:
+            replicas = {b for meta in snapshot.topics.get(topic, {}).values() for b in meta.replicas}
+            waiting = sorted(replicas - set(snapshot.brokers))
+            if not waiting and self.channels is not None:
+                waiting = sorted(
+                    replicas - self._replicas_deleted.get(topic, set())
+                )  # StopReplica unanswered
+            if waiting:
                 log.debug(
-                    "controller %d: deleting topic %s waits for brokers %s", self.broker_id, topic, down
+                    "controller %d: deleting topic %s waits for brokers %s", self.broker_id, topic, waiting
                 )
                 continue
             try:
                 if topic in snapshot.topics and self.on_delete_topic is not None:
                     self.on_delete_topic(topic)
                 self._delete_znodes(topic)
+                self._replicas_deleted.pop(topic, None)
                 log.info("controller %d deleted topic %s", self.broker_id, topic)
             except Exception:
                 log.exception("deleting topic %s failed; will retry", topic)

@@ -87,6 +87,7 @@ class KafkaController(AdminTasks, ControllerElection):
         self.channels = channels
         self._planner: RequestPlanner | None = None
         self._written: dict[TopicPartition, PartitionState] = {}
+        self._replicas_deleted: dict[str, set[int]] = {}  # topic being deleted -> brokers that answered
         self._written_replicas: dict[TopicPartition, tuple[int, ...]] = {}
         self.shutting_down: set[int] = set()
         self._shutdown_waiters: list[tuple[int, object]] = []
@@ -213,7 +214,19 @@ class KafkaController(AdminTasks, ControllerElection):
             return
         self.channels.update_brokers(dict(view.brokers))
         for broker_id, request in self._planner.plan(view):
-            self.channels.send(broker_id, request, functools.partial(_check_response, broker_id))
+            callback = functools.partial(_check_response, broker_id)
+            if isinstance(request, StopReplicaRequestV0) and request.delete_partitions:
+                callback = functools.partial(self._replica_deleted, broker_id, request, callback)
+            self.channels.send(broker_id, request, callback)
+
+    def _replica_deleted(
+        self, broker_id: int, request: StopReplicaRequestV0, check: Callable, response
+    ) -> None:
+        """A StopReplica(delete=1) answered: the topics' deletion may go on (0.8.2's TopicDeletionManager)."""
+        check(response)
+        for partition in request.partitions:
+            self._replicas_deleted.setdefault(partition.topic, set()).add(broker_id)
+        self._wake.set()
 
     # -- controlled shutdown ---------------------------------------------------------------------------
 
