@@ -1,4 +1,5 @@
-"""Topic lifecycle on real 0.8 brokers: a topic deleted and created again with the same replicas is led,
+"""Topic lifecycle on real 0.8 brokers: a topic deleted and created again (same or other replicas, a controller
+change between, a replica down during the deletion or the creation) is led,
 replicated and served (the controller forgets what it told the brokers about the deleted partitions)."""
 
 from __future__ import annotations
@@ -129,3 +130,17 @@ def test_a_topic_deleted_while_a_replica_is_down_is_deleted_there_when_it_return
     deleted_everywhere(brokers, zk_client, "away")
     create_topic_with_assignment(zk_client, "away", "0:1:2")
     served_by_every_replica(brokers, zk_client, "away", [b"second"])
+
+
+def test_a_topic_created_again_while_a_replica_is_down_is_served_once_it_returns(start_broker08, zk_client):
+    brokers = start_cluster(start_broker08, zk_client)
+    create_topic_with_assignment(zk_client, "late", "0:1:2")
+    served_by_every_replica(brokers, zk_client, "late", [b"first-1", b"first-2"])
+    mark_topic_for_deletion(zk_client, "late")
+    deleted_everywhere(brokers, zk_client, "late")
+    down = 2 if controller(zk_client) != 2 else 1
+    brokers[down].stop()
+    wait_until(lambda: str(down) not in zk_client.get_children("/brokers/ids"), 20, message="the broker gone")
+    create_topic_with_assignment(zk_client, "late", "0:1:2")
+    brokers[down] = start_broker08(down, delete_topic_enable="true")
+    served_by_every_replica(brokers, zk_client, "late", [b"second"])
