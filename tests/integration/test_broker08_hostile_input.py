@@ -64,7 +64,12 @@ def test_a_partition_whose_directory_cannot_be_created_is_reported_and_the_rest_
             lambda: produce(client, "blocked", 1, [b"v"], acks=1) == (0, 0), 20, message="blocked-1 led"
         )
         wait_until(answered_storage_error, 20, message="the controller told of blocked-0's storage error")
-        assert produce(client, "blocked", 0, [b"v"], acks=1)[0] == ErrorCode.NOT_LEADER_FOR_PARTITION
+        # once the metadata names blocked-0 (UNKNOWN_TOPIC_OR_PARTITION until then), it is not led here
+        wait_until(
+            lambda: produce(client, "blocked", 0, [b"v"], acks=1)[0] == ErrorCode.NOT_LEADER_FOR_PARTITION,
+            20,
+            message="blocked-0 answered NOT_LEADER_FOR_PARTITION",
+        )
         # the controller is not stuck resending that request: a topic created afterwards is led
         wait_for_leaders(client, ["after"])
         assert produce(client, "after", 0, [b"w"], acks=1) == (0, 0)
