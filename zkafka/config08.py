@@ -29,6 +29,7 @@ from zkafka.config import (
     str_key,
 )
 from zkafka.errors import InvalidConfigError
+from zkafka.network.connection_quotas import parse_overrides
 from zkafka.network.sasl_authenticator import SASL_KEYS
 from zkafka.network.ssl_factory import SSL_KEYS
 from zkafka.records.format08 import LOG_OVERHEAD
@@ -102,7 +103,7 @@ class BrokerConfig08(Config):
         int_key("socket.receive.buffer.bytes", 100 * 1024, 1),
         int_key("socket.request.max.bytes", 100 * 1024 * 1024, 1),
         int_key("max.connections.per.ip", INT_MAX, 1),
-        str_key("max.connections.per.ip.overrides", ""),
+        Key("max.connections.per.ip.overrides", parse_overrides, {}),
         long_key("connections.max.idle.ms", 10 * MINUTE_MS),
         int_key("num.partitions", 1, 1),
         str_key("log.dir", "/tmp/kafka-logs"),

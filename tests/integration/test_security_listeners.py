@@ -6,6 +6,7 @@ what a header announces."""
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import ssl
 import struct
@@ -151,3 +152,45 @@ def _connect(port):
         return Client08(port)
     except OSError:
         return None
+
+
+def _served(port, source):
+    """A client from ``source`` whose Metadata is answered, or None when the broker closed it at accept."""
+    try:
+        client = Client08(port, source=source)
+    except OSError:
+        return None
+    try:
+        client.call(MetadataRequestV0([]))
+        return client
+    except OSError:
+        client.close()
+        return None
+
+
+def test_max_connections_per_ip_closes_the_connection_beyond_it_and_an_override_wins(start_broker08, caplog):
+    # the limit holds for 127.0.0.2; the override lets 127.0.0.1 (the broker's own controller channel too) past it
+    caplog.set_level(logging.INFO, logger="zkafka.network.connection_quotas")
+    broker = start_broker08(0, max_connections_per_ip=2, max_connections_per_ip_overrides="127.0.0.1:100")
+    first, second = _served(broker.port, "127.0.0.2"), _served(broker.port, "127.0.0.2")
+    assert first is not None and second is not None
+    try:
+        with socket.create_connection(
+            ("127.0.0.1", broker.port), timeout=10, source_address=("127.0.0.2", 0)
+        ) as third:
+            assert third.recv(1) == b""  # closed at accept
+        assert (
+            "Rejected connection from /127.0.0.2, address already has the configured maximum of 2"
+            in caplog.text
+        )
+        first.close()  # its count is released when the broker sees it close
+        replacement = wait_until(
+            lambda: _served(broker.port, "127.0.0.2"), 30, message="a connection after one closed"
+        )
+        replacement.close()
+        local = [_served(broker.port, "127.0.0.1") for _ in range(4)]
+        assert all(local)
+        for client in local:
+            client.close()
+    finally:
+        second.close()

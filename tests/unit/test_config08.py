@@ -89,11 +89,20 @@ def test_precedence(props, key, expected):
         ("delete.topic.enable", "yes"),
         ("offsets.topic.compression.codec", "zstd"),
         ("max.incremental.fetch.session.cache.slots", "-1"),
+        ("max.connections.per.ip", "0"),
+        ("max.connections.per.ip.overrides", "127.0.0.1"),
+        ("max.connections.per.ip.overrides", "127.0.0.1:-3"),
     ],
 )
 def test_bad_broker_values_name_the_key(key, value):
     with pytest.raises(InvalidConfigError, match=key.replace(".", r"\.")):
         BrokerConfig08({**BASE, key: value})
+
+
+def test_max_connections_per_ip_overrides_parse_as_kafkas_host_count_list():
+    config = BrokerConfig08({**BASE, "max.connections.per.ip.overrides": "127.0.0.1:5, localhost:7"})
+    assert config["max.connections.per.ip.overrides"] == {"127.0.0.1": 5, "localhost": 7}
+    assert BrokerConfig08(BASE)["max.connections.per.ip"] == 2**31 - 1
 
 
 def test_required_and_cross_key_checks():

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from zkafka.cluster.end_point import BrokerListeners
+from zkafka.network.connection_quotas import ConnectionQuotas
 from zkafka.network.sasl_authenticator import listener_authenticator
 from zkafka.network.sasl_mechanisms import ScramCredential
 from zkafka.network.server import RequestCodec, RequestHandler, RequestObserver, SocketServer
@@ -20,8 +21,9 @@ def listener_servers(
     observer: RequestObserver | None,
     scram_credentials: Callable[[str, str], ScramCredential | None],
 ) -> dict[str, SocketServer]:
-    """The (not yet started) acceptor of every listener, by listener name; config errors name the key."""
+    """The (not yet started) acceptor of every listener, by listener name, sharing one ConnectionQuotas; config errors name the key."""
     servers = {}
+    quotas = ConnectionQuotas.from_config(config)  # shared: Kafka counts an address across listeners
     for end_point in BrokerListeners.from_config(config).bound:
         name, protocol = end_point.listener_name, end_point.security_protocol
         sasl = protocol.startswith("SASL_")
@@ -34,6 +36,7 @@ def listener_servers(
             send_buffer=config["socket.send.buffer.bytes"],
             receive_buffer=config["socket.receive.buffer.bytes"],
             observer=observer,
+            quotas=quotas,
             listener=name,
             security_protocol=protocol,
             ssl_context=server_context(config, name) if protocol in ("SSL", "SASL_SSL") else None,

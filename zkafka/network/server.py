@@ -34,6 +34,7 @@ from gevent.server import StreamServer
 from gevent.socket import wait_read
 from gevent.ssl import SSLSocket
 
+from zkafka.network.connection_quotas import ConnectionQuotas
 from zkafka.network.framing import FrameReader
 from zkafka.network.send import Response, close_parts, write_parts
 from zkafka.network.ssl_factory import ssl_principal
@@ -124,12 +125,14 @@ class SocketServer:
         security_protocol: str = "PLAINTEXT",
         ssl_context: Any = None,
         authenticator: Any = None,
+        quotas: ConnectionQuotas | None = None,
     ) -> None:
         self.codec = codec
         self.listener = listener
         self.security_protocol = security_protocol
         self.ssl_context = ssl_context
         self.authenticator = authenticator  # a SASL listener's SaslServerAuthenticator
+        self.quotas = quotas  # max.connections.per.ip (the 0.7 line has none)
         self.handler = handler
         self.observer = observer
         self.max_request_size = max_request_size
@@ -171,6 +174,16 @@ class SocketServer:
             conn.greenlet.kill(block=False)
 
     def _serve_connection(self, sock: socket.socket, address: tuple) -> None:
+        if self.quotas is not None and not self.quotas.inc(address[0]):
+            sock.close()
+            return
+        try:
+            self._serve(sock, address)
+        finally:
+            if self.quotas is not None:
+                self.quotas.dec(address[0])
+
+    def _serve(self, sock: socket.socket, address: tuple) -> None:
         conn = _Connection(sock, address)
         self._connections.add(conn)
         client_address.set(address)
