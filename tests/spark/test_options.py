@@ -69,6 +69,7 @@ def test_json_offsets_and_numbers():
         ({**ZK, "subscribe": "a", "maxBytesPerTrigger": "0"}, True, "positive integer"),
         ({**ZK, "subscribe": "a", "minPartitions": "many"}, False, "positive integer"),
         ({**ZK, "subscribe": "a", "failOnDataLoss": "maybe"}, False, "true or false"),
+        ({**ZK, "subscribe": "a", "includeHeaders": "yes"}, False, "'includeHeaders' must be true or false"),
     ],
 )
 def test_bad_options_say_what_is_wrong(options, streaming, error):

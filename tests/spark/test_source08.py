@@ -8,9 +8,13 @@ import json
 import pytest
 
 from tests.support.consumers08 import start_cluster08
+from tests.support.server08 import Client08, wait_for_leaders
 from tests.support.spark import COLUMNS08, collect_rows, produce08
+from zkafka.admin.topics import create_topic
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+T0 = 1_700_000_000_000  # record timestamps (ms)
 
 
 def kafka_read(spark, brokers, **options):
@@ -85,3 +89,29 @@ def test_batch_reads_0_8_topics_as_spark_kafka_source_rows(spark, start_broker08
     split = kafka_read(spark, brokers, subscribe="alpha", minPartitions="12")
     assert split.rdd.getNumPartitions() >= 12
     assert collect_rows(split, COLUMNS08) == sorted(r for r in expected if r[0] == "alpha")
+
+
+@pytest.mark.timeout(240)
+def test_record_batches_give_timestamps_types_and_headers(spark, start_broker08, zk_client):
+    """A message.format.version=2.2 topic written by librdkafka: with includeHeaders=true the rows carry the
+    records' timestamps (CreateTime), timestamp type 0 and headers (a null header value stays null)."""
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+    broker = start_broker08(0)
+    create_topic(zk_client, "v2", 1, 1, {"message.format.version": "2.2"})
+    with Client08(broker.port) as client:
+        wait_for_leaders(client, ["v2"])
+    sent = [(b"k%d" % i, b"v%d" % i, T0 + i, [("trace", b"t%d" % i), ("n", None)]) for i in range(20)]
+    producer = confluent_kafka.Producer({"bootstrap.servers": f"127.0.0.1:{broker.port}", "linger.ms": 20})
+    for key, value, timestamp, headers in sent:
+        producer.produce("v2", key=key, value=value, partition=0, timestamp=timestamp, headers=headers)
+    assert producer.flush(30) == 0
+
+    df = kafka_read(spark, [broker], subscribe="v2", includeHeaders="true")
+    assert [f.name for f in df.schema.fields][-3:] == ["timestamp", "timestampType", "headers"]
+    rows = df.orderBy("offset").collect()
+    assert [(r.key, r.value, r.offset, r.timestampType) for r in rows] == [
+        (bytes(k), bytes(v), i, 0) for i, (k, v, _, _) in enumerate(sent)
+    ]
+    assert [int(r.timestamp.timestamp() * 1000) for r in rows] == [t for _, _, t, _ in sent]
+    assert [[(h.key, h.value and bytes(h.value)) for h in r.headers] for r in rows] == [h for *_, h in sent]
+    assert "headers" not in kafka_read(spark, [broker], subscribe="v2").columns

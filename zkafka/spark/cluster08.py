@@ -190,8 +190,8 @@ class Cluster08(ClusterView):
     def _consumer(self, address: tuple[str, int]) -> SimpleConsumer08:
         consumer = self._consumers.get(address)
         if consumer is None:
-            # the reader decodes message sets (magic 0) itself: Fetch v0, batches converted down by the broker
-            consumer = SimpleConsumer08(*address, self.socket_timeout_ms, client_id=CLIENT_ID, read_batches=False)
+            # the newest Fetch both know: the log's entries as stored (message sets or record batches)
+            consumer = SimpleConsumer08(*address, self.socket_timeout_ms, client_id=CLIENT_ID)
             self._consumers[address] = consumer
         return consumer
 

@@ -44,6 +44,7 @@ OPTION_NAMES = (
     "minPartitions",
     "fetchSize",
     "failOnDataLoss",
+    "includeHeaders",
     "zookeeper.session.timeout.ms",
     "socket.timeout.ms",
     "kafka.default.api.timeout.ms",
@@ -77,6 +78,7 @@ class SourceOptions:
     assign: tuple[Any, ...] = ()
     max_offsets_per_trigger: int | None = None
     api_timeout_ms: int = DEFAULT_API_TIMEOUT_MS
+    include_headers: bool = False
 
     @property
     def key_kind(self) -> type:
@@ -144,7 +146,13 @@ def parse_options(options: Mapping[str, str], *, streaming: bool, line: str | No
         max_offsets_per_trigger=max_offsets,
         api_timeout_ms=_positive_int("kafka.default.api.timeout.ms", get("kafka.default.api.timeout.ms"))
         or DEFAULT_API_TIMEOUT_MS,
+        include_headers=include_headers(options),
     )
+
+
+def include_headers(options: Mapping[str, str]) -> bool:
+    """Whether ``includeHeaders`` asks for the ``headers`` column (0.8 line)."""
+    return _bool("includeHeaders", option_getter(options)("includeHeaders"), False)
 
 
 def _cluster(get: Getter, line: str | None) -> tuple[str | None, tuple[tuple[str, int], ...], str]:

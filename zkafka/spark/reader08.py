@@ -1,11 +1,16 @@
 """Reading one 0.8 offset range on a Spark executor: fetches from the partition's leader turned into Arrow
 record batches with the columns of Spark's Kafka source.
 
-One fetch becomes one record batch. Offsets are logical: a fetch at an offset inside a compressed wrapper
-gets the wrapper's earlier messages too (skipped), and messages at or past the range end are left for the
-next range. The read never goes past the high watermark (the broker serves consumers nothing above it). A
-leader that moves or goes away is looked up again through the brokers of the task (``Cluster08``); a log
-that stays shorter than the range for ``kafka.default.api.timeout.ms`` is data loss.
+One fetch becomes one record batch. The fetch is at the newest version both sides know: message sets (magic
+0) are decoded in place by the native core as before; a log that holds record batches (message format v2)
+gives its records' timestamps, timestamp types and (``includeHeaders``) headers, as Spark's Kafka source.
+A message without a timestamp (magic 0, or -1) has a null ``timestamp`` and ``timestampType`` -1.
+
+Offsets are logical: a fetch at an offset inside a compressed wrapper gets the wrapper's earlier messages too
+(skipped), and messages at or past the range end are left for the next range. The read never goes past the
+high watermark (the broker serves consumers nothing above it). A leader that moves or goes away is looked up
+again through the brokers of the task (``Cluster08``); a log that stays shorter than the range for
+``kafka.default.api.timeout.ms`` is data loss.
 """
 
 from __future__ import annotations
@@ -18,9 +23,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from zkafka.consumer.fetched_partition08 import FetchedPartition
 from zkafka.consumer.simple08 import SimpleConsumer08
 from zkafka.consumer.stream08 import MessageAndMetadata08, decode_chunk08
-from zkafka.errors import OffsetOutOfRangeError
+from zkafka.errors import KafkaError, OffsetOutOfRangeError
 from zkafka.records.entries import entry_size
 from zkafka.records.format08 import FORMAT08
 from zkafka.spark.cluster08 import Cluster08
@@ -30,10 +36,12 @@ from zkafka.spark.reader import ReadTask, after_out_of_range
 
 log = logging.getLogger(__name__)
 
-# Spark's Kafka source schema; 0.8 messages have no timestamp (null) and Kafka's NO_TIMESTAMP_TYPE.
+# Spark's Kafka source schema; a message of magic 0 has no timestamp (null) and Kafka's NO_TIMESTAMP_TYPE.
 SCHEMA_DDL08 = "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, timestampType int"
+HEADERS_DDL = "headers array<struct<key: string, value: binary>>"
 NO_TIMESTAMP_TYPE = -1
 TIMESTAMP = pa.timestamp("us", tz="UTC")
+HEADERS = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))
 
 ARROW_SCHEMA08 = pa.schema(
     [
@@ -46,6 +54,13 @@ ARROW_SCHEMA08 = pa.schema(
         pa.field("timestampType", pa.int32()),
     ]
 )
+ARROW_SCHEMA08_HEADERS = ARROW_SCHEMA08.append(pa.field("headers", HEADERS))
+
+
+def schema_ddl08(include_headers: bool) -> str:
+    """The source's schema on the 0.8 line: Spark's Kafka source's, ``headers`` last with ``includeHeaders``."""
+    return f"{SCHEMA_DDL08}, {HEADERS_DDL}" if include_headers else SCHEMA_DDL08
+
 
 # How long a fetch waits at the high watermark for it to reach the range end (a new leader's lags a moment).
 WAIT_AT_HIGH_WATERMARK_MS = 500
@@ -57,6 +72,7 @@ def read_range08(
     fail_on_data_loss: bool = True,
     socket_timeout_ms: int = 30000,
     api_timeout_ms: int = 60000,
+    include_headers: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """Fetch and decode ``task.range`` (an ``OffsetRange08``) from its leader, one record batch per fetch."""
     rng = task.range
@@ -75,11 +91,11 @@ def read_range08(
                 earliest, latest = cluster.earliest(tp), cluster.latest(tp)
                 pos = after_out_of_range(rng, pos, earliest, latest, fail_on_data_loss)
                 continue
-            items, error, _, next_offset = decode_chunk08(fetched.data, pos, tp.topic, tp.partition)
+            items, error, next_offset = _decode(fetched, pos)
             if items and items[-1].offset >= end:
                 items = [m for m in items if m.offset < end]
             if items:
-                yield to_record_batch08(tp.topic, tp.partition, items)
+                yield to_record_batch08(tp.topic, tp.partition, items, include_headers)
             if error is not None:
                 raise error
             if next_offset > pos:
@@ -105,17 +121,41 @@ def _fetch(tp: TopicPartition08, offset: int, size: int, wait_ms: int, consumer:
     return consumer.fetch(tp.topic, tp.partition, offset, size, max_wait_ms=wait_ms, min_bytes=1)
 
 
-def to_record_batch08(topic: str, partition: int, items: list[MessageAndMetadata08]) -> pa.RecordBatch:
+def _decode(fetched: FetchedPartition, pos: int) -> tuple[list, KafkaError | None, int]:
+    """The fetched messages (from ``pos``), the error of a bad entry (None if none) and the next offset: message
+    sets by the native walker in place, data holding record batches as ``FetchedPartition`` reads it (its
+    errors raise)."""
+    if not fetched.has_batches:
+        items, error, _, next_offset = decode_chunk08(fetched.data, pos, fetched.topic, fetched.partition)
+        return items, error, next_offset
+    return fetched.messages(), None, fetched.next_offset
+
+
+def to_record_batch08(
+    topic: str, partition: int, items: list[Any], include_headers: bool = False
+) -> pa.RecordBatch:
+    """Rows of ``MessageAndMetadata08`` (magic 0: no timestamp) or of records read from batches
+    (``MessageAndOffset08``/``FetchedRecord``: timestamps, types and headers)."""
     n = len(items)
-    return pa.RecordBatch.from_arrays(
-        [
-            pa.array([m.key for m in items], pa.binary()),
-            pa.array([m.message for m in items], pa.binary()),
-            pa.repeat(pa.scalar(topic, pa.string()), n),
-            pa.repeat(pa.scalar(partition, pa.int32()), n),
-            pa.array([m.offset for m in items], pa.int64()),
-            pa.nulls(n, TIMESTAMP),
-            pa.repeat(pa.scalar(NO_TIMESTAMP_TYPE, pa.int32()), n),
-        ],
-        schema=ARROW_SCHEMA08,
-    )
+    if items and type(items[0]) is MessageAndMetadata08:
+        values = [m.message for m in items]
+        timestamps, types = pa.nulls(n, TIMESTAMP), pa.repeat(pa.scalar(NO_TIMESTAMP_TYPE, pa.int32()), n)
+    else:
+        values = [m.value for m in items]
+        millis = [m.timestamp if m.timestamp >= 0 else None for m in items]
+        timestamps = pa.array(millis, pa.int64()).cast(pa.timestamp("ms", tz="UTC")).cast(TIMESTAMP)
+        types = pa.array([m.timestamp_type for m in items], pa.int32())
+    columns = [
+        pa.array([m.key for m in items], pa.binary()),
+        pa.array(values, pa.binary()),
+        pa.repeat(pa.scalar(topic, pa.string()), n),
+        pa.repeat(pa.scalar(partition, pa.int32()), n),
+        pa.array([m.offset for m in items], pa.int64()),
+        timestamps,
+        types,
+    ]
+    if not include_headers:
+        return pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA08)
+    headers = [[(h.key, h.value) for h in getattr(m, "headers", ())] for m in items]
+    columns.append(pa.array(headers, HEADERS))
+    return pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA08_HEADERS)

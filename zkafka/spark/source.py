@@ -12,6 +12,7 @@ the schema: 0.7 rows carry broker and byte offsets; 0.8 rows are those of Spark'
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator, Sequence
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
@@ -20,11 +21,11 @@ from pyspark.sql.types import StructType
 from zkafka.config import LINE_08
 from zkafka.spark.connect import open_cluster, source_line
 from zkafka.spark.offsets import Offsets, offsets_from_json, offsets_to_json_obj
-from zkafka.spark.options import SourceOptions, parse_options
+from zkafka.spark.options import SourceOptions, include_headers, parse_options
 from zkafka.spark.planner import initial_offsets, latest_offsets, plan_batch, plan_micro_batch
 from zkafka.spark.reader import ReadTask
 from zkafka.spark.reader07 import SCHEMA_DDL, read_range
-from zkafka.spark.reader08 import SCHEMA_DDL08, read_range08
+from zkafka.spark.reader08 import read_range08, schema_ddl08
 
 try:  # Spark 4.2+: admission control and Trigger.AvailableNow for Python stream readers
     from pyspark.sql.streaming.datasource import (
@@ -60,7 +61,7 @@ class ZKafkaDataSource(DataSource):
         return self._line
 
     def schema(self) -> str:
-        return SCHEMA_DDL08 if self.line() == LINE_08 else SCHEMA_DDL
+        return schema_ddl08(include_headers(self.options)) if self.line() == LINE_08 else SCHEMA_DDL
 
     def reader(self, schema: StructType) -> DataSourceReader:
         _check_schema(schema, self.schema())
@@ -153,6 +154,7 @@ def _read(partition: InputPartition, options: SourceOptions) -> Iterator:
             options.fail_on_data_loss,
             options.socket_timeout_ms,
             options.api_timeout_ms,
+            options.include_headers,
         )
     return read_range(task, options.fetch_size, options.fail_on_data_loss, options.socket_timeout_ms)
 
@@ -169,6 +171,6 @@ def _within(end: Offsets, target: Offsets, begin: Offsets) -> Offsets:
 
 
 def _check_schema(schema: StructType | None, ddl: str) -> None:
-    expected = [column.split()[0] for column in ddl.split(",")]
+    expected = re.findall(r"(?:^|, )(\w+) ", ddl)  # top-level names (a struct's fields are "name: type")
     if schema is not None and [f.name for f in schema.fields] != expected:
         raise ValueError(f"the zkafka source has a fixed schema ({ddl}); do not set one")
