@@ -10,6 +10,7 @@ import signal
 import pytest
 
 from tests.support.demo_process import DemoProcess, assert_cleaned_up, processes_mentioning, snapshots
+from tests.support.web_view import post_action
 from zkafka.utils import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -64,8 +65,8 @@ def test_demo_web_view_acts_on_the_cluster_and_explains_the_rebalance():
     import json
     import urllib.request
 
-    def call(url: str, method: str = "GET"):
-        with urllib.request.urlopen(urllib.request.Request(url, method=method), timeout=10) as answer:
+    def call(url: str):
+        with urllib.request.urlopen(url, timeout=10) as answer:
             return json.loads(answer.read())
 
     demo = DemoProcess("--web", "--web-port", "0", "--interval", "0.5")
@@ -82,7 +83,7 @@ def test_demo_web_view_acts_on_the_cluster_and_explains_the_rebalance():
             message="the group in the view",
         )
         assert "stop-consumer" in state["actions"] and len(state["brokers"]) == 2
-        assert call(url + "api/action/stop-consumer", "POST") == {"done": "stop-consumer"}
+        assert post_action(url, "stop-consumer") == {"done": "stop-consumer"}
 
         def explained():
             entries = call(url + "api/state")["timeline"]

@@ -8,6 +8,7 @@ import urllib.request
 import pytest
 
 from tests.support.demo_process import DemoProcess, assert_cleaned_up
+from tests.support.web_view import post_action
 from zkafka.utils import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -50,9 +51,7 @@ def test_demo08_leader_kill_from_the_page_restart_and_both_groups_rebalance():
         generation = coordinator_group(first)[1]
         old_leader = leader_of(first, 0)
 
-        request = urllib.request.Request(url + "api/action/kill-leader", method="POST")
-        with urllib.request.urlopen(request, timeout=10) as answer:
-            assert json.loads(answer.read()) == {"done": "kill-leader"}
+        assert post_action(url, "kill-leader") == {"done": "kill-leader"}
         elected = demo.wait_for(
             lambda b: f"{old_leader}:stopped" in b and leader_of(b, 0) not in (-1, old_leader),
             "a new leader of demo-0",

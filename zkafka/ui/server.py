@@ -5,7 +5,8 @@ Two loops: every ``GROUP_INTERVAL_S`` the ZooKeeper groups' members and owners (
 the timeline, so the owner changes of a rebalance are seen as they happen; every ``interval`` the whole
 state (brokers, topics with their log ends, groups with lag, coordinator groups) is read and pushed to every
 open page. Routes: ``/`` the page, ``/static/*`` its script and style, ``/api/state``, ``/events`` (SSE),
-``/api/znode?path=`` (one node of the ZooKeeper tree), ``POST /api/action/<name>`` (the demo's actions).
+``/api/znode?path=`` (one node of the ZooKeeper tree), ``POST /api/action/<name>`` (the demo's actions,
+with the page's token: ``zkafka.ui.guard``; every request must name 127.0.0.1 or localhost as its Host).
 
 With ``request_logs`` (the brokers' ``metrics.port`` ``/requests`` URLs) each refresh also reads the brokers'
 request logs, keeps what it read (a dead broker's requests stay shown) and builds the protocol panel
@@ -32,6 +33,7 @@ from kazoo.exceptions import NoNodeError
 from zkafka.config import LINE_08
 from zkafka.consumer.group.coordinator_groups import CoordinatorGroups
 from zkafka.ui.cluster_state import read_brokers, read_controller, read_topics, read_zk_groups, read_znode
+from zkafka.ui.guard import new_token, refusal, with_token
 from zkafka.ui.protocol import build_protocol
 from zkafka.ui.timeline import Timeline
 from zkafka.ui.zk_groups import read_zk_group, zk_group_names
@@ -77,6 +79,7 @@ class ClusterView:
         self._zk = None
         self._greenlets: list[gevent.Greenlet] = []
         self.line = "0.7"
+        self.token = new_token()  # this run's: the page carries it, every POST must send it
 
     def start(self) -> ClusterView:
         self._zk = start_zk_client(
@@ -203,8 +206,12 @@ class ClusterView:
     def __call__(self, environ: dict, start_response: Callable) -> Any:
         method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO", "/")
         try:
+            refused = refusal(environ, self.token)
+            if refused is not None:
+                log.info("refused %s %s: %s", method, path, refused)
+                return _json({"error": refused}, start_response, "403 Forbidden")
             if path in ("/", "/index.html"):
-                return _static("index.html", start_response)
+                return _static("index.html", start_response, self.token)
             if path.startswith("/static/") and path[len("/static/") :] in STATIC:
                 return _static(path[len("/static/") :], start_response)
             if path == "/api/state":
@@ -270,8 +277,10 @@ def _read_json(url: str) -> Any:
         return json.loads(answer.read())
 
 
-def _static(name: str, start_response: Callable) -> list[bytes]:
+def _static(name: str, start_response: Callable, token: str = "") -> list[bytes]:
     body = resources.files("zkafka.ui").joinpath("static", name).read_bytes()
+    if name == "index.html":
+        body = with_token(body, token)
     start_response(
         "200 OK", [("Content-Type", f"{STATIC[name]}; charset=utf-8"), ("Content-Length", str(len(body)))]
     )

@@ -2,6 +2,8 @@
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
+// this run's token, put in the page by the server: every POST sends it (zkafka.ui.guard)
+const TOKEN = document.querySelector('meta[name="zkafka-token"]').content;
 const COLORS = ["#2f6fdf", "#1f8a4c", "#c26a00", "#8e44ad", "#c0352b", "#127a8a", "#7a5c12", "#5561c9"];
 const KINDS = { zookeeper: "rebalance · ZooKeeper group", coordinator: "rebalance · coordinator group", leader: "leader election", isr: "ISR change" };
 const openEntries = new Set();
@@ -61,7 +63,7 @@ function renderActions(state) {
     box.dataset.names = names.join(",");
     box.replaceChildren(...names.map((name) => el("button", {
       "data-action": name, text: name.replace(/-/g, " "),
-      onclick: () => fetch(`/api/action/${name}`, { method: "POST" }),
+      onclick: () => fetch(`/api/action/${name}`, { method: "POST", headers: { "X-Zkafka-Token": TOKEN } }),
     })));
   }
 }
