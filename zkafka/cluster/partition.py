@@ -12,8 +12,8 @@ Pure bookkeeping, no sockets and no ZooKeeper (the replica manager writes ISR ch
   below it (``visible_end`` of the log);
 - ``replicas_reached``: whether a produce waiting for ``acks`` has what it needs (§9.3);
 - the leader epoch cache (log/leader_epoch_cache.py): a new leader's epoch starts at its LEO, a follower takes
-  its leader's epoch at the first offset it appends, and after a leader change the follower truncates where
-  the leader says its own latest epoch ends (``epoch_truncation_offset``, KIP-101/KIP-279).
+  each epoch from the record batches it appends (the leader's epoch at the first offset it appends, for
+  magic 0/1), and after a leader change the follower truncates where the leader says its own latest epoch ends (``epoch_truncation_offset``, KIP-101/KIP-279).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any
 
 from zkafka.log.leader_epoch_cache import UNDEFINED_EPOCH_OFFSET, LeaderEpochCache
 from zkafka.protocol.errors import ErrorCode
+from zkafka.records.record_batch import stamped_epochs
 from zkafka.zk.paths08 import NO_LEADER, PartitionState
 
 logger = logging.getLogger(__name__)
@@ -225,10 +226,16 @@ class Partition:
         """As follower: HW := min(own LEO, the leader's HW)."""
         self._high_watermark = max(0, min(self.log_end_offset, leader_high_watermark))
 
-    def appending_as_follower(self) -> None:
-        """Messages from the leader are about to be appended: the leader's epoch covers them (an approximation
-        for a follower catching up across several epochs: they are counted in the latest)."""
-        self.epochs.assign(self.leader_epoch, self.log_end_offset)
+    def appending_as_follower(self, message_set: Any) -> None:
+        """``message_set`` from the leader is about to be appended: each record batch newer than our latest
+        epoch starts its epoch (Kafka's ``appendAsFollower``); a set without stamped batches (magic 0/1 logs)
+        is counted in the leader's epoch (an approximation for a follower catching up across epochs)."""
+        stamped = list(stamped_epochs(message_set))
+        for epoch, start_offset in stamped:
+            if epoch > self.epochs.latest_epoch:
+                self.epochs.assign(epoch, start_offset)
+        if not stamped and len(message_set):
+            self.epochs.assign(self.leader_epoch, self.log_end_offset)
 
     def epoch_truncation_offset(self, leader_epoch: int, leader_end_offset: int) -> int:
         """Where to truncate after the leader answered OffsetForLeaderEpoch for our latest epoch with

@@ -128,11 +128,11 @@ class Log08(SegmentedLog):
     # -- appending --------------------------------------------------------------------------------------------
 
     def append(
-        self, message_set: bytes | memoryview, assign_offsets: bool = True, flush_due: bool = True
+        self, message_set: Any, assign_offsets: bool = True, flush_due: bool = True, leader_epoch: int = -1
     ) -> LogAppendInfo:
         """Append a message set; returns its first offset, the new log end offset, bytes and messages.
 
-        ``assign_offsets`` (the leader): validate, then number the messages from the log end offset.
+        ``assign_offsets`` (the leader): validate, number from the log end, stamp batches with ``leader_epoch``.
         Otherwise (a follower): validate and keep the offsets, which must increase from the log end
         offset. Validation errors leave the log untouched; a partial trailing entry is dropped. A set larger
         than a segment raises MessageSetSizeTooLargeError. OSError propagates: the broker halts on it.
@@ -145,7 +145,7 @@ class Log08(SegmentedLog):
             leo = self._next_offset
             stamped_at = self._time_ms() if config.log_append_time and config.message_format_magic else -1
             if assign_offsets:
-                data, first, last, count = validate_and_assign(message_set, leo, config, stamped_at)
+                data, first, last, count = validate_and_assign(message_set, leo, config, stamped_at, leader_epoch)
                 producers = self.producer_state.analyze(producer_batches(data)) if data else {}
                 if isinstance(producers, Duplicate):  # a retry: answered with the batch already here
                     return LogAppendInfo(producers.batch.first_offset, producers.batch.last_offset + 1, 0, 0)

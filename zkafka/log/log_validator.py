@@ -3,11 +3,13 @@ bring it to the log's message format and give it offsets from the log end.
 
 A log of magic 0 takes the 0.8 path unchanged (``down_convert.to_magic0`` then ``format08.assign_offsets``,
 the native core's hot path). A log of magic 2 given record batches keeps them as they are (in place: the
-producer's codec, producer id/epoch/sequence and partition leader epoch untouched): each batch is read whole
-(its CRC-32C, count and records checked), gets its base offset, and has its maxTimestamp corrected, set to
-the append time for ``message.timestamp.type=LogAppendTime`` (the CRC written again when either changes).
+producer's codec and producer id/epoch/sequence untouched): each batch is read whole (its CRC-32C, count and
+records checked), gets its base offset and the leader's epoch as its partitionLeaderEpoch (both before the
+CRC, which covers the attributes onward), and has its maxTimestamp corrected, set to the append time for
+``message.timestamp.type=LogAppendTime`` (the CRC written again when either changes).
 Anything else is converted: the set's records (``convert.set_records``; magic-0 messages have timestamp -1)
-become ONE entry of the log's magic with the codec of the set's last compressed entry, as Kafka converts.
+become ONE entry of the log's magic with the codec of the set's last compressed entry, as Kafka converts
+(a batch stamped with the leader's epoch).
 Errors: a batch clients may not write INVALID_RECORD (87), damaged bytes CORRUPT_MESSAGE (2), transactional
 batches, and idempotent ones to a log below v2, UNSUPPORTED_FOR_MESSAGE_FORMAT (43), an entry over
 ``max.message.bytes`` MESSAGE_TOO_LARGE (10). Pure: bytes in, bytes out.
@@ -30,17 +32,23 @@ from zkafka.records.format08 import AssignedSet
 from zkafka.records.message_v1 import TIMESTAMP_TYPE_MASK
 from zkafka.records.record_batch import ATTRIBUTES_AT, read_batch, read_batch_header
 from zkafka.records.record_batch import MAGIC as MAGIC_V2
+from zkafka.records.record_batch import NO_PARTITION_LEADER_EPOCH as NO_EPOCH
 
 _BASE_OFFSET = struct.Struct(">q")
 _CRC = struct.Struct(">I")
+_LEADER_EPOCH = struct.Struct(">i")
+_LEADER_EPOCH_AT = 12
 _ATTRIBUTES = struct.Struct(">h")
 _MAX_TIMESTAMP = struct.Struct(">q")
 _CRC_AT = 17
 _MAX_TIMESTAMP_AT = 35
 
 
-def validate_and_assign(message_set: Any, next_offset: int, config: LogConfig, now_ms: int) -> AssignedSet:
-    """The set checked, in the log's format, numbered from ``next_offset``; a partial tail is dropped."""
+def validate_and_assign(
+    message_set: Any, next_offset: int, config: LogConfig, now_ms: int, leader_epoch: int = NO_EPOCH
+) -> AssignedSet:
+    """The set checked, in the log's format, numbered from ``next_offset`` (batches stamped with
+    ``leader_epoch``); a partial tail is dropped."""
     magic = config.message_format_magic
     limit = config.max_message_size
     if magic == 0:
@@ -51,20 +59,23 @@ def validate_and_assign(message_set: Any, next_offset: int, config: LogConfig, n
     if given is None:
         return AssignedSet(b"", next_offset, next_offset - 1, 0)
     if given == MAGIC_V2 and magic == MAGIC_V2:
-        return assign_batches(data, next_offset, limit, log_append_time)
+        return assign_batches(data, next_offset, limit, log_append_time, leader_epoch)
     if given == MAGIC_V2:
         records, codec = _batch_records(data, magic, limit)
     else:
         records, codec = set_records(data, limit)
     if not records:
         return AssignedSet(b"", next_offset, next_offset - 1, 0)
-    converted = build_set(magic, records, codec, next_offset, log_append_time)
+    converted = build_set(magic, records, codec, next_offset, log_append_time, leader_epoch=leader_epoch)
     _check_size(len(converted), limit)
     return AssignedSet(converted, next_offset, next_offset + len(records) - 1, len(records))
 
 
-def assign_batches(data: bytes, next_offset: int, limit: int, log_append_time: int | None) -> AssignedSet:
-    """Record batches kept as they are, given offsets from ``next_offset`` (see the module docstring)."""
+def assign_batches(
+    data: bytes, next_offset: int, limit: int, log_append_time: int | None, leader_epoch: int = NO_EPOCH
+) -> AssignedSet:
+    """Record batches kept as they are, given offsets from ``next_offset`` and ``leader_epoch`` (see the
+    module docstring)."""
     out = bytearray()
     offset = next_offset
     for pos in batch_positions(data):
@@ -74,6 +85,7 @@ def assign_batches(data: bytes, next_offset: int, limit: int, log_append_time: i
         records = read_batch(data, pos, limit).records
         batch = bytearray(data[pos : pos + header.size])
         _BASE_OFFSET.pack_into(batch, 0, offset)
+        _LEADER_EPOCH.pack_into(batch, _LEADER_EPOCH_AT, leader_epoch)
         attributes, max_timestamp = header.attributes, max(r.timestamp for r in records)
         if log_append_time is not None:
             attributes, max_timestamp = attributes | TIMESTAMP_TYPE_MASK, log_append_time

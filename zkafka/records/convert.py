@@ -50,9 +50,11 @@ def build_set(
     base_offset: int,
     log_append_time: int | None = None,
     producer: tuple[int, int, int] | None = None,
+    leader_epoch: int = -1,
 ) -> bytes:
     """``records`` renumbered from ``base_offset`` as one entry of ``magic`` with ``codec`` (LogAppendTime
-    stamps every record with ``log_append_time``); ``producer`` (id, epoch, base sequence) goes into a batch."""
+    stamps every record with ``log_append_time``); ``producer`` (id, epoch, base sequence) and
+    ``leader_epoch`` (its partitionLeaderEpoch) go into a batch."""
     numbered = [r._replace(offset=base_offset + i) for i, r in enumerate(records)]
     if magic == MAGIC_V2:
         pid, epoch, sequence = producer or (-1, -1, -1)
@@ -63,6 +65,7 @@ def build_set(
             producer_id=pid,
             producer_epoch=epoch,
             base_sequence=sequence,
+            partition_leader_epoch=leader_epoch,
         )
     check_legacy(magic, numbered, codec)
     return legacy_set(magic, numbered, codec, log_append_time)

@@ -180,6 +180,20 @@ def batch_spans(data: Any, start: int = 0) -> Iterator[tuple[int, int]]:
         pos += LOG_OVERHEAD + batch_length
 
 
+def stamped_epochs(data: Any) -> Iterator[tuple[int, int]]:
+    """``(partitionLeaderEpoch, baseOffset)`` of each whole record batch of ``data`` stamped with an epoch (a
+    follower learns its leader's epochs from them); older entries, unstamped batches and a partial tail give
+    none. Reads only the entries' prefixes."""
+    pos = 0
+    while len(data) - pos >= _PREFIX.size:
+        base_offset, length, epoch, magic = _PREFIX.unpack_from(data, pos)
+        if length < 0 or pos + LOG_OVERHEAD + length > len(data):
+            return
+        if magic == MAGIC and epoch >= 0:
+            yield epoch, base_offset
+        pos += LOG_OVERHEAD + length
+
+
 def read_batches(data: Any, max_inflated: int = DEFAULT_MAX_INFLATED) -> Iterator[RecordBatch]:
     """Every whole batch of ``data`` read (``read_batch``), a partial trailing one left out."""
     for pos, _ in batch_spans(data):

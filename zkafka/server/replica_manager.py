@@ -312,7 +312,7 @@ class ReplicaManager:
                     f" fewer than min.insync.replicas {needed}"
                 )
         try:
-            info = partition_log.append(message_set, flush_due=False)
+            info = partition_log.append(message_set, flush_due=False, leader_epoch=hosted.leader_epoch)
             if info.count:
                 # Readers and waiting requests see the new high watermark before a due fsync runs.
                 moved = hosted.maybe_increment_high_watermark()
@@ -371,8 +371,7 @@ class ReplicaManager:
         if hosted is None or hosted.is_leader:
             raise NotLeaderForPartitionError(f"{topic}-{partition} is not followed here")
         try:
-            if len(message_set):
-                hosted.appending_as_follower()
+            hosted.appending_as_follower(message_set)
             hosted.log.append(message_set, assign_offsets=False)
         except OSError as exc:
             if self.on_log_failure is not None:
