@@ -158,9 +158,9 @@ def test_kip_101_scenario_2_replicas_that_diverged_after_a_double_failure_conver
 def test_a_follower_halts_rather_than_truncate_below_its_high_watermark(
     start_cluster, tmp_path, zookeeper_server
 ):
-    cluster = start_cluster()  # unclean.leader.election.enable=false
+    cluster = start_cluster(unclean_leader_election_enable="true")  # the topic's override says false
     a, b, _ = roles(cluster)
-    create_topic_with_assignment(cluster.zk, "halt", f"{a}:{b}")
+    create_topic_with_assignment(cluster.zk, "halt", f"{a}:{b}", {"unclean.leader.election.enable": "false"})
     settle(cluster.zk, cluster.ports, "halt", replicas=2)
     with Client08(cluster.port_of(a)) as client:
         for i in range(10):

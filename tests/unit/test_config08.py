@@ -16,6 +16,7 @@ from zkafka.config08 import (
     topic_config,
 )
 from zkafka.errors import InvalidConfigError
+from zkafka.log.log_config import LogConfig
 from zkafka.server.start import load_broker_config
 
 REPO = Path(__file__).resolve().parents[2]
@@ -130,6 +131,14 @@ def test_topic_overrides():
         parse_topic_overrides({"segmnt.bytes": "1"})
     with pytest.raises(InvalidConfigError, match=r"cleanup\.policy"):
         parse_topic_overrides({"cleanup.policy": "never"})
+
+
+def test_unclean_leader_election_reaches_the_log_config_from_the_broker_and_the_topic():
+    broker = BrokerConfig08({**BASE, "unclean.leader.election.enable": "false"})
+    assert LogConfig.from_broker_config(broker).unclean_leader_election_enable is False
+    overridden = topic_config(broker, {"unclean.leader.election.enable": "true"})
+    assert LogConfig.from_topic_config(overridden).unclean_leader_election_enable is True
+    assert LogConfig.from_topic_config(topic_config(broker, {})).unclean_leader_election_enable is False
 
 
 def test_producer_0_8_keys():

@@ -32,6 +32,7 @@ class LogConfig:
     message_format_magic: int = 0  # what ``message.format.version`` names: the magic the log stores
     log_append_time: bool = False  # ``message.timestamp.type`` LogAppendTime (else CreateTime)
     producer_id_expiration_ms: int = 7 * 24 * 3600 * 1000  # the broker's ``transactional.id.expiration.ms``
+    unclean_leader_election_enable: bool = True  # a follower halts rather than truncate below its HW when off
 
     _TOPIC_KEYS = {
         "segment.bytes": "segment_bytes",
@@ -47,6 +48,7 @@ class LogConfig:
         "file.delete.delay.ms": "file_delete_delay_ms",
         "delete.retention.ms": "delete_retention_ms",
         "min.cleanable.dirty.ratio": "min_cleanable_ratio",
+        "unclean.leader.election.enable": "unclean_leader_election_enable",
     }
 
     @classmethod
@@ -70,6 +72,7 @@ class LogConfig:
             message_format_magic=magic_of(config["log.message.format.version"]),
             log_append_time=config["log.message.timestamp.type"] == "LogAppendTime",
             producer_id_expiration_ms=config["transactional.id.expiration.ms"],
+            unclean_leader_election_enable=config["unclean.leader.election.enable"],
         )
 
     @classmethod

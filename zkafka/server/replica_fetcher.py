@@ -7,10 +7,10 @@ id, ``replica.fetch.wait.max.ms``, ``replica.fetch.min.bytes`` and, per partitio
 ``replica.fetch.max.bytes``. What comes back is appended with the leader's offsets kept; the follower's high
 watermark becomes min(its LEO, the leader's). OFFSET_OUT_OF_RANGE: the leader's log end is asked for (its
 latest offset with this broker's replica id); a leader behind us means truncating to it (unless
-``unclean.leader.election.enable`` is false and it is behind our high watermark: then the broker halts, one
-line naming the partition and the offsets, as 0.8.2's does), a leader whose log
-starts after ours means starting again, empty, at its earliest offset. Other errors and lost connections back
-off and wait for the controller. A response for a partition that moved meanwhile (removed, or re-added at
+``unclean.leader.election.enable`` (the topic's, else the broker's) is false and it is behind our high
+watermark: then the broker halts, one line naming the partition and the offsets, as 0.8.2's does), a leader
+whose log starts after ours means starting again, empty, at its earliest offset. Other errors and lost
+connections back off and wait for the controller. A response for a partition that moved meanwhile (removed, or re-added at
 another offset) is dropped.
 
 A partition added after a leader change is first truncated by leader epoch (KIP-101): one
@@ -55,7 +55,6 @@ class FetcherSettings:
     min_bytes: int = 1
     socket_timeout_ms: int = 30000
     receive_buffer: int = 64 * 1024
-    unclean_leader_election_enable: bool = True
 
     @classmethod
     def from_config(cls, config: Any) -> FetcherSettings:
@@ -67,7 +66,6 @@ class FetcherSettings:
             config["replica.fetch.min.bytes"],
             config["replica.socket.timeout.ms"],
             config["replica.socket.receive.buffer.bytes"],
-            config["unclean.leader.election.enable"],
         )
 
 
@@ -265,11 +263,12 @@ class ReplicaFetcher:
 
     def _truncation_not_allowed(self, tp: TopicPartition, leader_end: int, offset: int) -> bool:
         """With unclean election off, a leader whose log ends below our high watermark lost committed messages:
-        halt rather than truncate them away (0.8.2's ReplicaFetcherThread); True when halted."""
+        halt rather than truncate them away (0.8.2's ReplicaFetcherThread; the topic's override counts, as in
+        Kafka's LogConfig); True when halted."""
         hosted = self.logs.partition(*tp)
         if (
-            self.settings.unclean_leader_election_enable
-            or hosted is None
+            hosted is None
+            or hosted.log.config.unclean_leader_election_enable
             or leader_end >= hosted.high_watermark
         ):
             return False
