@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import signal
 import socket
-import time
+import subprocess
 
 import pytest
 from click.testing import CliRunner
@@ -267,6 +267,14 @@ def test_import_rejects_a_malformed_file_in_one_line(zk_connect, tmp_path):
     )
 
 
+def connections_closed_by_peer(port: int) -> int:
+    """Server-side sockets on ``port`` whose client has closed them and the server has not (``ss``)."""
+    out = subprocess.run(
+        ["ss", "-Htn", "state", "close-wait", f"sport = :{port}"], capture_output=True, text=True, check=True
+    ).stdout
+    return len(out.splitlines())
+
+
 def test_offset_checker_gives_up_on_a_broker_that_stops_answering(
     broker_process, start_broker, zk_connect, zk_client
 ):
@@ -279,7 +287,6 @@ def test_offset_checker_gives_up_on_a_broker_that_stops_answering(
     commit(zk_client, "g", TOPIC, "1-0", 0)
     hung.signal(signal.SIGSTOP)  # still registered and accepting connections, but never answering
     try:
-        started = time.monotonic()
         result = run(
             "offset-checker",
             "--zookeeper",
@@ -290,12 +297,13 @@ def test_offset_checker_gives_up_on_a_broker_that_stops_answering(
             "--socket-timeout-ms",
             "300",
         )
-        elapsed = time.monotonic() - started
+        # the connections it opened wait in the stopped broker's accept queue, closed by the tool (CLOSE-WAIT)
+        dialled = connections_closed_by_peer(hung.port)
     finally:
         hung.signal(signal.SIGCONT)
     assert result.exit_code == 0, result.output
     rows = {r["broker_part"]: r for r in json.loads(result.stdout)["topics"][0]["partitions"]}
     assert rows["0-0"]["log_size"] == end
     assert all("did not answer within 300 ms" in rows[f"1-{p}"]["error"] for p in range(4))
-    # One timeout (and SimpleConsumer's one retry) for the broker: 0.6 s, where one per partition is 2.4 s.
-    assert elapsed < 1.8
+    # one timeout (and SimpleConsumer's one retry) for the broker, where one per partition would be 4 (or 8)
+    assert 1 <= dialled <= 2
