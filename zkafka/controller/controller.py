@@ -222,10 +222,22 @@ class KafkaController(AdminTasks, ControllerElection):
     def _replica_deleted(
         self, broker_id: int, request: StopReplicaRequestV0, check: Callable, response
     ) -> None:
-        """A StopReplica(delete=1) answered: the topics' deletion may go on (0.8.2's TopicDeletionManager)."""
+        """A StopReplica(delete=1) answered: the deletion of the topics it deleted without error may go on;
+        a partition the broker refused is sent again on a later pass (0.8.2's TopicDeletionManager)."""
         check(response)
-        for partition in request.partitions:
-            self._replicas_deleted.setdefault(partition.topic, set()).add(broker_id)
+        refused = {(p.topic, p.partition) for p in getattr(response, "partitions", ()) if p.error}
+        if getattr(response, "error", 0):
+            refused = {(p.topic, p.partition) for p in request.partitions}
+        for topic in {p.topic for p in request.partitions} - {topic for topic, _ in refused}:
+            self._replicas_deleted.setdefault(topic, set()).add(broker_id)
+        if refused and self._planner is not None:
+            self._planner.stop_failed(broker_id, refused)
+            self.client.handler.spawn(self._wake_after, RETRY_AFTER_ERROR_S)
+        else:
+            self._wake.set()
+
+    def _wake_after(self, seconds: float) -> None:
+        self.client.handler.sleep_func(seconds)
         self._wake.set()
 
     # -- controlled shutdown ---------------------------------------------------------------------------

@@ -110,6 +110,13 @@ class RequestPlanner:
         if told is not None:
             told.stopped.update(partitions)
 
+    def stop_failed(self, broker_id: int, partitions: Iterable[TopicPartition]) -> None:
+        """A StopReplica the broker refused for these partitions: the next plan sends it again (0.8.2's
+        TopicDeletionManager marks such a replica ineligible and retries its deletion)."""
+        told = self.told.get(broker_id)
+        if told is not None:
+            told.stopped.difference_update(partitions)
+
     def plan(self, view: ClusterView) -> list[tuple[int, Any]]:
         """The requests to send, as ``(broker id, request body)`` in sending order; records them as told."""
         for gone in [b for b in self.told if b not in view.brokers]:

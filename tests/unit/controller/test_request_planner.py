@@ -137,6 +137,18 @@ def test_a_deleted_topic_gets_stop_replica_with_delete_then_leader_minus_2():
     assert {e.state.leader for e in requests[0][1].partition_states} == {-2}
 
 
+def test_a_stop_replica_a_broker_refused_is_sent_again_for_the_refused_partitions_only():
+    planner = RequestPlanner(CONTROLLER, EPOCH)
+    planner.plan(view(states(), ASSIGN, brokers(1, 2)))
+    deleting = view(states(), ASSIGN, brokers(1, 2), deleting=frozenset({"t"}))
+    assert names(planner.plan(deleting)) == [(1, "StopReplicaRequestV0"), (2, "StopReplicaRequestV0")]
+    assert planner.plan(deleting) == []  # told once
+    planner.stop_failed(2, [("t", 1)])
+    ((broker, again),) = planner.plan(deleting)
+    assert broker == 2 and again.delete_partitions == 1
+    assert [(p.topic, p.partition) for p in again.partitions] == [("t", 1)]
+
+
 def test_a_topic_deleted_and_created_again_with_the_same_replicas_is_told_in_full():
     """Its leader epochs and znode versions start at 0 again: what the old topic was told is forgotten."""
     for seen_gone in (True, False):  # the recreation seen after a view without the topic, or at once
