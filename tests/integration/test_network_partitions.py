@@ -1,6 +1,6 @@
 """Network partition drills: three 0.8 broker processes, a topic with 3 replicas, min.insync.replicas=2, and
 acks=-1 load on the raw wire, while iptables drops packets on loopback (tests/support/netcut.py): the leader
-cut off from ZooKeeper but not from its clients or followers, then the leader cut off from its followers (and
+cut off from ZooKeeper but not from its clients or followers (once a plain leader, once also the controller), then the leader cut off from its followers (and
 the controller) but not from ZooKeeper or its clients. After healing each checks that every acknowledged
 message is in the log at its offset, that no consumer was given a message later truncated away, and that every
 replica's log equals the leader's, record by record. Figures go to the terminal summary ("drill figures").
@@ -8,6 +8,7 @@ replica's log equals the leader's, record by record. Figures go to the terminal 
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 
@@ -16,6 +17,7 @@ import pytest
 from tests.support.drills import FIGURES, check_no_loss, settle
 from tests.support.netcut import CLIENTS_ADDRESS
 from tests.support.replication import AckedProducer, WatchingConsumer, zk_state
+from zkafka.admin.topics import create_topic_with_assignment
 from zkafka.utils import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(180)]
@@ -63,10 +65,18 @@ def finish(cluster, producer, consumer, drill: str, **figures) -> None:
     print(f"\n{drill}: " + ", ".join(f"{k}={v}" for k, v in figures.items()))
 
 
-def test_a_leader_cut_off_from_zookeeper_is_fenced_and_rejoins_as_follower(start_cluster, netcut):
+@pytest.mark.parametrize("also_controller", [False, True], ids=["leader", "leader-and-controller"])
+def test_a_leader_cut_off_from_zookeeper_is_fenced_and_rejoins_as_follower(
+    start_cluster, netcut, also_controller
+):
     cluster = start_cluster(**PROPS)
-    (first,) = cluster.topic("zkcut", seed=5)
-    old = first.leader
+    controller = json.loads(cluster.zk.get("/controller")[0])["brokerid"]
+    old = controller if also_controller else next(b for b in (1, 2, 3) if b != controller)
+    others = [b for b in (1, 2, 3) if b != old]
+    # the cut-off controller's session expires too: another broker takes over and elects the new leader
+    create_topic_with_assignment(cluster.zk, "zkcut", ":".join(map(str, [old, *others])))
+    (first,) = settle(cluster.zk, cluster.ports, "zkcut")
+    assert first.leader == old
     # a client that asks the cut-off leader for metadata is told it still leads (its view is stale until
     # it hears from ZooKeeper again); this one asks the others first, as a client whose first try fails does
     others_first = lambda: sorted(cluster.ports(), key=lambda p: p == cluster.port_of(old))  # noqa: E731
@@ -91,7 +101,7 @@ def test_a_leader_cut_off_from_zookeeper_is_fenced_and_rejoins_as_follower(start
     settle(cluster.zk, cluster.ports, "zkcut")  # it registered again and follows, in the ISR
     rejoined_s = time.monotonic() - healed
     finish(
-        cluster, producer, consumer, "leader cut off from ZooKeeper", cut_off=old,
+        cluster, producer, consumer, "leader" + (" and controller" if also_controller else "") + " cut off from ZooKeeper", cut_off=old,
         new_leader_after_s=round(new_leader_s, 2), acks_resumed_after_s=round(acks_resumed_s, 2),
         rejoined_after_heal_s=round(rejoined_s, 2), cut_s=round(healed - cut, 2),
     )  # fmt: skip
