@@ -1,9 +1,10 @@
 """Network partition drills: three 0.8 broker processes, a topic with 3 replicas, min.insync.replicas=2, and
 acks=-1 load on the raw wire, while iptables drops packets on loopback (tests/support/netcut.py): the leader
-cut off from ZooKeeper but not from its clients or followers (once a plain leader, once also the controller), then the leader cut off from its followers (and
-the controller) but not from ZooKeeper or its clients. After healing each checks that every acknowledged
-message is in the log at its offset, that no consumer was given a message later truncated away, and that every
-replica's log equals the leader's, record by record. Figures go to the terminal summary ("drill figures").
+cut off from ZooKeeper but not from its clients or followers (once a plain leader, once also the controller),
+then the leader cut off from its followers (and the controller) but not from ZooKeeper or its clients. After
+healing each checks that every acknowledged message is in the log at its offset, that no consumer was given a
+message later truncated away, and that every replica's log equals the leader's, record by record. Figures go
+to the terminal summary ("drill figures").
 """
 
 from __future__ import annotations
