@@ -75,12 +75,13 @@ class FetchedPartition:
         check_error(self.error, f"fetch of {self.topic}-{self.partition} at offset {self.fetch_offset}")
 
     def _extent(self) -> tuple[int | None, int]:
-        """The offset of the last whole top-level entry (None if none) and the bytes of the whole entries,
-        read from the entries' lengths."""
+        """The offset of the last whole top-level entry (a record batch's: its last; None if none) and the
+        bytes of the whole entries, read from the entries' lengths."""
         if self._extent_read is None:
             lib = native.lib
-            if lib is not None and not self.has_batches:
-                self._extent_read = lib.extent08(self.data)
+            if lib is not None:  # one pass over the lengths, which also tells whether any entry is a batch
+                last, valid, self._batches = lib.extent08(self.data)
+                self._extent_read = (last, valid)
             else:
                 last, valid = None, 0
                 for offset, position, size in entries(self.data):
@@ -92,7 +93,10 @@ class FetchedPartition:
     def has_batches(self) -> bool:
         """Whether the data holds record batches (message format v2: a Fetch v4+ answer of such a log)."""
         if self._batches is None:
-            self._batches = has_batches(self.data)
+            if native.lib is not None:
+                self._extent()
+            else:
+                self._batches = has_batches(self.data)
         return self._batches
 
     def _with_batches(self, messages_of: Callable[[Any], Iterator], from_record: Callable) -> Iterator:

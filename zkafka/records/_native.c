@@ -542,25 +542,30 @@ fail:
     return NULL;
 }
 
-/* Where a 0.8 fetch answer's whole entries end and the offset of the last of them, from the entries' lengths
- * and offsets only (as entries.spans reads them): what a consumer asks for next, known before decoding. */
+/* Where a 0.8 fetch answer's whole entries end, the offset of the last of them (a record batch's: its last
+ * one) and whether any is a record batch, from the entries' lengths, offsets and magics only (as entries.spans
+ * reads them): what a consumer asks for next, known before decoding. */
 static PyObject *native_extent08(PyObject *mod, PyObject *args) {
     Py_buffer b;
     if (!PyArg_ParseTuple(args, "y*:extent08", &b)) return NULL;
     const unsigned char *d = b.buf;
     Py_ssize_t pos = 0;
     long long last = -1;
-    int any = 0;
+    int any = 0, batches = 0;
     while (b.len - pos >= LINE08.overhead) {
         int32_t size = rd_i32(d + pos + LINE08.size_at);
         if (size < LINE08.fast_min || size > b.len - pos - LINE08.overhead) break;
         last = rd_i64(d + pos);
+        if (d[pos + 16] == 2) {
+            batches = 1;
+            if (size >= 49) last += rd_i32(d + pos + 23); /* lastOffsetDelta */
+        }
         any = 1;
         pos += LINE08.overhead + size;
     }
     PyBuffer_Release(&b);
-    if (!any) return Py_BuildValue("On", Py_None, pos);
-    return Py_BuildValue("Ln", last, pos);
+    if (!any) return Py_BuildValue("OnO", Py_None, pos, Py_False);
+    return Py_BuildValue("LnO", last, pos, batches ? Py_True : Py_False);
 }
 
 /* The log's search after an index lookup (format08.find_offset): (offset, position) of the first whole 0.8
@@ -962,8 +967,9 @@ static PyMethodDef native_methods[] = {
      "first, first + 1, ... when spread is None, else spread holds them all as native int64s; last_offset "
      "is the highest offset read (-1: none)."},
     {"extent08", native_extent08, METH_VARARGS,
-     "extent08(data) -> (last_offset, end): the offset of the last whole 0.8 entry (None: none) and where the "
-     "whole entries end, reading lengths and offsets only (entries.spans' rules)."},
+     "extent08(data) -> (last_offset, end, batches): the offset of the last whole 0.8 entry (a record batch's: "
+     "its last; None: none), where the whole entries end and whether any is a record batch, reading lengths, "
+     "offsets and magics only (entries.spans' rules)."},
     {"find_offset08", native_find_offset08, METH_VARARGS,
      "find_offset08(data, target, start, end=-1) -> (offset, position) | None: the first whole 0.8 entry from "
      "start (before end; -1: the data's end) whose offset (a record batch's: its last) is at or past target, "

@@ -8,7 +8,10 @@ from zkafka.consumer.simple08 import FetchedPartition
 from zkafka.errors import MessageSizeTooLargeError, OffsetOutOfRangeError
 from zkafka.records import native
 from zkafka.records.compression import GZIP, SNAPPY
+from zkafka.records.default_record import Record
+from zkafka.records.fetched import has_batches
 from zkafka.records.format08 import assign_offsets, build_message_set, entries
+from zkafka.records.record_batch import build_batch
 
 # The codec's decoding, checks and offset assignment run on the native core and on the pure path.
 pytestmark = pytest.mark.usefixtures("codec_path")
@@ -83,20 +86,29 @@ def test_next_offset_whichever_way_the_messages_were_read(codec):
 
 
 @given(
-    st.lists(st.tuples(st.integers(0, 2**40), st.binary(max_size=20)), max_size=6),
+    st.lists(st.tuples(st.integers(0, 2**40), st.binary(max_size=20), st.booleans()), max_size=6),
     st.integers(0, 200),
     st.binary(max_size=16),
 )
 def test_the_native_extent_reads_lengths_as_the_entry_walker_does(entries_, cut, junk):
-    """What a fetch asks for next before decoding (``next_offset``, ``valid_bytes``): the same on both paths,
-    for whole entries, a cut one and garbage lengths alike."""
-    data = b"".join(assign_offsets(build_message_set([(None, v)]), offset).data for offset, v in entries_)
+    """What a fetch asks for next before decoding (``next_offset``, ``valid_bytes``, ``has_batches``): the
+    same on both paths, for messages, record batches (their last offset), a cut entry and garbage alike."""
+    data = b"".join(_entry(offset, v, batch) for offset, v, batch in entries_)
     data = data[: max(0, len(data) - cut)] + junk
     last, valid = None, 0
     for offset, position, size in entries(data):
         last, valid = offset, position + size
     if native.built is not None:
-        assert native.built.extent08(data) == (last, valid)
+        assert native.built.extent08(data) == (last, valid, has_batches(data))
     part = fetched(data, 7)
     assert part.valid_bytes == valid
     assert part.next_offset == (7 if last is None else max(last + 1, 7))
+    assert part.has_batches == has_batches(data)
+
+
+def _entry(offset: int, value: bytes, batch: bool) -> bytes:
+    """A message at ``offset``, or a batch of ``value``'s bytes as records ending at ``offset``."""
+    if not batch:
+        return assign_offsets(build_message_set([(None, value)]), offset).data
+    records = [Record(offset - len(value) + i, 0, None, bytes([b])) for i, b in enumerate(value or b"x")]
+    return build_batch(records)
