@@ -1,14 +1,18 @@
 """Replication on the 0.8 line, three broker processes on loopback, in one run:
 
 1. produce throughput (``zkafka perf produce``, sync, 100-byte messages, batch 200, one partition) with
-   replication factor 1 and 3 and acks 1 and -1;
-2. failover: time from a leader's kill -9 to the next acks=-1 acknowledgement from the new leader (and to the
+   replication factor 1 and 3, acks 1 and -1, and 1 and 5 requests in flight;
+2. acks=-1 latency on replication factor 3: a sync producer sends 200-message requests paced at half the rate
+   measured with one in flight; each request's time from send to acknowledgement (the messages are then on
+   every in-sync replica), p50 and p99;
+3. failover: time from a leader's kill -9 to the next acks=-1 acknowledgement from the new leader (and to the
    state znode naming it), with ``zookeeper.session.timeout.ms`` as the floor it waits out; each round restarts
    the killed broker and waits for a full ISR;
-3. a follower's catch-up rate: a follower stopped while the leader takes MESSAGES messages, started again;
-   the bytes it fetched over the time from its registration to its return to the ISR.
+4. a follower's catch-up rate: a follower stopped while the leader takes ``--catch-up-mb`` MB (10 KB
+   messages), started again; the bytes it fetched over the time from its registration to its return to the ISR.
 
-    python benchmarks/replication.py --messages 100000 --rounds 3
+    python benchmarks/replication.py                      # the full run: 1 GB behind
+    python benchmarks/replication.py --messages 100000 --rounds 0 --catch-up-mb 100   # a quick one
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from zkafka.utils import wait_until  # noqa: E402
 from zkafka.zk.paths08 import PartitionState  # noqa: E402
 
 BROKERS = (1, 2, 3)
+IN_FLIGHT = (1, 5)
 SESSION_MS = 6000  # 0.8's default zookeeper.session.timeout.ms
 
 
@@ -58,7 +63,6 @@ class Cluster:
             name=f"broker08-{broker_id}",
             broker_id=str(broker_id),
             zookeeper_session_timeout_ms=str(SESSION_MS),
-            replica_fetch_wait_max_ms="100",
             replica_lag_time_max_ms="3000",
         )
         self.procs[broker_id], self.ports[broker_id] = proc, port
@@ -89,19 +93,40 @@ class Cluster:
         self.zk.stop()
 
 
-def throughput(cluster: Cluster, messages: int) -> list[tuple[int, str, dict]]:
-    rows = []
+def throughput(cluster: Cluster, messages: int) -> dict[tuple[int, str, int], dict]:
+    """perf produce's result by (replication factor, acks, requests in flight)."""
+    results = {}
     for rf in (1, 3):
         for acks in ("1", "-1"):
-            topic = f"rf{rf}-acks{acks.replace('-', 'all')}"
-            cluster.topic(topic, rf)
-            result = perf(
-                "produce", "--broker-list", cluster.broker_list(), "--topic", topic,
-                "--messages", str(messages), "--message-size", "100", "--batch-size", "200",
-                "--request-required-acks", acks,
-            )  # fmt: skip
-            rows.append((rf, acks, result))
-    return rows
+            for in_flight in IN_FLIGHT:
+                topic = f"rf{rf}-acks{acks.replace('-', 'all')}-{in_flight}"
+                cluster.topic(topic, rf)
+                results[(rf, acks, in_flight)] = perf(
+                    "produce", "--broker-list", cluster.broker_list(), "--topic", topic,
+                    "--messages", str(messages), "--message-size", "100", "--batch-size", "200",
+                    "--request-required-acks", acks, "--max-in-flight", str(in_flight),
+                )  # fmt: skip
+    return results
+
+
+def latency(cluster: Cluster, rate: float, seconds: float) -> list[float]:
+    """Send → acknowledgement times (s) of acks=-1 requests of 200 100-byte messages to a replication factor 3
+    topic, sent at ``rate`` messages/s for ``seconds``."""
+    cluster.topic("latency", 3)
+    values = [b"x" * 100] * 200
+    interval = len(values) / rate
+    config = {"metadata.broker.list": cluster.broker_list(), "request.required.acks": "-1"}
+    times = []
+    with Producer08(config) as producer:
+        producer.send_batch("latency", values)  # metadata and connection before the clock
+        begin = next_send = time.monotonic()
+        while next_send - begin < seconds:
+            time.sleep(max(0.0, next_send - time.monotonic()))
+            sent = time.monotonic()
+            producer.send_batch("latency", values)
+            times.append(time.monotonic() - sent)
+            next_send += interval
+    return sorted(times)
 
 
 def failover(cluster: Cluster, rounds: int) -> list[tuple[int, float, float]]:
@@ -137,7 +162,7 @@ def failover(cluster: Cluster, rounds: int) -> list[tuple[int, float, float]]:
     return out
 
 
-def catch_up(cluster: Cluster, messages: int) -> tuple[int, float, float]:
+def catch_up(cluster: Cluster, megabytes: int) -> tuple[int, float, float]:
     """(bytes the follower fetched, s from its registration to the ISR, s from its start to registration)."""
     state = cluster.topic("catchup", 3)
     follower = next(b for b in state.isr if b != state.leader)
@@ -146,8 +171,9 @@ def catch_up(cluster: Cluster, messages: int) -> tuple[int, float, float]:
     proc.wait(60)
     cluster.full_isr("catchup", 2)
     perf(
-        "produce", "--broker-list", cluster.broker_list(), "--topic", "catchup", "--messages", str(messages),
-        "--message-size", "100", "--batch-size", "200", "--request-required-acks", "1",
+        "produce", "--broker-list", cluster.broker_list(), "--topic", "catchup",
+        "--messages", str(megabytes * 100), "--message-size", "10000", "--batch-size", "100",
+        "--request-required-acks", "1", "--max-in-flight", "5",
     )  # fmt: skip
     leader_log = Path(cluster.work, f"broker08-{state.leader}", "catchup-0")
     size = sum(f.stat().st_size for f in leader_log.glob("*.log"))
@@ -162,8 +188,13 @@ def catch_up(cluster: Cluster, messages: int) -> tuple[int, float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=100_000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3, help="leader kills (0: none)")
+    parser.add_argument("--catch-up-mb", type=int, default=1024, help="how far behind the follower restarts")
+    parser.add_argument("--latency-seconds", type=float, default=5.0)
     options = parser.parse_args()
+    os.environ["PYTHONPATH"] = (
+        ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")
+    )  # brokers and perf: this checkout
     work = tempfile.mkdtemp(prefix="replication-bench-")
     try:
         with ZooKeeperServer(os.path.join(work, "zk")) as zk:
@@ -173,18 +204,15 @@ def main() -> None:
                     cluster.start(b)
                 wait_until(lambda: len(cluster.zk.get_children("/brokers/ids")) == 3, 30)
                 rows = throughput(cluster, options.messages)
+                half = rows[(3, "-1", 1)]["messages_per_sec"] / 2
+                times = latency(cluster, half, options.latency_seconds)
                 kills = failover(cluster, options.rounds)
-                fetched, catch_up_s, startup_s = catch_up(cluster, options.messages)
+                fetched, catch_up_s, startup_s = catch_up(cluster, options.catch_up_mb)
             finally:
                 cluster.stop()  # before ZooKeeper goes: a clean stop closes their sessions
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print("| replication factor | acks | messages | MB/s | messages/s |\n|---|---|---|---|---|")
-    for rf, acks, result in rows:
-        print(
-            f"| {rf} | {acks} | {result['total_messages']} | {result['mb_per_sec']:.2f} "
-            f"| {result['messages_per_sec']:.0f} |"
-        )
+    report(rows, half, times)
     print(f"\nkill -9 of the leader (zookeeper.session.timeout.ms={SESSION_MS}):")
     for leader, elected_s, acked_s in kills:
         print(
@@ -193,6 +221,24 @@ def main() -> None:
     print(
         f"\nfollower catch-up: {fetched / 1e6:.1f} MB in {catch_up_s:.2f} s from registration to the ISR"
         f" ({fetched / 1e6 / catch_up_s:.1f} MB/s; the broker took {startup_s:.2f} s to register)"
+    )
+
+
+def report(rows: dict[tuple[int, str, int], dict], rate: float, times: list[float]) -> None:
+    columns = [(acks, n) for acks in ("1", "-1") for n in IN_FLIGHT]
+    print("messages/s (100-byte messages, batch 200, one partition):\n")
+    print("| topic | " + " | ".join(f"acks={a}, {n} in flight" for a, n in columns) + " |")
+    print("|---|" + "---:|" * len(columns))
+    for rf in (1, 3):
+        cells = " | ".join(f"{rows[(rf, a, n)]['messages_per_sec'] / 1e6:.2f} M" for a, n in columns)
+        print(f"| RF {rf} | {cells} |")
+    most = IN_FLIGHT[-1]
+    ratio = rows[(3, "-1", most)]["messages_per_sec"] / rows[(1, "1", most)]["messages_per_sec"]
+    print(f"\nRF 3 acks=-1 / RF 1 acks=1, {most} in flight: {ratio:.2f}")
+    p50, p99 = times[len(times) // 2], times[min(len(times) - 1, int(len(times) * 0.99))]
+    print(
+        f"\nacks=-1 RF 3 at {rate / 1e3:.0f} k messages/s ({len(times)} requests of 200): send to acknowledgement"
+        f" p50 {p50 * 1e3:.2f} ms, p99 {p99 * 1e3:.2f} ms"
     )
 
 
