@@ -139,6 +139,7 @@ class BrokerConfig08(Config):
         choice_key("log.message.timestamp.type", "CreateTime", TIMESTAMP_TYPES),
         long_key("log.flush.interval.messages", LONG_MAX, 1),
         int_key("transactional.id.expiration.ms", 7 * 24 * HOUR_MS, 1),  # 2.x: producer ids expire with it
+        int_key("producer.id.expiration.check.interval.ms", 600000, 1),
         long_key("log.segment.delete.delay.ms", 60000, 0),
         long_key("log.flush.scheduler.interval.ms", LONG_MAX),
         long_key("log.flush.interval.ms", lambda c: c["log.flush.scheduler.interval.ms"]),

@@ -74,7 +74,9 @@ class LogManager08:
         self.log_dirs = [os.fspath(d) for d in log_dirs]
         self.default_config = default_config
         self.topic_configs: dict[str, LogConfig] = dict(topic_configs or {})
-        self._topic_overrides = topic_overrides  # a topic's /config/topics settings (None: none, or unknown yet)
+        self._topic_overrides = (
+            topic_overrides  # a topic's /config/topics settings (None: none, or unknown yet)
+        )
         self._time_ms = time_ms
         self._offload = offload
         self._on_open_log = on_open_log  # told every log opened or created (the broker's metrics)
@@ -263,6 +265,15 @@ class LogManager08:
         if total:
             logger.info("log retention deleted %d segment(s)", total)
         return total
+
+    def remove_expired_producers(self, now_ms: int | None = None) -> int:
+        """Forget, in every log, the producers idle past ``transactional.id.expiration.ms`` (2.x's periodic
+        check, every ``producer.id.expiration.check.interval.ms``); how many were forgotten."""
+        now = self._time_ms() if now_ms is None else now_ms
+        expired = sum(len(log.producer_state.remove_expired(now)) for log in self.all_logs())
+        if expired:
+            logger.info("%d producer ids expired", expired)
+        return expired
 
     def _schedule(self, delay_ms: int, task: Callable[[], object]) -> None:
         heapq.heappush(self._delayed, (self._time_ms() + delay_ms, next(self._sequence), task))

@@ -265,6 +265,8 @@ class KafkaServer08(BrokerServer):
         self.schedule(checkpoint_s, checkpoint_s, logs.checkpoint_recovery_points)
         self.schedule(retention_s, retention_s, logs.cleanup_logs)
         self.schedule(flush_s, flush_s, logs.flush_due)
+        producers_s = config["producer.id.expiration.check.interval.ms"] / MS
+        self.schedule(producers_s, producers_s, logs.remove_expired_producers)
         hw_s = config["replica.high.watermark.checkpoint.interval.ms"] / MS
         self.schedule(hw_s, hw_s, self.replica_manager.checkpoint_high_watermarks)
         shrink_s = config["replica.lag.time.max.ms"] / MS / 2

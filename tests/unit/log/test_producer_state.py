@@ -117,7 +117,9 @@ def test_expiration_and_the_log_start_forget_producers():
 
 def test_a_snapshot_keeps_each_producers_epoch_and_last_batch_and_refuses_damage():
     state = ProducerStateManager("t-0")
-    appended(state, batch(pid=1, epoch=2, first_seq=0, count=4), batch(pid=1, epoch=2, first_seq=4, first_offset=4))
+    appended(
+        state, batch(pid=1, epoch=2, first_seq=0, count=4), batch(pid=1, epoch=2, first_seq=4, first_offset=4)
+    )
     appended(state, batch(pid=2, first_seq=0, count=3, first_offset=5))
     data = state.snapshot()
     assert len(data) == 2 + 4 + 4 + 2 * 46  # version, crc, count, two entries
@@ -140,8 +142,8 @@ def open_log(path, **settings) -> Log08:
     return Log08(str(path), "t", 0, config, time_ms=Clock(NOW), need_recovery=False)
 
 
-def idempotent(seq: int, *values: bytes, pid: int = 7, epoch: int = 0) -> bytes:
-    records = [Record(i, NOW, None, v) for i, v in enumerate(values)]
+def idempotent(seq: int, *values: bytes, pid: int = 7, epoch: int = 0, timestamp: int = NOW) -> bytes:
+    records = [Record(i, timestamp, None, v) for i, v in enumerate(values)]
     return build_batch(records, producer_id=pid, producer_epoch=epoch, base_sequence=seq)
 
 
@@ -183,3 +185,22 @@ def test_truncation_rebuilds_the_state_and_a_follower_keeps_the_leaders(tmp_path
     follower.truncate_to(2)
     assert follower.producer_state.producers[7].last_seq == 1
     assert follower.append(idempotent(2, b"c")).first_offset == 2 and follower.log_end_offset == 3
+
+
+def test_the_log_manager_forgets_producers_idle_past_the_expiration_on_its_periodic_check(tmp_path):
+    from zkafka.log.log_manager08 import LogManager08
+
+    clock = Clock(NOW)
+    config = LogConfig(message_format_magic=2, producer_id_expiration_ms=60_000)
+    logs = LogManager08([str(tmp_path)], config, time_ms=clock)
+    log = logs.create_log("t", 0)
+    log.append(idempotent(0, b"a"))
+    log.append(idempotent(0, b"x", pid=8))
+    clock.now = NOW + 30_000
+    log.append(idempotent(1, b"b", timestamp=clock.now))  # producer 8 goes quiet (batches' CreateTime)
+    clock.now = NOW + 60_001
+    assert logs.remove_expired_producers() == 1 and set(log.producer_state.producers) == {7}
+    with pytest.raises(UnknownProducerIdError):
+        log.append(idempotent(1, b"y", pid=8))
+    assert log.append(idempotent(2, b"c")).first_offset == 3
+    logs.close()
