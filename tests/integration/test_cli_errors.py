@@ -282,6 +282,7 @@ BROKER_COMMANDS = {  # "{broker}": the broker list
     "consumer-groups --list": ["consumer-groups", "--bootstrap-server", "{broker}", "--list"],
     "consumer-groups --describe": ["consumer-groups", "--bootstrap-server", "{broker}", "--describe", "--group", "g"],
     "offset-checker": ["offset-checker", "--bootstrap-server", "{broker}", "--group", "g"],
+    "get-offsets": ["get-offsets", "--bootstrap-server", "{broker}", "--topic", "t"],
     "perf produce": ["perf", "produce", "--broker-list", "{broker}", "--topic", "t", "--messages", "10"],
     "perf consume --bootstrap-server": ["perf", "consume", "--bootstrap-server", "{broker}", "--topic", "t"],
     "perf consume --broker-list": ["perf", "consume", "--broker-list", "{broker}", "--topic", "t"],

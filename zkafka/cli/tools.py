@@ -251,3 +251,42 @@ def zk_tree(
             click.echo(line)
     for path in absent:
         click.echo(f"{path} (absent)")
+
+
+@main.command("get-offsets", short_help="Each partition's offset at a time (GetOffsetShell).")
+@click.option(
+    "--bootstrap-server", "--broker-list", "bootstrap_server", required=True, metavar="HOST:PORT[,...]",
+    help="Brokers to ask for the topics' leaders.",
+)  # fmt: skip
+@click.option(
+    "--topic", default=".*", show_default=True, help="Topic name, or a regular expression of names."
+)
+@click.option("--partitions", default="", metavar="P[,P...]", help="Only these partitions (default: all).")
+@click.option(
+    "--time", "time_ms", type=int, default=-1, show_default=True,
+    help="-1 the log end, -2 the log start, else a timestamp (ms): the first record stamped at or after it.",
+)  # fmt: skip
+@socket_timeout_option
+def get_offsets_command(
+    bootstrap_server: str, topic: str, partitions: str, time_ms: int, socket_timeout_ms: int
+) -> None:
+    """Print topic:partition:offset for every partition, asked of its leader (ListOffsets v1+, as
+    kafka-get-offsets.sh does; v0, with a note on stderr, where a log has no timestamps)."""
+    from zkafka.client08.topic_metadata import parse_broker_list
+    from zkafka.tools.get_offset_shell import get_offsets, offset_lines
+
+    try:
+        wanted = [int(p) for p in partitions.split(",") if p.strip()]
+    except ValueError:
+        raise click.BadParameter(
+            f"{partitions!r} is not a list of partition numbers", param_hint="--partitions"
+        ) from None
+    if time_ms < -2:
+        raise click.BadParameter(f"{time_ms}: give -1, -2 or a timestamp in ms", param_hint="--time")
+    offsets = get_offsets(
+        parse_broker_list(bootstrap_server), topic, time_ms, wanted, timeout_ms=socket_timeout_ms
+    )
+    for note in sorted({f"{o.topic}-{o.partition}: {o.note}" for o in offsets if o.note}):
+        _err(note)
+    for line in offset_lines(offsets):
+        click.echo(line)

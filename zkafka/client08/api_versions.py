@@ -13,19 +13,26 @@ import logging
 from typing import Any
 
 from zkafka.errors import KafkaError
-from zkafka.protocol.api_keys import FETCH, INIT_PRODUCER_ID, PRODUCE
+from zkafka.protocol.api_keys import FETCH, INIT_PRODUCER_ID, LIST_OFFSETS, PRODUCE
 from zkafka.protocol.api_versions import ApiVersionsRequestV0, ApiVersionsRequestV3
 from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.fetch import MAX_VERSION as FETCH_MAX
+from zkafka.protocol.offsets import MAX_VERSION as LIST_OFFSETS_MAX
 from zkafka.protocol.produce import MAX_VERSION as PRODUCE_MAX
 
 log = logging.getLogger(__name__)
 
 CLIENT_SOFTWARE_NAME = "zkafka"
 CLIENT_SOFTWARE_VERSION = "0.8"
-# The newest version of each API zkafka's clients read and write; the rest (ListOffsets, Metadata, the
-# offset and group APIs) go at the versions they always sent; InitProducerId for enable.idempotence.
-CLIENT_VERSIONS = {PRODUCE: PRODUCE_MAX, FETCH: FETCH_MAX, INIT_PRODUCER_ID: 4}
+# The newest version of each API zkafka's clients read and write; the rest (Metadata, the offset and group
+# APIs) go at the versions they always sent; InitProducerId for enable.idempotence; ListOffsets v1+ for an
+# offset by timestamp (v0 for offsets before a time).
+CLIENT_VERSIONS = {
+    PRODUCE: PRODUCE_MAX,
+    FETCH: FETCH_MAX,
+    INIT_PRODUCER_ID: 4,
+    LIST_OFFSETS: LIST_OFFSETS_MAX,
+}
 OLD_DIALECT: dict[int, int] = {}  # 0.8.2: every API at v0
 
 
@@ -39,7 +46,9 @@ def negotiate(channel: Any) -> dict[int, int]:
         codec.api_versions = OLD_DIALECT
         return OLD_DIALECT
     try:
-        response = channel.request(ApiVersionsRequestV3(CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION), retries=0)
+        response = channel.request(
+            ApiVersionsRequestV3(CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION), retries=0
+        )
         if response.error == ErrorCode.UNSUPPORTED_VERSION:
             response = channel.request(ApiVersionsRequestV0(), retries=0)
     except (KafkaError, OSError) as exc:
@@ -59,4 +68,3 @@ def negotiate(channel: Any) -> dict[int, int]:
 def version_for(channel: Any, api_key: int) -> int:
     """The version of ``api_key`` to send on ``channel`` (0 when the broker or the dialect has no newer)."""
     return negotiate(channel).get(api_key, 0)
-

@@ -18,9 +18,9 @@ from zkafka.client08.api_versions import version_for
 from zkafka.client08.channel import broker_channel, check_error
 from zkafka.config08 import DEFAULT_FETCH_MESSAGE_MAX_BYTES
 from zkafka.consumer.fetched_partition08 import FetchedPartition
-from zkafka.errors import UnknownError
+from zkafka.errors import UnknownError, UnsupportedVersionError
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
-from zkafka.protocol.api_keys import FETCH
+from zkafka.protocol.api_keys import FETCH, LIST_OFFSETS
 from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.fetch import (
     CONSUMER_REPLICA_ID,
@@ -37,12 +37,19 @@ from zkafka.protocol.offset_commit import (
     OffsetFetchRequestTopic,
     OffsetFetchRequestV0,
 )
-from zkafka.protocol.offsets import ListOffsetsRequestPartition, ListOffsetsRequestTopic, ListOffsetsRequestV0
+from zkafka.protocol.offsets import (
+    ListOffsetsRequestPartition,
+    ListOffsetsRequestTopic,
+    ListOffsetsRequestV0,
+    list_offsets_request,
+)
 
 log = logging.getLogger(__name__)
 
 DEFAULT_FETCH_SIZE = DEFAULT_FETCH_MESSAGE_MAX_BYTES
 NO_OFFSET = -1  # what OffsetFetch answers for a partition nothing was committed for
+
+
 class OffsetAndMetadata(NamedTuple):
     """A committed offset (NO_OFFSET when there is none) and the metadata string committed with it."""
 
@@ -188,6 +195,19 @@ class SimpleConsumer08:
         answer = _only_partition(self._request(request), topic, partition)
         check_error(answer.error, f"offsets of {topic}-{partition} before {time}")
         return list(answer.offsets)
+
+    def offset_for_time(self, topic: str, partition: int, time: int) -> tuple[int, int] | None:
+        """ListOffsets v1+ (KIP-79, what ``offsetsForTimes`` sends): ``(offset, timestamp)`` of the first record
+        whose timestamp is at least ``time`` (ms; -1 the log end, -2 its start, timestamp -1), None if no
+        record is that late. UnsupportedVersionError from a broker that speaks only v0;
+        UnsupportedForMessageFormatError for a timestamp on a log of message format v0."""
+        version = version_for(self.channel, LIST_OFFSETS)
+        if version == 0:
+            raise UnsupportedVersionError(f"{self.host}:{self.port} answers ListOffsets v0 only")
+        request = list_offsets_request(version, CONSUMER_REPLICA_ID, [(topic, partition, time)])
+        answer = _only_partition(self._request(request), topic, partition)
+        check_error(answer.error, f"the offset of {topic}-{partition} at time {time}")
+        return None if answer.offset < 0 else (answer.offset, answer.timestamp)
 
     def earliest_offset(self, topic: str, partition: int) -> int:
         return self.get_offsets_before(topic, partition, EARLIEST_TIME)[0]

@@ -72,3 +72,22 @@ ListOffsetsResponseTopic = nested_class(_RESPONSE_TOPIC, 0)
 def response_partition_class(version: int) -> type:
     """The answered-partition struct of a ``version`` response."""
     return nested_class(_RESPONSE_PARTITION, version)
+
+
+def list_offsets_request(version: int, replica_id: int, partitions: list[tuple[str, int, int]]) -> object:
+    """A ``version`` request (v1+: one offset per partition) for ``(topic, partition, time)`` partitions,
+    grouped by topic in order; v4+ sends no current leader epoch (-1), v2+ read_uncommitted."""
+    request_class = LIST_OFFSETS_APIS[version][0]
+    partition_class, topic_class = (
+        nested_class(_REQUEST_PARTITION, version),
+        nested_class(_REQUEST_TOPIC, version),
+    )
+    topics: dict[str, list] = {}
+    for topic, partition, time in partitions:
+        fields = {"partition": partition, "current_leader_epoch": -1, "time": time, "max_num_offsets": 1}
+        topics.setdefault(topic, []).append(
+            partition_class(**{f: fields[f] for f in partition_class._fields})
+        )
+    wire_topics = [topic_class(t, ps) for t, ps in topics.items()]
+    top = {"replica_id": replica_id, "isolation_level": 0, "topics": wire_topics}
+    return request_class(**{f: top[f] for f in request_class._fields})
