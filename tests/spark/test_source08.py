@@ -3,6 +3,7 @@ rows and options of Spark's Kafka source, logical offsets, reads that stop at th
 
 from __future__ import annotations
 
+import datetime
 import json
 
 import pytest
@@ -58,8 +59,10 @@ def test_batch_reads_0_8_topics_as_spark_kafka_source_rows(spark, start_broker08
     ]
     assert collect_rows(df, COLUMNS08) == sorted(expected)
     assert df.rdd.getNumPartitions() == 5
+    # magic 0: Kafka's NO_TIMESTAMP (-1 ms) and NO_TIMESTAMP_TYPE, as Spark's Kafka source shows them
+    no_timestamp = datetime.datetime.fromtimestamp(-0.001)  # Spark gives local time, naive
     assert {(r.timestamp, r.timestampType) for r in df.select("timestamp", "timestampType").collect()} == {
-        (None, -1)
+        (no_timestamp, -1)
     }
 
     # zookeeper.connect finds the line in ZooKeeper and reads the same rows

@@ -4,6 +4,7 @@ restart of a broker, and a leader killed (replicated topic)."""
 
 from __future__ import annotations
 
+import datetime
 import random
 import signal
 from pathlib import Path
@@ -105,7 +106,9 @@ def test_a_kafka_source_query_is_exactly_once_across_query_and_broker_restarts(
         query.stop()
     assert sink_rows(spark, out) == sorted(expected)  # each row once
     timestamps = spark.read.parquet(out).select("timestamp", "timestampType").distinct().collect()
-    assert [(r.timestamp, r.timestampType) for r in timestamps] == [(None, -1)]
+    # magic 0 has no timestamps: Kafka's NO_TIMESTAMP (-1 ms), as Spark's Kafka source shows it
+    no_timestamp = datetime.datetime.fromtimestamp(-0.001)  # Spark gives local time, naive
+    assert [(r.timestamp, r.timestampType) for r in timestamps] == [(no_timestamp, -1)]
 
 
 REPLICATION = {"replica_fetch_wait_max_ms": "100", "replica_lag_time_max_ms": "2000"}

@@ -4,7 +4,8 @@ record batches with the columns of Spark's Kafka source.
 One fetch becomes one record batch. The fetch is at the newest version both sides know: message sets (magic
 0) are decoded in place by the native core as before; a log that holds record batches (message format v2)
 gives its records' timestamps, timestamp types and (``includeHeaders``) headers, as Spark's Kafka source.
-A message without a timestamp (magic 0, or -1) has a null ``timestamp`` and ``timestampType`` -1.
+A message without a timestamp (magic 0) has timestamp -1 ms (1969-12-31 23:59:59.999 UTC) and ``timestampType`` -1,
+as Spark's Kafka source makes of Kafka's NO_TIMESTAMP.
 
 Offsets are logical: a fetch at an offset inside a compressed wrapper gets the wrapper's earlier messages too
 (skipped), and messages at or past the range end are left for the next range. The read never goes past the
@@ -36,10 +37,11 @@ from zkafka.spark.reader import ReadTask, after_out_of_range
 
 log = logging.getLogger(__name__)
 
-# Spark's Kafka source schema; a message of magic 0 has no timestamp (null) and Kafka's NO_TIMESTAMP_TYPE.
+# Spark's Kafka source schema; a message of magic 0 has timestamp -1 ms and Kafka's NO_TIMESTAMP_TYPE.
 SCHEMA_DDL08 = "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, timestampType int"
 HEADERS_DDL = "headers array<struct<key: string, value: binary>>"
 NO_TIMESTAMP_TYPE = -1
+NO_TIMESTAMP = -1  # Kafka's RecordBatch.NO_TIMESTAMP: Spark's source turns it into 1969-12-31 23:59:59.999 UTC
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 HEADERS = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))
 
@@ -139,12 +141,13 @@ def to_record_batch08(
     n = len(items)
     if items and type(items[0]) is MessageAndMetadata08:
         values = [m.message for m in items]
-        timestamps, types = pa.nulls(n, TIMESTAMP), pa.repeat(pa.scalar(NO_TIMESTAMP_TYPE, pa.int32()), n)
+        millis = pa.repeat(pa.scalar(NO_TIMESTAMP, pa.int64()), n)
+        types = pa.repeat(pa.scalar(NO_TIMESTAMP_TYPE, pa.int32()), n)
     else:
         values = [m.value for m in items]
-        millis = [m.timestamp if m.timestamp >= 0 else None for m in items]
-        timestamps = pa.array(millis, pa.int64()).cast(pa.timestamp("ms", tz="UTC")).cast(TIMESTAMP)
+        millis = pa.array([m.timestamp for m in items], pa.int64())
         types = pa.array([m.timestamp_type for m in items], pa.int32())
+    timestamps = millis.cast(pa.timestamp("ms", tz="UTC")).cast(TIMESTAMP)
     columns = [
         pa.array([m.key for m in items], pa.binary()),
         pa.array(values, pa.binary()),
