@@ -114,14 +114,15 @@ def broker_process(tmp_path: Path, zk_connect: str) -> Iterator:
 
 def broker_processes(path_prefix: Path, props: Callable[[int, int], dict[str, str]]) -> Iterator:
     """A fixture body for either line: yields ``make(id, **overrides)``, which writes
-    ``<path_prefix>-<id>.properties`` from ``props(id, port)`` and the overrides and starts a child broker;
-    stops every one started at the end."""
+    ``<path_prefix>-<id>.properties`` from ``props(id, port)`` and the overrides (``{port}`` in a value: the
+    broker's port, as ``listeners=PLAINTEXT://127.0.0.1:{port},...``) and starts a child broker; stops every
+    one started at the end."""
     started: list[BrokerProcess] = []
 
     def make(broker_id: int = 0, **overrides: str) -> BrokerProcess:
         port = free_port()
         settings = props(broker_id, port)
-        settings.update({k.replace("_", "."): str(v) for k, v in overrides.items()})
+        settings.update({k.replace("_", "."): str(v).replace("{port}", str(port)) for k, v in overrides.items()})
         path = path_prefix.parent / f"{path_prefix.name}-{broker_id}.properties"
         path.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
         proc = BrokerProcess(path, port).start()

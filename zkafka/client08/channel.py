@@ -59,10 +59,12 @@ def broker_channel(
     send_buffer: int | None = None,
     receive_buffer: int | None = None,
     api_version_request: bool = True,
+    secure: Any = None,
 ) -> BlockingChannel:
     """A channel to ``host:port`` speaking 0.8 as ``client_id`` (opened on first use). A timeout of 0 or less
     waits as long as it takes. With ``api_version_request`` the versions it speaks are negotiated
-    (``client08.api_versions``); without, they are 0.8.2's."""
+    (``client08.api_versions``); without, they are 0.8.2's. ``secure``: TLS and SASL for each new connection
+    (``InterBrokerSecurity.secure``)."""
     timeout = socket_timeout_ms / 1000.0 if socket_timeout_ms > 0 else None
     connect = timeout if connect_timeout_ms is None else max(connect_timeout_ms, 1) / 1000.0
     return BlockingChannel(
@@ -73,6 +75,7 @@ def broker_channel(
         connect_timeout=connect,
         send_buffer=send_buffer,
         receive_buffer=receive_buffer,
+        secure=secure,
     )
 
 

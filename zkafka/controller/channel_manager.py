@@ -3,7 +3,8 @@
 As 0.8.2's ControllerChannelManager: requests to a broker go out one at a time, in the order queued, on a
 blocking channel with the controller's client id (``id_<id>-host_<host>-port_<port>``); a request that fails
 (the broker is unreachable, the connection dropped) is sent again on a new connection until it is answered or
-the broker is removed. Responses go to the caller's callback, if any.
+the broker is removed. Responses go to the caller's callback, if any. Each broker is dialled on its end point
+of the inter-broker listener, secured as that listener is (``InterBrokerSecurity``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import gevent
 from gevent.queue import Queue
 
 from zkafka.client08.channel import broker_channel
+from zkafka.network.channel_builders import PLAINTEXT_INTER_BROKER, InterBrokerSecurity
 from zkafka.zk.paths08 import BrokerRegistration
 
 log = logging.getLogger(__name__)
@@ -27,11 +29,19 @@ Callback = Callable[[Any], None]
 class _BrokerSender:
     """The queue and the sender greenlet of one broker registration."""
 
-    def __init__(self, registration: BrokerRegistration, client_id: str, socket_timeout_ms: int) -> None:
+    def __init__(
+        self,
+        registration: BrokerRegistration,
+        client_id: str,
+        socket_timeout_ms: int,
+        security: InterBrokerSecurity,
+    ) -> None:
         self.registration = registration
         self.queue: Queue = Queue()
+        self.host, self.port = security.address(registration)
+        secure = None if security.plaintext else security.secure
         self.channel = broker_channel(
-            registration.host, registration.port, client_id, socket_timeout_ms=socket_timeout_ms
+            self.host, self.port, client_id, socket_timeout_ms=socket_timeout_ms, secure=secure
         )
         self.stopped = False
         self.greenlet = gevent.spawn(self._run)
@@ -59,8 +69,8 @@ class _BrokerSender:
                     "controller: %s to broker %d at %s:%d failed (%s); sending again",
                     type(request).__name__,
                     broker.id,
-                    broker.host,
-                    broker.port,
+                    self.host,
+                    self.port,
                     exc,
                 )
                 gevent.sleep(RETRY_BACKOFF_S)
@@ -80,9 +90,15 @@ class _BrokerSender:
 class ControllerChannelManager:
     """Sender greenlets per live broker; ``send`` queues a request (in order per broker) and returns at once."""
 
-    def __init__(self, client_id: str, socket_timeout_ms: int = 30000) -> None:
+    def __init__(
+        self,
+        client_id: str,
+        socket_timeout_ms: int = 30000,
+        security: InterBrokerSecurity = PLAINTEXT_INTER_BROKER,
+    ) -> None:
         self.client_id = client_id
         self.socket_timeout_ms = socket_timeout_ms
+        self.security = security
         self._senders: dict[int, _BrokerSender] = {}
 
     def update_brokers(self, brokers: dict[int, BrokerRegistration]) -> None:
@@ -94,7 +110,9 @@ class ControllerChannelManager:
                 del self._senders[broker_id]
         for broker_id, registration in brokers.items():
             if broker_id not in self._senders:
-                self._senders[broker_id] = _BrokerSender(registration, self.client_id, self.socket_timeout_ms)
+                self._senders[broker_id] = _BrokerSender(
+                    registration, self.client_id, self.socket_timeout_ms, self.security
+                )
 
     def send(self, broker_id: int, request: Any, callback: Callback | None = None) -> bool:
         """Queue ``request`` for the broker; False if it is not a live broker."""

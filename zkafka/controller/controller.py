@@ -105,7 +105,8 @@ class KafkaController(AdminTasks, ControllerElection):
         self._listeners.append(listener)
 
     def on_elected(self) -> None:
-        self._planner = RequestPlanner(self.broker_id, self.epoch)
+        listener = self.channels.security.listener if self.channels is not None else "PLAINTEXT"
+        self._planner = RequestPlanner(self.broker_id, self.epoch, listener)
         self._written = {}
         self._written_replicas = {}
         self.shutting_down = set()

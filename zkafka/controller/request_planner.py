@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from zkafka.cluster.end_point import registered_end_points
+from zkafka.cluster.end_point import registered_end_point, registered_end_points
 from zkafka.protocol import inter_broker as admin
 from zkafka.zk.paths08 import BrokerRegistration, PartitionState
 
@@ -74,34 +74,41 @@ def wire_state(state: PartitionState, replicas: Iterable[int], controller_epoch:
     )
 
 
-def wire_broker(registration: BrokerRegistration) -> Any:
-    return admin.Broker(registration.id, registration.host, registration.port)
+def wire_broker(registration: BrokerRegistration, listener: str | None = None) -> Any:
+    """A broker as LeaderAndIsr and UpdateMetadata v0 carry it: its end point of ``listener`` (the inter-broker
+    listener, where followers fetch) when it has one, else its registered host and port."""
+    end_point = registered_end_point(registration, listener) if listener else None
+    if end_point is None:
+        return admin.Broker(registration.id, registration.host, registration.port)
+    return admin.Broker(registration.id, end_point.host, end_point.port)
 
 
 def update_metadata_request(controller_id: int, epoch: int, entries: list, brokers: list) -> Any:
-    """UpdateMetadata v0 (every 0.8.2 broker reads it), or v2 (Kafka 0.10.0) when a broker has a rack: racks
-    reach the brokers' metadata caches only through v2."""
+    """UpdateMetadata v0 (every 0.8.2 broker reads it), or v3 (Kafka 0.10.2) when a broker has a rack or
+    listeners: every end point with its listener name, so a client on each listener is answered that
+    listener's addresses."""
     if all(b.rack is None and not b.protocol_map for b in brokers):
         return admin.UpdateMetadataRequestV0(controller_id, epoch, entries, [wire_broker(b) for b in brokers])
-    racked = [admin.RackedBroker(b.id, _wire_end_points(b), b.rack) for b in brokers]
-    return admin.UpdateMetadataRequestV2(controller_id, epoch, entries, racked)
+    live = [admin.ListenerBroker(b.id, _wire_end_points(b), b.rack) for b in brokers]
+    return admin.UpdateMetadataRequestV3(controller_id, epoch, entries, live)
 
 
 def _wire_end_points(registration: BrokerRegistration) -> list:
-    """A broker's end points as v1+ carries them (by security protocol: v3's listener names are not sent)."""
-    seen: dict[int, Any] = {}
-    for end_point in registered_end_points(registration):
-        wire = admin.EndPoint(end_point.port, end_point.host, end_point.protocol_id)
-        seen.setdefault(end_point.protocol_id, wire)
-    return list(seen.values())
+    return [
+        admin.ListenerEndPoint(e.port, e.host, e.listener_name, e.protocol_id)
+        for e in registered_end_points(registration)
+    ]
 
 
 class RequestPlanner:
     """Tracks what every broker was told by this controller (one reign) and plans what to tell it next."""
 
-    def __init__(self, controller_id: int, controller_epoch: int) -> None:
+    def __init__(self, controller_id: int, controller_epoch: int, listener: str = "PLAINTEXT") -> None:
         self.controller_id = controller_id
         self.controller_epoch = controller_epoch
+        self.listener = (
+            listener  # the inter-broker listener: LeaderAndIsr names the leaders' end points of it
+        )
         self.told: dict[int, BrokerTold] = {}
 
     def stopped(self, broker_id: int, partitions: Iterable[TopicPartition]) -> None:
@@ -153,7 +160,9 @@ class RequestPlanner:
         if not entries:
             return None
         leader_ids = {entry.state.leader for entry in entries}
-        leaders = [wire_broker(view.brokers[b]) for b in sorted(leader_ids) if b in view.brokers]
+        leaders = [
+            wire_broker(view.brokers[b], self.listener) for b in sorted(leader_ids) if b in view.brokers
+        ]
         return admin.LeaderAndIsrRequestV0(self.controller_id, self.controller_epoch, entries, leaders)
 
     def _update_metadata(self, told: BrokerTold, view: ClusterView, live: frozenset) -> Any:

@@ -14,7 +14,7 @@ from typing import Any
 from zkafka.cluster.end_point import registered_end_point
 from zkafka.coordinator.coordinator import GroupCoordinator
 from zkafka.coordinator.offsets_schema import NO_LEADER_EPOCH, OffsetAndMetadata
-from zkafka.network.server import session_protocol
+from zkafka.network.server import session_listener
 from zkafka.protocol import v08
 from zkafka.protocol.api_keys import GROUP_COORDINATOR, OFFSET_COMMIT, OFFSET_DELETE, OFFSET_FETCH
 from zkafka.protocol.errors import ErrorCode
@@ -103,7 +103,7 @@ class OffsetApis:
                 log.warning("could not create %s: %s", OFFSETS_TOPIC, exc)
         leader = snapshot.leader_of(OFFSETS_TOPIC, self.coordinator.partition_for(key))
         # the leader's end point on the listener the request came in on, as Metadata answers
-        end_point = registered_end_point(leader, session_protocol()) if leader is not None else None
+        end_point = registered_end_point(leader, session_listener()) if leader is not None else None
         if end_point is None:
             error = ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE
             return {"key": key, "error": error, "error_message": None, "node_id": -1, "host": "", "port": -1}

@@ -9,7 +9,8 @@ The codec frames requests and reads responses::
 Responses come back in request order, so ``receive`` pairs each with the oldest request still waiting for one
 (0.7 has no correlation ids; a 0.8 codec checks the id it is given). ``request`` sends and receives and, after a
 socket error, reconnects and sends again (``retries`` times); ``connect`` retries with back-off for
-``connect_retry_s``. gevent sockets without monkey-patching: a plain thread just blocks on them.
+``connect_retry_s``. ``secure(sock, host)``, when given, runs on each new connection before it is used (TLS,
+SASL: ``network.channel_builders``). gevent sockets without monkey-patching: a plain thread just blocks on them.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import select
 import socket as pysocket
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import gevent
@@ -62,8 +64,10 @@ class BlockingChannel:
         send_buffer: int | None = None,
         receive_buffer: int | None = None,
         read_buffer: int = 64 * 1024,
+        secure: Callable[[socket.socket, str], socket.socket] | None = None,
     ) -> None:
         self.host = host
+        self.secure = secure
         self.port = port
         self.codec = codec
         self.socket_timeout = socket_timeout
@@ -106,6 +110,12 @@ class BlockingChannel:
                 sock.setsockopt(pysocket.SOL_SOCKET, pysocket.SO_SNDBUF, self.send_buffer)
             if self.receive_buffer:
                 sock.setsockopt(pysocket.SOL_SOCKET, pysocket.SO_RCVBUF, self.receive_buffer)
+            if self.secure is not None:
+                try:
+                    sock = self.secure(sock, self.host)
+                except BaseException:
+                    sock.close()
+                    raise
             self.sock = sock
             self._reader = FrameReader(sock, MAX_RESPONSE_SIZE, self.read_buffer)
         log.debug("%s: connected", self)

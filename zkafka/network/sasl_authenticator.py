@@ -15,7 +15,7 @@ import socket
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from zkafka.config import csv_key
+from zkafka.config import csv_key, str_key
 from zkafka.errors import InvalidConfigError
 from zkafka.network.framing import FrameReader
 from zkafka.network.sasl_mechanisms import (
@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 
 SASL_KEYS = (
     csv_key("sasl.enabled.mechanisms", ["GSSAPI"]),
-    csv_key("sasl.mechanism.inter.broker.protocol", ["GSSAPI"]),
+    str_key("sasl.mechanism.inter.broker.protocol", "GSSAPI"),
 )
 MechanismFactory = Callable[[], Any]
 

@@ -1,8 +1,10 @@
-"""The SASL mechanisms a broker serves (pure): PLAIN (RFC 4616, users from the listener's JAAS config) and
-SCRAM-SHA-256/512 (RFC 5802/7677, credentials as Kafka keeps them in ZooKeeper), and the JAAS option syntax.
+"""The SASL mechanisms (pure): PLAIN (RFC 4616, users from the listener's JAAS config) and SCRAM-SHA-256/512
+(RFC 5802/7677, credentials as Kafka keeps them in ZooKeeper), server and client sides, and the JAAS syntax.
 
 A mechanism server takes the client's tokens one at a time: ``evaluate(token) -> challenge``; ``complete``
 once the client is authenticated, ``authorization_id`` its user name; SaslAuthenticationError when it is not.
+A mechanism client (a broker dialling another) starts with ``initial()`` and answers each challenge with
+``evaluate(challenge) -> token``; ``complete`` once the server has proved itself (SCRAM) or accepted (PLAIN).
 """
 
 from __future__ import annotations
@@ -122,10 +124,14 @@ def scram_credential(
     """A new credential for ``password`` (a random salt), as kafka-configs stores it."""
     name = SCRAM_HASHES[mechanism]
     salt = secrets.token_bytes(24)
-    salted = hashlib.pbkdf2_hmac(name, password.encode("utf-8"), salt, iterations)
-    client_key = hmac.new(salted, b"Client Key", name).digest()
-    server_key = hmac.new(salted, b"Server Key", name).digest()
+    client_key, server_key = _scram_keys(name, password, salt, iterations)
     return ScramCredential(salt, hashlib.new(name, client_key).digest(), server_key, iterations)
+
+
+def _scram_keys(name: str, password: str, salt: bytes, iterations: int) -> tuple[bytes, bytes]:
+    """RFC 5802's ClientKey and ServerKey of a password."""
+    salted = hashlib.pbkdf2_hmac(name, password.encode("utf-8"), salt, iterations)
+    return hmac.new(salted, b"Client Key", name).digest(), hmac.new(salted, b"Server Key", name).digest()
 
 
 class ScramSaslServer:
@@ -198,3 +204,72 @@ class ScramSaslServer:
 
     def _done(self, text: str) -> bytes:
         raise SaslAuthenticationError("SCRAM authentication already complete")
+
+
+# -- the client side (a broker authenticating to another) ------------------------------------------------
+
+
+class PlainSaslClient:
+    """RFC 4616's one token; complete once the server accepted it."""
+
+    mechanism = "PLAIN"
+
+    def __init__(self, username: str, password: str) -> None:
+        self.username, self.password = username, password
+        self.complete = False
+
+    def initial(self) -> bytes:
+        return f"\0{self.username}\0{self.password}".encode()
+
+    def evaluate(self, challenge: bytes) -> bytes:
+        self.complete = True
+        return b""
+
+
+class ScramSaslClient:
+    """RFC 5802: client-first, then the proof for the server-first, then the server's signature checked."""
+
+    def __init__(
+        self,
+        mechanism: str,
+        username: str,
+        password: str,
+        nonce: Callable[[], str] = lambda: secrets.token_urlsafe(24),
+    ) -> None:
+        self.mechanism, self.hash = mechanism, SCRAM_HASHES[mechanism]
+        self.password = password
+        name = username.replace("=", "=3D").replace(",", "=2C")
+        self._first_bare = f"n={name},r={nonce()}"
+        self.complete = False
+
+    def initial(self) -> bytes:
+        return f"n,,{self._first_bare}".encode()
+
+    def evaluate(self, challenge: bytes) -> bytes:
+        text = challenge.decode("utf-8", "replace")
+        if self.complete or text.startswith("e="):
+            raise SaslAuthenticationError(f"SCRAM server said {text!r}")
+        if text.startswith("v="):
+            if not hmac.compare_digest(text[2:].encode(), base64.b64encode(self._server_signature)):
+                raise SaslAuthenticationError("Invalid server signature in the SCRAM server final message")
+            self.complete = True
+            return b""
+        return self._proof(text)
+
+    def _proof(self, server_first: str) -> bytes:
+        match = re.fullmatch(r"r=([^,]+),s=([^,]+),i=(\d+)(?:,.*)?", server_first)
+        client_nonce = self._first_bare.rsplit(",r=", 1)[1]
+        if match is None or not match.group(1).startswith(client_nonce):
+            raise SaslAuthenticationError("Invalid SCRAM server first message")
+        iterations = int(match.group(3))
+        if iterations < SCRAM_MIN_ITERATIONS:
+            raise SaslAuthenticationError(f"SCRAM iterations {iterations} below {SCRAM_MIN_ITERATIONS}")
+        salt = base64.b64decode(match.group(2))
+        client_key, server_key = _scram_keys(self.hash, self.password, salt, iterations)
+        without_proof = f"c={base64.b64encode(b'n,,').decode()},r={match.group(1)}"
+        auth_message = f"{self._first_bare},{server_first},{without_proof}".encode()
+        stored_key = hashlib.new(self.hash, client_key).digest()
+        signature = hmac.new(stored_key, auth_message, self.hash).digest()
+        proof = bytes(a ^ b for a, b in zip(client_key, signature, strict=True))
+        self._server_signature = hmac.new(server_key, auth_message, self.hash).digest()
+        return f"{without_proof},p={base64.b64encode(proof).decode()}".encode()

@@ -71,10 +71,10 @@ class Session(NamedTuple):
 client_session: ContextVar[Session | None] = ContextVar("client_session", default=None)
 
 
-def session_protocol() -> str:
-    """The security protocol of the listener the current request came in on (PLAINTEXT outside one)."""
+def session_listener() -> str:
+    """The name of the listener the current request came in on (PLAINTEXT outside one)."""
     session = client_session.get()
-    return session.security_protocol if session is not None else "PLAINTEXT"
+    return session.listener if session is not None else "PLAINTEXT"
 
 
 class PendingResponse(AsyncResult):

@@ -1,7 +1,7 @@
 """The inter-broker APIs (controller → brokers, broker → controller) of 0.8.2 and 0.9.0.1, declared as schemas.
 
-LeaderAndIsr v0, StopReplica v0, UpdateMetadata v0/v1 and 0.10.0's v2 (each live broker's ``rack``),
-ControlledShutdown v0/v1. ControlledShutdown v0's
+LeaderAndIsr v0, StopReplica v0, UpdateMetadata v0/v1, 0.10.0's v2 (each live broker's ``rack``) and
+0.10.2's v3 (each end point's listener name), ControlledShutdown v0/v1. ControlledShutdown v0's
 request header has no client id (the codec in ``v08`` knows). Pure: bytes in, values out.
 """
 
@@ -37,6 +37,19 @@ EndPoint = struct_class("EndPoint", ("port", Int32), ("host", String), ("securit
 BrokerEndPoints = struct_class("BrokerEndPoints", ("node_id", Int32), ("end_points", Array(EndPoint.SCHEMA)))
 RackedBroker = struct_class(
     "RackedBroker", ("node_id", Int32), ("end_points", Array(EndPoint.SCHEMA)), ("rack", NullableString)
+)
+ListenerEndPoint = struct_class(
+    "ListenerEndPoint",
+    ("port", Int32),
+    ("host", String),
+    ("listener_name", String),
+    ("security_protocol", Int16),
+)
+ListenerBroker = struct_class(
+    "ListenerBroker",
+    ("node_id", Int32),
+    ("end_points", Array(ListenerEndPoint.SCHEMA)),
+    ("rack", NullableString),
 )
 TopicPartition = struct_class("TopicPartition", ("topic", String), ("partition", Int32))
 TopicPartitionError = struct_class(
@@ -105,9 +118,17 @@ UpdateMetadataRequestV2 = api_struct(
     *_UPDATE_METADATA_HEAD,
     ("live_brokers", Array(RackedBroker.SCHEMA)),
 )
+UpdateMetadataRequestV3 = api_struct(
+    "UpdateMetadataRequestV3",
+    UPDATE_METADATA,
+    3,
+    *_UPDATE_METADATA_HEAD,
+    ("live_brokers", Array(ListenerBroker.SCHEMA)),
+)
 UpdateMetadataResponseV0 = api_struct("UpdateMetadataResponseV0", UPDATE_METADATA, 0, ("error", Int16))
 UpdateMetadataResponseV1 = api_struct("UpdateMetadataResponseV1", UPDATE_METADATA, 1, ("error", Int16))
 UpdateMetadataResponseV2 = api_struct("UpdateMetadataResponseV2", UPDATE_METADATA, 2, ("error", Int16))
+UpdateMetadataResponseV3 = api_struct("UpdateMetadataResponseV3", UPDATE_METADATA, 3, ("error", Int16))
 
 ControlledShutdownRequestV0 = api_struct(
     "ControlledShutdownRequestV0", CONTROLLED_SHUTDOWN, 0, ("broker_id", Int32)
@@ -136,6 +157,7 @@ ADMIN_APIS = (
     (UpdateMetadataRequestV0, UpdateMetadataResponseV0),
     (UpdateMetadataRequestV1, UpdateMetadataResponseV1),
     (UpdateMetadataRequestV2, UpdateMetadataResponseV2),
+    (UpdateMetadataRequestV3, UpdateMetadataResponseV3),
     (ControlledShutdownRequestV0, ControlledShutdownResponseV0),
     (ControlledShutdownRequestV1, ControlledShutdownResponseV1),
 )

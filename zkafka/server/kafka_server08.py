@@ -41,6 +41,7 @@ from zkafka.coordinator.transaction_coordinator import TransactionCoordinator
 from zkafka.log.log_cleaner import LogCleaner
 from zkafka.log.log_config import LogConfig
 from zkafka.log.log_manager08 import LogManager08
+from zkafka.network.channel_builders import InterBrokerSecurity
 from zkafka.network.listeners import listener_servers
 from zkafka.protocol import v08
 from zkafka.server.admin_apis import AdminApis
@@ -224,7 +225,9 @@ class KafkaServer08(BrokerServer):
         )
         host, port = advertised_address(config, self.port)
         channels = ControllerChannelManager(
-            f"id_{self.broker_id}-host_{host}-port_{port}", config["controller.socket.timeout.ms"]
+            f"id_{self.broker_id}-host_{host}-port_{port}",
+            config["controller.socket.timeout.ms"],
+            InterBrokerSecurity.from_config(config),
         )
         self.controller = KafkaController(config, self.zk_client, self.controller_context, channels=channels)
         self.controller.startup()

@@ -32,7 +32,7 @@ from zkafka.cluster.end_point import PROTOCOL_NAMES, EndPoint, registered_end_po
 from zkafka.cluster.snapshot import ClusterSnapshot, PartitionMetadata
 from zkafka.controller.request_planner import LEADER_DURING_DELETE
 from zkafka.errors import InvalidTopicError, KafkaError, UnknownTopicOrPartitionError, code_for_error
-from zkafka.network.server import session_protocol
+from zkafka.network.server import session_listener
 from zkafka.protocol import metadata
 from zkafka.protocol.errors import LAST_CODE_09, ErrorCode
 from zkafka.protocol.versioned import make
@@ -142,11 +142,11 @@ class MetadataCache:
     # -- the Metadata answers ------------------------------------------------------------------------------
 
     def alive_brokers(self) -> list[tuple[int, str, int]]:
-        """(id, host, port) of every live broker on the security protocol of the listener the request came in
-        on (a broker without such a listener left out, as Kafka does)."""
-        protocol = session_protocol()
+        """(id, host, port) of every live broker on the listener the request came in on (a broker without such
+        a listener left out, as Kafka does)."""
+        listener = session_listener()
         brokers = self._snapshot.brokers
-        found = ((b, registered_end_point(brokers[b], protocol)) for b in sorted(brokers))
+        found = ((b, registered_end_point(brokers[b], listener)) for b in sorted(brokers))
         return [(b, end_point.host, end_point.port) for b, end_point in found if end_point is not None]
 
     def metadata_response(self, request: Any) -> Any:
@@ -251,18 +251,28 @@ class MetadataCache:
 
 
 def _registration(broker: Any) -> BrokerRegistration | None:
-    """A live broker of UpdateMetadata: v1+ end points kept as ``PROTOCOL://host:port``."""
+    """A live broker of UpdateMetadata: v1+ end points kept as ``LISTENER://host:port`` (v1/v2 name each by
+    its security protocol, v3 by its listener)."""
     if hasattr(broker, "end_points"):
-        uris = []
-        for end_point in broker.end_points:
-            name = PROTOCOL_NAMES.get(end_point.security_protocol)
-            if name is not None:
-                uris.append(EndPoint(end_point.host, end_point.port, name, name).connection_string)
         if not broker.end_points:
             return None
+        uris, protocols = [], []
+        for end_point in broker.end_points:
+            protocol = PROTOCOL_NAMES.get(end_point.security_protocol)
+            if protocol is not None:
+                name = getattr(end_point, "listener_name", protocol).upper()
+                uris.append(EndPoint(end_point.host, end_point.port, name, protocol).connection_string)
+                protocols.append((name, protocol))
         first = broker.end_points[0]
         rack = getattr(broker, "rack", None)
-        return BrokerRegistration(broker.node_id, first.host, first.port, endpoints=tuple(uris), rack=rack)
+        return BrokerRegistration(
+            broker.node_id,
+            first.host,
+            first.port,
+            endpoints=tuple(uris),
+            rack=rack,
+            protocol_map=tuple(protocols),
+        )
     return BrokerRegistration(broker.node_id, broker.host, broker.port)
 
 

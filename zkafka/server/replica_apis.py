@@ -56,6 +56,7 @@ class ReplicaApis:
             (UPDATE_METADATA, 0): self.handle_update_metadata,
             (UPDATE_METADATA, 1): self.handle_update_metadata,
             (UPDATE_METADATA, 2): self.handle_update_metadata,
+            (UPDATE_METADATA, 3): self.handle_update_metadata,
             (CONTROLLED_SHUTDOWN, 0): self.handle_controlled_shutdown,
             (CONTROLLED_SHUTDOWN, 1): self.handle_controlled_shutdown,
             **{(OFFSET_FOR_LEADER_EPOCH, v): self.handle_offset_for_leader_epoch for v in range(5)},

@@ -31,6 +31,7 @@ import gevent.event
 
 from zkafka.client08.channel import broker_channel
 from zkafka.client08.fetcher_manager import fetcher_id
+from zkafka.network.channel_builders import InterBrokerSecurity
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
 from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.fetch import FetchRequestPartition, FetchRequestTopic, FetchRequestV0
@@ -55,6 +56,7 @@ class FetcherSettings:
     min_bytes: int = 1
     socket_timeout_ms: int = 30000
     receive_buffer: int = 64 * 1024
+    security: InterBrokerSecurity = InterBrokerSecurity()  # the inter-broker listener's TLS and SASL
 
     @classmethod
     def from_config(cls, config: Any) -> FetcherSettings:
@@ -66,6 +68,7 @@ class FetcherSettings:
             config["replica.fetch.min.bytes"],
             config["replica.socket.timeout.ms"],
             config["replica.socket.receive.buffer.bytes"],
+            InterBrokerSecurity.from_config(config),
         )
 
 
@@ -104,6 +107,7 @@ class ReplicaFetcher:
             self.name,
             socket_timeout_ms=settings.socket_timeout_ms,
             receive_buffer=settings.receive_buffer,
+            secure=None if settings.security.plaintext else settings.security.secure,
         )
         self.greenlet = gevent.spawn(self._run)
         self.fetched_bytes = 0

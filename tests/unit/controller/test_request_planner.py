@@ -181,3 +181,22 @@ def test_a_replica_reassigned_away_is_told_to_delete_its_log():
     ]
     assert (4, "LeaderAndIsrRequestV0") in names(requests)
     assert not [r for b, r in planner.plan(view(after, moved, brokers(1, 2, 3, 4)))]  # told once
+
+
+def test_leader_and_isr_names_the_leaders_end_points_of_the_inter_broker_listener():
+    internal = (("PLAINTEXT", "PLAINTEXT"), ("INTERNAL", "SASL_SSL"))
+    live = {
+        b: BrokerRegistration(
+            b, f"h{b}", 9090 + b, endpoints=(f"PLAINTEXT://h{b}:{9090 + b}", f"INTERNAL://i{b}:{9190 + b}"),
+            protocol_map=internal,
+        )
+        for b in (1, 2, 3)
+    }  # fmt: skip
+    requests = RequestPlanner(CONTROLLER, EPOCH, "INTERNAL").plan(view(states(), ASSIGN, live))
+    assert requests[0][1].leaders == [admin.Broker(1, "i1", 9191), admin.Broker(2, "i2", 9192)]
+    update = requests[1][1]
+    assert type(update).__name__ == "UpdateMetadataRequestV3"
+    assert [(e.listener_name, e.host, e.port) for e in update.live_brokers[0].end_points] == [
+        ("PLAINTEXT", "h1", 9091),
+        ("INTERNAL", "i1", 9191),
+    ]

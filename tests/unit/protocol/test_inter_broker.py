@@ -16,6 +16,8 @@ from zkafka.protocol.inter_broker import (
     EndPoint,
     LeaderAndIsrRequestV0,
     LeaderAndIsrResponseV0,
+    ListenerBroker,
+    ListenerEndPoint,
     PartitionState,
     PartitionStateEntry,
     RackedBroker,
@@ -26,9 +28,11 @@ from zkafka.protocol.inter_broker import (
     UpdateMetadataRequestV0,
     UpdateMetadataRequestV1,
     UpdateMetadataRequestV2,
+    UpdateMetadataRequestV3,
     UpdateMetadataResponseV0,
     UpdateMetadataResponseV1,
     UpdateMetadataResponseV2,
+    UpdateMetadataResponseV3,
 )
 
 STATES = [PartitionStateEntry("t", 0, PartitionState(2, 1, 3, [1, 2], 4, [1, 2]))]
@@ -81,6 +85,17 @@ REQUESTS = [
         id="UpdateMetadataRequestV2",
     ),
     pytest.param(
+        UpdateMetadataRequestV3(
+            1, 2, STATES, [ListenerBroker(1, [ListenerEndPoint(9093, "h", "IN", 3)], None)]
+        ),
+        f"""00000063 | 0006 0003 00000007 0003 636c69  # size 99 | UpdateMetadata v3 (0.10.2)
+            00000001 00000002 {STATE_HEX}
+            00000001 00000001                         # live brokers [1:
+            00000001 00002385 0001 68 0002 494e 0003  #   [port 9093, host "h", listener "IN", SASL_SSL],
+            ffff                                      #   no rack]""",
+        id="UpdateMetadataRequestV3",
+    ),
+    pytest.param(
         ControlledShutdownRequestV1(1),
         "00000011 | 0007 0001 00000007 0003 636c69 | 00000001",
         id="ControlledShutdownRequestV1",
@@ -101,6 +116,7 @@ RESPONSES = [
     pytest.param(UpdateMetadataResponseV0(11), "00000006 | 00000007 | 000b", id="UpdateMetadataResponseV0"),
     pytest.param(UpdateMetadataResponseV1(0), "00000006 | 00000007 | 0000", id="UpdateMetadataResponseV1"),
     pytest.param(UpdateMetadataResponseV2(0), "00000006 | 00000007 | 0000", id="UpdateMetadataResponseV2"),
+    pytest.param(UpdateMetadataResponseV3(0), "00000006 | 00000007 | 0000", id="UpdateMetadataResponseV3"),
     pytest.param(
         ControlledShutdownResponseV0(0, [TopicPartition("t", 0)]),
         "00000011 | 00000007 | 0000 | 00000001 0001 74 00000000   # still leads t-0",

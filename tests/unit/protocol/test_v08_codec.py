@@ -80,11 +80,11 @@ def test_every_registered_version_has_golden_request_and_response_bytes():
     assert requests == set(SCHEMAS) == responses
     # 0.9.0.1's 25, ApiVersions v1-v3, and Kafka 3.4's other group and offset versions: FindCoordinator 4,
     # JoinGroup 9, SyncGroup 5, Heartbeat 4, LeaveGroup 5, OffsetCommit 6, OffsetFetch 7, DescribeGroups 5,
-    # ListGroups 4, DeleteGroups 3, OffsetDelete 1; Metadata v1-v9 and UpdateMetadata v2 (0.10.0);
+    # ListGroups 4, DeleteGroups 3, OffsetDelete 1; Metadata v1-v9 and UpdateMetadata v2-v3 (0.10.0, 0.10.2);
     # CreateTopics 6, DeleteTopics 5, CreatePartitions 3; Produce v2-v8 7; DescribeConfigs 5, AlterConfigs 3,
     # DeleteRecords 3; Fetch v2-v11 10, ListOffsets v1-v5 5; InitProducerId 5; OffsetForLeaderEpoch 5;
     # SaslHandshake 2, SaslAuthenticate 3
-    assert len(SCHEMAS) == 7 + 25 + 3 + 4 + 9 + 5 + 4 + 5 + 6 + 7 + 5 + 4 + 3 + 1 + 9 + 1 + 6 + 5 + 3 + 5 + 3 + 3 + 10 + 5 + 5 + 5 + 2 + 3
+    assert len(SCHEMAS) == 7 + 25 + 3 + 4 + 9 + 5 + 4 + 5 + 6 + 7 + 5 + 4 + 3 + 1 + 9 + 2 + 6 + 5 + 3 + 5 + 3 + 3 + 10 + 5 + 5 + 5 + 2 + 3
 
 
 def test_registry_pairs_each_request_with_its_response():
@@ -103,7 +103,7 @@ def test_registry_pairs_each_request_with_its_response():
 def test_api_version_ranges_list_0_9_0_1_plus_api_versions_and_kafka_3_4_group_apis_and_metadata():
     ranges = {r.api_key: (r.min_version, r.max_version) for r in api_version_ranges()}
     assert ranges == {
-        0: (0, 8), 1: (0, 11), 2: (0, 5), 3: (0, 9), 4: (0, 0), 5: (0, 0), 6: (0, 2), 7: (0, 1), 8: (0, 8),
+        0: (0, 8), 1: (0, 11), 2: (0, 5), 3: (0, 9), 4: (0, 0), 5: (0, 0), 6: (0, 3), 7: (0, 1), 8: (0, 8),
         9: (0, 8), 10: (0, 4), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 5), 16: (0, 4), 17: (0, 1), 18: (0, 3),
         19: (0, 5), 20: (0, 4), 21: (0, 2), 22: (0, 4), 23: (0, 4), 32: (0, 4), 33: (0, 2), 36: (0, 2), 37: (0, 2), 42: (0, 2),
         47: (0, 0),

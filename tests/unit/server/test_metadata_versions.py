@@ -10,9 +10,10 @@ import pytest
 from tests.support.server08 import cluster_snapshot
 from zkafka.controller.request_planner import update_metadata_request
 from zkafka.errors import InvalidReplicationFactorError
+from zkafka.network.server import Session, client_session
 from zkafka.protocol import metadata as m
 from zkafka.protocol.errors import ErrorCode
-from zkafka.protocol.inter_broker import EndPoint, RackedBroker, UpdateMetadataRequestV2
+from zkafka.protocol.inter_broker import ListenerBroker, ListenerEndPoint, UpdateMetadataRequestV3
 from zkafka.server.metadata_cache import MetadataCache
 from zkafka.zk.paths08 import BrokerRegistration
 
@@ -104,15 +105,21 @@ def test_v9_reads_topic_structs(cache):
     assert [t.topic for t in answer.topics] == ["t"] and answer.controller_id == 0
 
 
-def test_update_metadata_carries_the_controller_id_and_v2_the_racks():
+def test_update_metadata_carries_the_controller_id_and_v3_the_racks_and_listeners():
     cache = MetadataCache()
-    brokers = [BrokerRegistration(3, "h", 9092, rack="r3"), BrokerRegistration(4, "g", 9093)]
+    internal = {"endpoints": ("PLAINTEXT://h:9092", "INTERNAL://h:9192"), "protocol_map": INTERNAL_MAP}
+    brokers = [BrokerRegistration(3, "h", 9092, rack="r3", **internal), BrokerRegistration(4, "g", 9093)]
     request = update_metadata_request(7, 1, [], brokers)
-    assert request == UpdateMetadataRequestV2(
+    assert request == UpdateMetadataRequestV3(
         7,
         1,
         [],
-        [RackedBroker(3, [EndPoint(9092, "h", 0)], "r3"), RackedBroker(4, [EndPoint(9093, "g", 0)], None)],
+        [
+            ListenerBroker(
+                3, [ListenerEndPoint(9092, "h", "PLAINTEXT", 0), ListenerEndPoint(9192, "h", "INTERNAL", 3)], "r3"
+            ),
+            ListenerBroker(4, [ListenerEndPoint(9093, "g", "PLAINTEXT", 0)], None),
+        ],
     )
     cache.update(request)
     assert cache.controller_id == 7
@@ -120,8 +127,17 @@ def test_update_metadata_carries_the_controller_id_and_v2_the_racks():
         m.MetadataBrokerV1(3, "h", 9092, "r3"),
         m.MetadataBrokerV1(4, "g", 9093, None),
     ]
-    # without racks the controller keeps UpdateMetadata v0, which 0.8.2 brokers read
+    # a client on the INTERNAL listener is answered INTERNAL end points (broker 4 has none: left out)
+    token = client_session.set(Session("INTERNAL", "SASL_SSL"))
+    try:
+        assert ask(cache, 1, []).brokers == [m.MetadataBrokerV1(3, "h", 9192, "r3")]
+    finally:
+        client_session.reset(token)
+    # without racks and listeners the controller keeps UpdateMetadata v0, which 0.8.2 brokers read
     assert type(update_metadata_request(7, 1, [], brokers[1:])).__name__ == "UpdateMetadataRequestV0"
+
+
+INTERNAL_MAP = (("PLAINTEXT", "PLAINTEXT"), ("INTERNAL", "SASL_SSL"))
 
 
 def test_a_refused_replication_factor_is_38_from_v1_and_unknown_in_v0_as_0_8_2_answers():
