@@ -1,4 +1,5 @@
-"""``zkafka offset-checker``, ``export-offsets``, ``import-offsets``, ``update-offsets`` and ``zk-tree``."""
+"""``zkafka offset-checker``, ``export-offsets``, ``import-offsets``, ``update-offsets``, ``zk-tree``,
+``get-offsets`` and ``zookeeper-security-migration``."""
 
 from __future__ import annotations
 
@@ -58,11 +59,13 @@ def socket_timeout_option(func):
 def zk_session(
     connect: str, connection_timeout_ms: int, create_chroot: bool = False
 ) -> Iterator[KazooClient]:
-    """A started kazoo client (threading handler), closed on exit; kazoo's retry chatter only under --verbose."""
+    """A started kazoo client (threading handler), closed on exit; kazoo's retry chatter only under --verbose.
+    A JAAS file in KAFKA_OPTS with a Client section logs it in and secures what it creates (``zk.acls``)."""
+    from zkafka.zk.acls import tool_security
     from zkafka.zk.client import make_zk_client, start_zk_client
 
     configure_logging(Context.verbose, level=logging.WARNING)
-    client = make_zk_client(connect, connection_timeout_ms=connection_timeout_ms)
+    client = make_zk_client(connect, connection_timeout_ms=connection_timeout_ms, **tool_security())
     start_zk_client(client, create_chroot=create_chroot)
     try:
         yield client
@@ -290,3 +293,49 @@ def get_offsets_command(
         _err(note)
     for line in offset_lines(offsets):
         click.echo(line)
+
+
+@main.command("zookeeper-security-migration", short_help="Secure or unsecure the cluster's znodes.")
+@click.option(
+    "--zookeeper.acl", "zookeeper_acl", required=True, type=click.Choice(["secure", "unsecure"]),
+    help="Make the Kafka znodes secure (creator-all, world-read) or open to everyone.",
+)  # fmt: skip
+@click.option(
+    "--zookeeper.connect", "zookeeper_connect", default="localhost:2181", show_default=True,
+    metavar="HOST:PORT[,...][/CHROOT]", help="The cluster's ZooKeeper.",
+)  # fmt: skip
+@click.option("--zookeeper.session.timeout", "session_timeout_ms", type=click.IntRange(1), default=30000)
+@click.option(
+    "--zookeeper.connection.timeout", "connection_timeout_ms", type=click.IntRange(1), default=30000
+)
+def zookeeper_security_migration(
+    zookeeper_acl: str, zookeeper_connect: str, session_timeout_ms: int, connection_timeout_ms: int
+) -> None:
+    """Set the ACL of / and of every znode under Kafka's secure root paths (/brokers, /config, /controller,
+    /admin, /kafka-acl...) as zookeeper.set.acl would have made them, logged in with the Client section of the
+    JAAS file KAFKA_OPTS names (-Djava.security.auth.login.config=<file>), as zookeeper-security-migration.sh."""
+    from zkafka.zk.acls import LOGIN_CONFIG, client_credentials, login_config_path, migrate
+    from zkafka.zk.client import make_zk_client, start_zk_client
+
+    path = login_config_path()
+    if path is None:
+        raise ToolFailure(f"no JAAS configuration file: set -D{LOGIN_CONFIG}=<file> in KAFKA_OPTS")
+    credentials = client_credentials(path)
+    if credentials is None:
+        raise ToolFailure(f"security isn't enabled: {path} has no Client section")
+    configure_logging(Context.verbose, level=logging.WARNING)
+    secure = zookeeper_acl == "secure"
+    client = make_zk_client(
+        zookeeper_connect,
+        session_timeout_ms,
+        connection_timeout_ms,
+        credentials=credentials,
+        secure_acls=secure,
+    )
+    start_zk_client(client, create_chroot=False)
+    try:
+        changed = migrate(client, secure)
+    finally:
+        client.stop()
+        client.close()
+    click.echo(f"set the {zookeeper_acl} ACLs of {changed} znodes under {zookeeper_connect}")

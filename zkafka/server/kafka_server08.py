@@ -63,6 +63,7 @@ from zkafka.server.request_log import RequestLog
 from zkafka.server.server_base import BrokerServer
 from zkafka.server.topic_config_manager import TopicConfigManager
 from zkafka.topic import OFFSETS_TOPIC
+from zkafka.zk.acls import zk_security
 from zkafka.zk.client import gevent_handler, make_zk_client, start_zk_client
 
 log = logging.getLogger(__name__)
@@ -194,6 +195,7 @@ class KafkaServer08(BrokerServer):
             config["zookeeper.session.timeout.ms"],
             config["zookeeper.connection.timeout.ms"],
             handler=gevent_handler(),
+            **zk_security(config),
         )
         start_zk_client(self.zk_client)
         self.metadata_cache.cluster_id = cluster_id(self.zk_client)

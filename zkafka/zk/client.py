@@ -9,14 +9,22 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from zkafka.errors import ZooKeeperUnreachableError
+from zkafka.zk.acls import AclKazooClient, default_acls
 
 log = logging.getLogger(__name__)
 
 
 def make_zk_client(
-    connect: str, session_timeout_ms: int = 6000, connection_timeout_ms: int | None = None, handler=None
+    connect: str,
+    session_timeout_ms: int = 6000,
+    connection_timeout_ms: int | None = None,
+    handler=None,
+    credentials: str | None = None,
+    secure_acls: bool = False,
 ) -> KazooClient:
-    """A KazooClient for ``host:port[,host:port][/chroot]``; pass a gevent handler for gevent programs."""
+    """A KazooClient for ``host:port[,host:port][/chroot]``; pass a gevent handler for gevent programs.
+    ``credentials`` (``user:password``) log the session in with the digest scheme; ``secure_acls`` creates
+    znodes with Kafka's secure ACLs (``zk.acls``)."""
     from kazoo.handlers.threading import SequentialThreadingHandler
 
     handler = handler if handler is not None else SequentialThreadingHandler()
@@ -29,8 +37,15 @@ def make_zk_client(
         "max_delay": 1.0,
         "sleep_func": handler.sleep_func,
     }
-    client = KazooClient(
-        hosts=connect, timeout=session_timeout_ms / 1000.0, handler=handler, connection_retry=connection_retry
+    auth_data = [("digest", credentials)] if credentials else None
+    acls = {"acls": lambda path: default_acls(path, True)} if secure_acls else {}
+    client = (AclKazooClient if secure_acls else KazooClient)(
+        hosts=connect,
+        timeout=session_timeout_ms / 1000.0,
+        handler=handler,
+        connection_retry=connection_retry,
+        auth_data=auth_data,
+        **acls,
     )
     client._zkafka_connection_timeout = (connection_timeout_ms or session_timeout_ms) / 1000.0
     client._zkafka_connect = connect
