@@ -36,7 +36,8 @@ setup(
     ext_modules=[
         Extension(
             "zkafka.records._native",
-            ["zkafka/records/_native.c", "zkafka/records/_native_stream.c"],
+            ["zkafka/records/_native.c", "zkafka/records/_native_stream.c", "zkafka/records/_native_batch.c"],
+            depends=["zkafka/records/_native.h"],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wno-missing-field-initializers"],
             optional=True,
         )

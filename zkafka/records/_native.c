@@ -6,9 +6,7 @@
  * walker (zkafka/records/entries.py) then reads that one entry with its own rules, so errors, wrappers and
  * partial tails behave exactly as on the pure-Python path. The plain CPython C API; no other dependency.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stdint.h>
+#include "_native.h"
 #include <string.h>
 #include <structmember.h>
 
@@ -80,7 +78,7 @@ static CLMUL_TARGET uint32_t crc32_clmul(uint32_t crc, const unsigned char *p, P
 }
 #endif
 
-static uint32_t crc32_update(uint32_t crc, const unsigned char *p, Py_ssize_t n) {
+uint32_t crc32_update(uint32_t crc, const unsigned char *p, Py_ssize_t n) {
     crc = ~crc;
 #ifdef HAVE_CLMUL
     if (n >= 64 && has_clmul) {
@@ -115,24 +113,6 @@ static uint32_t crc32_update(uint32_t crc, const unsigned char *p, Py_ssize_t n)
     if (n)
         crc = crc_table[0][(crc ^ *p) & 0xff] ^ (crc >> 8);
     return ~crc;
-}
-
-/* -- big-endian fields --------------------------------------------------------------------------------- */
-
-static inline uint32_t rd_u32(const unsigned char *p) {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-static inline int32_t rd_i32(const unsigned char *p) { return (int32_t)rd_u32(p); }
-static inline int64_t rd_i64(const unsigned char *p) { return (int64_t)((uint64_t)rd_u32(p) << 32 | rd_u32(p + 4)); }
-static inline void wr_u32(unsigned char *p, uint32_t v) {
-    p[0] = (unsigned char)(v >> 24);
-    p[1] = (unsigned char)(v >> 16);
-    p[2] = (unsigned char)(v >> 8);
-    p[3] = (unsigned char)v;
-}
-static inline void wr_i64(unsigned char *p, int64_t v) {
-    wr_u32(p, (uint32_t)((uint64_t)v >> 32));
-    wr_u32(p + 4, (uint32_t)v);
 }
 
 /* -- the two lines' entry layouts (positions counted from the entry's start) --------------------------- */
@@ -789,7 +769,7 @@ static PyObject *native_build_values08(PyObject *mod, PyObject *args) { return b
 static PyObject *native_build_value_records(PyObject *mod, PyObject *args) { return build_values(args, 1); }
 
 /* One zig-zag varint of at most max_bytes bytes from d[*at:end]; -1 when it runs past end or is longer. */
-static int get_varint(const unsigned char *d, Py_ssize_t *at, Py_ssize_t end, int max_bytes, int64_t *out) {
+int get_varint(const unsigned char *d, Py_ssize_t *at, Py_ssize_t end, int max_bytes, int64_t *out) {
     uint64_t u = 0;
     for (int i = 0; i < max_bytes; i++) {
         if (*at >= end) return -1;
@@ -804,7 +784,7 @@ static int get_varint(const unsigned char *d, Py_ssize_t *at, Py_ssize_t end, in
 }
 
 /* An int32 varint (5 bytes at most, in range): what the pure path reads without complaint. */
-static int get_varint32(const unsigned char *d, Py_ssize_t *at, Py_ssize_t end, int64_t *out) {
+int get_varint32(const unsigned char *d, Py_ssize_t *at, Py_ssize_t end, int64_t *out) {
     return get_varint(d, at, end, 5, out) < 0 || *out < INT32_MIN || *out > INT32_MAX ? -1 : 0;
 }
 
@@ -1001,8 +981,6 @@ static PyMethodDef native_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-int add_stream_core(PyObject *module); /* _native_stream.c: the consumer stream's next() */
-
 static struct PyModuleDef native_module = {
     PyModuleDef_HEAD_INIT, "zkafka.records._native",
     "The per-message loops of zkafka's message-set codec, compiled (see zkafka.records.native).", -1,
@@ -1023,7 +1001,7 @@ PyMODINIT_FUNC PyInit__native(void) {
     if (struct_error == NULL) return NULL;
     PyObject *m = PyModule_Create(&native_module);
     if (m == NULL) return NULL;
-    if (PyModule_AddObjectRef(m, "Layout", (PyObject *)&LayoutType) < 0 || add_stream_core(m) < 0) {
+    if (PyModule_AddObjectRef(m, "Layout", (PyObject *)&LayoutType) < 0 || add_stream_core(m) < 0 || add_batch_core(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -1,0 +1,96 @@
+"""The leader's validation of produced record batches (``log_validator``): the native core's one pass and the
+pure path give the same bytes, offsets and errors, for logs of magic 0 and 2, plain batches and every
+batch the native pass leaves to the pure path (headers, producer ids, codecs, damage, partial tails)."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.support.codec import run_both
+from zkafka.log.log_config import LogConfig
+from zkafka.log.log_validator import validate_and_assign
+from zkafka.records.compression import GZIP, NO_COMPRESSION
+from zkafka.records.default_record import Header, Record
+from zkafka.records.format08 import build_message_set, iter_messages
+from zkafka.records.record_batch import build_batch, build_plain_batch, read_batches
+
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+fields = st.one_of(st.none(), st.binary(max_size=40))
+headers = st.lists(st.tuples(st.text(max_size=4), fields), max_size=2).map(
+    lambda found: tuple(Header(k, v) for k, v in found)
+)
+records = st.lists(
+    st.tuples(fields, fields, st.integers(0, 5000), st.one_of(st.just(()), headers)), min_size=1, max_size=8
+)
+
+
+@st.composite
+def batch(draw) -> bytes:
+    found = draw(records)
+    if not draw(st.booleans()):
+        found = [(k, v, t, ()) for k, v, t, _ in found]  # mostly the producers' plain records
+    base = 10**12
+    return build_batch(
+        [Record(i, base + t, k, v, h) for i, (k, v, t, h) in enumerate(found)],
+        compression=draw(st.sampled_from([NO_COMPRESSION] * 4 + [GZIP])),
+        log_append_time=draw(st.sampled_from([None, None, None, base + 7])),
+        producer_id=draw(st.sampled_from([-1, -1, -1, 42])),
+        producer_epoch=0,
+        base_sequence=draw(st.sampled_from([-1, 0])),
+        transactional=draw(st.sampled_from([False] * 8 + [True])),
+    )
+
+
+@st.composite
+def message_set(draw) -> bytes:
+    data = b"".join(draw(st.lists(batch(), min_size=1, max_size=3)))
+    damage = draw(st.sampled_from(["none"] * 4 + ["flip", "cut", "tail"]))
+    if damage == "flip":  # a byte anywhere: a CRC-32C, a length, a count, a varint
+        at = draw(st.integers(0, len(data) - 1))
+        data = data[:at] + bytes([data[at] ^ draw(st.integers(1, 255))]) + data[at + 1 :]
+    elif damage == "cut":
+        data = data[: draw(st.integers(0, len(data) - 1))]
+    elif damage == "tail":
+        data += build_message_set([(None, b"v0")])
+    return data
+
+
+@SETTINGS
+@given(
+    message_set(),
+    st.sampled_from([0, 2]),
+    st.booleans(),
+    st.sampled_from([1000012, 90]),
+    st.integers(0, 2**40),
+    st.integers(-1, 9),
+)
+def test_native_and_pure_paths_agree(data, magic, log_append_time, limit, next_offset, epoch):
+    config = LogConfig(message_format_magic=magic, log_append_time=log_append_time, max_message_size=limit)
+    fast, pure = run_both(lambda: validate_and_assign(data, next_offset, config, 1234567, epoch))
+    assert fast == pure
+
+
+def test_plain_batches_into_a_magic_0_log_become_its_messages_numbered_from_the_log_end():
+    pairs = [(None, b"a" * 100), (b"k", b""), (b"", None)]
+    data = build_plain_batch(pairs, 5000) + build_plain_batch([(b"x", b"y")], 6000)
+    config = LogConfig(message_format_magic=0)
+    fast, pure = run_both(lambda: validate_and_assign(data, 77, config, 0))
+    expected = build_message_set(pairs + [(b"x", b"y")])
+    offsets = [(m.offset, m.key, m.value) for m in iter_messages(fast[1].data)]
+    assert offsets == [(77 + i, k, v) for i, (k, v) in enumerate(pairs + [(b"x", b"y")])]
+    assert fast == pure and fast[1].count == 4 and fast[1].last_offset == 80
+    assert len(fast[1].data) == len(expected)
+
+
+def test_plain_batches_into_a_magic_2_log_keep_their_records_with_offsets_epoch_and_append_time():
+    data = build_plain_batch([(None, b"a"), (b"k", b"b")], 5000) + build_plain_batch([(b"x", b"y")], 6000)
+    for log_append_time, stamp in ((False, 6000), (True, 99999)):
+        config = LogConfig(message_format_magic=2, log_append_time=log_append_time)
+        fast, pure = run_both(lambda config=config: validate_and_assign(data, 10, config, 99999, 3))
+        assert fast == pure
+        batches = list(read_batches(fast[1].data))
+        assert [b.header.base_offset for b in batches] == [10, 12]
+        assert {b.header.partition_leader_epoch for b in batches} == {3}
+        assert batches[-1].header.max_timestamp == stamp
+        assert [r.offset for b in batches for r in b.records] == [10, 11, 12]
