@@ -1,8 +1,8 @@
 """Produce (API key 0) v0-v8, declared as schemas. Pure: bytes in, values out.
 
 A partition's ``message_set`` is a ``MessageSet`` field (reads give a memoryview; writes take bytes or a file
-region); its entries are ``zkafka.records``' business. ``produce_wire`` reads and writes the v0-v2 request
-body and the v0 answer directly on the hot path.
+region); its entries are ``zkafka.records``' business. ``produce_wire`` reads and writes the request body and
+the answer of every version directly on the hot path.
 
 What each version adds (Kafka's ``ProduceRequest.json`` / ``ProduceResponse.json``): v1 (0.9) the answer's
 ``throttle_time_ms``. v2 (0.10) each partition's ``log_append_time_ms`` (-1 for CreateTime). v3 (0.11) the

@@ -38,9 +38,8 @@ from zkafka.protocol.produce import (
     PRODUCE_APIS,
     ProduceRequestPartition,
     ProduceRequestTopic,
-    ProduceResponsePartition,
-    ProduceResponseTopic,
-    ProduceResponseV0,
+    response_partition_class,
+    response_topic_class,
 )
 from zkafka.protocol.produce_wire import (
     read_produce_body,
@@ -75,6 +74,7 @@ SCHEMAS: dict[tuple[int, int], tuple[type, type]] = {
 }
 for _request, _response in SCHEMAS.values():
     _request.RESPONSE = _response  # what a client decodes the answer with
+_PRODUCE_RESPONSES = {response: version for version, (_, response) in enumerate(PRODUCE_APIS)}
 
 
 def api_version_ranges(served: Any = None) -> list[Any]:
@@ -156,8 +156,8 @@ def decode_request(frame: bytes | bytearray | memoryview) -> Request:
         name = API_NAMES.get(api_key, "unknown API")
         raise InvalidRequestError(f"{name} (key {api_key}) version {api_version} is not supported")
     request_class = entry[0]
-    if api_key == PRODUCE and api_version < FIRST_BATCH_VERSION:  # the most frequent: no schema walk
-        body = _read_produce(reader, request_class)
+    if api_key == PRODUCE:  # the most frequent: no schema walk
+        body = _read_produce(reader, request_class, api_version >= FIRST_BATCH_VERSION)
         if body is not None:
             return Request(api_key, api_version, correlation_id, body[0], body[1])
     try:
@@ -174,7 +174,7 @@ def decode_request(frame: bytes | bytearray | memoryview) -> Request:
     return Request(api_key, api_version, correlation_id, client_id, body)
 
 
-def _read_produce(reader: Reader, request_class: type) -> tuple[str | None, Any] | None:
+def _read_produce(reader: Reader, request_class: type, transactional: bool) -> tuple[str | None, Any] | None:
     """A well-formed produce request's client id and body (``produce_wire``); None for any other."""
     start = reader.pos
     try:
@@ -182,7 +182,7 @@ def _read_produce(reader: Reader, request_class: type) -> tuple[str | None, Any]
     except InvalidRequestError:
         return None
     body = read_produce_body(
-        reader.buf, reader.pos, request_class, ProduceRequestTopic, ProduceRequestPartition
+        reader.buf, reader.pos, request_class, ProduceRequestTopic, ProduceRequestPartition, transactional
     )
     if body is None:
         reader.pos = start
@@ -198,8 +198,8 @@ def encode_request(body: Struct, correlation_id: int, client_id: str | None = ""
         String.write(client_id, out)
     if version == 2:
         out.append(EMPTY_TAG_BUFFER)
-    fast = body.API_KEY == PRODUCE and body.API_VERSION < FIRST_BATCH_VERSION  # type: ignore[attr-defined]
-    if not fast or not write_produce_body(body, out):
+    fast = body.API_KEY == PRODUCE  # type: ignore[attr-defined]
+    if not fast or not write_produce_body(body, out, body.API_VERSION >= FIRST_BATCH_VERSION):  # type: ignore[attr-defined]
         body.SCHEMA.write(body, out)
     out[0] = SIZE.pack(sum(map(len, out)))  # one join: a produce request's sets are copied once
     return b"".join(out)
@@ -210,7 +210,8 @@ def encode_response(correlation_id: int, body: Struct) -> list:
     out: list = [b""]
     if response_header_version(type(body)) == 1:
         out.append(EMPTY_TAG_BUFFER)
-    if type(body) is not ProduceResponseV0 or not write_produce_response(body.topics, out):
+    version = _PRODUCE_RESPONSES.get(type(body))
+    if version is None or not write_produce_response(body, version, out):
         body.SCHEMA.write(body, out)
     size = 4 + parts_size(out)
     out[0] = RESPONSE_HEADER.pack(size, correlation_id)
@@ -228,9 +229,14 @@ def decode_response(api_key: int, api_version: int, frame: bytes | bytearray | m
         correlation_id = reader.unpack(Int32.fmt)
         if response_header_version(response_class) == 1:
             read_tag_buffer(reader, {})
-        if response_class is ProduceResponseV0:  # a pipelined producer reads one a request
+        if api_key == PRODUCE:  # a pipelined producer reads one a request
             body = read_produce_response(
-                reader.buf, reader.pos, response_class, ProduceResponseTopic, ProduceResponsePartition
+                reader.buf,
+                reader.pos,
+                api_version,
+                response_class,
+                response_topic_class(api_version),
+                response_partition_class(api_version),
             )
             if body is not None:
                 return Response(correlation_id, body)
