@@ -768,26 +768,6 @@ static PyObject *native_build_values08(PyObject *mod, PyObject *args) { return b
 /* build_value_records(values, key, base): build_values08's as the records of a v2 batch. */
 static PyObject *native_build_value_records(PyObject *mod, PyObject *args) { return build_values(args, 1); }
 
-/* One zig-zag varint of at most max_bytes bytes from d[*at:end]; -1 when it runs past end or is longer. */
-int get_varint(const unsigned char *d, Py_ssize_t *at, Py_ssize_t end, int max_bytes, int64_t *out) {
-    uint64_t u = 0;
-    for (int i = 0; i < max_bytes; i++) {
-        if (*at >= end) return -1;
-        unsigned char b = d[(*at)++];
-        u |= (uint64_t)(b & 0x7f) << (7 * i);
-        if (!(b & 0x80)) {
-            *out = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
-            return 0;
-        }
-    }
-    return -1;
-}
-
-/* An int32 varint (5 bytes at most, in range): what the pure path reads without complaint. */
-int get_varint32(const unsigned char *d, Py_ssize_t *at, Py_ssize_t end, int64_t *out) {
-    return get_varint(d, at, end, 5, out) < 0 || *out < INT32_MIN || *out > INT32_MAX ? -1 : 0;
-}
-
 /* A length-prefixed field: a new bytes, Py_None (-1), or NULL with no exception (not plain) / with one. */
 static PyObject *get_field(const unsigned char *d, Py_ssize_t *at, Py_ssize_t stop) {
     int64_t len;

@@ -1,4 +1,4 @@
-/* What the _native extension's C files share: big-endian fields, the CRC-32 and the zig-zag varint readers
+/* What the _native extension's C files share: big-endian fields, the zig-zag varint readers, the CRC-32
  * (defined in _native.c), and each file's registration. */
 #ifndef ZKAFKA_NATIVE_H
 #define ZKAFKA_NATIVE_H
@@ -23,11 +23,28 @@ static inline void wr_i64(unsigned char *p, int64_t v) {
     wr_u32(p + 4, (uint32_t)v);
 }
 
+/* One zig-zag varint of at most max_bytes bytes from d[*at:end]; -1 when it runs past end or is longer. */
+static inline int get_varint(const unsigned char *d, Py_ssize_t *at, Py_ssize_t end, int max_bytes, int64_t *out) {
+    uint64_t u = 0;
+    for (int i = 0; i < max_bytes; i++) {
+        if (*at >= end) return -1;
+        unsigned char b = d[(*at)++];
+        u |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            *out = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* An int32 varint (5 bytes at most, in range): what the pure path reads without complaint. */
+static inline int get_varint32(const unsigned char *d, Py_ssize_t *at, Py_ssize_t end, int64_t *out) {
+    return get_varint(d, at, end, 5, out) < 0 || *out < INT32_MIN || *out > INT32_MAX ? -1 : 0;
+}
+
 /* CRC-32 (zlib's) of n bytes continuing crc. */
 uint32_t crc32_update(uint32_t crc, const unsigned char *p, Py_ssize_t n);
-/* A zig-zag varint of at most max_bytes bytes from d[*at:end] (-1: past end or longer); an int32 one. */
-int get_varint(const unsigned char *d, Py_ssize_t *at, Py_ssize_t end, int max_bytes, int64_t *out);
-int get_varint32(const unsigned char *d, Py_ssize_t *at, Py_ssize_t end, int64_t *out);
 
 int add_stream_core(PyObject *module); /* _native_stream.c: the consumer stream's next() */
 int add_batch_core(PyObject *module);  /* _native_batch.c: a produced set of record batches appended */

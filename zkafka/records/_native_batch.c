@@ -101,51 +101,48 @@ static int read_record(const unsigned char *d, Py_ssize_t *at, Py_ssize_t end, i
 }
 
 typedef struct {
-    Py_ssize_t end;        /* where the batch ends */
+    Py_ssize_t end; /* where the batch ends */
     int32_t count;
-    int64_t max_timestamp; /* of its records (a LogAppendTime batch's: its header's) */
-    Py_ssize_t size08;     /* to_magic0: the bytes of its records as 0.8 messages */
+    int attributes; /* the low byte */
+    int64_t base_timestamp;
 } batch_t;
 
-/* Check the whole batch at pos (see the top of the file); -1 when the Python path must read it. to_magic0:
- * no producer id, no headers, every 0.8 message at most limit bytes (limit < 0: no limit). */
-static int read_plain_batch(const unsigned char *d, Py_ssize_t pos, Py_ssize_t len, int to_magic0, Py_ssize_t limit,
-                            batch_t *b) {
+enum { MIN_RECORD = 7 }; /* length, attributes, timestamp and offset deltas, key and value lengths, headers */
+
+/* The batch at pos up to its records: whole, magic 2, no codec nor transaction nor control, a count that
+ * agrees with its offsets and could fit, its CRC-32C; to_magic0: no producer id. -1: the Python path's. */
+static int check_batch(const unsigned char *d, Py_ssize_t pos, Py_ssize_t len, int to_magic0, batch_t *b) {
     if (len - pos < BATCH_OVERHEAD) return -1;
     int32_t length = rd_i32(d + pos + 8);
     if (length < BATCH_OVERHEAD - LOG_OVERHEAD || length > len - pos - LOG_OVERHEAD) return -1;
     b->end = pos + LOG_OVERHEAD + length;
     b->count = rd_i32(d + pos + COUNT_AT);
-    int attributes = d[pos + ATTRIBUTES_AT + 1];
-    if (d[pos + MAGIC_AT] != 2 || (attributes & NOT_PLAIN) || b->count <= 0 ||
-        (int64_t)rd_i32(d + pos + LAST_DELTA_AT) + 1 != b->count)
+    b->attributes = d[pos + ATTRIBUTES_AT + 1];
+    b->base_timestamp = rd_i64(d + pos + BASE_TIMESTAMP_AT);
+    if (d[pos + MAGIC_AT] != 2 || (b->attributes & NOT_PLAIN) || b->count <= 0 ||
+        b->count > (b->end - pos - BATCH_OVERHEAD) / MIN_RECORD || (int64_t)rd_i32(d + pos + LAST_DELTA_AT) + 1 != b->count)
         return -1;
     if (to_magic0 && rd_i64(d + pos + PRODUCER_ID_AT) != -1) return -1;
-    if (!to_magic0 && limit >= 0 && b->end - pos > limit) return -1;
-    if (crc32c(d + pos + ATTRIBUTES_AT, b->end - pos - ATTRIBUTES_AT) != rd_u32(d + pos + CRC_AT)) return -1;
-    int64_t base_timestamp = rd_i64(d + pos + BASE_TIMESTAMP_AT);
-    int append_time = attributes & LOG_APPEND_TIME;
-    b->max_timestamp = append_time ? rd_i64(d + pos + MAX_TIMESTAMP_AT) : INT64_MIN;
-    b->size08 = 0;
-    Py_ssize_t at = pos + BATCH_OVERHEAD;
-    record_t r;
-    for (int32_t i = 0; i < b->count; i++) {
-        if (read_record(d, &at, b->end, !to_magic0, &r) < 0) return -1;
-        int64_t timestamp;
-        if (!append_time) {
-            if (__builtin_add_overflow(base_timestamp, r.timestamp_delta, &timestamp)) return -1;
-            if (timestamp > b->max_timestamp) b->max_timestamp = timestamp;
-        }
-        if (to_magic0) {
-            Py_ssize_t size = MESSAGE08_OVERHEAD + (r.key_len > 0 ? r.key_len : 0) + (r.value_len > 0 ? r.value_len : 0);
-            if (limit >= 0 && size > limit) return -1;
-            b->size08 += size;
-        }
-    }
-    return at == b->end ? 0 : -1;
+    return crc32c(d + pos + ATTRIBUTES_AT, b->end - pos - ATTRIBUTES_AT) == rd_u32(d + pos + CRC_AT) ? 0 : -1;
 }
 
 /* -- the two appends --------------------------------------------------------------------------------- */
+
+/* The batch's records walked (headers too) for their largest timestamp (a LogAppendTime batch's: its header's). */
+static int max_timestamp(const unsigned char *d, Py_ssize_t pos, const batch_t *b, int64_t *max) {
+    Py_ssize_t at = pos + BATCH_OVERHEAD;
+    int append_time = b->attributes & LOG_APPEND_TIME;
+    record_t r;
+    *max = append_time ? rd_i64(d + pos + MAX_TIMESTAMP_AT) : INT64_MIN;
+    for (int32_t i = 0; i < b->count; i++) {
+        int64_t timestamp;
+        if (read_record(d, &at, b->end, 1, &r) < 0) return -1;
+        if (append_time) continue;
+        if (__builtin_add_overflow(b->base_timestamp, r.timestamp_delta, &timestamp)) return -1;
+        if (timestamp > *max) *max = timestamp;
+    }
+    return at == b->end ? 0 : -1;
+}
 
 static PyObject *native_assign_batches(PyObject *mod, PyObject *args) {
     Py_buffer in;
@@ -168,25 +165,22 @@ static PyObject *native_assign_batches(PyObject *mod, PyObject *args) {
     }
     unsigned char *d = (unsigned char *)PyBytes_AS_STRING(result);
     Py_ssize_t len = PyBytes_GET_SIZE(result);
-    int64_t offset = next_offset;
+    int64_t offset = next_offset, max;
     batch_t b;
     while (pos < len) {
-        if (read_plain_batch(d, pos, len, 0, limit, &b) < 0) {
+        if (check_batch(d, pos, len, 0, &b) < 0 || (limit >= 0 && b.end - pos > limit) ||
+            max_timestamp(d, pos, &b, &max) < 0) {
             Py_DECREF(result);
             Py_RETURN_NONE;
         }
         unsigned char *batch = d + pos;
         wr_i64(batch, offset);
         wr_u32(batch + EPOCH_AT, (uint32_t)leader_epoch);
-        int attributes = batch[ATTRIBUTES_AT + 1];
-        int64_t max_timestamp = b.max_timestamp;
-        if (stamp) {
-            attributes |= LOG_APPEND_TIME;
-            max_timestamp = append_time;
-        }
-        if (attributes != batch[ATTRIBUTES_AT + 1] || max_timestamp != rd_i64(batch + MAX_TIMESTAMP_AT)) {
+        int attributes = stamp ? b.attributes | LOG_APPEND_TIME : b.attributes;
+        if (stamp) max = append_time;
+        if (attributes != b.attributes || max != rd_i64(batch + MAX_TIMESTAMP_AT)) {
             batch[ATTRIBUTES_AT + 1] = (unsigned char)attributes;
-            wr_i64(batch + MAX_TIMESTAMP_AT, max_timestamp);
+            wr_i64(batch + MAX_TIMESTAMP_AT, max);
             wr_u32(batch + CRC_AT, crc32c(batch + ATTRIBUTES_AT, b.end - pos - ATTRIBUTES_AT));
         }
         offset += b.count;
@@ -213,42 +207,46 @@ static unsigned char *write_message08(unsigned char *out, int64_t offset, const 
     return out;
 }
 
+/* The batch's records (no headers) as 0.8 messages at *out, each at most limit bytes (< 0: no limit). */
+static int write_messages08(const unsigned char *d, Py_ssize_t pos, const batch_t *b, Py_ssize_t limit,
+                            int64_t *offset, unsigned char **out) {
+    Py_ssize_t at = pos + BATCH_OVERHEAD;
+    record_t r;
+    for (int32_t i = 0; i < b->count; i++) {
+        if (read_record(d, &at, b->end, 0, &r) < 0) return -1;
+        unsigned char *after = write_message08(*out, (*offset)++, d, &r);
+        if (limit >= 0 && after - *out > limit) return -1;
+        *out = after;
+    }
+    return at == b->end ? 0 : -1;
+}
+
 static PyObject *native_batches_to_set08(PyObject *mod, PyObject *args) {
     Py_buffer in;
     long long next_offset;
-    Py_ssize_t limit, pos = 0, total = 0, count = 0;
+    Py_ssize_t limit, pos, bound = 0;
     if (!PyArg_ParseTuple(args, "y*Ln:batches_to_set08", &in, &next_offset, &limit)) return NULL;
     const unsigned char *d = in.buf;
+    PyObject *result = NULL;
     batch_t b;
-    while (pos < in.len) {
-        if (read_plain_batch(d, pos, in.len, 1, limit, &b) < 0) {
-            PyBuffer_Release(&in);
-            Py_RETURN_NONE;
-        }
-        total += b.size08;
-        count += b.count;
-        pos = b.end;
-    }
-    PyObject *result = count ? PyBytes_FromStringAndSize(NULL, total) : NULL;
-    if (result == NULL) {
-        PyBuffer_Release(&in);
-        if (PyErr_Occurred()) return NULL;
-        Py_RETURN_NONE;
-    }
-    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
+    /* A record takes at least MIN_RECORD bytes beside its key and value, a 0.8 message MESSAGE08_OVERHEAD. */
+    for (pos = 0; pos + BATCH_OVERHEAD <= in.len && rd_i32(d + pos + 8) > 0; pos += LOG_OVERHEAD + rd_i32(d + pos + 8))
+        bound += (Py_ssize_t)LOG_OVERHEAD + rd_i32(d + pos + 8) +
+                 (Py_ssize_t)(MESSAGE08_OVERHEAD - MIN_RECORD) * ((rd_i32(d + pos + 8) + LOG_OVERHEAD) / MIN_RECORD);
+    if (pos != in.len || bound == 0 || (result = PyBytes_FromStringAndSize(NULL, bound)) == NULL) goto done;
+    unsigned char *start = (unsigned char *)PyBytes_AS_STRING(result), *out = start;
     int64_t offset = next_offset;
-    record_t r;
-    for (pos = 0; pos < in.len; pos = b.end) {
-        b.end = pos + LOG_OVERHEAD + rd_i32(d + pos + 8);
-        b.count = rd_i32(d + pos + COUNT_AT);
-        Py_ssize_t at = pos + BATCH_OVERHEAD;
-        for (int32_t i = 0; i < b.count; i++) {
-            read_record(d, &at, b.end, 0, &r); /* checked above */
-            out = write_message08(out, offset++, d, &r);
+    for (pos = 0; pos < in.len; pos = b.end)
+        if (check_batch(d, pos, in.len, 1, &b) < 0 || write_messages08(d, pos, &b, limit, &offset, &out) < 0) {
+            Py_CLEAR(result);
+            goto done;
         }
-    }
+    if (_PyBytes_Resize(&result, out - start) < 0) result = NULL;
+    else result = Py_BuildValue("NL", result, (long long)(offset - next_offset));
+done:
     PyBuffer_Release(&in);
-    return Py_BuildValue("Nn", result, count);
+    if (result == NULL && !PyErr_Occurred()) Py_RETURN_NONE;
+    return result;
 }
 
 static PyMethodDef batch_methods[] = {
