@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from zkafka.launch.zookeeper_server import ZooKeeperServer, free_port
 from zkafka.utils import wait_until
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 
 def start_broker(
     work: str,
@@ -98,6 +100,8 @@ def _start(
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            # the checkout's zkafka, whatever the caller's PYTHONPATH (a relative one would miss from cwd)
+            env={**os.environ, "PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])},
         )
 
     def listening() -> bool:

@@ -47,13 +47,16 @@ def owners(zk, group: str, topic: str) -> dict[tuple[str, str], str]:
 
 
 def settled(zk, group, topic, members, partitions) -> bool:
+    """Whether the owner znodes are the range assignment of the members' threads and every member fetches
+    exactly its share (either line's connectors: partitions compared by their znode names)."""
     threads = [f"{m.consumer_id}-0" for m in members]
-    expected = assign({topic: threads}, {topic: partitions})
+    expected = {(t, str(p)): v for (t, p), v in assign({topic: threads}, {topic: partitions}).items()}
     if owners(zk, group, topic) != expected:
         return False
     for m in members:
         mine = {k: v for k, v in expected.items() if v.startswith(m.consumer_id + "-")}
-        if m.owned_partitions() != mine or (mine and m.owned.fetcher.running == 0):
+        owned = {(t, str(p)): v for (t, p), v in m.owned_partitions().items()}
+        if owned != mine or (mine and m.owned.fetcher.running == 0):
             return False
     return True
 

@@ -1,13 +1,12 @@
-"""Coordinator rebalance time and offset commits per second, against one 0.8 broker process.
+"""Offset commits per second against one 0.8 broker process, and the group members benchmarks/rebalance.py
+times rebalances with.
 
-Starts its own ZooKeeper and a broker, then ``--members`` group members (gevent greenlets speaking the group
-protocol over their own connections: join, the leader assigns with range, sync, heartbeat every
-``--heartbeat-ms``, rejoin on REBALANCE_IN_PROGRESS) share a topic of ``--partitions`` partitions. Each round
-one member leaves (LeaveGroup) and the time is measured until every remaining member has synced the new
-generation with partitions covering the topic exactly once; then a new member joins. Last, one connection
-commits one offset per OffsetCommit v2 for ``--seconds`` (and 40 per request).
+``Member`` is a gevent greenlet speaking the group protocol over its own connection (join, the leader assigns
+with range, sync, heartbeat every ``heartbeat_s``, rejoin on REBALANCE_IN_PROGRESS, LeaveGroup at once when
+leaving). The benchmark starts its own ZooKeeper and broker; one connection commits one offset per
+OffsetCommit v2 for ``--seconds`` (and ``--partitions`` per request).
 
-    python benchmarks/coordinator_rebalance.py [--members 10] [--partitions 40] [--rounds 5]
+    python benchmarks/coordinator_rebalance.py [--partitions 40] [--seconds 5]
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import statistics
 import sys
 import time
 
@@ -82,13 +80,21 @@ class Member:
         self.member_id = ""
         self.generation = -1
         self.assignment: list[int] = []
-        self.stopped = False
+        self.heard_at = 0.0  # when a Heartbeat last answered REBALANCE_IN_PROGRESS (perf_counter)
+        self.stopped = self.calling = False
         self.greenlet = gevent.spawn(self._run)
+
+    def call(self, request):
+        self.calling = True
+        try:
+            return self.conn.call(request)
+        finally:
+            self.calling = False
 
     def _run(self) -> None:
         metadata = subscription_metadata(RangeAssignor(), [TOPIC])
         while not self.stopped:
-            joined = self.conn.call(
+            joined = self.call(
                 g.JoinGroupRequestV0(
                     GROUP, 10000, self.member_id, "consumer", [g.GroupProtocol("range", metadata)]
                 )
@@ -103,21 +109,25 @@ class Member:
                 members = {m.member_id: m.member_metadata for m in joined.members}
                 result = assign_group(RangeAssignor(), self.partitions_per_topic, members)
                 assignments = [g.SyncGroupAssignment(m, data) for m, data in result.items()]
-            synced = self.conn.call(
-                g.SyncGroupRequestV0(GROUP, joined.generation_id, self.member_id, assignments)
-            )
+            synced = self.call(g.SyncGroupRequestV0(GROUP, joined.generation_id, self.member_id, assignments))
             if synced.error:
                 continue
             self.generation = joined.generation_id
             self.assignment = decode_assignment(synced.member_assignment).get(TOPIC, [])
             while not self.stopped:
                 gevent.sleep(self.heartbeat_s)
-                if self.conn.call(g.HeartbeatRequestV0(GROUP, self.generation, self.member_id)).error:
+                error = self.call(g.HeartbeatRequestV0(GROUP, self.generation, self.member_id)).error
+                if error:
+                    self.heard_at = time.perf_counter() if error == REBALANCE_IN_PROGRESS else self.heard_at
                     break
 
     def leave(self) -> None:
+        """LeaveGroup now (a consumer's close), not after the heartbeat sleep."""
         self.stopped = True
-        self.greenlet.join()
+        if self.calling:
+            self.greenlet.join()
+        else:
+            self.greenlet.kill()
         self.conn.call(g.LeaveGroupRequestV0(GROUP, self.member_id))
 
 
@@ -127,33 +137,6 @@ def settled(members: list[Member], partitions: int, after_generation: int) -> bo
         return False
     owned = sorted(p for m in members for p in m.assignment)
     return owned == list(range(partitions))
-
-
-def measure_rebalances(port: int, opts) -> tuple[list[float], list[float]]:
-    heartbeat_s = opts.heartbeat_ms / 1000
-    names = (f"member-{i}" for i in itertools.count())
-    members = [Member(port, next(names), opts.partitions, heartbeat_s) for _ in range(opts.members)]
-    wait_until(lambda: settled(members, opts.partitions, 0), 60, message="the group settled")
-    leaves, joins = [], []
-    for _ in range(opts.rounds):
-        generation = members[0].generation
-        leaver = members.pop(0)
-        started = time.perf_counter()
-        leaver.leave()
-        wait_until(
-            lambda g=generation: settled(members, opts.partitions, g), 60, 0.001, "settled after a leave"
-        )
-        leaves.append(time.perf_counter() - started)
-        generation = members[0].generation
-        started = time.perf_counter()
-        members.append(Member(port, next(names), opts.partitions, heartbeat_s))
-        wait_until(
-            lambda g=generation: settled(members, opts.partitions, g), 60, 0.001, "settled after a join"
-        )
-        joins.append(time.perf_counter() - started)
-    for member in members:
-        member.leave()
-    return leaves, joins
 
 
 def measure_commits(port: int, seconds: float, per_request: int) -> float:
@@ -173,23 +156,13 @@ def measure_commits(port: int, seconds: float, per_request: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--members", type=int, default=10)
     parser.add_argument("--partitions", type=int, default=40)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--heartbeat-ms", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=5.0)
     opts = parser.parse_args()
     with broker08_cluster(opts.partitions, **{"offsets.topic.num.partitions": "1"}) as (_, port):
         probe = Connection(port, "probe")
         wait_until(lambda: probe.call(MetadataRequestV0([TOPIC])).topics[0].partitions, 30)
         wait_until(lambda: probe.call(GroupCoordinatorRequestV0(GROUP)).error == 0, 30)
-        leaves, joins = measure_rebalances(port, opts)
-        print(
-            f"{opts.members} members x {opts.partitions} partitions, heartbeat every {opts.heartbeat_ms} ms"
-        )
-        for what, times in (("a member leaves", leaves), ("a member joins", joins)):
-            ms = [t * 1000 for t in times]
-            print(f"  rebalance when {what}: median {statistics.median(ms):.0f} ms, max {max(ms):.0f} ms")
         wait_until(lambda: probe.call(GroupCoordinatorRequestV0("committer")).error == 0, 30)
         for per_request in (1, opts.partitions):
             rate = measure_commits(port, opts.seconds, per_request)

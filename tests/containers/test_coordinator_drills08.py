@@ -41,6 +41,7 @@ PARTITIONS = 6
 GROUP = "failover"
 MEMBERS = 3
 SESSION_MS = 6000  # the brokers' zookeeper.session.timeout.ms
+MEMBER_SESSION_MS = 10000  # the members' session.timeout.ms
 BOOTSTRAP = ",".join(f"broker-{b}:9092" for b in BROKERS)
 
 
@@ -101,7 +102,9 @@ def _drill(cluster: Cluster, zk: KazooClient, figures: dict[str, object]) -> Non
     common = ("--brokers", BOOTSTRAP, "--topic", TOPIC, "--max-seconds", "280")
     producer = cluster.run_agent("produce08", "produce08", *common, "--keyed", "--pause", "0.05")
     members = [
-        cluster.run_agent(f"member{i}", "member09", *common, "--group", GROUP, "--session-ms", "10000")
+        cluster.run_agent(
+            f"member{i}", "member09", *common, "--group", GROUP, "--session-ms", str(MEMBER_SESSION_MS)
+        )
         for i in range(MEMBERS)
     ]
 
@@ -149,6 +152,8 @@ def _drill(cluster: Cluster, zk: KazooClient, figures: dict[str, object]) -> Non
         return max(firsts)
 
     consumed_again = wait_until(resumed, 60, interval=0.5, message="every partition consumed again")
+    # a member takes its coordinator for dead when its session passes without a heartbeat answer
+    assert consumed_again - killed <= MEMBER_SESSION_MS / 1000 + 2, "a member waited out a request timeout"
     at = len(acked())
     wait_until(lambda: len(acked()) >= at + 100, 60, interval=0.5, message="100 more acknowledged")
     cluster.stop_agent(producer)

@@ -32,12 +32,16 @@ class Cluster:
         *,
         request_timeout_ms: int = 40000,
         metadata_max_age_ms: int = 300000,
+        lookup_timeout_ms: int | None = None,
     ) -> None:
         self.bootstrap = parse_broker_list(bootstrap if isinstance(bootstrap, str) else list(bootstrap))
         self.client_id = client_id
         self.request_timeout_ms = request_timeout_ms
         self.metadata_max_age_ms = metadata_max_age_ms
-        self.metadata = TopicMetadataCache(self.bootstrap, client_id, request_timeout_ms)
+        # how long one broker may take over a question any broker answers at once (Metadata,
+        # GroupCoordinator) before the next is asked: a frozen broker must not hold the member up
+        self.lookup_timeout_ms = lookup_timeout_ms or request_timeout_ms
+        self.metadata = TopicMetadataCache(self.bootstrap, client_id, self.lookup_timeout_ms)
         self.all_topics: set[str] = set()  # every topic of the last all-topics answer
         self._wanted: set[str] = set()
         self._all = False
@@ -115,12 +119,13 @@ class Cluster:
 
     def any_broker(self, request: Any) -> Any:
         """``request`` answered by the first broker that answers (known brokers, then the bootstrap list,
-        shuffled); BrokerNotAvailableError when none does."""
+        shuffled), each given ``lookup_timeout_ms`` to connect and answer; BrokerNotAvailableError when none
+        does."""
         known = [(b.host, b.port) for b in self.metadata.brokers.values()]
         order = list(dict.fromkeys(random.sample(known, len(known)) + self.bootstrap))
         last: BaseException | None = None
         for host, port in order:
-            channel = self.channel(host, port)
+            channel = broker_channel(host, port, self.client_id, socket_timeout_ms=self.lookup_timeout_ms)
             try:
                 return channel.request(request, retries=0)
             except (OSError, KafkaError) as exc:

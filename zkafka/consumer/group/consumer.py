@@ -80,6 +80,9 @@ class GroupConsumer:
             c["client.id"] or f"zkafka-consumer-{self.group_id}",
             request_timeout_ms=c["request.timeout.ms"],
             metadata_max_age_ms=c["metadata.max.age.ms"],
+            # a live broker answers Metadata and GroupCoordinator at once: one that does not within a
+            # heartbeat interval (at least a second) is passed over for the next
+            lookup_timeout_ms=min(c["request.timeout.ms"], max(c["heartbeat.interval.ms"], 1000)),
         )
         self.subscriptions = SubscriptionState(c["auto.offset.reset"])
         try:

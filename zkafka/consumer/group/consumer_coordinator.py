@@ -5,7 +5,9 @@ heartbeat from a greenlet, commit and fetch offsets (OffsetCommit v2, OffsetFetc
 Heartbeats run every ``heartbeat.interval.ms`` in their own greenlet, whatever ``poll`` does (2.x's heartbeat
 thread). An answer of REBALANCE_IN_PROGRESS asks for a rejoin; ILLEGAL_GENERATION and UNKNOWN_MEMBER_ID mean the
 membership is lost (``lost``: the partitions are someone else's now); a coordinator error or a lost connection
-sends the member looking for the coordinator again. A member that has heard no successful heartbeat answer for
+sends the member looking for the coordinator again. So does a Heartbeat not answered within what is left of the
+session (a frozen or unreachable coordinator): the member drops it, with any request waiting on it, and asks
+for the coordinator at once (FindCoordinator) instead of waiting out ``request.timeout.ms``. A member that has heard no successful heartbeat answer for
 its session timeout has lost its membership too. KIP-62: a member whose application has not called ``poll``
 for ``max.poll.interval.ms`` leaves the group (LeaveGroup; a static member sends none) and loses its
 partitions; the next ``poll`` joins again. JoinGroup carries ``max.poll.interval.ms`` as the rebalance timeout.
@@ -96,7 +98,9 @@ class ConsumerCoordinator:
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self.retry_backoff_s = retry_backoff_ms / 1000.0
         self.on_rejoin_needed = on_rejoin_needed
-        self.channel = CoordinatorChannel(group_id, cluster, self.retry_backoff_s)
+        self.channel = CoordinatorChannel(
+            group_id, cluster, self.retry_backoff_s, suspect_s=session_timeout_ms / 1000.0
+        )
         self.generation = NO_GENERATION
         self.member_id = ""
         self.leader_id = ""
@@ -268,7 +272,10 @@ class ConsumerCoordinator:
 
     def _heartbeat_loop(self) -> None:
         while not self._closed.wait(self.heartbeat_interval_ms / 1000.0):
-            if self.generation == NO_GENERATION or self.coordinator is None or self.joining:
+            if self.generation == NO_GENERATION or self.joining:
+                continue
+            if self.coordinator is None:
+                self._rediscover()
                 continue
             if time.monotonic() - self._last_poll > self.max_poll_interval_ms / 1000.0:
                 self.leave("no poll() for max.poll.interval.ms")
@@ -277,12 +284,27 @@ class ConsumerCoordinator:
             if not self.in_doubt():
                 self._send_heartbeat()
 
+    def _rediscover(self) -> None:
+        """Look the coordinator up again now (FindCoordinator), not at the next request of ``poll``."""
+        try:
+            self.channel.ensure_known(time.monotonic() + self.heartbeat_interval_ms / 1000.0)
+        except CoordinatorLostError as exc:
+            log.debug("group %s: %s", self.group_id, exc)
+
     def _send_heartbeat(self) -> None:
+        """One Heartbeat, answered within what is left of the session or the coordinator is taken for dead
+        (and looked up again at once) instead of waiting out ``request.timeout.ms``."""
         generation = self.generation
+        session_left = self._last_heartbeat + self.session_timeout_ms / 1000.0 - time.monotonic()
         try:
             error = self.channel.request(
-                heartbeat(self.group_id, generation, self.member_id, self.group_instance_id)
+                heartbeat(self.group_id, generation, self.member_id, self.group_instance_id),
+                within_s=max(session_left, self.heartbeat_interval_ms / 1000.0),
             ).error
+        except CoordinatorLostError as exc:
+            log.info("group %s: heartbeat failed: %s", self.group_id, exc)
+            self._rediscover()
+            return
         except KafkaError as exc:
             log.debug("group %s: heartbeat failed: %s", self.group_id, exc)
             return

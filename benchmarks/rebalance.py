@@ -1,0 +1,170 @@
+"""How long a group of ``--members`` on ``--partitions`` partitions takes to settle after one member leaves and
+after one joins: through the group coordinator (0.9) and through ZooKeeper (the 0.8 ZooKeeper consumer), side
+by side, against one ZooKeeper and one 0.8 broker process.
+
+Coordinator: the members of ``coordinator_rebalance.py`` (the group protocol over their own connections,
+Heartbeat every ``--heartbeat-ms``, LeaveGroup at once when leaving). ZooKeeper:
+ZookeeperConsumerConnector08s on this thread's gevent hub (one stream each; a leaving one shuts down). Each
+event comes at a random point of the members' heartbeat cycle; the group has settled when every member has
+its range share and nothing else (coordinator: the new generation synced by all; ZooKeeper: the owner znodes
+are the assignment and every member fetches its share). For the coordinator the time after the last member
+heard of the rebalance (its Heartbeat answered REBALANCE_IN_PROGRESS) is shown too: the join's own round trips.
+
+    python benchmarks/rebalance.py [--members 10] [--partitions 40] [--rounds 10] [--heartbeat-ms 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import logging
+import os
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+import gevent
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from benchmarks.broker_process import broker08_cluster  # noqa: E402
+from benchmarks.consumer_group_settle import settled as zk_settled  # noqa: E402
+from benchmarks.coordinator_rebalance import TOPIC, Connection, Member, settled  # noqa: E402
+from zkafka.consumer.connector08 import ZookeeperConsumerConnector08  # noqa: E402
+from zkafka.protocol.metadata import MetadataRequestV0  # noqa: E402
+from zkafka.protocol.offset_commit import GroupCoordinatorRequestV0  # noqa: E402
+from zkafka.utils import wait_until  # noqa: E402
+from zkafka.zk.client import gevent_handler, make_zk_client, start_zk_client  # noqa: E402
+
+ZK_GROUP = "bench-zk-group"
+
+
+def rounds(
+    members: list, new_member: Callable[[], object], leave: Callable[[object], None], is_settled, opts
+) -> tuple[list[float], list[float], list[float]]:
+    """``opts.rounds`` of (one member leaves, one joins), each at a random point of the heartbeat cycle:
+    the seconds each took to settle, and (coordinator members) after the last member heard of it."""
+    leaves, joins, after_heard = [], [], []
+    for _ in range(opts.rounds):
+        for event in ("leave", "join"):
+            gevent.sleep(random.uniform(0, opts.heartbeat_ms / 1000))
+            before = is_settled.mark()
+            started = time.perf_counter()
+            if event == "leave":
+                leave(members.pop(0))
+            else:
+                members.append(new_member())
+            wait_until(lambda b=before: is_settled(members, b), 60, 0.001, f"settled after a {event}")
+            ended = time.perf_counter()
+            (leaves if event == "leave" else joins).append(ended - started)
+            heard = [m.heard_at for m in members if getattr(m, "heard_at", None)]
+            if heard and max(heard) > started:
+                after_heard.append(ended - max(heard))
+    return leaves, joins, after_heard
+
+
+class CoordinatorSettled:
+    """Settled: one generation newer than the one before the event, covering the topic once."""
+
+    def __init__(self, partitions: int) -> None:
+        self.partitions = partitions
+        self.members: list[Member] = []
+
+    def mark(self) -> int:
+        return max(m.generation for m in self.members)
+
+    def __call__(self, members: list[Member], before: int) -> bool:
+        self.members = members
+        return settled(members, self.partitions, before)
+
+
+class ZooKeeperSettled:
+    """Settled: the owner znodes are the range assignment of the members' threads, each member fetching
+    exactly its share (``consumer_group_settle.settled``)."""
+
+    def __init__(self, zk, partitions: int) -> None:
+        self.zk, self.partitions = zk, list(range(partitions))
+
+    def mark(self) -> None:
+        return None
+
+    def __call__(self, members: list[ZookeeperConsumerConnector08], _before: None) -> bool:
+        return zk_settled(self.zk, ZK_GROUP, TOPIC, members, self.partitions)
+
+
+def coordinator_figures(port: int, opts) -> tuple[list[float], list[float], list[float]]:
+    names = (f"member-{i}" for i in itertools.count())
+    heartbeat_s = opts.heartbeat_ms / 1000
+
+    def new_member() -> Member:
+        return Member(port, next(names), opts.partitions, heartbeat_s)
+
+    members = [new_member() for _ in range(opts.members)]
+    is_settled = CoordinatorSettled(opts.partitions)
+    wait_until(lambda: is_settled(members, 0), 60, message="the group settled")
+    try:
+        return rounds(members, new_member, Member.leave, is_settled, opts)
+    finally:
+        for member in members:
+            member.leave()
+
+
+def zookeeper_figures(zk_connect: str, opts) -> tuple[list[float], list[float], list[float]]:
+    serial = itertools.count()
+    props = {"zookeeper.connect": zk_connect, "group.id": ZK_GROUP, "auto.commit.enable": "false"}
+
+    def new_member() -> ZookeeperConsumerConnector08:
+        member = ZookeeperConsumerConnector08({**props, "consumer.id": f"m{next(serial):03d}"})
+        member.create_message_streams({TOPIC: 1})
+        return member
+
+    zk = start_zk_client(make_zk_client(zk_connect, handler=gevent_handler()))
+    members = [new_member() for _ in range(opts.members)]
+    is_settled = ZooKeeperSettled(zk, opts.partitions)
+    try:
+        wait_until(lambda: is_settled(members, None), 60, message="the ZooKeeper group settled")
+        return rounds(members, new_member, ZookeeperConsumerConnector08.shutdown, is_settled, opts)
+    finally:
+        for member in members:
+            member.shutdown()
+        zk.stop()
+        zk.close()
+
+
+def summary(seconds: list[float]) -> str:
+    ms = sorted(s * 1000 for s in seconds)
+    if not ms:
+        return "-"
+    p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
+    return f"median {statistics.median(ms):5.0f} ms, p95 {p95:5.0f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--members", type=int, default=10)
+    parser.add_argument("--partitions", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--heartbeat-ms", type=int, default=100)
+    opts = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    with broker08_cluster(opts.partitions, **{"offsets.topic.num.partitions": "1"}) as (zk_connect, port):
+        probe = Connection(port, "probe")
+        wait_until(lambda: probe.call(MetadataRequestV0([TOPIC])).topics[0].partitions, 30)
+        wait_until(lambda: probe.call(GroupCoordinatorRequestV0("bench-group")).error == 0, 30)
+        coordinator = coordinator_figures(port, opts)
+        zookeeper = zookeeper_figures(zk_connect, opts)
+    print(
+        f"{opts.members} members x {opts.partitions} partitions, {opts.rounds} rounds, heartbeat every "
+        f"{opts.heartbeat_ms} ms (coordinator members)"
+    )
+    print(f"  {'':30} {'coordinator (0.9)':32} ZooKeeper (0.8 connector)")
+    for i, what in enumerate(("a member leaves", "a member joins")):
+        print(f"  {what:30} {summary(coordinator[i]):32} {summary(zookeeper[i])}")
+    print(f"  {'after the last member heard':30} {summary(coordinator[2]):32} -")
+
+
+if __name__ == "__main__":
+    main()
