@@ -34,6 +34,7 @@ from zkafka.network.sasl_authenticator import SASL_KEYS
 from zkafka.network.ssl_factory import SSL_KEYS
 from zkafka.records.format08 import LOG_OVERHEAD
 from zkafka.records.format_version import default_format_version, parse_format_version
+from zkafka.security.authorizer import AUTHORIZER_KEYS
 from zkafka.zk.acls import ZK_ACL_KEYS
 
 DEFAULT_FETCH_MESSAGE_MAX_BYTES = 1024 * 1024
@@ -100,6 +101,7 @@ class BrokerConfig08(Config):
         *SSL_KEYS,
         *SASL_KEYS,
         *ZK_ACL_KEYS,
+        *AUTHORIZER_KEYS,
         str_key("broker.rack"),  # 0.10 (KIP-36): in the registration and Metadata v1+
         int_key("socket.send.buffer.bytes", 100 * 1024, 1),
         int_key("socket.receive.buffer.bytes", 100 * 1024, 1),

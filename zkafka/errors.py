@@ -205,6 +205,12 @@ class UnsupportedVersionError(KafkaError):
     error_code = ErrorCode.UNSUPPORTED_VERSION
 
 
+class SecurityDisabledError(KafkaError):
+    """Error code 54 (0.11, KIP-140): an ACL request to a broker without an authorizer."""
+
+    error_code = ErrorCode.SECURITY_DISABLED
+
+
 class KafkaStorageError(KafkaError):
     """Error code 56 (1.0, KIP-112): a partition's log cannot be created or written on this broker."""
 

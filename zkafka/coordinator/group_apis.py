@@ -35,7 +35,9 @@ from zkafka.protocol.api_keys import (
     SYNC_GROUP,
 )
 from zkafka.protocol.errors import ErrorCode
-from zkafka.protocol.group_membership import NO_AUTHORIZED_OPERATIONS
+from zkafka.protocol.group_membership import NO_AUTHORIZED_OPERATIONS, DescribedGroup
+from zkafka.security.acl import Operation
+from zkafka.security.auth_helper import ALLOW_ALL, GROUP, AuthHelper
 
 log = logging.getLogger(__name__)
 
@@ -68,9 +70,15 @@ class GroupApis:
         coordinator: GroupCoordinator,
         snapshot: Callable[[], Any],
         create_offsets_topic: Callable[[], None],
+        auth: AuthHelper = ALLOW_ALL,
     ) -> None:
         self.coordinator = coordinator
-        self.offsets = OffsetApis(coordinator, snapshot, create_offsets_topic)
+        self.auth = auth
+        self.offsets = OffsetApis(coordinator, snapshot, create_offsets_topic, auth)
+
+    def _may_read(self, group_id: str) -> bool:
+        """Read on the group: what JoinGroup, SyncGroup, Heartbeat and LeaveGroup need."""
+        return self.auth.authorize(Operation.READ, GROUP, group_id)
 
     def handlers(self) -> dict[tuple[int, int], Callable[[v08.Request], Any]]:
         entries = {(JOIN_GROUP, v): self.handle_join_group for v in range(10)}
@@ -88,6 +96,12 @@ class GroupApis:
         body, version = request.body, request.api_version
         if getattr(body, "reason", None):
             log.info("group %s: member %r (re)joins: %s", body.group_id, body.member_id, body.reason)
+        if not self._may_read(body.group_id):
+            return answer(
+                request, error=ErrorCode.GROUP_AUTHORIZATION_FAILED, generation_id=-1, protocol_type=None,
+                group_protocol=None if version >= FIRST_PROTOCOL_TYPE else "", leader_id="",
+                skip_assignment=False, member_id=body.member_id or "", members=[],
+            )  # fmt: skip
 
         def respond(result: JoinResult) -> list:
             instance_ids = dict(result.instance_ids)
@@ -137,6 +151,8 @@ class GroupApis:
                 member_assignment=assignment,
             )
 
+        if not self._may_read(body.group_id):
+            return respond(ErrorCode.GROUP_AUTHORIZATION_FAILED, b"")
         if group is not None and not _same_protocol(body, group):
             return respond(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, b"")
         assignments = {a.member_id: a.member_assignment or b"" for a in body.group_assignment}
@@ -147,6 +163,8 @@ class GroupApis:
 
     def handle_heartbeat(self, request: v08.Request) -> list:
         body = request.body
+        if not self._may_read(body.group_id):
+            return answer(request, error=ErrorCode.GROUP_AUTHORIZATION_FAILED)
         instance_id = getattr(body, "group_instance_id", None)
         error = self.coordinator.heartbeat(body.group_id, body.generation_id, body.member_id or "", instance_id)
         return answer(request, error=error)
@@ -155,6 +173,8 @@ class GroupApis:
         """v0-v2: one member; v3+: each member by member id and/or instance id, each with its own error (an
         error of the coordinator is the group's, with no members); v5's reasons logged."""
         body = request.body
+        if not self._may_read(body.group_id):
+            return answer(request, error=ErrorCode.GROUP_AUTHORIZATION_FAILED, members=[])
         if request.api_version < 3:
             error = self.coordinator.leave_group(body.group_id, body.member_id or "")
             return answer(request, error=error, members=[])
@@ -178,6 +198,10 @@ class GroupApis:
         return answer(request, groups=groups)
 
     def _described(self, group_id: str, operations: int) -> dict:
+        """One group's description; GROUP_AUTHORIZATION_FAILED without Describe on it."""
+        if not self.auth.authorize(Operation.DESCRIBE, GROUP, group_id):
+            denied = DescribedGroup(ErrorCode.GROUP_AUTHORIZATION_FAILED, group_id, "", "", "", [])
+            return dict(denied._asdict(), authorized_operations=operations)
         described = self.coordinator.describe_group(group_id)
         group = self.coordinator.groups.get(group_id)
         members = [
@@ -187,7 +211,11 @@ class GroupApis:
         return dict(described._asdict(), members=members, authorized_operations=operations)
 
     def handle_list_groups(self, request: v08.Request) -> list:
+        """Every group with Describe on the cluster, else those the principal may Describe."""
         error, groups = self.coordinator.list_groups()
+        if not self.auth.authorize_cluster(Operation.DESCRIBE):
+            described = self.auth.filter_authorized(Operation.DESCRIBE, GROUP, (g for g, _ in groups))
+            groups = [(g, kind) for g, kind in groups if g in described]
         states = self.coordinator.group_states()
         wanted = set(getattr(request.body, "states_filter", None) or ())
         listed = [
@@ -198,8 +226,14 @@ class GroupApis:
         return answer(request, error=error, groups=listed)
 
     def handle_delete_groups(self, request: v08.Request) -> list:
+        deletable = self.auth.filter_authorized(Operation.DELETE, GROUP, request.body.group_ids)
         results = [
-            {"group_id": group_id, "error": self.coordinator.delete_group(group_id)}
+            {
+                "group_id": group_id,
+                "error": self.coordinator.delete_group(group_id)
+                if group_id in deletable
+                else ErrorCode.GROUP_AUTHORIZATION_FAILED,
+            }
             for group_id in request.body.group_ids
         ]
         return answer(request, results=results)

@@ -20,6 +20,8 @@ from zkafka.protocol.api_keys import GROUP_COORDINATOR, OFFSET_COMMIT, OFFSET_DE
 from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.offset_commit import DEFAULT_RETENTION, GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE
 from zkafka.protocol.versioned import make
+from zkafka.security.acl import Operation
+from zkafka.security.auth_helper import ALLOW_ALL, GROUP, TOPIC, AuthHelper
 from zkafka.topic import OFFSETS_TOPIC
 
 log = logging.getLogger(__name__)
@@ -53,10 +55,12 @@ class OffsetApis:
         coordinator: GroupCoordinator,
         snapshot: Callable[[], Any],
         create_offsets_topic: Callable[[], None],
+        auth: AuthHelper = ALLOW_ALL,
     ) -> None:
         self.coordinator = coordinator
         self.snapshot = snapshot
         self.create_offsets_topic = create_offsets_topic
+        self.auth = auth
 
     def handlers(self) -> dict[tuple[int, int], Callable[[v08.Request], Any]]:
         entries = {(GROUP_COORDINATOR, v): self.handle_find_coordinator for v in range(5)}
@@ -76,6 +80,9 @@ class OffsetApis:
         return answer(request, **{n: v for n, v in first.items() if n != "key"}, coordinators=coordinators)
 
     def _coordinator(self, key: str, key_type: int) -> dict:
+        if key_type == GROUP_KEY_TYPE and not self.auth.authorize(Operation.DESCRIBE, GROUP, key):
+            error = ErrorCode.GROUP_AUTHORIZATION_FAILED
+            return {"key": key, "error": error, "error_message": None, "node_id": -1, "host": "", "port": -1}
         if key_type != GROUP_KEY_TYPE:
             error = (
                 ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE
@@ -136,7 +143,8 @@ class OffsetApis:
         )
 
     def _commit_values(self, request: v08.Request) -> tuple[dict, dict]:
-        """The offsets to store (v1's timestamps, v2-v4's retention), and the partitions of unknown topics."""
+        """The offsets to store (v1's timestamps, v2-v4's retention), and the errors of the others: without Read
+        on the group (GROUP_AUTHORIZATION_FAILED) or on the topic (TOPIC_AUTHORIZATION_FAILED), unknown topics."""
         body = request.body
         now = self.coordinator.now_ms()
         retention = self.coordinator.config.retention_ms
@@ -145,9 +153,17 @@ class OffsetApis:
         known = self.snapshot().topics
         offsets: dict[TopicPartition, OffsetAndMetadata] = {}
         errors: dict[TopicPartition, int] = {}
+        group_read = self.auth.authorize(Operation.READ, GROUP, body.group_id)
+        readable = self.auth.filter_authorized(Operation.READ, TOPIC, (data.topic for data in body.topics))
         for data in body.topics:
             for p in data.partitions:
                 tp = (data.topic, p.partition)
+                if not group_read:
+                    errors[tp] = ErrorCode.GROUP_AUTHORIZATION_FAILED
+                    continue
+                if data.topic not in readable:
+                    errors[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                    continue
                 if not known.get(data.topic):
                     errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                     continue
@@ -170,12 +186,23 @@ class OffsetApis:
         return answer(request, **group)
 
     def _fetch_group(self, group_id: str, topics: list | None) -> dict:
-        """One group's answer: its topics and its error (v2+; each partition carries it too before v2)."""
+        """One group's answer: its topics and its error (v2+; each partition carries it too before v2). Without
+        Describe on the group: GROUP_AUTHORIZATION_FAILED; on a topic asked: its partitions TOPIC_AUTHORIZATION_FAILED
+        (every topic asked for: those the principal may not Describe left out)."""
+        if not self.auth.authorize(Operation.DESCRIBE, GROUP, group_id):
+            error = ErrorCode.GROUP_AUTHORIZATION_FAILED
+            denied = {} if topics is None else {(t.topic, p): error for t in topics for p in t.partitions}
+            return {"group_id": group_id, "topics": by_topic(_no_offsets(denied)), "error": error}
         wanted = None if topics is None else [(t.topic, p) for t in topics for p in t.partitions]
         error, offsets = self.coordinator.fetch_offsets(group_id, wanted or None)
+        described = self.auth.filter_authorized(Operation.DESCRIBE, TOPIC, (t for t, _ in offsets))
+        if topics is None:
+            offsets = {tp: value for tp, value in offsets.items() if tp[0] in described}
         results = {}
         for tp, value in offsets.items():
-            if value is None:
+            if tp[0] not in described:
+                results[tp] = _no_offsets({tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED})[tp]
+            elif value is None:
                 results[tp] = {"offset": -1, "committed_leader_epoch": -1, "metadata": "", "error": error}
             else:
                 results[tp] = {
@@ -189,8 +216,19 @@ class OffsetApis:
     # -- OffsetDelete ---------------------------------------------------------------------------------------
 
     def handle_offset_delete(self, request: v08.Request) -> list:
+        """Delete on the group (else GROUP_AUTHORIZATION_FAILED), Read on each topic."""
         body = request.body
-        partitions = [(t.topic, p.partition) for t in body.topics for p in t.partitions]
+        if not self.auth.authorize(Operation.DELETE, GROUP, body.group_id):
+            return answer(request, error=ErrorCode.GROUP_AUTHORIZATION_FAILED, topics=[])
+        readable = self.auth.filter_authorized(Operation.READ, TOPIC, (t.topic for t in body.topics))
+        partitions = [(t.topic, p.partition) for t in body.topics for p in t.partitions if t.topic in readable]
         error, errors = self.coordinator.delete_offsets(body.group_id, partitions)
+        denied = [(t.topic, p.partition) for t in body.topics for p in t.partitions if t.topic not in readable]
+        errors = {**errors, **dict.fromkeys(denied, ErrorCode.TOPIC_AUTHORIZATION_FAILED)}
         topics = by_topic({tp: {"error": code} for tp, code in errors.items()})
         return answer(request, error=error, topics=topics)
+
+
+def _no_offsets(errors: dict[TopicPartition, int]) -> dict[TopicPartition, dict]:
+    """OffsetFetch answers without an offset, each with its error."""
+    return {tp: {"offset": -1, "committed_leader_epoch": -1, "metadata": "", "error": e} for tp, e in errors.items()}

@@ -20,6 +20,8 @@ from zkafka.protocol import v08
 from zkafka.protocol.api_keys import INIT_PRODUCER_ID
 from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.init_producer_id import INIT_PRODUCER_ID_APIS, NO_PRODUCER_EPOCH, NO_PRODUCER_ID
+from zkafka.security.acl import Operation
+from zkafka.security.auth_helper import ALLOW_ALL, TOPIC, AuthHelper
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +29,9 @@ log = logging.getLogger(__name__)
 class TransactionCoordinator:
     """Producer ids for idempotent producers; no transactions."""
 
-    def __init__(self, producer_ids: ProducerIdManager) -> None:
+    def __init__(self, producer_ids: ProducerIdManager, auth: AuthHelper = ALLOW_ALL) -> None:
         self.producer_ids = producer_ids
+        self.auth = auth
 
     def handlers(self) -> dict[tuple[int, int], Callable[[v08.Request], Any]]:
         return {(INIT_PRODUCER_ID, v): self.handle_init_producer_id for v in range(len(INIT_PRODUCER_ID_APIS))}
@@ -38,6 +41,9 @@ class TransactionCoordinator:
         if transactional_id is not None:
             error = ErrorCode.INVALID_REQUEST if transactional_id == "" else ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE
             return answer(request, error=error, producer_id=NO_PRODUCER_ID, producer_epoch=NO_PRODUCER_EPOCH)
+        if not self._may_write_idempotently():
+            error = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+            return answer(request, error=error, producer_id=NO_PRODUCER_ID, producer_epoch=NO_PRODUCER_EPOCH)
         try:
             producer_id = self.producer_ids.generate_producer_id()
         except (KazooException, KafkaError) as exc:
@@ -45,3 +51,9 @@ class TransactionCoordinator:
             error = ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE
             return answer(request, error=error, producer_id=NO_PRODUCER_ID, producer_epoch=NO_PRODUCER_EPOCH)
         return answer(request, error=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0)
+
+    def _may_write_idempotently(self) -> bool:
+        """IdempotentWrite on the cluster, or (Kafka 3's KIP-679) Write on some topic."""
+        return self.auth.authorize_cluster(Operation.IDEMPOTENT_WRITE, log_denied=False) or (
+            self.auth.authorize_by_resource_type(Operation.WRITE, TOPIC)
+        )

@@ -31,6 +31,9 @@ DELETE_TOPICS = 20  # 0.10.1 (KIP-4)
 DELETE_RECORDS = 21  # 0.11 (KIP-107)
 INIT_PRODUCER_ID = 22  # 0.11 (KIP-98)
 OFFSET_FOR_LEADER_EPOCH = 23  # 0.11 (KIP-101)
+DESCRIBE_ACLS = 29  # 0.11 (KIP-140)
+CREATE_ACLS = 30  # 0.11 (KIP-140)
+DELETE_ACLS = 31  # 0.11 (KIP-140)
 DESCRIBE_CONFIGS = 32  # 0.11 (KIP-133)
 ALTER_CONFIGS = 33  # 0.11 (KIP-133)
 SASL_AUTHENTICATE = 36  # 1.0 (KIP-152)
@@ -67,6 +70,9 @@ API_NAMES: dict[int, str] = {
     DELETE_RECORDS: "DeleteRecords",
     INIT_PRODUCER_ID: "InitProducerId",
     OFFSET_FOR_LEADER_EPOCH: "OffsetForLeaderEpoch",
+    DESCRIBE_ACLS: "DescribeAcls",
+    CREATE_ACLS: "CreateAcls",
+    DELETE_ACLS: "DeleteAcls",
     DESCRIBE_CONFIGS: "DescribeConfigs",
     ALTER_CONFIGS: "AlterConfigs",
     CREATE_PARTITIONS: "CreatePartitions",

@@ -61,6 +61,7 @@ class ErrorCode(IntEnum):
     UNSUPPORTED_FOR_MESSAGE_FORMAT = 43  # 0.11: a record batch feature the log's message format lacks
     OUT_OF_ORDER_SEQUENCE_NUMBER = 45  # 0.11 (KIP-98): a producer's batch skips sequence numbers
     INVALID_PRODUCER_EPOCH = 47  # 0.11 (KIP-98): a producer epoch older than the partition's (fenced)
+    SECURITY_DISABLED = 54  # 0.11 (KIP-140): an ACL request to a broker with no authorizer
     KAFKA_STORAGE_ERROR = 56  # 1.0 (KIP-112): a partition's log (directory) cannot be created or written
     SASL_AUTHENTICATION_FAILED = 58  # 1.0 (KIP-152): wrong credentials, in SaslAuthenticate's answer
     UNKNOWN_PRODUCER_ID = 59  # 1.0 (KIP-98): a producer id the partition has no state for, sequence not 0

@@ -8,7 +8,7 @@ the correlation id (response header v1, never for ApiVersions).
 the group and offset APIs at Kafka 3.4's versions and the topic admin APIs, to its request and response
 classes, declared per API family: ``produce``, ``fetch``, ``offsets`` (ListOffsets), ``metadata``,
 ``offset_commit`` (OffsetCommit, OffsetFetch, FindCoordinator, OffsetDelete), ``api_versions``,
-``inter_broker``, ``group_membership``, ``topic_admin`` (CreateTopics, DeleteTopics, CreatePartitions) and
+``inter_broker``, ``group_membership``, ``topic_admin`` (CreateTopics, DeleteTopics, CreatePartitions), ``acls`` (DescribeAcls, CreateAcls, DeleteAcls) and
 ``init_producer_id``.
 Pure: bytes in, values out.
 """
@@ -19,6 +19,7 @@ import struct
 from functools import cache
 from typing import Any, NamedTuple
 
+from zkafka.protocol.acls import ACLS_APIS
 from zkafka.protocol.api_keys import API_NAMES, API_VERSIONS, CONTROLLED_SHUTDOWN, PRODUCE
 from zkafka.protocol.api_versions import API_VERSIONS_APIS, ApiVersionRange, ApiVersionsRequestV0
 from zkafka.protocol.configs import CONFIGS_APIS
@@ -63,6 +64,7 @@ CLIENT_APIS = (
     *API_VERSIONS_APIS,
     *TOPIC_ADMIN_APIS,
     *CONFIGS_APIS,
+    *ACLS_APIS,
     *DELETE_RECORDS_APIS,
     *INIT_PRODUCER_ID_APIS,
     *SASL_APIS,

@@ -39,6 +39,8 @@ from zkafka.protocol import topic_admin as wire
 from zkafka.protocol import v08
 from zkafka.protocol.api_keys import CREATE_PARTITIONS, CREATE_TOPICS, DELETE_TOPICS
 from zkafka.protocol.errors import ErrorCode
+from zkafka.security.acl import Operation
+from zkafka.security.auth_helper import ALLOW_ALL, TOPIC, AuthHelper
 from zkafka.server.config_apis import config_values, topic_config_entries
 from zkafka.server.metadata_cache import MetadataCache
 from zkafka.server.replica_manager import error_code
@@ -63,12 +65,25 @@ class AdminApis:
     """CreateTopics, DeleteTopics and CreatePartitions, answered when ``controller()`` is active."""
 
     def __init__(
-        self, zk_client: Any, config: BrokerConfig08, metadata: MetadataCache, controller: Callable[[], Any]
+        self,
+        zk_client: Any,
+        config: BrokerConfig08,
+        metadata: MetadataCache,
+        controller: Callable[[], Any],
+        auth: AuthHelper = ALLOW_ALL,
     ) -> None:
         self.zk_client = zk_client
         self.config = config
         self.metadata = metadata
         self.controller = controller
+        self.auth = auth
+
+    def _authorized(self, operation: Operation, names: Iterable[str]) -> set[str]:
+        """The topics the principal may do ``operation`` on (Create: on the cluster, or on the topic)."""
+        names = list(names)
+        if operation == Operation.CREATE and self.auth.authorize_cluster(Operation.CREATE, log_denied=False):
+            return set(names)
+        return self.auth.filter_authorized(operation, TOPIC, names)
 
     def handlers(self) -> dict[tuple[int, int], Callable[[v08.Request], Any]]:
         apis = (
@@ -94,8 +109,12 @@ class AdminApis:
         body, version = request.body, request.api_version
         validate_only = getattr(body, "validate_only", False)
         repeated = _repeated(t.topic for t in body.topics)
+        creatable = self._authorized(Operation.CREATE, (t.topic for t in body.topics))
         outcomes = {
-            t.topic: self._create(t, version, validate_only, t.topic in repeated) for t in body.topics
+            t.topic: self._create(t, version, validate_only, t.topic in repeated)
+            if t.topic in creatable
+            else Outcome(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
+            for t in body.topics
         }
 
         def respond(timed_out: set[str]) -> list:
@@ -171,7 +190,13 @@ class AdminApis:
     def handle_delete_topics(self, request: v08.Request) -> Any:
         body, version = request.body, request.api_version
         repeated = _repeated(body.topics)
-        errors = {topic: self._delete(topic, version, topic in repeated) for topic in body.topics}
+        deletable = self._authorized(Operation.DELETE, body.topics)
+        errors = {
+            topic: self._delete(topic, version, topic in repeated)
+            if topic in deletable
+            else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            for topic in body.topics
+        }
 
         def respond(timed_out: set[str]) -> list:
             results = [
@@ -205,7 +230,13 @@ class AdminApis:
     def handle_create_partitions(self, request: v08.Request) -> Any:
         body, version = request.body, request.api_version
         repeated = _repeated(t.topic for t in body.topics)
-        outcomes = {t.topic: self._grow(t, t.topic in repeated, body.validate_only) for t in body.topics}
+        alterable = self._authorized(Operation.ALTER, (t.topic for t in body.topics))
+        outcomes = {
+            t.topic: self._grow(t, t.topic in repeated, body.validate_only)
+            if t.topic in alterable
+            else Outcome(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
+            for t in body.topics
+        }
 
         def respond(timed_out: set[str]) -> list:
             results = []

@@ -67,6 +67,8 @@ from zkafka.records.compression import ZSTD
 from zkafka.records.down_convert import first_magic
 from zkafka.records.record_batch import MAGIC as MAGIC_V2
 from zkafka.records.record_batch import RECORD_BATCH_OVERHEAD, read_batch_header
+from zkafka.security.acl import Operation
+from zkafka.security.auth_helper import ALLOW_ALL, TOPIC, AuthHelper
 from zkafka.server.delayed_produce import ProduceStatus, log_refused
 from zkafka.server.fetch_apis import FetchApis
 from zkafka.server.fetch_session import FetchSessionCache
@@ -99,7 +101,9 @@ class KafkaApis:
         admin_apis: Any = None,
         more_apis: tuple[Any, ...] = (),
         fetch_sessions: FetchSessionCache | None = None,
+        auth: AuthHelper = ALLOW_ALL,
     ) -> None:
+        self.auth = auth
         self.replica_manager = replica_manager
         self.metadata = metadata
         self.offset_store = offset_store
@@ -121,9 +125,9 @@ class KafkaApis:
         self.fetch_sessions = fetch_sessions if fetch_sessions is not None else FetchSessionCache()
         fetch_versions = range(len(FETCH_APIS) if newest else 1)
         offsets_versions = range(len(LIST_OFFSETS_APIS) if newest else 1)
-        fetch_apis = FetchApis(replica_manager, self.fetch_sessions, fetch_versions, on_sent)
+        fetch_apis = FetchApis(replica_manager, self.fetch_sessions, fetch_versions, on_sent, auth)
         self._handlers.update(fetch_apis.handlers())
-        self._handlers.update(ListOffsetsApis(replica_manager, offsets_versions).handlers())
+        self._handlers.update(ListOffsetsApis(replica_manager, offsets_versions, auth).handlers())
         for version in range(len(API_VERSIONS_APIS)):
             self._handlers[(API_VERSIONS, version)] = self.handle_api_versions
         sasl_apis = SaslApis() if newest else None  # ILLEGAL_SASL_STATE once authenticated (0.10+ brokers)
@@ -166,10 +170,13 @@ class KafkaApis:
         body = request.body
 
         entries = []
-        refused: list[ProduceStatus] = []  # partitions whose records break the version's rules
+        refused: list[ProduceStatus] = []  # partitions not written to this principal or breaking the version's rules
+        writable = self.auth.filter_authorized(Operation.WRITE, TOPIC, (data.topic for data in body.topics))
         for data in body.topics:
             for p in data.partitions:
                 error = produce_records_error(request.api_version, p.message_set)
+                if data.topic not in writable:
+                    error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
                 if error:
                     refused.append(ProduceStatus(data.topic, p.partition, error, -1, -1, False))
                 else:
@@ -192,7 +199,7 @@ class KafkaApis:
 
     def handle_metadata(self, request: v08.Request) -> list:
         """Metadata v0-v9, answered from the metadata cache."""
-        return v08.encode_response(request.correlation_id, self.metadata.metadata_response(request.body))
+        return v08.encode_response(request.correlation_id, self.metadata.metadata_response(request.body, self.auth))
 
     # -- OffsetCommit / OffsetFetch v0 (ZooKeeper) --------------------------------------------------------
 

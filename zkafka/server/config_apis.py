@@ -22,14 +22,18 @@ from zkafka.admin import topics as admin
 from zkafka.config08 import TOPIC_KEY_DEFAULTS, BrokerConfig08, parse_topic_overrides, topic_config
 from zkafka.errors import (
     AdminOperationError,
+    ClusterAuthorizationFailedError,
     InvalidConfigError,
     KafkaError,
+    TopicAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
 from zkafka.protocol import configs as wire
 from zkafka.protocol import v08
 from zkafka.protocol.api_keys import ALTER_CONFIGS, DESCRIBE_CONFIGS
 from zkafka.protocol.versioned import make
+from zkafka.security.acl import Operation
+from zkafka.security.auth_helper import ALLOW_ALL, TOPIC, AuthHelper
 from zkafka.server.metadata_cache import MetadataCache
 from zkafka.server.replica_manager import error_code
 from zkafka.topic import validate_topic_08
@@ -134,10 +138,20 @@ def _entry(
 class ConfigApis:
     """DescribeConfigs and AlterConfigs over ``/config/topics`` and this broker's own configuration."""
 
-    def __init__(self, zk_client: Any, config: BrokerConfig08, metadata: MetadataCache) -> None:
+    def __init__(
+        self, zk_client: Any, config: BrokerConfig08, metadata: MetadataCache, auth: AuthHelper = ALLOW_ALL
+    ) -> None:
         self.zk_client = zk_client
         self.config = config
         self.metadata = metadata
+        self.auth = auth
+
+    def _check_authorized(self, operation: Operation, resource_type: int, name: str) -> None:
+        """``operation`` (DescribeConfigs, AlterConfigs) on the topic, or on the cluster for a broker."""
+        if resource_type == wire.TOPIC and not self.auth.authorize(operation, TOPIC, name):
+            raise TopicAuthorizationFailedError(f"{operation.kafka_name} on topic {name} is not authorized.")
+        if resource_type == wire.BROKER and not self.auth.authorize_cluster(operation):
+            raise ClusterAuthorizationFailedError(f"{operation.kafka_name} on the cluster is not authorized.")
 
     def handlers(self) -> dict[tuple[int, int], Callable[[v08.Request], Any]]:
         return {
@@ -171,6 +185,7 @@ class ConfigApis:
         return {**result, "error": 0, "error_message": None, "configs": entries}
 
     def _entries(self, resource_type: int, name: str) -> list[dict[str, Any]]:
+        self._check_authorized(Operation.DESCRIBE_CONFIGS, resource_type, name)
         if resource_type == wire.TOPIC:
             validate_topic_08(name)
             if not self.metadata.snapshot().topics.get(name):
@@ -205,6 +220,7 @@ class ConfigApis:
 
     def _alter_resource(self, resource: Any, validate_only: bool) -> None:
         name, configs = resource.resource_name, config_values(resource.configs)
+        self._check_authorized(Operation.ALTER_CONFIGS, resource.resource_type, name)
         if resource.resource_type == wire.BROKER:
             self._check_broker(name)
             raise InvalidConfigError(f"Cannot update these configs dynamically: {', '.join(sorted(configs))}")

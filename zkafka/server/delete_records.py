@@ -19,7 +19,10 @@ from zkafka.errors import KafkaError, OffsetOutOfRangeError
 from zkafka.protocol import v08
 from zkafka.protocol.api_keys import DELETE_RECORDS
 from zkafka.protocol.delete_records import DELETE_RECORDS_APIS, HIGH_WATERMARK
+from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.versioned import make
+from zkafka.security.acl import Operation
+from zkafka.security.auth_helper import ALLOW_ALL, TOPIC, AuthHelper
 from zkafka.server.replica_manager import ReplicaManager, error_code
 
 log = logging.getLogger(__name__)
@@ -28,18 +31,27 @@ log = logging.getLogger(__name__)
 class DeleteRecordsApis:
     """DeleteRecords, answered by each partition's leader."""
 
-    def __init__(self, replica_manager: ReplicaManager, checkpoint: Callable[[], None]) -> None:
+    def __init__(
+        self, replica_manager: ReplicaManager, checkpoint: Callable[[], None], auth: AuthHelper = ALLOW_ALL
+    ) -> None:
         self.replica_manager = replica_manager
         self.checkpoint = checkpoint  # writes the log directories' log-start-offset-checkpoint
+        self.auth = auth
 
     def handlers(self) -> dict[tuple[int, int], Callable[[v08.Request], Any]]:
         return {(DELETE_RECORDS, v): self.handle_delete_records for v in range(len(DELETE_RECORDS_APIS))}
 
     def handle_delete_records(self, request: v08.Request) -> Any:
+        """Delete on each topic (else TOPIC_AUTHORIZATION_FAILED), then each partition's records."""
+        deletable = self.auth.filter_authorized(Operation.DELETE, TOPIC, (t.name for t in request.body.topics))
+        denied = {"low_watermark": -1, "error": ErrorCode.TOPIC_AUTHORIZATION_FAILED}
         topics = [
             {
                 "name": t.name,
-                "partitions": [self._delete(t.name, p.partition, p.offset) for p in t.partitions],
+                "partitions": [
+                    self._delete(t.name, p.partition, p.offset) if t.name in deletable else {"partition": p.partition, **denied}
+                    for p in t.partitions
+                ],
             }
             for t in request.body.topics
         ]

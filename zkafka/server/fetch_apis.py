@@ -22,6 +22,7 @@ from typing import Any
 
 from zkafka.protocol import v08
 from zkafka.protocol.api_keys import FETCH
+from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.fetch import (
     FETCH_RESPONSE,
     FIRST_MAX_BYTES_VERSION,
@@ -31,6 +32,8 @@ from zkafka.protocol.fetch import (
     response_partition_class,
 )
 from zkafka.protocol.versioned import make
+from zkafka.security.acl import Operation
+from zkafka.security.auth_helper import ALLOW_ALL, TOPIC, AuthHelper
 from zkafka.server.delayed_fetch import DelayedFetch
 from zkafka.server.fetch_session import (
     FetchAnswer,
@@ -44,6 +47,8 @@ from zkafka.server.replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
 
+UNAUTHORIZED_READ = PartitionRead(ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1, None)
+
 
 class FetchApis:
     """Answers Fetch ``versions`` from the partitions led here, with the broker's fetch sessions."""
@@ -54,11 +59,13 @@ class FetchApis:
         sessions: FetchSessionCache,
         versions: range,
         on_sent: Callable[[str, int], None] | None = None,
+        auth: AuthHelper = ALLOW_ALL,
     ) -> None:
         self.replica_manager = replica_manager
         self.sessions = sessions
         self.versions = versions
         self.on_sent = on_sent  # told the topic and size of every log region a fetch response sends (metrics)
+        self.auth = auth
 
     def handlers(self) -> dict[tuple[int, int], Callable[[v08.Request], Any]]:
         return {(FETCH, version): self.handle_fetch for version in self.versions}
@@ -67,7 +74,7 @@ class FetchApis:
         body = request.body
         version = request.api_version
         context = self.context(body, version)
-        wanted = context.partitions()
+        wanted, refused = self.authorized(body.replica_id, context.partitions())
         fetches = [(topic, partition, r.fetch_offset, r.max_bytes) for (topic, partition), r in wanted]
         epochs = [r.current_leader_epoch for _, r in wanted]
         max_bytes = body.max_bytes if version >= FIRST_MAX_BYTES_VERSION else None
@@ -77,7 +84,8 @@ class FetchApis:
         committed = version >= 4 and body.isolation_level == READ_COMMITTED
 
         def respond(reads: list[PartitionRead]) -> list:
-            answer = context.respond([(tp, read) for (tp, _), read in zip(wanted, reads, strict=True)])
+            answered = [(tp, read) for (tp, _), read in zip(wanted, reads, strict=True)]
+            answer = context.respond(answered + [(tp, UNAUTHORIZED_READ) for tp, _ in refused])
             if self.on_sent is not None:
                 for (topic, _), read in answer.reads:
                     self.on_sent(topic, read.size)
@@ -102,6 +110,15 @@ class FetchApis:
         )
         self.replica_manager.fetch_purgatory.try_complete_else_watch(delayed, delayed.watch_keys())
         return delayed.result
+
+    def authorized(self, replica_id: int, wanted: list) -> tuple[list, list]:
+        """``wanted`` split into the partitions the principal may read and the others: a follower's fetch
+        needs ClusterAction on the cluster, a consumer's Read on each topic."""
+        if replica_id >= 0:
+            allowed = self.auth.authorize_cluster(Operation.CLUSTER_ACTION)
+            return (wanted, []) if allowed else ([], wanted)
+        topics = self.auth.filter_authorized(Operation.READ, TOPIC, (topic for (topic, _), _ in wanted))
+        return [w for w in wanted if w[0][0] in topics], [w for w in wanted if w[0][0] not in topics]
 
     def context(self, body: Any, version: int) -> FetchContext:
         """The request's fetch session context: sessionless before v7."""

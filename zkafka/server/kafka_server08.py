@@ -44,6 +44,8 @@ from zkafka.log.log_manager08 import LogManager08
 from zkafka.network.channel_builders import InterBrokerSecurity
 from zkafka.network.listeners import listener_servers
 from zkafka.protocol import v08
+from zkafka.security.auth_helper import broker_auth_helper
+from zkafka.server.acl_apis import AclApis
 from zkafka.server.admin_apis import AdminApis
 from zkafka.server.apis08 import KafkaApis
 from zkafka.server.config_apis import ConfigApis
@@ -209,21 +211,25 @@ class KafkaServer08(BrokerServer):
         self.controller_context = ControllerContext(self.zk_client)
         self.controller_context.start()
         fence = ControllerFence(zookeeper_controller(self.zk_client))
+        auth = broker_auth_helper(config, self.zk_client)  # ALLOW_ALL without authorizer.class.name
+        controller = lambda: self.controller  # noqa: E731
         self.apis = KafkaApis(
             self.replica_manager,
             self.metadata_cache,
             offset_store=ZkOffsetStore(self.zk_client),
             offset_metadata_max_bytes=config["offset.metadata.max.bytes"],
-            group_apis=GroupApis(self.coordinator, self.metadata_cache.snapshot, self._create_offsets_topic),
+            group_apis=GroupApis(self.coordinator, self.metadata_cache.snapshot, self._create_offsets_topic, auth),
             on_sent=self.metrics.sent if self.metrics else None,
-            replica_apis=ReplicaApis(self.replica_manager, self.metadata_cache, fence, lambda: self.controller),
-            admin_apis=AdminApis(self.zk_client, config, self.metadata_cache, lambda: self.controller),
+            replica_apis=ReplicaApis(self.replica_manager, self.metadata_cache, fence, controller, auth),
+            admin_apis=AdminApis(self.zk_client, config, self.metadata_cache, controller, auth),
             more_apis=(
-                ConfigApis(self.zk_client, config, self.metadata_cache),
-                DeleteRecordsApis(self.replica_manager, self.log_manager.checkpoint_log_start_offsets),
-                TransactionCoordinator(ProducerIdManager(self.broker_id, self.zk_client)),
+                ConfigApis(self.zk_client, config, self.metadata_cache, auth),
+                DeleteRecordsApis(self.replica_manager, self.log_manager.checkpoint_log_start_offsets, auth),
+                TransactionCoordinator(ProducerIdManager(self.broker_id, self.zk_client), auth),
+                AclApis(self.zk_client, auth),
             ),
             fetch_sessions=FetchSessionCache(config["max.incremental.fetch.session.cache.slots"]),
+            auth=auth,
         )
         host, port = advertised_address(config, self.port)
         channels = ControllerChannelManager(

@@ -23,6 +23,8 @@ from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.fetch import CONSUMER_REPLICA_ID, DEBUGGING_REPLICA_ID
 from zkafka.protocol.offsets import LIST_OFFSETS_RESPONSE, NO_TIMESTAMP, response_partition_class
 from zkafka.protocol.versioned import make
+from zkafka.security.acl import Operation
+from zkafka.security.auth_helper import ALLOW_ALL, TOPIC, AuthHelper
 from zkafka.server.log_read import NO_EPOCH, check_leader_epoch
 from zkafka.server.replica_manager import ReplicaManager, error_code
 
@@ -50,9 +52,10 @@ def offset_for_timestamp(partition_log: Any, timestamp: int) -> TimestampAndOffs
 class ListOffsetsApis:
     """Answers ListOffsets ``versions`` from the partitions hosted here."""
 
-    def __init__(self, replica_manager: ReplicaManager, versions: range) -> None:
+    def __init__(self, replica_manager: ReplicaManager, versions: range, auth: AuthHelper = ALLOW_ALL) -> None:
         self.replica_manager = replica_manager
         self.versions = versions
+        self.auth = auth
 
     def handlers(self) -> dict[tuple[int, int], Callable[[v08.Request], Any]]:
         return {(LIST_OFFSETS, version): self.handle_list_offsets for version in self.versions}
@@ -61,11 +64,14 @@ class ListOffsetsApis:
         body = request.body
         version = request.api_version
         named = Counter((data.topic, p.partition) for data in body.topics for p in data.partitions)
+        described = self.auth.filter_authorized(Operation.DESCRIBE, TOPIC, (data.topic for data in body.topics))
         topics = []
         for data in body.topics:
             partitions = []
             for p in data.partitions:
-                if version == 0:
+                if data.topic not in described:
+                    values = _failed(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                elif version == 0:
                     values = self._offsets_before(body.replica_id, data.topic, p)
                 elif named[(data.topic, p.partition)] > 1:
                     values = _failed(p.partition, ErrorCode.INVALID_REQUEST)
@@ -138,6 +144,7 @@ def _failed(partition: int, error: int) -> dict[str, Any]:
         "timestamp": NO_TIMESTAMP,
         "offset": -1,
         "leader_epoch": -1,
+        "offsets": [],
     }
 
 

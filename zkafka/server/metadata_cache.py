@@ -36,6 +36,8 @@ from zkafka.network.server import session_listener
 from zkafka.protocol import metadata
 from zkafka.protocol.errors import LAST_CODE_09, ErrorCode
 from zkafka.protocol.versioned import make
+from zkafka.security.acl import Operation
+from zkafka.security.auth_helper import ALLOW_ALL, TOPIC, AuthHelper
 from zkafka.server.replica_manager import error_code
 from zkafka.topic import validate_topic_08
 from zkafka.zk.paths08 import BrokerRegistration, PartitionState
@@ -149,26 +151,42 @@ class MetadataCache:
         found = ((b, registered_end_point(brokers[b], listener)) for b in sorted(brokers))
         return [(b, end_point.host, end_point.port) for b, end_point in found if end_point is not None]
 
-    def metadata_response(self, request: Any) -> Any:
+    def metadata_response(self, request: Any, auth: AuthHelper = ALLOW_ALL) -> Any:
         """The answer to a Metadata request of any version (v0: 0.8.2's, where a failed auto-creation answers
-        every topic with its code and no brokers)."""
-        version = request.API_VERSION
+        every topic with its code and no brokers); with an authorizer, the topics ``_authorized_names`` says."""
         names = metadata.requested_topics(request)
-        if version == 0:
-            try:
-                return metadata.MetadataResponseV0(
-                    [metadata.MetadataBroker(*b) for b in self.alive_brokers()],
-                    self.topic_metadata(names or []),
-                )
-            except KafkaError as exc:  # with the codes 0.9.0.1 has (a refused replication factor: -1)
-                log.info("metadata request for %s failed: %s", names, exc)
-                code = code_for_error(exc, LAST_CODE_09)
-                return metadata.MetadataResponseV0(
-                    [], [metadata.TopicMetadata(code, t, []) for t in names or []]
-                )
-        return self._metadata_response_v1(request, names)
+        denied: set[str] = set()
+        if auth.enabled:
+            names, denied = self._authorized_names(request, names, auth)
+        if request.API_VERSION > 0:
+            return self._metadata_response_v1(request, names, denied)
+        try:
+            wanted = [t for t in names or [] if t not in denied]
+            allowed = self.topic_metadata(wanted) if wanted or names is None else []
+        except KafkaError as exc:  # with the codes 0.9.0.1 has (a refused replication factor: -1)
+            log.info("metadata request for %s failed: %s", names, exc)
+            code = code_for_error(exc, LAST_CODE_09)
+            return metadata.MetadataResponseV0([], [metadata.TopicMetadata(code, t, []) for t in names or []])
+        refused = [metadata.TopicMetadata(ErrorCode.TOPIC_AUTHORIZATION_FAILED, t, []) for t in denied]
+        brokers = [metadata.MetadataBroker(*b) for b in self.alive_brokers()]
+        return metadata.MetadataResponseV0(brokers, allowed + refused)
 
-    def _metadata_response_v1(self, request: Any, names: list[str] | None) -> Any:
+    def _authorized_names(
+        self, request: Any, names: list[str] | None, auth: AuthHelper
+    ) -> tuple[list[str], set[str]]:
+        """The topics to answer and those refused, as KafkaApis with an authorizer: asked for every topic,
+        those the principal may Describe; named topics it may not Describe, or absent ones it may not Create
+        (on the cluster or the topic) while auto-creation is on, are refused (TOPIC_AUTHORIZATION_FAILED)."""
+        if names is None:
+            return sorted(auth.filter_authorized(Operation.DESCRIBE, TOPIC, self._names(None))), set()
+        described = auth.filter_authorized(Operation.DESCRIBE, TOPIC, names)
+        absent = [t for t in described if not _with_state(self._snapshot.topics.get(t))]
+        if absent and getattr(request, "allow_auto_topic_creation", True) and self.auto_create_topics:
+            if not auth.authorize_cluster(Operation.CREATE):
+                described -= set(absent) - auth.filter_authorized(Operation.CREATE, TOPIC, absent)
+        return names, set(names) - described
+
+    def _metadata_response_v1(self, request: Any, names: list[str] | None, denied: Iterable[str] = ()) -> Any:
         """A v1+ answer: every field's value once, each version taking the fields it has (``versioned.make``)."""
         brokers = self._snapshot.brokers
         auto_create = getattr(request, "allow_auto_topic_creation", True)
@@ -183,7 +201,10 @@ class MetadataCache:
             ],
             cluster_id=self.cluster_id,
             controller_id=self.controller_id,
-            topics=[self._topic_v1(topic, auto_create, topic_ops) for topic in self._names(names)],
+            topics=[
+                _denied_topic(topic) if topic in denied else self._topic_v1(topic, auto_create, topic_ops)
+                for topic in self._names(names)
+            ],
             cluster_authorized_operations=metadata.CLUSTER_OPERATIONS if cluster_ops else OMITTED,
         )
 
@@ -274,6 +295,17 @@ def _registration(broker: Any) -> BrokerRegistration | None:
             protocol_map=tuple(protocols),
         )
     return BrokerRegistration(broker.node_id, broker.host, broker.port)
+
+
+def _denied_topic(topic: str) -> dict[str, Any]:
+    """A v1+ topic the authorizer refuses: TOPIC_AUTHORIZATION_FAILED and no partitions."""
+    return {
+        "error": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        "topic": topic,
+        "is_internal": topic in INTERNAL_TOPICS,
+        "partitions": [],
+        "topic_authorized_operations": OMITTED,
+    }
 
 
 def _with_state(partitions: Any) -> dict:

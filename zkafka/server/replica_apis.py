@@ -26,6 +26,8 @@ from zkafka.protocol.api_keys import (
 )
 from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.versioned import make
+from zkafka.security.acl import Operation
+from zkafka.security.auth_helper import ALLOW_ALL, CLUSTER, TOPIC, AuthHelper
 from zkafka.server.controller_fence import ControllerFence
 from zkafka.server.log_read import check_leader_epoch
 from zkafka.server.metadata_cache import MetadataCache
@@ -43,11 +45,13 @@ class ReplicaApis:
         metadata_cache: MetadataCache,
         fence: ControllerFence,
         controller: Callable[[], Any] = lambda: None,
+        auth: AuthHelper = ALLOW_ALL,
     ) -> None:
         self.replica_manager = replica_manager
         self.metadata_cache = metadata_cache
         self.fence = fence
         self.controller = controller
+        self.auth = auth
 
     def handlers(self) -> dict[tuple[int, int], Callable[[v08.Request], Any]]:
         return {
@@ -62,11 +66,14 @@ class ReplicaApis:
             **{(OFFSET_FOR_LEADER_EPOCH, v): self.handle_offset_for_leader_epoch for v in range(5)},
         }
 
-    def _from_controller(self, request: v08.Request) -> bool:
-        """Whether the fence admits the request's controller; a refusal is logged."""
+    def _refusal(self, request: v08.Request) -> int:
+        """Why a controller's request is refused: CLUSTER_AUTHORIZATION_FAILED without ClusterAction on the
+        cluster, STALE_CONTROLLER_EPOCH when the fence does not admit its controller (logged); else 0."""
+        if not self.auth.authorize_cluster(Operation.CLUSTER_ACTION):
+            return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
         body = request.body
         if self.fence.admits(body.controller_id, body.controller_epoch):
-            return True
+            return ErrorCode.NONE
         log.warning(
             "%s from %s refused: controller %d with epoch %d, but ZooKeeper names controller %d with epoch %d",
             request.name,
@@ -76,12 +83,12 @@ class ReplicaApis:
             self.fence.controller_id,
             self.fence.epoch,
         )
-        return False
+        return ErrorCode.STALE_CONTROLLER_EPOCH
 
     def handle_leader_and_isr(self, request: v08.Request) -> list:
-        if not self._from_controller(request):
-            body = admin.LeaderAndIsrResponseV0(ErrorCode.STALE_CONTROLLER_EPOCH, [])
-            return v08.encode_response(request.correlation_id, body)
+        refusal = self._refusal(request)
+        if refusal:
+            return v08.encode_response(request.correlation_id, admin.LeaderAndIsrResponseV0(refusal, []))
         error, results = self.replica_manager.become_leader_or_follower(request.body)
         partitions = [admin.TopicPartitionError(topic, partition, code) for topic, partition, code in results]
         return v08.encode_response(request.correlation_id, admin.LeaderAndIsrResponseV0(error, partitions))
@@ -91,9 +98,9 @@ class ReplicaApis:
             raise InvalidRequestError(
                 f"StopReplica delete_partitions {request.body.delete_partitions} is not 0 or 1"
             )
-        if not self._from_controller(request):
-            body = admin.StopReplicaResponseV0(ErrorCode.STALE_CONTROLLER_EPOCH, [])
-            return v08.encode_response(request.correlation_id, body)
+        refusal = self._refusal(request)
+        if refusal:
+            return v08.encode_response(request.correlation_id, admin.StopReplicaResponseV0(refusal, []))
         error, results = self.replica_manager.stop_replicas(request.body)
         partitions = [admin.TopicPartitionError(topic, partition, code) for topic, partition, code in results]
         return v08.encode_response(request.correlation_id, admin.StopReplicaResponseV0(error, partitions))
@@ -101,8 +108,9 @@ class ReplicaApis:
     def handle_update_metadata(self, request: v08.Request) -> list:
         body = request.body
         response = v08.SCHEMAS[(request.api_key, request.api_version)][1]
-        if not self._from_controller(request):
-            return v08.encode_response(request.correlation_id, response(ErrorCode.STALE_CONTROLLER_EPOCH))
+        refusal = self._refusal(request)
+        if refusal:
+            return v08.encode_response(request.correlation_id, response(refusal))
         self.replica_manager.controller_epoch = body.controller_epoch
         self.metadata_cache.update(body)
         return v08.encode_response(request.correlation_id, response(ErrorCode.NONE))
@@ -114,6 +122,8 @@ class ReplicaApis:
             else admin.ControlledShutdownResponseV0
         )
         controller = self.controller()
+        if not self.auth.authorize_cluster(Operation.CLUSTER_ACTION):
+            return v08.encode_response(request.correlation_id, response(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, []))
         try:
             if controller is None:
                 raise KafkaError("this broker runs no controller")
@@ -128,16 +138,24 @@ class ReplicaApis:
         return v08.encode_response(request.correlation_id, body)
 
     def handle_offset_for_leader_epoch(self, request: v08.Request) -> list:
+        """ClusterAction (a follower's) or Describe on each topic asked (KIP-320's consumers)."""
+        names = [t.topic for t in request.body.topics]
+        if self.auth.authorize(Operation.CLUSTER_ACTION, CLUSTER, log_denied=False):
+            allowed = set(names)
+        else:
+            allowed = self.auth.filter_authorized(Operation.DESCRIBE, TOPIC, names)
         topics = [
-            {"topic": t.topic, "partitions": [self._epoch_end(t.topic, p) for p in t.partitions]}
+            {"topic": t.topic, "partitions": [self._epoch_end(t.topic, p, t.topic in allowed) for p in t.partitions]}
             for t in request.body.topics
         ]
         response = v08.SCHEMAS[(request.api_key, request.api_version)][1]
         return v08.encode_response(request.correlation_id, make(response, throttle_time_ms=0, topics=topics))
 
-    def _epoch_end(self, topic: str, asked: Any) -> dict[str, int]:
+    def _epoch_end(self, topic: str, asked: Any, authorized: bool) -> dict[str, int]:
         """One partition's answer: the epoch found and where it ends, or an error (not led here, fenced)."""
         answer = {"partition": asked.partition, "error": ErrorCode.NONE, "leader_epoch": -1, "end_offset": -1}
+        if not authorized:
+            return {**answer, "error": ErrorCode.TOPIC_AUTHORIZATION_FAILED}
         try:
             check_leader_epoch(
                 self.replica_manager, topic, asked.partition, getattr(asked, "current_leader_epoch", -1)

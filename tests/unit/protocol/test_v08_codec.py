@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.unit.protocol import (
+    test_acls,
     test_api_versions,
     test_configs,
     test_fetch_versions,
@@ -54,6 +55,7 @@ GOLDEN_REQUESTS = [
     *test_init_producer_id.REQUESTS,
     *test_leader_epoch.REQUESTS,
     *test_sasl.REQUESTS,
+    *test_acls.REQUESTS,
 ]
 GOLDEN_RESPONSES = [
     *test_v08_client.RESPONSES,
@@ -69,6 +71,7 @@ GOLDEN_RESPONSES = [
     *test_init_producer_id.RESPONSES,
     *test_leader_epoch.RESPONSES,
     *test_sasl.RESPONSES,
+    *test_acls.RESPONSES,
 ]
 REQUEST_FRAMES = [hexbytes(p.values[1]) for p in GOLDEN_REQUESTS]
 
@@ -83,8 +86,8 @@ def test_every_registered_version_has_golden_request_and_response_bytes():
     # ListGroups 4, DeleteGroups 3, OffsetDelete 1; Metadata v1-v9 and UpdateMetadata v2-v3 (0.10.0, 0.10.2);
     # CreateTopics 6, DeleteTopics 5, CreatePartitions 3; Produce v2-v8 7; DescribeConfigs 5, AlterConfigs 3,
     # DeleteRecords 3; Fetch v2-v11 10, ListOffsets v1-v5 5; InitProducerId 5; OffsetForLeaderEpoch 5;
-    # SaslHandshake 2, SaslAuthenticate 3
-    assert len(SCHEMAS) == 7 + 25 + 3 + 4 + 9 + 5 + 4 + 5 + 6 + 7 + 5 + 4 + 3 + 1 + 9 + 2 + 6 + 5 + 3 + 5 + 3 + 3 + 10 + 5 + 5 + 5 + 2 + 3
+    # SaslHandshake 2, SaslAuthenticate 3; DescribeAcls, CreateAcls, DeleteAcls 4 each
+    assert len(SCHEMAS) == 7 + 25 + 3 + 4 + 9 + 5 + 4 + 5 + 6 + 7 + 5 + 4 + 3 + 1 + 9 + 2 + 6 + 5 + 3 + 5 + 3 + 3 + 10 + 5 + 5 + 5 + 2 + 3 + 12
 
 
 def test_registry_pairs_each_request_with_its_response():
@@ -105,7 +108,7 @@ def test_api_version_ranges_list_0_9_0_1_plus_api_versions_and_kafka_3_4_group_a
     assert ranges == {
         0: (0, 8), 1: (0, 11), 2: (0, 5), 3: (0, 9), 4: (0, 0), 5: (0, 0), 6: (0, 3), 7: (0, 1), 8: (0, 8),
         9: (0, 8), 10: (0, 4), 11: (0, 9), 12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 5), 16: (0, 4), 17: (0, 1), 18: (0, 3),
-        19: (0, 5), 20: (0, 4), 21: (0, 2), 22: (0, 4), 23: (0, 4), 32: (0, 4), 33: (0, 2), 36: (0, 2), 37: (0, 2), 42: (0, 2),
+        19: (0, 5), 20: (0, 4), 21: (0, 2), 22: (0, 4), 23: (0, 4), 29: (0, 3), 30: (0, 3), 31: (0, 3), 32: (0, 4), 33: (0, 2), 36: (0, 2), 37: (0, 2), 42: (0, 2),
         47: (0, 0),
     }  # fmt: skip
     assert all(isinstance(r, ApiVersionRange) for r in api_version_ranges())
