@@ -1,6 +1,7 @@
 """The ``zkafka`` command: the click group (cli/command.py) and one module per family of subcommands."""
 
-from zkafka.cli import broker as _broker  # noqa: F401  (registers the subcommands)
+from zkafka.cli import acls as _acls  # noqa: F401  (registers the subcommands)
+from zkafka.cli import broker as _broker  # noqa: F401
 from zkafka.cli import configs as _configs  # noqa: F401
 from zkafka.cli import consumer as _consumer  # noqa: F401
 from zkafka.cli import demo as _demo  # noqa: F401

@@ -1,7 +1,7 @@
-"""The admin requests kafka-topics.sh and kafka-configs.sh make with ``--bootstrap-server`` (Kafka's
+"""The admin requests kafka-topics.sh, kafka-configs.sh and kafka-acls.sh make with ``--bootstrap-server`` (Kafka's
 AdminClient, as far as these tools need it): Metadata v1 from the bootstrap broker (brokers, controller,
-topics); CreateTopics v4, CreatePartitions v1 and DeleteTopics v3 to the controller; DescribeConfigs v1 and
-AlterConfigs v1 to the bootstrap broker. Every failure is an ``AdminClientError``: one line naming the broker,
+topics); CreateTopics v4, CreatePartitions v1 and DeleteTopics v3 to the controller; DescribeConfigs v1,
+AlterConfigs v1 and DescribeAcls, CreateAcls and DeleteAcls v1 to the bootstrap broker. Every failure is an ``AdminClientError``: one line naming the broker,
 topic or key and Kafka's error name.
 """
 
@@ -13,11 +13,22 @@ from typing import Any
 from zkafka.client08.channel import broker_channel
 from zkafka.consumer.group.coordinator_groups import parse_server
 from zkafka.errors import KafkaError
+from zkafka.protocol import acls as a
 from zkafka.protocol import configs as c
 from zkafka.protocol import metadata as m
 from zkafka.protocol import topic_admin as t
 from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.versioned import make
+from zkafka.security.acl import (
+    AccessControlEntry,
+    AclBinding,
+    AclBindingFilter,
+    Operation,
+    PatternType,
+    PermissionType,
+    ResourcePattern,
+    ResourceType,
+)
 
 CLIENT_ID = "adminclient-1"
 
@@ -140,6 +151,75 @@ class AdminClient:
         request = make(c.ALTER_CONFIGS_APIS[1][0], resources=resources, validate_only=False)
         (result,) = self.call(self.bootstrap, request).responses
         _check(result.error, f"{_KINDS[resource_type]} {name}", result.error_message)
+
+    # -- ACLs -----------------------------------------------------------------------------------------------
+
+    def describe_acls(self, acl_filter: AclBindingFilter) -> list[AclBinding]:
+        """DescribeAcls v1 from the bootstrap broker: the bindings ``acl_filter`` matches."""
+        answer = self.call(self.bootstrap, make(a.DESCRIBE_ACLS_APIS[1][0], **_filter_fields(acl_filter)))
+        _check(answer.error, "DescribeAcls", answer.error_message)
+        return [
+            AclBinding(
+                ResourcePattern(ResourceType(r.resource_type), r.resource_name, PatternType(r.pattern_type)),
+                AccessControlEntry(
+                    e.principal, e.host, Operation(e.operation), PermissionType(e.permission_type)
+                ),
+            )
+            for r in answer.resources
+            for e in r.acls
+        ]
+
+    def create_acls(self, bindings: list[AclBinding]) -> None:
+        """CreateAcls v1 to the bootstrap broker."""
+        creations = [
+            {**_binding_fields(b), "resource_pattern_type": b.pattern.pattern_type} for b in bindings
+        ]
+        answer = self.call(self.bootstrap, make(a.CREATE_ACLS_APIS[1][0], creations=creations))
+        for binding, result in zip(bindings, answer.results, strict=True):
+            _check(result.error, f"ACL {binding.entry} on {binding.pattern}", result.error_message)
+
+    def delete_acls(self, filters: list[AclBindingFilter]) -> list[AclBinding]:
+        """DeleteAcls v1 to the bootstrap broker: the bindings it deleted."""
+        request = make(a.DELETE_ACLS_APIS[1][0], filters=[_filter_fields(f) for f in filters])
+        deleted = []
+        for result in self.call(self.bootstrap, request).filter_results:
+            _check(result.error, "DeleteAcls", result.error_message)
+            deleted += [_binding(acl) for acl in result.matching_acls]
+        return deleted
+
+
+def _binding(acl: Any, resource: Any = None) -> AclBinding:
+    """A binding of an answer: an ACL and its resource (its own fields in DeleteAcls' answer)."""
+    r = resource or acl
+    pattern = ResourcePattern(ResourceType(r.resource_type), r.resource_name, PatternType(r.pattern_type))
+    entry = AccessControlEntry(
+        acl.principal, acl.host, Operation(acl.operation), PermissionType(acl.permission_type)
+    )
+    return AclBinding(pattern, entry)
+
+
+def _filter_fields(acl_filter: AclBindingFilter) -> dict[str, Any]:
+    return {
+        "resource_type_filter": acl_filter.resource_type,
+        "resource_name_filter": acl_filter.name,
+        "pattern_type_filter": acl_filter.pattern_type,
+        "principal_filter": acl_filter.principal,
+        "host_filter": acl_filter.host,
+        "operation": acl_filter.operation,
+        "permission_type": acl_filter.permission_type,
+    }
+
+
+def _binding_fields(binding: AclBinding) -> dict[str, Any]:
+    pattern, entry = binding
+    return {
+        "resource_type": pattern.resource_type,
+        "resource_name": pattern.name,
+        "principal": entry.principal,
+        "host": entry.host,
+        "operation": entry.operation,
+        "permission_type": entry.permission_type,
+    }
 
 
 _KINDS = {c.TOPIC: "topic", c.BROKER: "broker"}

@@ -162,3 +162,15 @@ def test_names_parse_as_kafka_writes_them():
     assert ResourceType.parse("TransactionalId") is ResourceType.TRANSACTIONAL_ID
     with pytest.raises(ValueError, match="not a known Operation"):
         Operation.parse("Fly")
+
+
+def test_an_unknown_authorizer_or_a_malformed_super_user_fails_at_start_naming_the_key():
+    from zkafka.config08 import BrokerConfig08
+    from zkafka.errors import InvalidConfigError
+
+    base = {"broker.id": "0", "zookeeper.connect": "localhost:2181"}
+    for key, value in (("authorizer.class.name", "com.example.Open"), ("super.users", "User:a;bob")):
+        with pytest.raises(InvalidConfigError, match=f"^{key}: "):
+            BrokerConfig08({**base, key: value})
+    config = BrokerConfig08({**base, "authorizer.class.name": "kafka.security.auth.SimpleAclAuthorizer"})
+    assert config["authorizer.class.name"] == "kafka.security.auth.SimpleAclAuthorizer"
