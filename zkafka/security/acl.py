@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from enum import IntEnum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 CLUSTER_NAME = "kafka-cluster"  # the one Cluster resource's name
 WILDCARD = "*"  # a resource name, principal ("User:*") or host matching any
@@ -235,3 +235,55 @@ def entries_to_json(entries: frozenset[AccessControlEntry] | set[AccessControlEn
         for e in sorted(entries)
     ]
     return json.dumps({"version": 1, "acls": acls}, separators=(",", ":")).encode()
+
+
+def binding_fields(binding: AclBinding) -> dict[str, Any]:
+    """A binding as the ACL requests' and responses' fields name it (CreateAcls, DescribeAcls, DeleteAcls)."""
+    pattern, entry = binding
+    return {
+        "resource_type": pattern.resource_type,
+        "resource_name": pattern.name,
+        "pattern_type": pattern.pattern_type,
+        "principal": entry.principal,
+        "host": entry.host,
+        "operation": entry.operation,
+        "permission_type": entry.permission_type,
+    }
+
+
+def binding_of(acl: Any, resource: Any = None) -> AclBinding:
+    """The binding of an ACL in an answer: its resource's fields are ``resource``'s (DescribeAcls) or its own
+    (DeleteAcls); ValueError for a code Kafka does not have."""
+    r = resource or acl
+    pattern = ResourcePattern(ResourceType(r.resource_type), r.resource_name, PatternType(r.pattern_type))
+    entry = AccessControlEntry(
+        acl.principal, acl.host, Operation(acl.operation), PermissionType(acl.permission_type)
+    )
+    return AclBinding(pattern, entry)
+
+
+def filter_fields(acl_filter: AclBindingFilter) -> dict[str, Any]:
+    """A filter as DescribeAcls and DeleteAcls name its fields."""
+    return {
+        "resource_type_filter": acl_filter.resource_type,
+        "resource_name_filter": acl_filter.name,
+        "pattern_type_filter": acl_filter.pattern_type,
+        "principal_filter": acl_filter.principal,
+        "host_filter": acl_filter.host,
+        "operation": acl_filter.operation,
+        "permission_type": acl_filter.permission_type,
+    }
+
+
+def filter_of(fields: Any, pattern_type: int) -> AclBindingFilter:
+    """The filter of a DescribeAcls request or DeleteAcls filter (``pattern_type``: v0 has none, LITERAL);
+    ValueError for a code Kafka does not have."""
+    return AclBindingFilter(
+        ResourceType(fields.resource_type_filter),
+        fields.resource_name_filter,
+        PatternType(pattern_type),
+        fields.principal_filter,
+        fields.host_filter,
+        Operation(fields.operation),
+        PermissionType(fields.permission_type),
+    )

@@ -29,6 +29,8 @@ from zkafka.security.acl import (
     ResourcePattern,
     ResourceType,
     binding_error,
+    binding_fields,
+    filter_of,
 )
 from zkafka.security.auth_helper import AuthHelper
 from zkafka.security.zk_acl_store import update_acls
@@ -40,30 +42,7 @@ DISABLED = "No Authorizer is configured on the broker"
 
 def binding_filter(request: Any, version: int) -> AclBindingFilter:
     """A DescribeAcls request's (or DeleteAcls filter's) filter; ValueError for a code Kafka does not have."""
-    pattern_type = request.pattern_type_filter if version >= 1 else wire.LITERAL
-    return AclBindingFilter(
-        ResourceType(request.resource_type_filter),
-        request.resource_name_filter,
-        PatternType(pattern_type),
-        request.principal_filter,
-        request.host_filter,
-        Operation(request.operation),
-        PermissionType(request.permission_type),
-    )
-
-
-def binding_values(binding: AclBinding) -> dict[str, Any]:
-    """A binding as the responses' fields name it."""
-    pattern, entry = binding
-    return {
-        "resource_type": pattern.resource_type,
-        "resource_name": pattern.name,
-        "pattern_type": pattern.pattern_type,
-        "principal": entry.principal,
-        "host": entry.host,
-        "operation": entry.operation,
-        "permission_type": entry.permission_type,
-    }
+    return filter_of(request, request.pattern_type_filter if version >= 1 else wire.LITERAL)
 
 
 class AclApis:
@@ -202,7 +181,7 @@ class AclApis:
                 return {"error": ErrorCode.UNKNOWN, "error_message": str(exc), "matching_acls": []}
             for entry in sorted(removed):
                 deleted.append(
-                    {"error": 0, "error_message": None, **binding_values(AclBinding(pattern, entry))}
+                    {"error": 0, "error_message": None, **binding_fields(AclBinding(pattern, entry))}
                 )
         return {"error": ErrorCode.NONE, "error_message": None, "matching_acls": deleted}
 

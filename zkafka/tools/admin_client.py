@@ -19,16 +19,7 @@ from zkafka.protocol import metadata as m
 from zkafka.protocol import topic_admin as t
 from zkafka.protocol.errors import ErrorCode
 from zkafka.protocol.versioned import make
-from zkafka.security.acl import (
-    AccessControlEntry,
-    AclBinding,
-    AclBindingFilter,
-    Operation,
-    PatternType,
-    PermissionType,
-    ResourcePattern,
-    ResourceType,
-)
+from zkafka.security.acl import AclBinding, AclBindingFilter, binding_fields, binding_of, filter_fields
 
 CLIENT_ID = "adminclient-1"
 
@@ -156,70 +147,25 @@ class AdminClient:
 
     def describe_acls(self, acl_filter: AclBindingFilter) -> list[AclBinding]:
         """DescribeAcls v1 from the bootstrap broker: the bindings ``acl_filter`` matches."""
-        answer = self.call(self.bootstrap, make(a.DESCRIBE_ACLS_APIS[1][0], **_filter_fields(acl_filter)))
+        answer = self.call(self.bootstrap, make(a.DESCRIBE_ACLS_APIS[1][0], **filter_fields(acl_filter)))
         _check(answer.error, "DescribeAcls", answer.error_message)
-        return [
-            AclBinding(
-                ResourcePattern(ResourceType(r.resource_type), r.resource_name, PatternType(r.pattern_type)),
-                AccessControlEntry(
-                    e.principal, e.host, Operation(e.operation), PermissionType(e.permission_type)
-                ),
-            )
-            for r in answer.resources
-            for e in r.acls
-        ]
+        return [binding_of(acl, resource) for resource in answer.resources for acl in resource.acls]
 
     def create_acls(self, bindings: list[AclBinding]) -> None:
         """CreateAcls v1 to the bootstrap broker."""
-        creations = [
-            {**_binding_fields(b), "resource_pattern_type": b.pattern.pattern_type} for b in bindings
-        ]
+        creations = [{**binding_fields(b), "resource_pattern_type": b.pattern.pattern_type} for b in bindings]
         answer = self.call(self.bootstrap, make(a.CREATE_ACLS_APIS[1][0], creations=creations))
         for binding, result in zip(bindings, answer.results, strict=True):
             _check(result.error, f"ACL {binding.entry} on {binding.pattern}", result.error_message)
 
     def delete_acls(self, filters: list[AclBindingFilter]) -> list[AclBinding]:
         """DeleteAcls v1 to the bootstrap broker: the bindings it deleted."""
-        request = make(a.DELETE_ACLS_APIS[1][0], filters=[_filter_fields(f) for f in filters])
+        request = make(a.DELETE_ACLS_APIS[1][0], filters=[filter_fields(f) for f in filters])
         deleted = []
         for result in self.call(self.bootstrap, request).filter_results:
             _check(result.error, "DeleteAcls", result.error_message)
-            deleted += [_binding(acl) for acl in result.matching_acls]
+            deleted += [binding_of(acl) for acl in result.matching_acls]
         return deleted
-
-
-def _binding(acl: Any, resource: Any = None) -> AclBinding:
-    """A binding of an answer: an ACL and its resource (its own fields in DeleteAcls' answer)."""
-    r = resource or acl
-    pattern = ResourcePattern(ResourceType(r.resource_type), r.resource_name, PatternType(r.pattern_type))
-    entry = AccessControlEntry(
-        acl.principal, acl.host, Operation(acl.operation), PermissionType(acl.permission_type)
-    )
-    return AclBinding(pattern, entry)
-
-
-def _filter_fields(acl_filter: AclBindingFilter) -> dict[str, Any]:
-    return {
-        "resource_type_filter": acl_filter.resource_type,
-        "resource_name_filter": acl_filter.name,
-        "pattern_type_filter": acl_filter.pattern_type,
-        "principal_filter": acl_filter.principal,
-        "host_filter": acl_filter.host,
-        "operation": acl_filter.operation,
-        "permission_type": acl_filter.permission_type,
-    }
-
-
-def _binding_fields(binding: AclBinding) -> dict[str, Any]:
-    pattern, entry = binding
-    return {
-        "resource_type": pattern.resource_type,
-        "resource_name": pattern.name,
-        "principal": entry.principal,
-        "host": entry.host,
-        "operation": entry.operation,
-        "permission_type": entry.permission_type,
-    }
 
 
 _KINDS = {c.TOPIC: "topic", c.BROKER: "broker"}
