@@ -46,7 +46,7 @@ TopicPartition = tuple[str, int]
 
 @dataclass(frozen=True)
 class CoordinatorConfig:
-    """The coordinator's settings (``offsets.*`` and ``group.*`` broker keys: kafka_server08.coordinator_config)."""
+    """The coordinator's settings (``offsets.*`` and ``group.*`` broker keys)."""
 
     num_partitions: int = 50
     min_session_timeout_ms: int = 6000
@@ -56,6 +56,19 @@ class CoordinatorConfig:
     initial_rebalance_delay_ms: int = 0  # zkafka option (0.9 has none)
     max_size: int = 2**31 - 1  # group.max.size (Kafka 2.2, KIP-389)
     inter_broker_protocol_version: str | None = None  # the record versions written (None: 0.9's)
+
+    @classmethod
+    def from_broker_config(cls, config: Any) -> CoordinatorConfig:
+        return cls(
+            config["offsets.topic.num.partitions"],
+            config["group.min.session.timeout.ms"],
+            config["group.max.session.timeout.ms"],
+            config["offsets.retention.minutes"] * 60 * 1000,
+            config["offset.metadata.max.bytes"],
+            config["group.initial.rebalance.delay.ms"],
+            config["group.max.size"],
+            config["inter.broker.protocol.version"],
+        )
 
 
 class _Reply:

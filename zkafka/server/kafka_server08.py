@@ -78,20 +78,6 @@ def offsets_log_config(config: BrokerConfig08) -> LogConfig:
     return replace(LogConfig.from_broker_config(config), compact=True, segment_bytes=config["offsets.topic.segment.bytes"])
 
 
-def coordinator_config(config: BrokerConfig08) -> CoordinatorConfig:
-    """The group coordinator's settings (``offsets.*`` and ``group.*`` keys)."""
-    return CoordinatorConfig(
-        num_partitions=config["offsets.topic.num.partitions"],
-        min_session_timeout_ms=config["group.min.session.timeout.ms"],
-        max_session_timeout_ms=config["group.max.session.timeout.ms"],
-        retention_ms=config["offsets.retention.minutes"] * 60 * 1000,
-        metadata_max_bytes=config["offset.metadata.max.bytes"],
-        initial_rebalance_delay_ms=config["group.initial.rebalance.delay.ms"],
-        max_size=config["group.max.size"],
-        inter_broker_protocol_version=config["inter.broker.protocol.version"],
-    )
-
-
 class KafkaServer08(BrokerServer):
     """One 0.8 broker. Runs on the gevent hub of the thread that calls ``startup``."""
 
@@ -173,7 +159,7 @@ class KafkaServer08(BrokerServer):
             timeout_ms=config["offsets.commit.timeout.ms"],
         )
         self.coordinator = GroupCoordinator(
-            coordinator_config(config),
+            CoordinatorConfig.from_broker_config(config),
             append=offsets_log.append,
             read_partition=offsets_log.read,
             join_purgatory=self.join_purgatory,
