@@ -166,10 +166,9 @@ class Fetcher08:
 
     def _run(self, key: LeaderKey, infos: list[PartitionTopicInfo]) -> None:
         broker_id, host, port, _ = key
-        # The stream decodes message sets (magic 0) in place: Fetch v0, the broker converts batches down.
-        consumer = SimpleConsumer08(
-            host, port, self.socket_timeout_ms, self.socket_buffersize, self.client_id, read_batches=False
-        )
+        # Fetch at the negotiated version, as Kafka's Fetcher: the log's entries as stored (message sets or
+        # record batches), which the stream decodes in place; no broker converts batches down for it.
+        consumer = SimpleConsumer08(host, port, self.socket_timeout_ms, self.socket_buffersize, self.client_id)
         log.debug("fetcher for broker %d started for %s", broker_id, infos)
         ahead: list[Fetch] | None = None  # the fetch sent ahead, its answer not read yet
         try:

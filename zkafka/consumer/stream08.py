@@ -5,7 +5,9 @@ The streams themselves are the 0.7 ``KafkaStream`` (with its ownership rule: not
 consumer gave up is handed out); only the items differ. A 0.8 message has a key, logical offsets, and the
 consumer resumes at ``offset + 1`` (``next_offset``). A fetch answer is raw log bytes: a compressed wrapper
 may hold messages before the fetch offset (skipped), and its last entry may be cut short (not a message:
-the next fetch starts there).
+the next fetch starts there). At Fetch v4+ it holds the log's record batches too (magic 2): a batch's records
+are messages (their timestamps and headers left out), a control batch holds none, and the consumer resumes
+past a batch's last offset.
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ from zkafka.errors import KafkaError
 from zkafka.records import native
 from zkafka.records.compression import DEFAULT_MAX_INFLATED
 from zkafka.records.deep_iterator import entry_messages
-from zkafka.records.entries import walk
-from zkafka.records.format08 import CODEC_MASK, FORMAT08, MIN_MESSAGE_SIZE, key_value
+from zkafka.records.entries import spans, walk
+from zkafka.records.fetched import MAGIC_AT, batch_records
+from zkafka.records.format08 import CODEC_MASK, FORMAT08, MIN_MESSAGE_SIZE, entry_offset, key_value
 from zkafka.records.native_runs import DONE, WALK, decode_in_place, what_follows
+from zkafka.records.record_batch import MAGIC as BATCH_MAGIC
 
 _unpack_offset = struct.Struct(">q").unpack_from
 _unpack_int = struct.Struct(">i").unpack_from
@@ -179,10 +183,11 @@ def decode_batch08(
 ) -> tuple[MessageBatch08, KafkaError | None, int | None, int]:
     """``decode_chunk08`` into a ``MessageBatch08``: ``(batch, error, resume, next_offset)``, the same rules.
 
-    On the native core a run of plain entries from ``start`` (at most ``max_items`` of them; -1: no limit)
-    becomes a batch of columns, read from ``data`` in place; when the run stops before the end of the set
-    (the limit, or an entry that needs the Python walker) ``error`` is None and ``resume`` is where to decode
-    on from. Anything else (the pure path, a compressed wrapper, a bad entry) is ``decode_chunk08``'s list.
+    On the native core a run of plain entries and plain record batches (no codec, not control) from
+    ``start`` (at most ``max_items`` messages, past it by the rest of a batch; -1: no limit) becomes a batch of
+    columns, read from ``data`` in place in one call; when the run stops before the end of the set (the limit,
+    or an entry that needs the Python walker) ``error`` is None and ``resume`` is where to decode on from.
+    Anything else (the pure path, a compressed wrapper or batch, a bad entry) is ``decode_chunk08``'s list.
     """
     lib = native.lib
     next_offset = fetch_offset
@@ -198,7 +203,7 @@ def decode_batch08(
                 offsets = array("q")
                 offsets.frombytes(spread)
             batch = MessageBatch08(topic, partition, keys, values, offsets)
-            if len(values) != max_items and what_follows(data, FORMAT08, stop) is DONE:
+            if (max_items < 0 or len(values) < max_items) and what_follows(data, FORMAT08, stop) is DONE:
                 return batch, None, None, next_offset
             return batch, None, stop, next_offset
         start = stop
@@ -217,7 +222,8 @@ def decode_chunk08(
     max_inflated: int = DEFAULT_MAX_INFLATED,
     max_items: int = -1,
 ) -> tuple[list[MessageAndMetadata08], KafkaError | None, int | None, int]:
-    """Decode a fetched message set from byte ``start``: ``(items, error, resume, next_offset)``.
+    """Decode a fetched message set (record batches too) from byte ``start``: ``(items, error, resume,
+    next_offset)``.
 
     ``items`` are the messages at or past ``fetch_offset`` before the first bad entry; ``error`` is that
     entry's error (None if there is none); ``resume`` the byte position after it to decode on from (None when
@@ -266,8 +272,8 @@ def _decode(
             read = _checked_entry(data, fetch_offset, topic, partition, pos, max_inflated, items)
         except KafkaError as err:
             resume = getattr(err, "resume", None)
-            if resume is not None:
-                (bad_offset,) = _unpack_offset(data, err.position)
+            if resume is not None:  # past the bad entry (a record batch: past its last offset)
+                bad_offset = entry_offset(data, err.position, resume - err.position)
                 next_offset = max(next_offset, bad_offset + 1)
             return items, in_partition(err, topic, partition), resume, next_offset
         if read is None:
@@ -335,7 +341,14 @@ def _checked_entry(
 ) -> tuple[int, int, KafkaError | None] | None:
     """The entry at ``pos`` read through the checked walk, its messages at or past ``fetch_offset`` appended:
     ``(its offset, the position after it, None)``, or the error of a wrapper that cannot be inflated in place
-    of None; None at the end or before a partial entry. A bad entry raises its KafkaError."""
+    of None; None at the end or before a partial entry. A bad entry raises its KafkaError. A record batch's
+    records are read as a Fetch v4+ consumer reads them (``fetched.batch_records``); its offset is its last."""
+    span = next(spans(data, FORMAT08, pos), None)
+    if span is not None and data[pos + MAGIC_AT] == BATCH_MAGIC:
+        after = pos + span[1]
+        for r in batch_records(data, pos, after, fetch_offset, max_inflated):
+            items.append(_new_item(MessageAndMetadata08, (r.key, r.value, topic, partition, r.offset)))
+        return entry_offset(data, pos, span[1]), after, None
     entry = next(walk(data, FORMAT08, pos), None)
     if entry is None:
         return None

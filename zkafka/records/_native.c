@@ -456,68 +456,207 @@ fail:
     return NULL;
 }
 
-/* The 0.8 consumer's column batches: decode's loop with each plain entry's key and value appended to two
- * lists instead of one object per message made. The offsets come back as (first, None) when they run
- * first, first + 1, ... (what a leader's log holds), else as the bytes of native int64s. */
+/* -- the 0.8 consumer's column batches: message sets and record batches, decoded in one call ---------- */
+
+/* CRC-32C (Castagnoli, reflected 0x82F63B78): a record batch's checksum. SSE 4.2's crc32 instruction where
+ * the CPU has it, else a table a byte at a time. */
+static uint32_t crc32c_table[256];
+
+static void crc32c_init(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+        crc32c_table[i] = c;
+    }
+}
+
+#ifdef HAVE_CLMUL
+static int has_sse42;
+
+static __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(uint32_t crc, const unsigned char *p, Py_ssize_t n) {
+    uint64_t c = crc;
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        c = _mm_crc32_u64(c, v);
+    }
+    crc = (uint32_t)c;
+    for (; n > 0; p++, n--) crc = _mm_crc32_u8(crc, *p);
+    return crc;
+}
+#endif
+
+static uint32_t crc32c_update(uint32_t crc, const unsigned char *p, Py_ssize_t n) {
+    crc = ~crc;
+#ifdef HAVE_CLMUL
+    if (has_sse42) return ~crc32c_sse42(crc, p, n);
+#endif
+    for (; n > 0; p++, n--) crc = crc32c_table[(crc ^ *p) & 0xff] ^ (crc >> 8);
+    return ~crc;
+}
+
+/* The columns decode_columns fills: keys, values, and the offsets as (first, spread) (see below). */
+typedef struct {
+    PyObject *keys, *values;
+    Py_ssize_t made, cap;
+    long long first;
+    int64_t *spread; /* every offset, once they stop being first + index; cap of them allocated */
+} columns_t;
+
+/* Append one message (key and value: bytes, or None for a length of -1) at offset; -1 on an error. */
+static inline __attribute__((always_inline)) int add_message(columns_t *c, long long offset, const unsigned char *d, Py_ssize_t key_at,
+                       Py_ssize_t key_len, Py_ssize_t value_at, Py_ssize_t value_len) {
+    if (c->made == 0) c->first = offset;
+    if (c->spread == NULL && offset != c->first + c->made) {
+        c->cap = 2 * c->made + 64;
+        c->spread = PyMem_Malloc(c->cap * sizeof(int64_t));
+        if (c->spread == NULL) return PyErr_NoMemory(), -1;
+        for (Py_ssize_t i = 0; i < c->made; i++) c->spread[i] = c->first + i;
+    }
+    if (c->spread != NULL) {
+        if (c->made == c->cap) {
+            int64_t *more = PyMem_Realloc(c->spread, 2 * c->cap * sizeof(int64_t));
+            if (more == NULL) return PyErr_NoMemory(), -1;
+            c->spread = more;
+            c->cap *= 2;
+        }
+        c->spread[c->made] = offset;
+    }
+    PyObject *key = bytes_or_none(d, key_at, key_len);
+    if (key == NULL || PyList_Append(c->keys, key) < 0) {
+        Py_XDECREF(key);
+        return -1;
+    }
+    Py_DECREF(key);
+    PyObject *value = bytes_or_none(d, value_at, value_len);
+    if (value == NULL || PyList_Append(c->values, value) < 0) {
+        Py_XDECREF(value);
+        return -1;
+    }
+    Py_DECREF(value);
+    c->made++;
+    return 0;
+}
+
+static int get_varint(const unsigned char *d, Py_ssize_t *at, Py_ssize_t end, int max_bytes, int64_t *out);
+static int get_varint32(const unsigned char *d, Py_ssize_t *at, Py_ssize_t end, int64_t *out);
+
+/* Where the whole record batch at pos ends when it is plain (no codec, not a control batch, its CRC-32C
+ * matching, a count of at least 0); -1 when the Python path must read it. */
+static Py_ssize_t plain_batch(const unsigned char *d, Py_ssize_t pos, Py_ssize_t end) {
+    if (end - pos < 61 || d[pos + 16] != 2) return -1;
+    int32_t length = rd_i32(d + pos + 8);
+    if (length < 49 || length > end - pos - 12) return -1;
+    if (d[pos + 22] & (0x07 | 0x20) || rd_i32(d + pos + 57) < 0) return -1; /* codec, control; count */
+    Py_ssize_t after = pos + 12 + length;
+    if (crc32c_update(0, d + pos + 21, after - pos - 21) != rd_u32(d + pos + 17)) return -1;
+    return after;
+}
+
+/* A record's length-prefixed field (-1: null) in d[*at:stop]; -1 when it does not fit. */
+static int field_span(const unsigned char *d, Py_ssize_t *at, Py_ssize_t stop, Py_ssize_t *start, Py_ssize_t *len) {
+    int64_t n;
+    if (get_varint32(d, at, stop, &n) < 0 || n < -1 || n > stop - *at) return -1;
+    *start = *at;
+    *len = n;
+    if (n > 0) *at += n;
+    return 0;
+}
+
+/* The records of the plain batch [pos, after) appended to c, those at or past min_offset when take: 1; 0 when
+ * they are not exactly its count of well-formed records (the Python path then says what is wrong); -1 on an
+ * error. Headers are read past (a 0.8 message has none). */
+static int batch_messages(columns_t *c, const unsigned char *d, Py_ssize_t pos, Py_ssize_t after, int take,
+                          long long min_offset) {
+    long long base = rd_i64(d + pos);
+    int32_t count = rd_i32(d + pos + 57);
+    Py_ssize_t at = pos + 61;
+    for (int32_t i = 0; i < count; i++) {
+        int64_t size, unused, delta, headers;
+        Py_ssize_t key_at, key_len, value_at, value_len, hk_at, hk_len, hv_at, hv_len;
+        if (get_varint32(d, &at, after, &size) < 0 || size < 1 || size > after - at) return 0;
+        Py_ssize_t stop = at + size;
+        at++; /* attributes */
+        if (get_varint(d, &at, stop, 10, &unused) < 0 || get_varint32(d, &at, stop, &delta) < 0 ||
+            field_span(d, &at, stop, &key_at, &key_len) < 0 || field_span(d, &at, stop, &value_at, &value_len) < 0 ||
+            get_varint32(d, &at, stop, &headers) < 0 || headers < 0)
+            return 0;
+        for (int64_t h = 0; h < headers; h++)
+            if (field_span(d, &at, stop, &hk_at, &hk_len) < 0 || hk_len < 0 ||
+                field_span(d, &at, stop, &hv_at, &hv_len) < 0)
+                return 0;
+        if (at != stop) return 0;
+        long long offset = base + delta;
+        if (take && offset >= min_offset && add_message(c, offset, d, key_at, key_len, value_at, value_len) < 0)
+            return -1;
+    }
+    return count == 0 || at == after; /* a batch of count 0 holds no records, whatever follows its header */
+}
+
+/* Take back what a batch appended before it turned out not to be plain. */
+static int drop_from(columns_t *c, Py_ssize_t made, long long first) {
+    Py_ssize_t base = PyList_GET_SIZE(c->keys) - c->made;
+    c->made = made;
+    c->first = first;
+    return PyList_SetSlice(c->keys, base + made, PY_SSIZE_T_MAX, NULL) < 0 ||
+                   PyList_SetSlice(c->values, base + made, PY_SSIZE_T_MAX, NULL) < 0
+               ? -1
+               : 0;
+}
+
+/* decode's loop with each plain 0.8 entry's key and value appended to two lists instead of one object per
+ * message made; a plain record batch (plain_batch) gives its records' keys and values, from min_offset on.
+ * The offsets come back as (first, None) when they run first, first + 1, ... (what a leader's log holds),
+ * else as the bytes of native int64s. */
 static PyObject *native_decode_columns(PyObject *mod, PyObject *args) {
     Py_buffer b;
-    Py_ssize_t pos, limit = -1, made = 0, cap = 0;
-    long long min_offset, last = -1, first = -1;
-    PyObject *keys, *values, *spread_bytes = NULL;
-    int64_t *spread = NULL; /* every offset, once they stop being first + index */
-    if (!PyArg_ParseTuple(args, "y*nLO!O!|n:decode_columns", &b, &pos, &min_offset, &PyList_Type, &keys,
-                          &PyList_Type, &values, &limit))
+    Py_ssize_t pos, limit = -1;
+    long long min_offset, last = -1;
+    columns_t c = {NULL, NULL, 0, 0, -1, NULL};
+    PyObject *spread_bytes = NULL;
+    if (!PyArg_ParseTuple(args, "y*nLO!O!|n:decode_columns", &b, &pos, &min_offset, &PyList_Type, &c.keys,
+                          &PyList_Type, &c.values, &limit))
         return NULL;
     if (check_start(pos, b.len) < 0) goto fail;
     const unsigned char *d = b.buf;
     entry_t e;
-    while (made != limit) {
+    while (limit < 0 || c.made < limit) {
+        if (b.len - pos > 16 && d[pos + 16] == 2) { /* a record batch */
+            Py_ssize_t after = plain_batch(d, pos, b.len), made = c.made;
+            if (after < 0) break;
+            long long first = c.first, batch_last = rd_i64(d + pos) + rd_i32(d + pos + 23);
+            int read = batch_messages(&c, d, pos, after, batch_last >= min_offset, min_offset);
+            if (read < 0) goto fail;
+            if (read == 0) {
+                if (drop_from(&c, made, first) < 0) goto fail;
+                break;
+            }
+            if (batch_last > last) last = batch_last;
+            pos = after;
+            continue;
+        }
         Py_ssize_t after = plain_entry(&LINE08, d, pos, b.len);
         if (after < 0 || !read_entry(&LINE08, d, pos, after, &e)) break;
-        if (e.offset >= min_offset) {
-            if (made == 0) first = e.offset;
-            if (spread == NULL && e.offset != first + made) {
-                cap = made + 1 + (b.len - pos) / (LINE08.overhead + LINE08.fast_min) + 1;
-                spread = PyMem_Malloc(cap * sizeof(int64_t));
-                if (spread == NULL) {
-                    PyErr_NoMemory();
-                    goto fail;
-                }
-                for (Py_ssize_t i = 0; i < made; i++) spread[i] = first + i;
-            }
-            if (spread != NULL) spread[made] = e.offset; /* cap counts every entry that can still follow */
-            PyObject *key = bytes_or_none(d, e.key_at, e.key_len);
-            if (key == NULL || PyList_Append(keys, key) < 0) {
-                Py_XDECREF(key);
-                goto fail;
-            }
-            Py_DECREF(key);
-            PyObject *value = bytes_or_none(d, e.value_at, e.value_len);
-            if (value == NULL || PyList_Append(values, value) < 0) {
-                Py_XDECREF(value);
-                goto fail;
-            }
-            Py_DECREF(value);
-            made++;
-        }
+        if (e.offset >= min_offset && add_message(&c, e.offset, d, e.key_at, e.key_len, e.value_at, e.value_len) < 0)
+            goto fail;
         if (e.offset > last) last = e.offset;
         pos = after;
     }
     /* They hold bytes and None only: no collection need walk them (as decode leaves its out list). */
-    if (PyObject_GC_IsTracked(keys)) PyObject_GC_UnTrack(keys);
-    if (PyObject_GC_IsTracked(values)) PyObject_GC_UnTrack(values);
-    if (spread != NULL) {
-        spread_bytes = PyBytes_FromStringAndSize((const char *)spread, made * (Py_ssize_t)sizeof(int64_t));
-        PyMem_Free(spread);
-        spread = NULL;
+    if (PyObject_GC_IsTracked(c.keys)) PyObject_GC_UnTrack(c.keys);
+    if (PyObject_GC_IsTracked(c.values)) PyObject_GC_UnTrack(c.values);
+    if (c.spread != NULL) {
+        spread_bytes = PyBytes_FromStringAndSize((const char *)c.spread, c.made * (Py_ssize_t)sizeof(int64_t));
+        PyMem_Free(c.spread);
+        c.spread = NULL;
         if (spread_bytes == NULL) goto fail;
     } else {
         spread_bytes = Py_NewRef(Py_None);
     }
     PyBuffer_Release(&b);
-    return Py_BuildValue("nLLN", pos, last, first, spread_bytes);
+    return Py_BuildValue("nLLN", pos, last, c.made ? c.first : -1, spread_bytes);
 fail:
-    PyMem_Free(spread);
+    PyMem_Free(c.spread);
     PyBuffer_Release(&b);
     return NULL;
 }
@@ -922,10 +1061,12 @@ static PyMethodDef native_methods[] = {
      "untracked by the cyclic GC: out must hold nothing that refers back to it."},
     {"decode_columns", native_decode_columns, METH_VARARGS,
      "decode_columns(data, start, min_offset, keys, values, limit=-1) -> (stop, last_offset, first, spread): "
-     "appends the key and the value of each plain 0.8 entry at or past min_offset from start to the two lists "
-     "(at most limit entries; -1: no limit), which are left untracked by the cyclic GC. Their offsets are "
-     "first, first + 1, ... when spread is None, else spread holds them all as native int64s; last_offset "
-     "is the highest offset read (-1: none)."},
+     "appends the key and the value of each plain 0.8 message at or past min_offset from start to the two "
+     "lists, and of each record of a plain record batch (no codec, not control, CRC-32C matching, its records "
+     "well formed; headers read past), stopping at any other entry (at most limit messages; a batch is taken "
+     "whole or not at all). The lists are left untracked by the cyclic GC. Their offsets are first, first + 1, "
+     "... when spread is None, else spread holds them all as native int64s; last_offset is the highest offset "
+     "read (a batch's: its last; -1: none)."},
     {"extent08", native_extent08, METH_VARARGS,
      "extent08(data) -> (last_offset, end, batches): the offset of the last whole 0.8 entry (a record batch's: "
      "its last; None: none), where the whole entries end and whether any is a record batch, reading lengths, "
@@ -969,9 +1110,11 @@ static struct PyModuleDef native_module = {
 
 PyMODINIT_FUNC PyInit__native(void) {
     crc_init();
+    crc32c_init();
 #ifdef HAVE_CLMUL
     __builtin_cpu_init();
     has_clmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+    has_sse42 = __builtin_cpu_supports("sse4.2");
 #endif
     if (PyType_Ready(&LayoutType) < 0) return NULL;
     PyObject *structmod = PyImport_ImportModule("struct");

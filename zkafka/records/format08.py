@@ -266,7 +266,7 @@ def entry_offset(buf: Any, pos: int, size: int) -> int:
     """The offset of the whole entry of ``size`` bytes at ``pos``: the last one it holds (a record batch's
     base offset plus its lastOffsetDelta)."""
     (offset,) = _unpack_offset(buf, pos)
-    if buf[pos + 16] == _BATCH_MAGIC and size >= _MIN_BATCH_SIZE:
+    if size >= _MIN_BATCH_SIZE and buf[pos + 16] == _BATCH_MAGIC:
         return offset + _unpack_int(buf, pos + _LAST_OFFSET_DELTA_AT)[0]
     return offset
 

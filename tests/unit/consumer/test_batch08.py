@@ -17,6 +17,8 @@ from zkafka.consumer.stream08 import MessageAndMetadata08, MessageBatch08, decod
 from zkafka.errors import InvalidMessageError
 from zkafka.records import native
 from zkafka.records.compression import GZIP
+from zkafka.records.default_record import Header, Record
+from zkafka.records.record_batch import build_batch
 
 # The codec's decoding runs on the native core and on the pure path.
 pytestmark = pytest.mark.usefixtures("codec_path")
@@ -59,6 +61,35 @@ def test_a_batch_reads_as_columns_and_as_messages():
     assert all(type(m) is MessageAndMetadata08 for m in batch)
     assert (len(batch), batch[1].value, batch[-1].offset, batch[-1].next_offset) == (4, b"v2", 43, 44)
     assert repr(batch) == "MessageBatch08(orders:2, 4 messages, offsets 40..43)"
+
+
+def test_record_batches_read_as_one_batch_of_columns_from_the_fetch_offset():
+    """A Fetch v4+ answer of a v2 log: whole record batches, one compacted (gaps, its last offset past its
+    last record), one with headers (read past), a control batch (no messages), a cut one at the end. The
+    native core reads the plain batches in one call; both paths give the same messages and next offset."""
+    first = build_batch([Record(10 + i, 1000 + i, None if i % 2 else b"k", b"v%d" % i) for i in range(4)])
+    compacted = build_batch([Record(14, 5, b"a", None), Record(17, 6, None, b"b")], last_offset=19)
+    with_headers = build_batch([Record(20, 7, b"h", b"c", (Header("x", b"1"), Header("y", None)))])
+    marker = build_batch([Record(21, 8, b"\x00\x00\x00\x00", b"")], control=True)
+    data = first + compacted + with_headers + marker + first[:40]
+    batches, (error, resume, next_offset) = all_batches(memoryview(bytearray(data)), 12)
+    got = [(m.key, m.value, m.offset) for batch in batches for m in batch]
+    assert got == [(b"k", b"v2", 12), (None, b"v3", 13), (b"a", None, 14), (None, b"b", 17), (b"h", b"c", 20)]
+    assert (error, resume, next_offset) == (None, None, 22)  # past the control batch, before the cut one
+    if native.lib is not None:  # every plain batch in the first call, read from the frame in place
+        assert list(batches[0].offsets) == [12, 13, 14, 17, 20]
+        assert batches[0].values == [b"v2", b"v3", None, b"b", b"c"]
+
+
+def test_a_compressed_or_damaged_record_batch_reads_as_on_the_pure_path():
+    plain = build_batch([Record(0, 1, None, b"a"), Record(1, 1, None, b"b")])
+    packed = build_batch([Record(2, 1, None, b"c"), Record(3, 1, b"k", b"d")], compression=GZIP)
+    damaged = bytearray(build_batch([Record(4, 1, None, b"e")]))
+    damaged[-1] ^= 0xFF  # the CRC-32C no longer matches
+    batches, (error, resume, next_offset) = all_batches(plain + packed + bytes(damaged) + plain, 0)
+    assert [(m.value, m.offset) for b in batches for m in b] == [(b"a", 0), (b"b", 1), (b"c", 2), (b"d", 3)]
+    assert isinstance(error, InvalidMessageError) and "CRC-32C" in str(error)
+    assert (resume, next_offset) == (len(plain + packed + damaged), 5)  # the next fetch goes on past it
 
 
 def test_a_slice_is_a_batch_of_those_messages():
