@@ -117,7 +117,8 @@ class BlockingChannel:
                     sock.close()
                     raise
             self.sock = sock
-            self._reader = FrameReader(sock, MAX_RESPONSE_SIZE, self.read_buffer)
+            # a broker's answer gets the buffer its header announces, received into in place (as Kafka's clients)
+            self._reader = FrameReader(sock, MAX_RESPONSE_SIZE, self.read_buffer, allocate_announced=True)
         log.debug("%s: connected", self)
 
     def _open(self) -> socket.socket:

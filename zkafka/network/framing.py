@@ -20,12 +20,17 @@ class FrameReader:
     """Reads frames from one socket, each checked against ``max_size`` before its body is read.
 
     Small frames are cut from one reusable buffer (the view returned is valid until the next call, unless
-    ``keep``); a frame larger than the buffer gets a buffer of its own.
+    ``keep``); a frame larger than the buffer gets a buffer of its own: grown with the bytes that arrive, or,
+    with ``allocate_announced`` (a client reading the answers of a broker it chose, as Kafka's
+    ``NetworkReceive`` does), allocated at the announced size and received into in place.
     """
 
-    def __init__(self, sock: socket.socket, max_size: int, buffer_size: int = 64 * 1024) -> None:
+    def __init__(
+        self, sock: socket.socket, max_size: int, buffer_size: int = 64 * 1024, allocate_announced: bool = False
+    ) -> None:
         self.sock = sock
         self.max_size = max_size
+        self.allocate_announced = allocate_announced
         self.buf = bytearray(buffer_size)
         self.view = memoryview(self.buf)
         self.start = 0
@@ -60,6 +65,8 @@ class FrameReader:
             frame = self.view[self.start : self.start + size]
             self.start += size
             return memoryview(bytes(frame)) if keep else frame
+        if self.allocate_announced:
+            return self._received_in_place(size)
         # Grown by the bytes that arrive, never allocated from the size a header announces.
         body = bytearray(self.view[self.start : self.end])
         self.start = self.end = 0
@@ -69,6 +76,19 @@ class FrameReader:
                 raise ConnectionError(f"connection closed after {len(body)} bytes of a {size}-byte frame")
             body += self.view[:n]
         return memoryview(body)
+
+    def _received_in_place(self, size: int) -> memoryview:
+        body = bytearray(size)
+        have = self.buffered
+        body[:have] = self.view[self.start : self.end]
+        self.start = self.end = 0
+        view = memoryview(body)
+        while have < size:
+            n = self.sock.recv_into(view[have:])
+            if n == 0:
+                raise ConnectionError(f"connection closed after {have} bytes of a {size}-byte frame")
+            have += n
+        return view
 
     def _fill(self, wanted: int) -> bool:
         """Make ``wanted`` bytes available from ``start``; False on EOF first."""
