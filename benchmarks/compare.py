@@ -11,8 +11,11 @@ producer, a round trip a request), and once with acks=0, 0.8.2's producer defaul
 to a topic of its own), and ``zkafka perf consume`` reads them back through the high-level consumer with
 1 MiB fetches. On the 0.8 line kafka-python and confluent-kafka (librdkafka) produce and consume against
 a native-core broker too (``benchmarks/third_party_clients.py``). Every client runs in its own process, so
-client and broker each have a core of their own. Each figure comes with its ratio to the first row of its
-line. Writes the table as markdown (``--markdown``) and draws it (``--chart``, needs matplotlib: the
+client and broker each have a core of their own. Every client moves the same MESSAGES, timed in steady state:
+the clock starts once it has connected, has the metadata and has joined its group (zkafka's consumer: its
+rebalance; the third-party consumers assign the partition and look its offset up first); its start-up (the
+process's wall time outside that window: interpreter, imports, connect, metadata, join, close) is a column
+apart. Each figure comes with its ratio to the first row of its line. Writes the table as markdown (``--markdown``) and draws it (``--chart``, needs matplotlib: the
 ``plot`` extra).
 
     python benchmarks/compare.py --messages 2000000 --markdown compare.md --chart compare.png
@@ -31,7 +34,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -61,6 +65,7 @@ class Row:
     produce0: float | None = None  # 0.8 line: produce with acks=0 (messages/s)
     produce0_cpu: float | None = None
     consume_cpu: float | None = None
+    startup: dict[str, float] = field(default_factory=dict)  # seconds outside the timed window, by figure
     note: str = ""
 
 
@@ -81,12 +86,15 @@ def cpu_seconds(pid: int) -> float:
 
 def run_json(
     command: list[str], env: dict[str, str], broker: Broker, expect: int | None = None
-) -> tuple[float, float]:
-    """Run a client printing JSON; (its messages/s, the CPU microseconds client and broker spent per
-    message). ``expect``: the messages it must have read."""
+) -> tuple[float, float, float]:
+    """Run a client printing JSON; (its messages/s in steady state, the CPU microseconds client and broker
+    spent per message, its start-up: the seconds of its process outside the timed window). ``expect``: the
+    messages it must have read."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     broker_before = cpu_seconds(broker.proc.pid)
+    began = time.perf_counter()
     result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900, cwd=ROOT)
+    wall = time.perf_counter() - began
     broker_cpu = cpu_seconds(broker.proc.pid) - broker_before
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if result.returncode:
@@ -96,12 +104,21 @@ def run_json(
     if expect is not None and messages != expect:
         raise RuntimeError(f"{' '.join(command[:6])}...: read {messages} of {expect} messages")
     client_cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return out["messages_per_sec"], (client_cpu + broker_cpu) * 1e6 / messages
+    startup = wall - out.get("elapsed_s", out.get("seconds", 0.0))
+    return out["messages_per_sec"], (client_cpu + broker_cpu) * 1e6 / messages, startup
 
 
-def best(runs: int, measure) -> tuple[float, float]:
-    """The fastest of ``runs`` measurements (messages/s, CPU microseconds per message)."""
+def best(runs: int, measure) -> tuple[float, float, float]:
+    """The fastest of ``runs`` measurements (messages/s, CPU microseconds per message, start-up s)."""
     return max(measure() for _ in range(runs))
+
+
+def record(row: Row, figure: str, measured: tuple[float, float, float]) -> None:
+    """Set ``row``'s rate and CPU of ``figure`` (produce, produce0, consume) and its start-up."""
+    rate, cpu, startup = measured
+    setattr(row, figure, rate)
+    setattr(row, f"{figure}_cpu", cpu)
+    row.startup[figure] = startup
 
 
 class Broker:
@@ -152,7 +169,7 @@ def zkafka_rows(work: str, zk: str, line: str, codec: str, opts) -> Row:
         brokers = f"0:127.0.0.1:{broker.port}" if line == "0.7" else f"127.0.0.1:{broker.port}"
         produced = 0
 
-        def produce(acks: str | None = None, messages: int = opts.messages) -> tuple[float, float]:
+        def produce(acks: str | None = None, messages: int = opts.messages) -> tuple[float, float, float]:
             nonlocal produced
             acks_option = [] if acks is None else ["--request-required-acks", acks]
             if acks is None and line == "0.8" and opts.max_in_flight > 1:
@@ -173,7 +190,7 @@ def zkafka_rows(work: str, zk: str, line: str, codec: str, opts) -> Row:
             produce(messages=1)
             produce("0", messages=1)
 
-        def consume() -> tuple[float, float]:
+        def consume() -> tuple[float, float, float]:
             # perf consume ends at --messages, or after 5 s without one: a short read shows in its rate
             return run_json(
                 [*CLI, "perf", "consume", "--zookeeper", broker.zk_connect, "--topic", "perf"]
@@ -185,10 +202,10 @@ def zkafka_rows(work: str, zk: str, line: str, codec: str, opts) -> Row:
             )
 
         row = Row(line, "zkafka", codec)
-        row.produce, row.produce_cpu = best(opts.runs, produce)
+        record(row, "produce", best(opts.runs, produce))
         if line == "0.8":
-            row.produce0, row.produce0_cpu = best(opts.runs, lambda: produce("0"))
-        row.consume, row.consume_cpu = best(opts.runs, consume)
+            record(row, "produce0", best(opts.runs, lambda: produce("0")))
+        record(row, "consume", best(opts.runs, consume))
         return row
     finally:
         broker.stop()
@@ -202,16 +219,15 @@ def third_party_row(work: str, zk: str, client: str, opts) -> Row:
         return row
     broker = Broker(work, zk, "0.8", f"native-{client}")
     env = codec_env("native")
-    common = ["--port", str(broker.port), "--topic", "perf", "--messages", str(opts.third_party_messages)]
+    common = ["--port", str(broker.port), "--topic", "perf", "--messages", str(opts.messages)]
     produce = [*THIRD_PARTY, client, "produce", *common, "--message-size", str(opts.size)]
     produce += ["--batch-size", str(opts.batch)]
     produce0 = [*produce, "--acks", "0", "--topic", "perf0"]  # the last --topic counts
     try:
-        row.produce, row.produce_cpu = best(opts.runs, lambda: run_json(produce, env, broker))
-        row.produce0, row.produce0_cpu = best(opts.runs, lambda: run_json(produce0, env, broker))
-        row.consume, row.consume_cpu = best(
-            opts.runs, lambda: run_json([*THIRD_PARTY, client, "consume", *common], env, broker)
-        )
+        record(row, "produce", best(opts.runs, lambda: run_json(produce, env, broker)))
+        record(row, "produce0", best(opts.runs, lambda: run_json(produce0, env, broker)))
+        consume = [*THIRD_PARTY, client, "consume", *common]
+        record(row, "consume", best(opts.runs, lambda: run_json(consume, env, broker)))
     except (RuntimeError, subprocess.TimeoutExpired) as err:
         row.note = f"failed: {str(err).splitlines()[-1][:160]}"
     finally:
@@ -243,6 +259,12 @@ def fmt_cpu(micros: float | None) -> str:
     return "-" if micros is None else f"{micros:.2f}"
 
 
+def fmt_startup(row: Row) -> str:
+    return " / ".join(
+        f"{row.startup[f]:.2f}" if f in row.startup else "-" for f in ("produce", "produce0", "consume")
+    )
+
+
 def load_average() -> str:
     try:
         with open("/proc/loadavg") as handle:
@@ -257,16 +279,19 @@ def markdown(rows: list[Row], opts, loads: tuple[str, str]) -> str:
         "acks, requests stream; 0.8: acks=1 with max.in.flight.requests.per.connection="
         f"{opts.max_in_flight} for zkafka ({'a round trip a request' if opts.max_in_flight == 1 else 'requests pipelined'}; "
         "the third-party clients keep their defaults: kafka-python 5, librdkafka 1000000), and acks=0, 0.8.2's "
-        "producer default, streaming as 0.7 does); consume: 1 MiB fetches. Messages per second, ratio to the first row of the line; best of "
-        f"{opts.runs} run(s); {opts.messages:,} messages a zkafka run, {opts.third_party_messages:,} a "
-        f"third-party one; 1 MiB socket buffers; broker logs in {opts.log_root or 'a temporary directory'}.",
+        "producer default, streaming as 0.7 does); consume: 1 MiB fetches. Messages per second in steady state (after "
+        "connect, metadata and group join), ratio to the first row of the line; best of "
+        f"{opts.runs} run(s); {opts.messages:,} messages every run of every client; start-up apart (seconds: the "
+        "client process's wall time outside the timed window); 1 MiB socket buffers; broker logs in "
+        f"{opts.log_root or 'a temporary directory'}.",
         f"Machine: {machine()}; 1-minute load average {loads[0]} when the run began, {loads[1]} when it "
         "ended (CPU µs/msg: client and broker CPU time per message, process starts included, which "
         "other work on the machine does not inflate).",
         "",
         "| line | client | codec | produce msg/s (0.8: acks=1) | produce acks=0 msg/s | consume msg/s "
-        "| produce CPU µs/msg | produce acks=0 CPU µs/msg | consume CPU µs/msg | note |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---|",
+        "| produce CPU µs/msg | produce acks=0 CPU µs/msg | consume CPU µs/msg "
+        "| start-up s: produce / acks=0 / consume | note |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     firsts: dict[str, Row] = {}
     for row in rows:
@@ -275,7 +300,7 @@ def markdown(rows: list[Row], opts, loads: tuple[str, str]) -> str:
             f"| {row.line} | {row.client} | {row.codec} | {fmt_rate(row.produce, first.produce)} "
             f"| {fmt_rate(row.produce0, first.produce0)} | {fmt_rate(row.consume, first.consume)} "
             f"| {fmt_cpu(row.produce_cpu)} | {fmt_cpu(row.produce0_cpu)} | {fmt_cpu(row.consume_cpu)} "
-            f"| {row.note} |"
+            f"| {fmt_startup(row)} | {row.note} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -313,8 +338,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--messages", type=int, default=2_000_000, help="zkafka rows")
-    parser.add_argument("--third-party-messages", type=int, default=400_000)
+    parser.add_argument("--messages", type=int, default=2_000_000, help="every client's, every run")
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--batch", type=int, default=200)
     parser.add_argument("--runs", type=int, default=1, help="runs of each figure; the best is kept")

@@ -7,6 +7,9 @@ Prints one JSON object: ``{"messages": n, "seconds": s, "messages_per_sec": r}``
 broker is 0.8.2 (``api_version``); librdkafka (confluent-kafka) is told so with ``api.version.request=false``
 and ``broker.version.fallback=0.8.2.2``. Producers batch ``--batch-size`` messages a request as zkafka's
 sync producer does, with ``--acks`` (1 unless told; 0 is 0.8.2's producer default); consumers read partition 0 from the start with 1 MiB fetches, no group.
+``seconds`` is steady state, as zkafka's perf tools time theirs: the clock starts once the client has connected
+and has the metadata (a producer: its first message acknowledged; a consumer: the partition's first offset
+looked up on its leader).
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ def kafka_python_consume(port: int, topic: str, messages: int) -> float:
     )
     partition = TopicPartition(topic, 0)
     consumer.assign([partition])
-    consumer.seek_to_beginning(partition)
+    consumer.seek(partition, consumer.beginning_offsets([partition])[partition])  # connect, metadata, lookup
     got = 0
     began = time.perf_counter()
     while got < messages:
@@ -108,7 +111,7 @@ def confluent_produce(port: int, topic: str, messages: int, size: int, batch: in
 
 
 def confluent_consume(port: int, topic: str, messages: int) -> float:
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+    from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer(
         {
@@ -119,7 +122,8 @@ def confluent_consume(port: int, topic: str, messages: int) -> float:
             "fetch.message.max.bytes": FETCH_SIZE,
         }
     )
-    consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+    low, _ = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=30)  # connect, metadata, lookup
+    consumer.assign([TopicPartition(topic, 0, low)])
     got = 0
     began = time.perf_counter()
     deadline = began + 300

@@ -13,8 +13,9 @@ its socket, and if the client goes away the request is dropped: ``cancel()`` is 
 has one (``PendingResponse``). A malformed frame (the codec raises) or a handler that fails closes that
 connection only. Views into a frame (a produce request's message set) stay valid until its response is written.
 
-Each connection is served one request at a time, so responses go out strictly in request order, and after a
-request the connection yields to the others if it has not done so for ``YIELD_INTERVAL_S``.
+Each connection is served one request at a time, so responses go out strictly in request order, and each
+request waits for its turn with the other connections' (``network.request_channel``): a connection pipelining
+a burst of requests does not hold the loop while the others wait.
 """
 
 from __future__ import annotations
@@ -36,12 +37,12 @@ from gevent.ssl import SSLSocket
 
 from zkafka.network.connection_quotas import ConnectionQuotas
 from zkafka.network.framing import FrameReader
+from zkafka.network.request_channel import RequestChannel
 from zkafka.network.send import Response, close_parts, write_parts
 from zkafka.network.ssl_factory import ssl_principal
 
 log = logging.getLogger(__name__)
 
-YIELD_INTERVAL_S = 0.002
 HANDSHAKE_TIMEOUT_S = 10.0
 
 
@@ -141,6 +142,7 @@ class SocketServer:
         self._server = StreamServer((host, port), self._serve_connection)
         self._connections: set[_Connection] = set()
         self._stopping = False
+        self.request_channel = RequestChannel()
 
     @property
     def port(self) -> int:
@@ -172,6 +174,7 @@ class SocketServer:
             deadline.close()
         for conn in list(self._connections):
             conn.greenlet.kill(block=False)
+        self.request_channel.close()
 
     def _serve_connection(self, sock: socket.socket, address: tuple) -> None:
         if self.quotas is not None and not self.quotas.inc(address[0]):
@@ -197,12 +200,13 @@ class SocketServer:
                 principal = self.authenticator.authenticate(sock, reader)
                 client_session.set(client_session.get()._replace(principal=principal))
             decode, handle, observe = self.codec.decode_request, self.handler, self.observer
-            last_yield = monotonic()
+            take_turn = self.request_channel.take_turn
             while not self._stopping:
                 frame = reader.next_frame(on_header=conn.mark_busy)
                 if frame is None:
                     return  # the client closed between requests
                 started = monotonic()
+                take_turn(len(frame))
                 request = decode(frame)
                 response = handle(request)
                 if isinstance(response, AsyncResult):
@@ -212,10 +216,6 @@ class SocketServer:
                 if observe is not None:
                     observe(request, monotonic() - started)
                 conn.busy = False
-                # A client whose requests are always waiting never blocks in recv: let the others run.
-                if monotonic() - last_yield > YIELD_INTERVAL_S:
-                    gevent.sleep(0)
-                    last_yield = monotonic()
         except gevent.GreenletExit:
             pass
         except (ConnectionError, TimeoutError, ConnectionClosed, ssl.SSLError) as exc:

@@ -16,6 +16,7 @@ from gevent import socket
 
 from tests.support.wire import recv_exact
 from zkafka.errors import InvalidRequestError
+from zkafka.network.request_channel import SMALL_REQUEST_BYTES, RequestChannel
 from zkafka.network.send import FileRegion
 from zkafka.network.server import PendingResponse, SocketServer
 from zkafka.utils import wait_until
@@ -198,3 +199,29 @@ def test_stop_finishes_the_request_in_flight(server, handler):
         server.stop(timeout=5)
         assert read_frame(sock) == b"last"
         assert closed_by_server(sock)
+
+
+def test_pipelined_bursts_take_turns_one_request_each_answers_in_order(handler):
+    """Kafka's processor reads one request a connection a poll: two connections pipelining bursts (small
+    frames and frames above SMALL_REQUEST_BYTES) are handled alternately, a third's single request after
+    at most one of each, and every connection's answers come back in its own order."""
+    # Every burst fits the socket buffers: each connection's next request is always there to be read.
+    server = SocketServer("127.0.0.1", 0, EchoCodec(), handler, receive_buffer=1 << 20)
+    server.request_channel = RequestChannel(slice_s=0)  # no slice: every request waits for its turn
+    server.start()
+    try:
+        small = [b"s%03d" % i for i in range(100)]
+        big = [b"b%03d" % i + bytes(SMALL_REQUEST_BYTES) for i in range(100)]
+        with connect(server) as a, connect(server) as b, connect(server) as single:
+            a.sendall(b"".join(frame(r) for r in small))
+            b.sendall(b"".join(frame(r) for r in big))
+            single.sendall(frame(b"single"))
+            answers = [gevent.spawn(lambda s, n: [read_frame(s) for _ in range(n)], *c) for c in ((a, 100), (b, 100))]
+            assert read_frame(single) == b"single"
+            assert [answer.get(timeout=10) for answer in answers] == [small, big]
+    finally:
+        server.stop(timeout=1)
+    assert handler.requests.index(b"single") <= 2
+    order = [r[:1] for r in handler.requests if r != b"single"]
+    assert order[:200] == [order[0], order[1]] * 100 and {order[0], order[1]} == {b"s", b"b"}
+    assert server.request_channel.waiting == 0
