@@ -458,43 +458,6 @@ fail:
 
 /* -- the 0.8 consumer's column batches: message sets and record batches, decoded in one call ---------- */
 
-/* CRC-32C (Castagnoli, reflected 0x82F63B78): a record batch's checksum. SSE 4.2's crc32 instruction where
- * the CPU has it, else a table a byte at a time. */
-static uint32_t crc32c_table[256];
-
-static void crc32c_init(void) {
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-        crc32c_table[i] = c;
-    }
-}
-
-#ifdef HAVE_CLMUL
-static int has_sse42;
-
-static __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(uint32_t crc, const unsigned char *p, Py_ssize_t n) {
-    uint64_t c = crc;
-    for (; n >= 8; p += 8, n -= 8) {
-        uint64_t v;
-        memcpy(&v, p, 8);
-        c = _mm_crc32_u64(c, v);
-    }
-    crc = (uint32_t)c;
-    for (; n > 0; p++, n--) crc = _mm_crc32_u8(crc, *p);
-    return crc;
-}
-#endif
-
-static uint32_t crc32c_update(uint32_t crc, const unsigned char *p, Py_ssize_t n) {
-    crc = ~crc;
-#ifdef HAVE_CLMUL
-    if (has_sse42) return ~crc32c_sse42(crc, p, n);
-#endif
-    for (; n > 0; p++, n--) crc = crc32c_table[(crc ^ *p) & 0xff] ^ (crc >> 8);
-    return ~crc;
-}
-
 /* The columns decode_columns fills: keys, values, and the offsets as (first, spread) (see below). */
 typedef struct {
     PyObject *keys, *values;
@@ -538,9 +501,6 @@ static inline __attribute__((always_inline)) int add_message(columns_t *c, long 
     return 0;
 }
 
-static int get_varint(const unsigned char *d, Py_ssize_t *at, Py_ssize_t end, int max_bytes, int64_t *out);
-static int get_varint32(const unsigned char *d, Py_ssize_t *at, Py_ssize_t end, int64_t *out);
-
 /* Where the whole record batch at pos ends when it is plain (no codec, not a control batch, its CRC-32C
  * matching, a count of at least 0); -1 when the Python path must read it. */
 static Py_ssize_t plain_batch(const unsigned char *d, Py_ssize_t pos, Py_ssize_t end) {
@@ -549,18 +509,8 @@ static Py_ssize_t plain_batch(const unsigned char *d, Py_ssize_t pos, Py_ssize_t
     if (length < 49 || length > end - pos - 12) return -1;
     if (d[pos + 22] & (0x07 | 0x20) || rd_i32(d + pos + 57) < 0) return -1; /* codec, control; count */
     Py_ssize_t after = pos + 12 + length;
-    if (crc32c_update(0, d + pos + 21, after - pos - 21) != rd_u32(d + pos + 17)) return -1;
+    if (crc32c(d + pos + 21, after - pos - 21) != rd_u32(d + pos + 17)) return -1;
     return after;
-}
-
-/* A record's length-prefixed field (-1: null) in d[*at:stop]; -1 when it does not fit. */
-static int field_span(const unsigned char *d, Py_ssize_t *at, Py_ssize_t stop, Py_ssize_t *start, Py_ssize_t *len) {
-    int64_t n;
-    if (get_varint32(d, at, stop, &n) < 0 || n < -1 || n > stop - *at) return -1;
-    *start = *at;
-    *len = n;
-    if (n > 0) *at += n;
-    return 0;
 }
 
 /* The records of the plain batch [pos, after) appended to c, those at or past min_offset when take: 1; 0 when
@@ -571,23 +521,11 @@ static int batch_messages(columns_t *c, const unsigned char *d, Py_ssize_t pos, 
     long long base = rd_i64(d + pos);
     int32_t count = rd_i32(d + pos + 57);
     Py_ssize_t at = pos + 61;
+    record_t r;
     for (int32_t i = 0; i < count; i++) {
-        int64_t size, unused, delta, headers;
-        Py_ssize_t key_at, key_len, value_at, value_len, hk_at, hk_len, hv_at, hv_len;
-        if (get_varint32(d, &at, after, &size) < 0 || size < 1 || size > after - at) return 0;
-        Py_ssize_t stop = at + size;
-        at++; /* attributes */
-        if (get_varint(d, &at, stop, 10, &unused) < 0 || get_varint32(d, &at, stop, &delta) < 0 ||
-            field_span(d, &at, stop, &key_at, &key_len) < 0 || field_span(d, &at, stop, &value_at, &value_len) < 0 ||
-            get_varint32(d, &at, stop, &headers) < 0 || headers < 0)
-            return 0;
-        for (int64_t h = 0; h < headers; h++)
-            if (field_span(d, &at, stop, &hk_at, &hk_len) < 0 || hk_len < 0 ||
-                field_span(d, &at, stop, &hv_at, &hv_len) < 0)
-                return 0;
-        if (at != stop) return 0;
-        long long offset = base + delta;
-        if (take && offset >= min_offset && add_message(c, offset, d, key_at, key_len, value_at, value_len) < 0)
+        if (read_record(d, &at, after, 1, &r) < 0) return 0;
+        long long offset = base + r.offset_delta;
+        if (take && offset >= min_offset && add_message(c, offset, d, r.key_at, r.key_len, r.value_at, r.value_len) < 0)
             return -1;
     }
     return count == 0 || at == after; /* a batch of count 0 holds no records, whatever follows its header */
@@ -1110,11 +1048,9 @@ static struct PyModuleDef native_module = {
 
 PyMODINIT_FUNC PyInit__native(void) {
     crc_init();
-    crc32c_init();
 #ifdef HAVE_CLMUL
     __builtin_cpu_init();
     has_clmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
-    has_sse42 = __builtin_cpu_supports("sse4.2");
 #endif
     if (PyType_Ready(&LayoutType) < 0) return NULL;
     PyObject *structmod = PyImport_ImportModule("struct");

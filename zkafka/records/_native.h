@@ -46,6 +46,18 @@ static inline int get_varint32(const unsigned char *d, Py_ssize_t *at, Py_ssize_
 /* CRC-32 (zlib's) of n bytes continuing crc. */
 uint32_t crc32_update(uint32_t crc, const unsigned char *p, Py_ssize_t n);
 
+/* CRC-32C (Castagnoli) of n bytes: a record batch's checksum (_native_batch.c). */
+uint32_t crc32c(const unsigned char *p, Py_ssize_t n);
+
+/* One record of a batch as read_record finds it: its fields' places and its deltas (_native_batch.c). */
+typedef struct {
+    Py_ssize_t key_at, key_len, value_at, value_len; /* len -1: null */
+    int64_t timestamp_delta, offset_delta;
+} record_t;
+
+/* The well-formed record at d[*at:end] (headers walked when headers_ok, else refused); -1: not plain. */
+int read_record(const unsigned char *d, Py_ssize_t *at, Py_ssize_t end, int headers_ok, record_t *r);
+
 int add_stream_core(PyObject *module); /* _native_stream.c: the consumer stream's next() */
 int add_batch_core(PyObject *module);  /* _native_batch.c: a produced set of record batches appended */
 

@@ -37,7 +37,7 @@ static __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(uint32_t crc, con
 }
 #endif
 
-static uint32_t crc32c(const unsigned char *p, Py_ssize_t n) {
+uint32_t crc32c(const unsigned char *p, Py_ssize_t n) {
     uint32_t crc = 0xFFFFFFFFu;
 #ifdef HAVE_SSE42
     if (has_sse42) return ~crc32c_sse42(crc, p, n);
@@ -65,11 +65,6 @@ enum {
     MESSAGE08_OVERHEAD = 12 + 14, /* offset, size; crc, magic, attributes, key and value lengths */
 };
 
-typedef struct {
-    Py_ssize_t key_at, key_len, value_at, value_len; /* len -1: null */
-    int64_t timestamp_delta;
-} record_t;
-
 /* A length-prefixed field at d[*at:stop]: its start and length (-1: null, when null_ok). */
 static int get_field(const unsigned char *d, Py_ssize_t *at, Py_ssize_t stop, int null_ok, Py_ssize_t *start,
                      Py_ssize_t *len) {
@@ -82,13 +77,13 @@ static int get_field(const unsigned char *d, Py_ssize_t *at, Py_ssize_t stop, in
 }
 
 /* The well-formed record at d[*at:end] (headers walked when headers_ok, else refused); -1: not plain. */
-static int read_record(const unsigned char *d, Py_ssize_t *at, Py_ssize_t end, int headers_ok, record_t *r) {
-    int64_t size, offset_delta, headers;
+int read_record(const unsigned char *d, Py_ssize_t *at, Py_ssize_t end, int headers_ok, record_t *r) {
+    int64_t size, headers;
     Py_ssize_t ignored_at, ignored_len;
     if (get_varint32(d, at, end, &size) < 0 || size < 1 || size > end - *at) return -1;
     Py_ssize_t stop = *at + size;
     (*at)++; /* attributes, unused */
-    if (get_varint(d, at, stop, 10, &r->timestamp_delta) < 0 || get_varint32(d, at, stop, &offset_delta) < 0 ||
+    if (get_varint(d, at, stop, 10, &r->timestamp_delta) < 0 || get_varint32(d, at, stop, &r->offset_delta) < 0 ||
         get_field(d, at, stop, 1, &r->key_at, &r->key_len) < 0 ||
         get_field(d, at, stop, 1, &r->value_at, &r->value_len) < 0 || get_varint32(d, at, stop, &headers) < 0 ||
         headers < 0 || (headers && !headers_ok))
