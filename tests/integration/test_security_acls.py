@@ -204,3 +204,41 @@ def test_acls_gate_fetch_join_and_the_controllers_requests(secured_cluster, zk_c
     assert removed.exit_code == 0, removed.output
     assert "operation=READ" not in removed.output and "operation=DESCRIBE" in removed.output
     assert "Read" not in zk_client.get("/kafka-acl/Topic/t")[0].decode()
+
+    # kafka-python's admin client: alice may not administer; the super user reads and writes ACLs (v1 requests)
+    from kafka.admin import (
+        ACL,
+        ACLFilter,
+        ACLOperation,
+        ACLPermissionType,
+        ACLResourcePatternType,
+        KafkaAdminClient,
+        NewTopic,
+        ResourcePattern,
+        ResourcePatternFilter,
+        ResourceType,
+    )
+
+    any_topic = ResourcePatternFilter(ResourceType.TOPIC, None, ACLResourcePatternType.ANY)
+    bob = ACLFilter("User:bob", None, ACLOperation.ANY, ACLPermissionType.ANY, any_topic)
+    alice_admin = KafkaAdminClient(**sasl(broker0, "alice"))
+    try:
+        with pytest.raises(kafka.errors.ClusterAuthorizationFailedError):
+            alice_admin.describe_acls(bob)
+        with pytest.raises(kafka.errors.TopicAuthorizationFailedError):
+            alice_admin.create_topics([NewTopic("x", 1, 1)])
+    finally:
+        alice_admin.close()
+    admin_client = KafkaAdminClient(**sasl(broker1, "admin"))
+    try:
+        write_t = ResourcePattern(ResourceType.TOPIC, "t", ACLResourcePatternType.LITERAL)
+        acl = ACL("User:bob", "*", ACLOperation.WRITE, ACLPermissionType.ALLOW, write_t)
+        assert admin_client.create_acls([acl])["failed"] == []
+        acls_found, error = admin_client.describe_acls(bob)
+        assert error is kafka.errors.NoError and acls_found == [acl]
+        assert "principal=User:bob, host=*, operation=WRITE" in acls(zk_connect, "--list", "--topic", "t")
+        ((_, deleted, _),) = admin_client.delete_acls([bob])
+        assert [found for found, _ in deleted] == [acl]
+    finally:
+        admin_client.close()
+    assert "User:bob" not in zk_client.get("/kafka-acl/Topic/t")[0].decode()
