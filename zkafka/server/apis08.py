@@ -27,9 +27,11 @@ from collections.abc import Callable
 from typing import Any
 
 from zkafka.errors import (
+    GroupAuthorizationFailedError,
     InvalidRequestError,
     KafkaError,
     OffsetMetadataTooLargeError,
+    TopicAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
 from zkafka.network.sasl_authenticator import SaslApis
@@ -68,7 +70,7 @@ from zkafka.records.down_convert import first_magic
 from zkafka.records.record_batch import MAGIC as MAGIC_V2
 from zkafka.records.record_batch import RECORD_BATCH_OVERHEAD, read_batch_header
 from zkafka.security.acl import Operation
-from zkafka.security.auth_helper import ALLOW_ALL, TOPIC, AuthHelper
+from zkafka.security.auth_helper import ALLOW_ALL, GROUP, TOPIC, AuthHelper
 from zkafka.server.delayed_produce import ProduceStatus, log_refused
 from zkafka.server.fetch_apis import FetchApis
 from zkafka.server.fetch_session import FetchSessionCache
@@ -219,6 +221,7 @@ class KafkaApis:
 
     def _commit(self, group: str, topic: str, p: Any) -> int:
         try:
+            self._authorize_offsets(Operation.READ, group, topic)
             self.metadata.ensure_topic_exists(topic)
             if p.metadata is not None and len(p.metadata) > self.offset_metadata_max_bytes:
                 raise OffsetMetadataTooLargeError(
@@ -244,6 +247,7 @@ class KafkaApis:
 
     def _fetch_offset(self, group: str, topic: str, partition: int) -> Any:
         try:
+            self._authorize_offsets(Operation.DESCRIBE, group, topic)
             self.metadata.ensure_topic_exists(topic)
             offset = self._offsets_store().fetch(group, topic, partition)
             if offset is None:
@@ -254,6 +258,14 @@ class KafkaApis:
         except Exception:
             log.exception("offset fetch of %s %s-%d failed", group, topic, partition)
             return OffsetFetchResponsePartition(partition, -1, "", ErrorCode.UNKNOWN)
+
+    def _authorize_offsets(self, operation: Operation, group: str, topic: str) -> None:
+        """v0's offsets in ZooKeeper as the coordinator's: ``operation`` (commit Read, fetch Describe) on the
+        group, then on the topic."""
+        if not self.auth.authorize(operation, GROUP, group):
+            raise GroupAuthorizationFailedError(f"{operation.kafka_name} on group {group} is not authorized.")
+        if not self.auth.authorize(operation, TOPIC, topic):
+            raise TopicAuthorizationFailedError(f"{operation.kafka_name} on topic {topic} is not authorized.")
 
     def _offsets_store(self) -> ZkOffsetStore:
         if self.offset_store is None:
