@@ -47,6 +47,9 @@ OPERATIONS = (
     "--operation", multiple=True, type=click.Choice(OPERATIONS, case_sensitive=False),
     help="Operation the ACLs name (repeatable; default All).",
 )  # fmt: skip
+@click.option("--producer", is_flag=True, help="Write, Describe and Create on the topics (a producer's rights).")
+@click.option("--idempotent", is_flag=True, help="--producer: IdempotentWrite on the cluster too.")
+@click.option("--consumer", is_flag=True, help="Read and Describe on the topics, Read on the groups.")
 @click.option("--principal", multiple=True, metavar="User:NAME", help="--list: only this principal's ACLs.")
 @click.option("--force", is_flag=True, help="--remove without asking.")
 def acls(**options) -> None:
@@ -67,6 +70,7 @@ def acls(**options) -> None:
         allow_principals=options["allow_principal"], deny_principals=options["deny_principal"],
         allow_hosts=options["allow_host"], deny_hosts=options["deny_host"],
         operations=options["operation"], principals=options["principal"],
+        producer=options["producer"], consumer=options["consumer"], idempotent=options["idempotent"],
     )  # fmt: skip
     if connect is not None:
         with zk_session(connect, 30000, create_chroot=not options["list_"]) as zk:

@@ -4,8 +4,9 @@ through a broker (``--bootstrap-server``: CreateAcls, DeleteAcls, DescribeAcls).
 
 ``--add`` makes one ACL per resource × principal × host × operation (Allow for ``--allow-principal`` from
 ``--allow-host``, Deny for ``--deny-principal`` from ``--deny-host``; hosts default to ``*``, operations to
-All). ``--remove`` without principals or operations removes every ACL of the resource. The output lines are
-Kafka's (``Current ACLs for resource `ResourcePattern(...)`:``).
+All; ``--producer`` and ``--consumer`` name the operations a producer or a consumer needs). ``--remove``
+without principals or operations removes every ACL of the resource. The output lines are Kafka's
+(``Current ACLs for resource `ResourcePattern(...)`:``).
 """
 
 from __future__ import annotations
@@ -49,16 +50,22 @@ class AclOptions:
     deny_hosts: tuple[str, ...] = ()
     operations: tuple[str, ...] = ()
     principals: tuple[str, ...] = ()  # --list's --principal
+    producer: bool = False  # Write, Describe, Create on the topics (+ IdempotentWrite on the cluster)
+    consumer: bool = False  # Read, Describe on the topics, Read on the groups
+    idempotent: bool = False
 
 
 def resource_filters(options: AclOptions, listing: bool = False) -> list[AclBindingFilter]:
     """One pattern filter per resource named (``--list`` with none: every resource)."""
     pattern_type = PatternType.parse(options.pattern_type)
-    named = [(ResourceType.TOPIC, t) for t in options.topics] + [
-        (ResourceType.GROUP, g) for g in options.groups
-    ]
-    if options.cluster:
-        named.append((ResourceType.CLUSTER, CLUSTER_NAME))
+    if options.consumer and not (options.topics and options.groups):
+        raise AclCommandError("With --consumer you must specify a --topic and a --group.")
+    if options.producer and not options.topics:
+        raise AclCommandError("With --producer you must specify a --topic.")
+    named = [AclBindingFilter(ResourceType.TOPIC, t, pattern_type) for t in options.topics]
+    named += [AclBindingFilter(ResourceType.GROUP, g, pattern_type) for g in options.groups]
+    if options.cluster or (options.producer and options.idempotent):
+        named.append(AclBindingFilter(ResourceType.CLUSTER, CLUSTER_NAME, PatternType.LITERAL))
     if not named:
         if not listing:
             raise AclCommandError(
@@ -69,12 +76,14 @@ def resource_filters(options: AclOptions, listing: bool = False) -> list[AclBind
                 pattern_type=pattern_type if options.pattern_type != "literal" else PatternType.ANY
             )
         ]
-    return [AclBindingFilter(resource_type, name, pattern_type) for resource_type, name in named]
+    return named
 
 
 def entries(options: AclOptions, resource_type: ResourceType) -> list[AccessControlEntry]:
     """The entries ``--add`` makes (or ``--remove`` removes) on a resource of ``resource_type``."""
-    operations = [Operation.parse(op) for op in options.operations] or [Operation.ALL]
+    operations = convenience_operations(options, resource_type)
+    if operations is None:
+        operations = [Operation.parse(op) for op in options.operations] or [Operation.ALL]
     unsupported = [
         op for op in operations if op != Operation.ALL and op not in SUPPORTED_OPERATIONS[resource_type]
     ]
@@ -93,6 +102,22 @@ def entries(options: AclOptions, resource_type: ResourceType) -> list[AccessCont
                 )
             made.append(AccessControlEntry(principal, host, op, permission))
     return made
+
+
+def convenience_operations(options: AclOptions, resource_type: ResourceType) -> list[Operation] | None:
+    """What ``--producer`` and ``--consumer`` grant on a resource of ``resource_type`` (None: neither given)."""
+    if not (options.producer or options.consumer):
+        return None
+    operations = []
+    if options.producer and resource_type == ResourceType.TOPIC:
+        operations += [Operation.WRITE, Operation.DESCRIBE, Operation.CREATE]
+    if options.producer and options.idempotent and resource_type == ResourceType.CLUSTER:
+        operations.append(Operation.IDEMPOTENT_WRITE)
+    if options.consumer and resource_type == ResourceType.TOPIC:
+        operations += [Operation.READ, Operation.DESCRIBE]
+    if options.consumer and resource_type == ResourceType.GROUP:
+        operations.append(Operation.READ)
+    return list(dict.fromkeys(operations))
 
 
 def acl_lines(bindings: Iterable[AclBinding], heading: str = "Current ACLs for resource") -> list[str]:
