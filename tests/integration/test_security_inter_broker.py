@@ -1,9 +1,10 @@
 """Inter-broker traffic on a secured listener: three broker processes whose ``INTERNAL`` listener is SASL_SSL
-(PLAIN, the brokers' login from its JAAS line, host names checked against the certificate) and
-``inter.broker.listener.name=INTERNAL``. The controller's requests and the replica fetchers go over it (read
-from the brokers' own sockets in /proc: no broker dials another's PLAINTEXT port), UpdateMetadata v3 carries
-both listeners so librdkafka on INTERNAL is answered INTERNAL addresses, and kill -9 of the leader under
-acks=-1 load loses nothing acknowledged, every replica's log read back equal to the leader's."""
+(PLAIN, the brokers' login from its JAAS line, host names checked against the certificate, sessions of 2 s by
+``connections.max.reauth.ms``) and ``inter.broker.listener.name=INTERNAL``. The controller's requests and the
+replica fetchers go over it (read from the brokers' own sockets in /proc: no broker dials another's PLAINTEXT
+port; their channels renew their sessions in time), UpdateMetadata v3 carries both listeners so librdkafka on
+INTERNAL is answered INTERNAL addresses, and kill -9 of the leader under acks=-1 load loses nothing
+acknowledged, every replica's log read back equal to the leader's."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ def secured_props(certs) -> dict[str, str]:
         "inter_broker_listener_name": "INTERNAL",
         "sasl_enabled_mechanisms": "PLAIN",
         "sasl_mechanism_inter_broker_protocol": "PLAIN",
+        "connections_max_reauth_ms": "2000",  # KIP-368: the brokers' channels renew their sessions
         "listener.name.internal.plain.sasl.jaas.config": JAAS,
         "ssl_keystore_location": str(certs.broker),
         "ssl_truststore_location": str(certs.ca),
@@ -93,6 +95,8 @@ def test_kill_9_of_the_leader_with_sasl_ssl_between_brokers(tmp_path, start_clus
     state, log_length = check_no_loss(cluster.zk, cluster.ports, "secured", load.acked, {}, cluster.port_of)
     assert state.leader != first.leader or state.leader_epoch > first.leader_epoch
     assert cluster.logs_agree("secured", state) == log_length
+    expired = [line for b in (1, 2, 3) for line in cluster[b].log_text().splitlines() if "expired" in line]
+    assert not expired, f"a broker's channel outlived its SASL session: {expired[:2]}"
     FIGURES.append(("kill -9 leader, SASL_SSL between brokers", {"acked": len(load.acked), "log": log_length}))
 
 

@@ -5,7 +5,9 @@ handshake closes the connection."""
 
 from __future__ import annotations
 
+import logging
 import socket
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -154,3 +156,56 @@ def test_kafkajs_over_sasl_plain(sasl_broker):
     assert "fatal" not in result, result
     assert sorted(result["read"]) == ["a", "b"]
     assert result["wrong"]["ok"] is False and "Invalid username or password" in result["wrong"]["message"]
+
+
+def test_sessions_reauthenticate_or_end_per_connections_max_reauth_ms(tmp_path, zk_connect, caplog):
+    """KIP-368: the session lifetime is told in SaslAuthenticate v1; re-authenticating on the connection renews
+    it; a request after it ends closes the connection; librdkafka re-authenticates across several lifetimes."""
+    props = broker08_props(0, tmp_path / "broker08-0", zk_connect)
+    props.update(
+        {
+            "listeners": "SASL_PLAINTEXT://127.0.0.1:0",
+            "security.inter.broker.protocol": "SASL_PLAINTEXT",
+            "sasl.enabled.mechanisms": "PLAIN",
+            "sasl.mechanism.inter.broker.protocol": "PLAIN",
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
+            "connections.max.reauth.ms": "1500",
+        }
+    )
+    broker = BrokerThread(BrokerConfig08(props)).start()
+    handshake, authenticate = SASL_HANDSHAKE_APIS[1][0], SASL_AUTHENTICATE_APIS[1][0]
+    port = broker.listener_port("SASL_PLAINTEXT")
+    try:
+        with Client08(port) as client:
+            assert client.call(handshake("PLAIN")).error == 0
+            assert client.call(authenticate(b"\0alice\0alice-secret")).session_lifetime_ms == 1500
+            assert client.call(MetadataRequestV0([])).topics == []  # served
+            assert client.call(handshake("PLAIN")).error == 0  # re-authentication, same connection
+            renewed = time.monotonic()
+            assert client.call(authenticate(b"\0alice\0alice-secret")).session_lifetime_ms == 1500
+            assert client.call(MetadataRequestV0([])).topics == []  # served
+            wait_until(lambda: time.monotonic() > renewed + 1.6, 5, message="the session's end")
+            client.send(MetadataRequestV0([]))
+            assert client.sock.recv(1) == b""  # closed: its session ended
+        caplog.set_level(logging.DEBUG, logger="zkafka.network")
+        caplog.clear()
+        rd = {"bootstrap.servers": f"127.0.0.1:{port}", "security.protocol": "sasl_plaintext",
+              "sasl.mechanism": "PLAIN", "sasl.username": "alice", "sasl.password": "alice-secret"}  # fmt: skip
+        producer = confluent_kafka.Producer({**rd, "acks": 1, "linger.ms": 0})
+        failed, started = [], time.monotonic()
+        sent = 0
+
+        def sent_across_three_lifetimes():
+            nonlocal sent
+            producer.produce("reauth", b"r%d" % sent, on_delivery=lambda e, m: e and failed.append(e))
+            sent += 1
+            producer.poll(0.1)
+            return time.monotonic() > started + 4.5
+
+        wait_until(sent_across_three_lifetimes, 30, interval=0.1, message="4.5 s of produce")
+        assert producer.flush(30) == 0 and not failed, failed[:3]
+        messages = [r.getMessage() for r in caplog.records]
+        assert sum("User:alice re-authenticated" in m for m in messages) >= 2
+        assert not [m for m in messages if "expired" in m]  # librdkafka renewed in time, never cut off
+    finally:
+        broker.stop()

@@ -56,13 +56,15 @@ class InterBrokerSecurity:
             return registration.host, registration.port
         return end_point.host, end_point.port
 
-    def secure(self, sock: socket.socket, host: str) -> socket.socket:
-        """The TLS handshake and SASL authentication of a new connection to ``host``; the socket to use."""
+    def secure(self, sock: socket.socket, host: str) -> tuple[socket.socket, float | None]:
+        """The TLS handshake and SASL authentication of a new connection to ``host``: the socket to use and
+        the SASL session's lifetime in seconds (KIP-368; None: unlimited)."""
         if self.ssl_context is not None:
             sock = self.ssl_context.wrap_socket(sock, server_hostname=host)
+        lifetime_ms = 0
         if self.sasl_client is not None:
-            authenticate(sock, self.sasl_client(), f"{host}:{sock.getpeername()[1]}")
-        return sock
+            lifetime_ms = authenticate(sock, self.sasl_client(), f"{host}:{sock.getpeername()[1]}")
+        return sock, lifetime_ms / 1000.0 or None
 
     @property
     def plaintext(self) -> bool:
@@ -94,9 +96,10 @@ def _sasl_client(config: Any, listener: str) -> Callable[[], Any]:
     return lambda: ScramSaslClient(mechanism, username, password)
 
 
-def authenticate(sock: socket.socket, client: Any, peer: str) -> None:
-    """SaslHandshake v1 then SaslAuthenticate v1 until the mechanism completes; ConnectionError naming the
-    peer and the server's message when refused (the caller's channel connects again later)."""
+def authenticate(sock: socket.socket, client: Any, peer: str) -> int:
+    """SaslHandshake v1 then SaslAuthenticate v1 until the mechanism completes: the session lifetime the
+    broker gave (ms, 0: unlimited); ConnectionError naming the peer and the server's message when refused
+    (the caller's channel connects again later)."""
     reader = FrameReader(sock, MAX_SASL_RESPONSE)
     answer = _call(sock, reader, _HANDSHAKE(client.mechanism), 1)
     if answer.error:
@@ -113,7 +116,7 @@ def authenticate(sock: socket.socket, client: Any, peer: str) -> None:
         except SaslAuthenticationError as exc:
             raise ConnectionError(f"SASL authentication to {peer} failed: {exc}") from None
         if client.complete:
-            return
+            return answer.session_lifetime_ms
         correlation_id += 1
 
 

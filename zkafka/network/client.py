@@ -9,8 +9,10 @@ The codec frames requests and reads responses::
 Responses come back in request order, so ``receive`` pairs each with the oldest request still waiting for one
 (0.7 has no correlation ids; a 0.8 codec checks the id it is given). ``request`` sends and receives and, after a
 socket error, reconnects and sends again (``retries`` times); ``connect`` retries with back-off for
-``connect_retry_s``. ``secure(sock, host)``, when given, runs on each new connection before it is used (TLS,
-SASL: ``network.channel_builders``). gevent sockets without monkey-patching: a plain thread just blocks on them.
+``connect_retry_s``. ``secure(sock, host) -> (sock, session lifetime s | None)``, when given, runs on each new
+connection before it is used (TLS, SASL: ``network.channel_builders``); a connection is replaced by a new one
+(authenticated again) at the first send after 85% of its SASL session's lifetime (KIP-368). gevent sockets
+without monkey-patching: a plain thread just blocks on them.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ log = logging.getLogger(__name__)
 
 MAX_CONNECT_BACKOFF_S = 60.0
 MAX_RESPONSE_SIZE = 0x7FFFFFFF
+REAUTHENTICATE_AT = 0.85  # of a SASL session's lifetime, as Kafka's clients (85-95%)
 
 
 class ClientCodec(Protocol):
@@ -64,7 +67,7 @@ class BlockingChannel:
         send_buffer: int | None = None,
         receive_buffer: int | None = None,
         read_buffer: int = 64 * 1024,
-        secure: Callable[[socket.socket, str], socket.socket] | None = None,
+        secure: Callable[[socket.socket, str], tuple[socket.socket, float | None]] | None = None,
     ) -> None:
         self.host = host
         self.secure = secure
@@ -80,6 +83,7 @@ class BlockingChannel:
         self._reader: FrameReader | None = None
         self._in_flight: deque = deque()
         self._correlation_id = 0
+        self._session_end: float | None = None  # when to connect again, authenticated anew
         self._closed = False
         self._busy = 0  # operations in progress: a close waits for them to end before closing the socket
         self._operation_scope = _Operation(self)
@@ -112,10 +116,12 @@ class BlockingChannel:
                 sock.setsockopt(pysocket.SOL_SOCKET, pysocket.SO_RCVBUF, self.receive_buffer)
             if self.secure is not None:
                 try:
-                    sock = self.secure(sock, self.host)
+                    sock, lifetime_s = self.secure(sock, self.host)
                 except BaseException:
                     sock.close()
                     raise
+                if lifetime_s:
+                    self._session_end = time.monotonic() + lifetime_s * REAUTHENTICATE_AT
             self.sock = sock
             # a broker's answer gets the buffer its header announces, received into in place (as Kafka's clients)
             self._reader = FrameReader(sock, MAX_RESPONSE_SIZE, self.read_buffer, allocate_announced=True)
@@ -143,6 +149,7 @@ class BlockingChannel:
         """Close the connection (the next send opens a new one); requests waiting for a response are dropped."""
         sock, self.sock, self._reader = self.sock, None, None
         self._in_flight.clear()
+        self._session_end = None
         if sock is not None:
             try:
                 sock.close()
@@ -162,6 +169,8 @@ class BlockingChannel:
             raise ChannelClosedError(f"{self} is closed")
         self._correlation_id = (self._correlation_id + 1) & 0x7FFFFFFF
         frame = self.codec.encode_request(request, self._correlation_id)
+        if self._session_end is not None and time.monotonic() >= self._session_end and not self._in_flight:
+            self.disconnect()  # the broker would close it at its session's end
         with self._operation():
             self.connect()
             try:

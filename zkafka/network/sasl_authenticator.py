@@ -6,16 +6,21 @@ After a v0 handshake the SASL tokens travel raw, each framed by an int32 length 
 the connection); after v1 they travel in SaslAuthenticate requests, and a failure is answered with
 SASL_AUTHENTICATION_FAILED and its message before the connection closes. Any other request before the
 exchange is complete closes the connection (ILLEGAL_SASL_STATE, as Kafka).
+
+KIP-368: with ``connections.max.reauth.ms`` above 0 the final SaslAuthenticate (v1+) answer carries that
+session lifetime; the client may re-authenticate on the same connection (SaslHandshake v1 again, the same
+principal) before it ends, and a connection whose session ended is closed at its next other request.
 """
 
 from __future__ import annotations
 
 import logging
 import socket
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from zkafka.config import csv_key, str_key
+from zkafka.config import csv_key, long_key, str_key
 from zkafka.errors import InvalidConfigError
 from zkafka.network.framing import FrameReader
 from zkafka.network.sasl_mechanisms import (
@@ -27,6 +32,7 @@ from zkafka.network.sasl_mechanisms import (
     plain_users,
 )
 from zkafka.network.send import send_bytes, write_parts
+from zkafka.network.server import SessionExpired
 from zkafka.network.ssl_factory import listener_setting
 from zkafka.protocol import v08
 from zkafka.protocol.api_keys import API_VERSIONS, SASL_AUTHENTICATE, SASL_HANDSHAKE
@@ -40,6 +46,7 @@ log = logging.getLogger(__name__)
 SASL_KEYS = (
     csv_key("sasl.enabled.mechanisms", ["GSSAPI"]),
     str_key("sasl.mechanism.inter.broker.protocol", "GSSAPI"),
+    long_key("connections.max.reauth.ms", 0, 0),
 )
 MechanismFactory = Callable[[], Any]
 
@@ -50,24 +57,33 @@ class IllegalSaslState(Exception):
 
 class SaslServerAuthenticator:
     """Authenticates one connection at a time with the listener's mechanisms; ``api_versions`` answers an
-    ApiVersions request asked before the handshake."""
+    ApiVersions request asked before the handshake; ``reauth_ms``: ``connections.max.reauth.ms``."""
 
     def __init__(
-        self, mechanisms: Mapping[str, MechanismFactory], api_versions: Callable[[Any], Any]
+        self,
+        mechanisms: Mapping[str, MechanismFactory],
+        api_versions: Callable[[Any], Any],
+        reauth_ms: int = 0,
     ) -> None:
         self.mechanisms = dict(mechanisms)
         self.api_versions = api_versions
+        self.reauth_ms = reauth_ms
 
-    def authenticate(self, sock: socket.socket, reader: FrameReader) -> str:
-        """The authenticated principal (``User:<name>``); SaslAuthenticationError or IllegalSaslState otherwise."""
-        while True:
+    def session_end(self) -> float | None:
+        """When a session authenticated now ends (``time.monotonic``), None when it never does."""
+        return time.monotonic() + self.reauth_ms / 1000.0 if self.reauth_ms else None
+
+    def authenticate(self, sock: socket.socket, reader: FrameReader, handshake: Any = None) -> str:
+        """The authenticated principal (``User:<name>``); SaslAuthenticationError or IllegalSaslState otherwise.
+        ``handshake``: a SaslHandshake already read (a re-authentication)."""
+        request = handshake
+        while request is None:
             request = _next_request(reader)
             if request.api_key == API_VERSIONS:
                 write_parts(sock, self.api_versions(request))
-                continue
-            if request.api_key != SASL_HANDSHAKE:
+                request = None
+            elif request.api_key != SASL_HANDSHAKE:
                 raise IllegalSaslState(f"{request.name} before SASL authentication")
-            break
         mechanism = request.body.mechanism
         enabled = sorted(self.mechanisms)
         error = ErrorCode.NONE if mechanism in self.mechanisms else ErrorCode.UNSUPPORTED_SASL_MECHANISM
@@ -79,8 +95,26 @@ class SaslServerAuthenticator:
         if request.api_version == 0:
             _exchange_raw_tokens(sock, reader, server)
         else:
-            _exchange_authenticate_requests(sock, reader, server)
+            _exchange_authenticate_requests(sock, reader, server, self.reauth_ms)
         return f"User:{server.authorization_id}"
+
+    def check_session(
+        self, sock: socket.socket, reader: FrameReader, request: Any, principal: str, end: float | None
+    ) -> float | None:
+        """Before serving ``request``: a SaslHandshake v1+ while re-authentication is on re-authenticates (the
+        same principal; SaslAuthenticationError otherwise) and returns the new session end; any other request
+        after the session's end raises SessionExpired; else None (serve it)."""
+        if end is None:
+            return None
+        if request.api_key == SASL_HANDSHAKE and request.api_version >= 1:
+            again = self.authenticate(sock, reader, handshake=request)
+            if again != principal:
+                raise SaslAuthenticationError(f"re-authenticated as {again}, not {principal}")
+            log.debug("%s re-authenticated", principal)
+            return self.session_end()
+        if time.monotonic() >= end:
+            raise SessionExpired(f"{request.name} after the session of {principal} expired")
+        return None
 
 
 def _next_request(reader: FrameReader) -> Any:
@@ -99,7 +133,9 @@ def _exchange_raw_tokens(sock: socket.socket, reader: FrameReader, server: Any) 
         send_bytes(sock, Int32.fmt.pack(len(challenge)) + challenge)
 
 
-def _exchange_authenticate_requests(sock: socket.socket, reader: FrameReader, server: Any) -> None:
+def _exchange_authenticate_requests(
+    sock: socket.socket, reader: FrameReader, server: Any, reauth_ms: int
+) -> None:
     while not server.complete:
         request = _next_request(reader)
         if request.api_key != SASL_AUTHENTICATE:
@@ -122,7 +158,7 @@ def _exchange_authenticate_requests(sock: socket.socket, reader: FrameReader, se
             error=ErrorCode.NONE,
             error_message=None,
             auth_bytes=challenge,
-            session_lifetime_ms=0,
+            session_lifetime_ms=reauth_ms if server.complete else 0,
         )
         write_parts(sock, v08.encode_response(request.correlation_id, body))
 
@@ -152,7 +188,8 @@ def listener_authenticator(
             raise InvalidConfigError(
                 f"sasl.enabled.mechanisms: {name} is not served (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)"
             )
-    return SaslServerAuthenticator(mechanisms, api_versions)
+    reauth_ms = listener_setting(config, listener, "connections.max.reauth.ms")
+    return SaslServerAuthenticator(mechanisms, api_versions, reauth_ms)
 
 
 class SaslApis:

@@ -95,6 +95,11 @@ class ConnectionClosed(Exception):
     """The client closed its connection while its request was waiting."""
 
 
+class SessionExpired(Exception):
+    """A request other than a re-authentication arrived after the SASL session's lifetime (KIP-368): the
+    connection closes, logged at INFO."""
+
+
 class _Connection:
     __slots__ = ("sock", "address", "busy", "greenlet")
 
@@ -196,9 +201,11 @@ class SocketServer:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.receive_buffer)
             sock = conn.sock = self._secure(sock)
             reader = FrameReader(sock, self.max_request_size)
-            if self.authenticator is not None:
-                principal = self.authenticator.authenticate(sock, reader)
+            auth, session_end = self.authenticator, None
+            if auth is not None:
+                principal = auth.authenticate(sock, reader)
                 client_session.set(client_session.get()._replace(principal=principal))
+                session_end = auth.session_end()  # KIP-368: None unless connections.max.reauth.ms is set
             decode, handle, observe = self.codec.decode_request, self.handler, self.observer
             take_turn = self.request_channel.take_turn
             while not self._stopping:
@@ -208,6 +215,11 @@ class SocketServer:
                 started = monotonic()
                 take_turn(len(frame))
                 request = decode(frame)
+                if session_end is not None:
+                    renewed = auth.check_session(sock, reader, request, principal, session_end)
+                    if renewed is not None:  # re-authenticated on this connection
+                        session_end, conn.busy = renewed, False
+                        continue
                 response = handle(request)
                 if isinstance(response, AsyncResult):
                     response = _await_response(sock, response)
@@ -220,6 +232,8 @@ class SocketServer:
             pass
         except (ConnectionError, TimeoutError, ConnectionClosed, ssl.SSLError) as exc:
             log.debug("connection from %s ended: %s", address, exc)
+        except SessionExpired as exc:
+            log.info("closing connection from %s:%s: %s", address[0], address[1], exc)
         except Exception as exc:
             log.warning("closing connection from %s:%s: %s", address[0], address[1], exc)
         finally:
