@@ -156,7 +156,8 @@ def test_topics_describe_shows_the_leader_replicas_and_isr_the_brokers_serve(clu
             sorted((p.partition, p.leader, tuple(p.replicas), tuple(p.isr)) for p in a.partitions) == first
             for a in answers
         )
-        return same and first
+        gone = all(victim not in p.replicas for p in answers[0].partitions)  # their metadata knows it died
+        return same and gone and first
 
     partitions = wait_until(served, 20, message="the live brokers agree")
     result = CliRunner().invoke(main, ["topics", "--zookeeper", zk_connect, "--describe", "--topic", "shown"])

@@ -26,7 +26,11 @@ class FrameReader:
     """
 
     def __init__(
-        self, sock: socket.socket, max_size: int, buffer_size: int = 64 * 1024, allocate_announced: bool = False
+        self,
+        sock: socket.socket,
+        max_size: int,
+        buffer_size: int = 64 * 1024,
+        allocate_announced: bool = False,
     ) -> None:
         self.sock = sock
         self.max_size = max_size
@@ -90,6 +94,15 @@ class FrameReader:
             have += n
         return view
 
+    def detach(self) -> None:
+        """Leave the frames returned so far to their holders: later frames are cut from a new buffer (a
+        request waiting on its frame while the next ones are read)."""
+        rest = self.view[self.start : self.end]
+        self.buf = bytearray(len(self.buf))
+        self.view = memoryview(self.buf)
+        self.start, self.end = 0, len(rest)
+        self.view[: self.end] = rest
+
     def _fill(self, wanted: int) -> bool:
         """Make ``wanted`` bytes available from ``start``; False on EOF first."""
         if self.buffered >= wanted:
@@ -104,4 +117,3 @@ class FrameReader:
                 return False
             self.end += n
         return True
-

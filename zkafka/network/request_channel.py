@@ -5,10 +5,10 @@ Every connection greenlet takes a turn before it handles a request. A request go
 waits and the current slice of the loop (``SLICE_S``) lasts; otherwise it queues, and after the hub's next
 poll the loop runs one slice: first every small request (frame of at most ``SMALL_REQUEST_BYTES``) that was
 waiting when the slice began, then big ones in arrival order until the slice is spent (one at least). A
-connection handles one request per turn and reads its next only after its answer is written, so a burst of
-pipelined requests on one connection waits behind the others' requests instead of ahead of them, answers
-stay in each connection's order, and accepts, framing and small requests (Metadata, a heartbeat) are never
-more than a slice and a poll away while big produces stream in.
+connection handles one request per turn and reads its next only after its answer is written (or parked in a
+purgatory: network.server), so a burst of pipelined requests on one connection waits behind the others'
+requests instead of ahead of them, answers stay in each connection's order, and accepts, framing and small
+requests (Metadata, a heartbeat) are never more than a slice and a poll away while big produces stream in.
 """
 
 from __future__ import annotations

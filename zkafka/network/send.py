@@ -17,6 +17,7 @@ from gevent.socket import wait_write
 from gevent.ssl import SSLSocket
 
 COPY_CHUNK = 256 * 1024
+_MORE = getattr(socket, "MSG_MORE", 0)
 
 
 @dataclass(slots=True)
@@ -35,23 +36,26 @@ Part = bytes | bytearray | memoryview | FileRegion
 Response = Sequence[Part]
 
 
-def send_bytes(sock: socket.socket, data: bytes | bytearray | memoryview) -> None:
+def send_bytes(sock: socket.socket, data: bytes | bytearray | memoryview, flags: int = 0) -> None:
     """Write all of ``data``. (gevent's ``sendall`` asks the kernel for SO_SNDBUF on every call; this does not.)"""
-    sent = sock.send(data)
+    sent = sock.send(data, flags)
     if sent < len(data):
         view = memoryview(data)
         while sent < len(view):
-            sent += sock.send(view[sent:])
+            sent += sock.send(view[sent:], flags)
 
 
 def write_parts(sock: socket.socket, parts: Response) -> None:
-    """Write every part in order, adjacent byte strings in one send; closes the file regions, sent or not."""
+    """Write every part in order, adjacent byte strings in one send; closes the file regions, sent or not.
+    Bytes before a file region go with MSG_MORE: the peer gets them in the region's first segment, not in a
+    wake-up of their own (a follower's fetch answer: header and records in one segment)."""
     pending: list = []
     try:
         for part in parts:
             if isinstance(part, FileRegion):
                 if pending:
-                    send_bytes(sock, b"".join(pending))
+                    more = _MORE if part.length and not isinstance(sock, SSLSocket) else 0
+                    send_bytes(sock, b"".join(pending), more)
                     pending = []
                 send_file_region(sock, part)
             else:

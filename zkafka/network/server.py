@@ -8,14 +8,18 @@ The contract, for any protocol line::
 
 ``parts`` is a list of byte strings and ``FileRegion`` s (``network.send``), the whole response frame; None
 means no response (0.7 PRODUCE, 0.8 acks=0). A handler that must wait (a fetch parked until data arrives)
-returns a gevent ``AsyncResult`` and sets parts (or None) on it later; while it waits the connection watches
-its socket, and if the client goes away the request is dropped: ``cancel()`` is called on the result when it
-has one (``PendingResponse``). A malformed frame (the codec raises) or a handler that fails closes that
-connection only. Views into a frame (a produce request's message set) stay valid until its response is written.
+returns a gevent ``AsyncResult`` and sets parts (or None) on it later; if the client goes away first the
+request is dropped: ``cancel()`` is called on the result when it has one (``PendingResponse``). A malformed
+frame (the codec raises) or a handler that fails closes that connection only. Views into a frame (a produce
+request's message set) stay valid until its response is written.
 
-Each connection is served one request at a time, so responses go out strictly in request order, and each
-request waits for its turn with the other connections' (``network.request_channel``): a connection pipelining
-a burst of requests does not hold the loop while the others wait.
+Each connection's requests are handled one at a time in request order, each after waiting for its turn with
+the other connections' (``network.request_channel``): a connection pipelining a burst of requests does not
+hold the loop while the others wait. Responses go out strictly in request order. While a response waits (an
+acks=-1 produce parked until its followers have it), the connection reads and handles the requests the client
+pipelined behind it (at most ``MAX_WAITING_RESPONSES`` waiting), and one writer greenlet writes the answers in
+order as they complete, those ready together in one write. A TLS connection waits for each answer instead,
+watching its socket.
 """
 
 from __future__ import annotations
@@ -24,13 +28,14 @@ import logging
 import os
 import socket
 import ssl
+from collections import deque
 from collections.abc import Callable
 from contextvars import ContextVar
 from time import monotonic
 from typing import Any, NamedTuple, Protocol
 
 import gevent
-from gevent.event import AsyncResult
+from gevent.event import AsyncResult, Event
 from gevent.server import StreamServer
 from gevent.socket import wait_read
 from gevent.ssl import SSLSocket
@@ -43,6 +48,7 @@ from zkafka.network.ssl_factory import ssl_principal
 
 log = logging.getLogger(__name__)
 
+MAX_WAITING_RESPONSES = 16
 HANDSHAKE_TIMEOUT_S = 10.0
 
 
@@ -101,20 +107,27 @@ class SessionExpired(Exception):
 
 
 class _Connection:
-    __slots__ = ("sock", "address", "busy", "greenlet")
+    __slots__ = ("sock", "address", "reading", "greenlet", "waiting", "writer", "room")
 
     def __init__(self, sock: socket.socket, address: tuple) -> None:
         self.sock = sock
         self.address = address
-        self.busy = False
+        self.reading = False  # a request read and not yet handled
         self.greenlet = gevent.getcurrent()
+        self.waiting: deque = deque()  # (request, started, response) the writer answers, in request order
+        self.writer: gevent.Greenlet | None = None
+        self.room = Event()  # set by the writer when it takes an answer
+
+    @property
+    def busy(self) -> bool:
+        return self.reading or bool(self.waiting)
 
     def mark_busy(self, size: int) -> None:
-        self.busy = True
+        self.reading = True
 
 
 class SocketServer:
-    """Accepts connections and serves each one request at a time, in request order."""
+    """Accepts connections and serves each one's requests in order (see the module docstring)."""
 
     def __init__(
         self,
@@ -208,6 +221,7 @@ class SocketServer:
                 session_end = auth.session_end()  # KIP-368: None unless connections.max.reauth.ms is set
             decode, handle, observe = self.codec.decode_request, self.handler, self.observer
             take_turn = self.request_channel.take_turn
+            pipelined = not isinstance(sock, SSLSocket)
             while not self._stopping:
                 frame = reader.next_frame(on_header=conn.mark_busy)
                 if frame is None:
@@ -221,13 +235,17 @@ class SocketServer:
                         session_end, conn.busy = renewed, False
                         continue
                 response = handle(request)
-                if isinstance(response, AsyncResult):
-                    response = _await_response(sock, response)
-                if response:
-                    write_parts(sock, response)
-                if observe is not None:
-                    observe(request, monotonic() - started)
-                conn.busy = False
+                waits = isinstance(response, AsyncResult) and not response.ready()
+                if pipelined and (waits or conn.writer is not None):
+                    self._answer_later(conn, reader, request, started, response)
+                else:
+                    if isinstance(response, AsyncResult):
+                        response = _await_response(sock, response)
+                    if response:
+                        write_parts(sock, response)
+                    if observe is not None:
+                        observe(request, monotonic() - started)
+                conn.reading = False
         except gevent.GreenletExit:
             pass
         except (ConnectionError, TimeoutError, ConnectionClosed, ssl.SSLError) as exc:
@@ -237,9 +255,51 @@ class SocketServer:
         except Exception as exc:
             log.warning("closing connection from %s:%s: %s", address[0], address[1], exc)
         finally:
-            conn.busy = False
+            conn.reading = False
+            _drop_waiting(conn)
             self._connections.discard(conn)
             sock.close()
+
+    def _answer_later(
+        self, conn: _Connection, reader: FrameReader, request: Any, started: float, response: Any
+    ) -> None:
+        """Queue ``response`` for the connection's writer (started if need be) and read on: the frames read so
+        far stay with their requests. Waits while ``MAX_WAITING_RESPONSES`` answers are queued."""
+        reader.detach()
+        conn.waiting.append((request, started, response))
+        if conn.writer is None:
+            conn.writer = gevent.spawn(self._write_answers, conn)
+        while len(conn.waiting) > MAX_WAITING_RESPONSES:
+            conn.room.clear()
+            conn.room.wait()
+
+    def _write_answers(self, conn: _Connection) -> None:
+        """Write the queued answers in request order as they complete, every one ready at once in one write;
+        a failure ends the connection."""
+        waiting, observe = conn.waiting, self.observer
+        try:
+            while waiting:
+                parts: list = []
+                done = []
+                while waiting and (not done or _ready(waiting[0][2])):
+                    request, started, response = waiting[0]
+                    if isinstance(response, AsyncResult):
+                        response = response.get()
+                    waiting.popleft()
+                    parts.extend(response or ())
+                    done.append((request, started))
+                conn.room.set()
+                if parts:
+                    write_parts(conn.sock, parts)
+                if observe is not None:
+                    for request, started in done:
+                        observe(request, monotonic() - started)
+        except Exception as exc:
+            log.warning("closing connection from %s:%s: %s", conn.address[0], conn.address[1], exc)
+            conn.greenlet.kill(block=False)
+        finally:
+            conn.writer = None
+            conn.room.set()
 
     def _secure(self, sock: socket.socket) -> socket.socket:
         """The TLS handshake on an SSL listener (bounded by a timeout); the connection's session set."""
@@ -250,6 +310,24 @@ class SocketServer:
             session = session._replace(principal=ssl_principal(sock))
         client_session.set(session)
         return sock
+
+
+def _ready(response: Any) -> bool:
+    return not isinstance(response, AsyncResult) or response.ready()
+
+
+def _drop_waiting(conn: _Connection) -> None:
+    """The connection ended: stop its writer, drop (cancel) the requests whose answers were still queued."""
+    if conn.writer is not None:
+        conn.writer.kill(block=False)
+    while conn.waiting:
+        _, _, response = conn.waiting.popleft()
+        if isinstance(response, AsyncResult):
+            cancel = getattr(response, "cancel", None)
+            if cancel is not None and not response.ready():
+                cancel()
+            response = response.value if response.ready() and response.successful() else None
+        close_parts(response or ())
 
 
 def _await_response(sock: socket.socket, pending: AsyncResult) -> Response | None:

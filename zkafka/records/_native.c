@@ -653,6 +653,54 @@ static PyObject *native_find_offset08(PyObject *mod, PyObject *args) {
     return Py_BuildValue("Ln", found, at);
 }
 
+/* A follower's fetched 0.8 entries, already validated (format08.check_follower_offsets): the first and the last
+ * top-level offset of the whole entries and whether each offset is above the one before; None when there is
+ * no whole entry. */
+static PyObject *native_top_offsets08(PyObject *mod, PyObject *args) {
+    Py_buffer b;
+    if (!PyArg_ParseTuple(args, "y*:top_offsets08", &b)) return NULL;
+    const unsigned char *d = b.buf;
+    Py_ssize_t pos = 0;
+    long long first = 0, last = 0;
+    int any = 0, ordered = 1;
+    while (b.len - pos >= 12) {
+        int32_t size = rd_i32(d + pos + 8);
+        if (size < 0 || size > b.len - pos - 12) break;
+        long long offset = rd_i64(d + pos);
+        if (!any) first = offset;
+        else if (offset <= last) ordered = 0;
+        last = offset;
+        any = 1;
+        pos += 12 + size;
+    }
+    PyBuffer_Release(&b);
+    if (!any) Py_RETURN_NONE;
+    return Py_BuildValue("LLO", first, last, ordered ? Py_True : Py_False);
+}
+
+/* record_batch.stamped_epochs as a list: (partitionLeaderEpoch, baseOffset) of each whole record batch stamped
+ * with an epoch, reading the entries' prefixes only. */
+static PyObject *native_stamped_epochs(PyObject *mod, PyObject *args) {
+    Py_buffer b;
+    if (!PyArg_ParseTuple(args, "y*:stamped_epochs", &b)) return NULL;
+    PyObject *out = PyList_New(0);
+    const unsigned char *d = b.buf;
+    Py_ssize_t pos = 0;
+    while (out != NULL && b.len - pos >= 17) {
+        int32_t length = rd_i32(d + pos + 8);
+        if (length < 0 || length > b.len - pos - 12) break;
+        int32_t epoch = rd_i32(d + pos + 12);
+        if (d[pos + 16] == 2 && epoch >= 0) {
+            PyObject *item = Py_BuildValue("iL", epoch, (long long)rd_i64(d + pos));
+            if (item == NULL || PyList_Append(out, item) < 0) Py_CLEAR(out);
+            Py_XDECREF(item);
+        }
+        pos += 12 + length;
+    }
+    PyBuffer_Release(&b);
+    return out;
+}
+
 static PyObject *struct_error; /* struct.error: what the pure path's struct.pack raises for a huge length */
 
 static int too_long(Py_ssize_t len, Py_ssize_t header) {
@@ -1013,6 +1061,11 @@ static PyMethodDef native_methods[] = {
      "find_offset08(data, target, start, end=-1) -> (offset, position) | None: the first whole 0.8 entry from "
      "start (before end; -1: the data's end) whose offset (a record batch's: its last) is at or past target, "
      "reading headers only."},
+    {"top_offsets08", native_top_offsets08, METH_VARARGS,
+     "top_offsets08(data) -> (first, last, ordered) | None: the first and last top-level offsets of the whole "
+     "0.8 entries and whether each is above the one before (a follower's validated fetch); None: no entry."},
+    {"stamped_epochs", native_stamped_epochs, METH_VARARGS,
+     "stamped_epochs(data) -> [(epoch, base_offset)]: each whole record batch stamped with a leader epoch."},
     {"build_set07", native_build_set07, METH_O,
      "build_set07(payloads) -> bytes: a 0.7 message set with one magic-1 entry per payload."},
     {"decode_records", native_decode_records, METH_VARARGS,

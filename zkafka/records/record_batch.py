@@ -22,7 +22,7 @@ bomb raises MessageSizeTooLargeError before the rest of it is inflated. Pure: by
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from crc32c import crc32c
@@ -180,10 +180,15 @@ def batch_spans(data: Any, start: int = 0) -> Iterator[tuple[int, int]]:
         pos += LOG_OVERHEAD + batch_length
 
 
-def stamped_epochs(data: Any) -> Iterator[tuple[int, int]]:
+def stamped_epochs(data: Any) -> Iterable[tuple[int, int]]:
     """``(partitionLeaderEpoch, baseOffset)`` of each whole record batch of ``data`` stamped with an epoch (a
     follower learns its leader's epochs from them); older entries, unstamped batches and a partial tail give
-    none. Reads only the entries' prefixes."""
+    none. Reads only the entries' prefixes (in the native core when built)."""
+    lib = native.lib
+    return lib.stamped_epochs(data) if lib is not None else _stamped_epochs(data)
+
+
+def _stamped_epochs(data: Any) -> Iterator[tuple[int, int]]:
     pos = 0
     while len(data) - pos >= _PREFIX.size:
         base_offset, length, epoch, magic = _PREFIX.unpack_from(data, pos)

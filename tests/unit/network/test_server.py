@@ -7,6 +7,7 @@ The codec under test is a toy: a frame decodes to its bytes, and the handler ans
 from __future__ import annotations
 
 import os
+import select
 import socket as pysocket
 import struct
 
@@ -77,6 +78,10 @@ def connect(server: SocketServer) -> socket.socket:
 def read_frame(sock: socket.socket) -> bytes:
     (size,) = struct.unpack(">i", recv_exact(sock, 4))
     return recv_exact(sock, size)
+
+
+def nothing_to_read(sock: socket.socket) -> bool:
+    return select.select([sock.fileno()], [], [], 0)[0] == []
 
 
 def closed_by_server(sock: socket.socket) -> bool:
@@ -163,15 +168,41 @@ def test_file_regions_go_out_with_sendfile_and_are_closed(server, handler, tmp_p
 
 def test_a_waiting_request_is_answered_when_set_and_keeps_the_order(server, handler):
     with connect(server) as sock, connect(server) as other:
-        sock.sendall(frame(b"wait") + frame(b"after"))
-        wait_until(lambda: handler.pending, message="the request parked")
-        other.sendall(frame(b"meanwhile"))  # other connections are served while it waits
+        sock.sendall(frame(b"wait") + frame(b"after") + frame(b"wait"))
+        wait_until(lambda: len(handler.pending) == 2, message="both waiting requests parked")
+        assert handler.requests == [b"wait", b"after", b"wait"]  # those behind a waiting request are handled
+        other.sendall(frame(b"meanwhile"))  # other connections are served while they wait
         assert read_frame(other) == b"meanwhile"
-        assert handler.requests == [b"wait", b"meanwhile"]  # and its next request is not read yet
-        handler.pending[0].set([frame(b"done")])
-        assert read_frame(sock) == b"done"
-        assert read_frame(sock) == b"after"
+        handler.pending[1].set([frame(b"second")])
+        other.sendall(frame(b"again"))
+        assert read_frame(other) == b"again"
+        assert nothing_to_read(sock)  # answers go in request order: none before the first one's
+        handler.pending[0].set([frame(b"first")])
+        assert [read_frame(sock) for _ in range(3)] == [b"first", b"after", b"second"]
     assert handler.cancelled == []
+
+
+def test_a_waiting_request_keeps_its_frame_while_the_next_ones_are_read():
+    views: list[memoryview] = []
+
+    def keep(view: memoryview):
+        views.append(view)
+        return PendingResponse() if len(views) == 1 else [frame(b"ok")]
+
+    class ViewCodec:
+        def decode_request(self, frame: memoryview) -> memoryview:
+            return frame  # a view into the reader's buffer, as a produce request's message set is
+
+    server = SocketServer("127.0.0.1", 0, ViewCodec(), keep)
+    server.start()
+    try:
+        with connect(server) as sock:
+            first = os.urandom(40_000)
+            sock.sendall(frame(first) + frame(os.urandom(40_000)) + frame(os.urandom(40_000)))
+            wait_until(lambda: len(views) == 3, message="the requests behind the waiting one read")
+            assert bytes(views[0]) == first
+    finally:
+        server.stop(timeout=1)
 
 
 def test_a_waiting_request_whose_client_goes_away_is_cancelled(server, handler):

@@ -19,7 +19,7 @@ from zkafka.consumer.simple08 import FetchedPartition
 from zkafka.consumer.stream07 import _LAYOUT as _LAYOUT07
 from zkafka.consumer.stream07 import decode_chunk
 from zkafka.consumer.stream08 import MessageBatch08, decode_batch08, decode_chunk08
-from zkafka.records import format07, format08, native
+from zkafka.records import format07, format08, native, record_batch
 from zkafka.records.compression import GZIP, LZ4, NO_COMPRESSION, SNAPPY
 from zkafka.records.default_record import Header, Record
 from zkafka.records.entries import valid_prefix
@@ -399,3 +399,16 @@ def test_decoded_objects_and_their_list_are_left_to_reference_counting():
     limited: list = []
     stop, _ = native.built.decode(data, 7, 0, 0, -(2**63), _LAYOUT07, ("t", P), limited, 2)
     assert [m.payload for m in limited] == [b"a", b"b"] and stop == len(build_message_set([b"a", b"b"]))
+
+
+@SETTINGS
+@given(set08(), st.integers(0, 60), st.binary(max_size=80), st.integers(-1, 9))
+def test_a_followers_offset_and_epoch_checks_agree(data, log_end, noise, epoch):
+    """check_follower_offsets on a validated prefix (what a follower appends), stamped_epochs on anything."""
+    valid = FORMAT08.valid_prefix(data)
+    fast, pure = run_both(lambda: format08.check_follower_offsets(memoryview(data)[:valid], log_end))
+    assert fast == pure
+    batch = build_batch([Record(log_end, 0, None, b"v")], partition_leader_epoch=epoch)
+    for blob in (data, noise, batch + data + batch, batch + noise):
+        fast, pure = run_both(lambda blob=blob: list(record_batch.stamped_epochs(blob)))
+        assert fast == pure
