@@ -46,19 +46,29 @@ def owners(zk, group: str, topic: str) -> dict[tuple[str, str], str]:
     return out
 
 
-def settled(zk, group, topic, members, partitions) -> bool:
-    """Whether the owner znodes are the range assignment of the members' threads and every member fetches
-    exactly its share (either line's connectors: partitions compared by their znode names)."""
+def expected_owners(topic, members, partitions) -> dict[tuple[str, str], str]:
+    """The range assignment of the members' threads, partitions named as their owner znodes are."""
     threads = [f"{m.consumer_id}-0" for m in members]
-    expected = {(t, str(p)): v for (t, p), v in assign({topic: threads}, {topic: partitions}).items()}
-    if owners(zk, group, topic) != expected:
-        return False
+    return {(t, str(p)): v for (t, p), v in assign({topic: threads}, {topic: partitions}).items()}
+
+
+def members_fetch_their_shares(topic, members, partitions) -> bool:
+    """Whether every member owns exactly its range share and fetches it (either line's connectors)."""
+    expected = expected_owners(topic, members, partitions)
     for m in members:
         mine = {k: v for k, v in expected.items() if v.startswith(m.consumer_id + "-")}
         owned = {(t, str(p)): v for (t, p), v in m.owned_partitions().items()}
         if owned != mine or (mine and m.owned.fetcher.running == 0):
             return False
     return True
+
+
+def settled(zk, group, topic, members, partitions) -> bool:
+    """Whether every member fetches its share and the owner znodes are the assignment (read last: the
+    in-memory check costs ZooKeeper nothing)."""
+    if not members_fetch_their_shares(topic, members, partitions):
+        return False
+    return owners(zk, group, topic) == expected_owners(topic, members, partitions)
 
 
 def wait_settled(zk, group, topic, members, partitions, timeout=60.0) -> float:

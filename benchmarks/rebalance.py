@@ -20,6 +20,7 @@ import itertools
 import logging
 import os
 import random
+import socket
 import statistics
 import sys
 import time
@@ -31,6 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from benchmarks.broker_process import broker08_cluster  # noqa: E402
+from benchmarks.consumer_group_settle import members_fetch_their_shares  # noqa: E402
 from benchmarks.consumer_group_settle import settled as zk_settled  # noqa: E402
 from benchmarks.coordinator_rebalance import TOPIC, Connection, Member, settled  # noqa: E402
 from zkafka.consumer.connector08 import ZookeeperConsumerConnector08  # noqa: E402
@@ -42,16 +44,26 @@ from zkafka.zk.client import gevent_handler, make_zk_client, start_zk_client  # 
 ZK_GROUP = "bench-zk-group"
 
 
+def zk_requests(zk_connect: str) -> int:
+    """Requests ZooKeeper has received so far (its ``srvr`` four-letter command)."""
+    host, port = zk_connect.split("/")[0].rsplit(":", 1)
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(b"srvr")
+        answer = b"".join(iter(lambda: sock.recv(4096), b"")).decode()
+    return int(next(line for line in answer.splitlines() if line.startswith("Received:")).split()[1])
+
+
 def rounds(
     members: list, new_member: Callable[[], object], leave: Callable[[object], None], is_settled, opts
-) -> tuple[list[float], list[float], list[float]]:
+) -> dict[str, list[float]]:
     """``opts.rounds`` of (one member leaves, one joins), each at a random point of the heartbeat cycle:
-    the seconds each took to settle, and (coordinator members) after the last member heard of it."""
-    leaves, joins, after_heard = [], [], []
+    the seconds each took to settle, (coordinator members) the seconds after the last member heard of it,
+    and the requests ZooKeeper received meanwhile."""
+    out: dict[str, list[float]] = {"leave": [], "join": [], "heard": [], "leave zk": [], "join zk": []}
     for _ in range(opts.rounds):
         for event in ("leave", "join"):
             gevent.sleep(random.uniform(0, opts.heartbeat_ms / 1000))
-            before = is_settled.mark()
+            before, requests, reads = is_settled.mark(), zk_requests(opts.zk_connect), is_settled.reads
             started = time.perf_counter()
             if event == "leave":
                 leave(members.pop(0))
@@ -59,11 +71,15 @@ def rounds(
                 members.append(new_member())
             wait_until(lambda b=before: is_settled(members, b), 60, 0.001, f"settled after a {event}")
             ended = time.perf_counter()
-            (leaves if event == "leave" else joins).append(ended - started)
+            out[event].append(ended - started)
+            # not our own srvr, nor the settled check's reads
+            out[f"{event} zk"].append(
+                zk_requests(opts.zk_connect) - requests - 1 - (is_settled.reads - reads)
+            )
             heard = [m.heard_at for m in members if getattr(m, "heard_at", None)]
             if heard and max(heard) > started:
-                after_heard.append(ended - max(heard))
-    return leaves, joins, after_heard
+                out["heard"].append(ended - max(heard))
+    return out
 
 
 class CoordinatorSettled:
@@ -72,6 +88,8 @@ class CoordinatorSettled:
     def __init__(self, partitions: int) -> None:
         self.partitions = partitions
         self.members: list[Member] = []
+
+    reads = 0  # no ZooKeeper reads
 
     def mark(self) -> int:
         return max(m.generation for m in self.members)
@@ -82,20 +100,24 @@ class CoordinatorSettled:
 
 
 class ZooKeeperSettled:
-    """Settled: the owner znodes are the range assignment of the members' threads, each member fetching
-    exactly its share (``consumer_group_settle.settled``)."""
+    """Settled: every member fetches exactly its range share and the owner znodes are the assignment
+    (``consumer_group_settle.settled``); ``reads`` counts the ZooKeeper requests this check made."""
 
     def __init__(self, zk, partitions: int) -> None:
         self.zk, self.partitions = zk, list(range(partitions))
+        self.reads = 0
 
     def mark(self) -> None:
         return None
 
     def __call__(self, members: list[ZookeeperConsumerConnector08], _before: None) -> bool:
+        if not members_fetch_their_shares(TOPIC, members, self.partitions):
+            return False
+        self.reads += 1 + len(self.partitions)  # the owners' children, then each owner
         return zk_settled(self.zk, ZK_GROUP, TOPIC, members, self.partitions)
 
 
-def coordinator_figures(port: int, opts) -> tuple[list[float], list[float], list[float]]:
+def coordinator_figures(port: int, opts) -> dict[str, list[float]]:
     names = (f"member-{i}" for i in itertools.count())
     heartbeat_s = opts.heartbeat_ms / 1000
 
@@ -112,7 +134,7 @@ def coordinator_figures(port: int, opts) -> tuple[list[float], list[float], list
             member.leave()
 
 
-def zookeeper_figures(zk_connect: str, opts) -> tuple[list[float], list[float], list[float]]:
+def zookeeper_figures(zk_connect: str, opts) -> dict[str, list[float]]:
     serial = itertools.count()
     props = {"zookeeper.connect": zk_connect, "group.id": ZK_GROUP, "auto.commit.enable": "false"}
 
@@ -134,12 +156,12 @@ def zookeeper_figures(zk_connect: str, opts) -> tuple[list[float], list[float], 
         zk.close()
 
 
-def summary(seconds: list[float]) -> str:
-    ms = sorted(s * 1000 for s in seconds)
-    if not ms:
+def summary(values: list[float], scale: float = 1000, unit: str = " ms") -> str:
+    ordered = sorted(v * scale for v in values)
+    if not ordered:
         return "-"
-    p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
-    return f"median {statistics.median(ms):5.0f} ms, p95 {p95:5.0f} ms"
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return f"median {statistics.median(ordered):5.0f}{unit}, p95 {p95:5.0f}{unit}"
 
 
 def main() -> None:
@@ -151,6 +173,7 @@ def main() -> None:
     opts = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     with broker08_cluster(opts.partitions, **{"offsets.topic.num.partitions": "1"}) as (zk_connect, port):
+        opts.zk_connect = zk_connect
         probe = Connection(port, "probe")
         wait_until(lambda: probe.call(MetadataRequestV0([TOPIC])).topics[0].partitions, 30)
         wait_until(lambda: probe.call(GroupCoordinatorRequestV0("bench-group")).error == 0, 30)
@@ -160,10 +183,11 @@ def main() -> None:
         f"{opts.members} members x {opts.partitions} partitions, {opts.rounds} rounds, heartbeat every "
         f"{opts.heartbeat_ms} ms (coordinator members)"
     )
-    print(f"  {'':30} {'coordinator (0.9)':32} ZooKeeper (0.8 connector)")
-    for i, what in enumerate(("a member leaves", "a member joins")):
-        print(f"  {what:30} {summary(coordinator[i]):32} {summary(zookeeper[i])}")
-    print(f"  {'after the last member heard':30} {summary(coordinator[2]):32} -")
+    print(f"  {'settle after':32} {'coordinator (0.9)':32} ZooKeeper (0.8 connector)")
+    for event, what in (("leave", "a member leaves"), ("join", "a member joins")):
+        print(f"  {what:32} {summary(coordinator[event]):32} {summary(zookeeper[event])}")
+        print(f"  {'  ZooKeeper requests meanwhile':32} {'':32} {summary(zookeeper[event + ' zk'], 1, '')}")
+    print(f"  {'the last member heard of it':32} {summary(coordinator['heard']):32} -")
 
 
 if __name__ == "__main__":

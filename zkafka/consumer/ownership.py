@@ -17,7 +17,7 @@ from gevent.queue import Queue
 from zkafka.consumer.membership import GroupMembership
 from zkafka.consumer.partition_state import BrokerRef, PartitionRef, PartitionTopicInfo
 from zkafka.consumer.stream import KafkaStream
-from zkafka.zk.client import delete_if_owned, update_persistent
+from zkafka.zk.client import delete_owned, update_persistent, update_persistent_many
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -96,22 +96,25 @@ class OwnedPartitions:
         self.infos = {}
 
     def commit(self) -> None:
-        """Write the consumed offset of every owned partition that moved since its last commit."""
+        """Write the consumed offset of every owned partition that moved since its last commit (the writes
+        pipelined: one ZooKeeper round trip)."""
         m = self.membership
         if not m.connected.is_set():
             return  # no connection, so no knowing we still own anything: the next commit writes it
+        moved = {}
         for info in list(self.infos.values()):
             offset = info.consumed_offset
-            if offset == info.committed_offset or offset < 0:
-                continue  # unchanged, or not known yet (a 0.8 fetcher has not resolved auto.offset.reset)
-            if (info.topic, info.partition) not in self.infos:
-                continue  # released (or the session was lost) while we were committing others
-            try:
-                update_persistent(m.zk, m.dirs.offset_path(info.topic, str(info.partition)), str(offset))
+            if offset != info.committed_offset and offset >= 0:  # < 0: a 0.8 fetcher has not reset it yet
+                moved[m.dirs.offset_path(info.topic, str(info.partition))] = (info, offset)
+        errors = update_persistent_many(m.zk, {path: str(offset) for path, (_, offset) in moved.items()})
+        for path, (info, offset) in moved.items():
+            if errors[path] is None:
                 info.committed_offset = offset
                 log.debug("%s: committed %s:%s at %d", m.consumer_id, info.topic, info.partition, offset)
-            except Exception as exc:
-                log.warning("%s: could not commit %s:%s: %r", m.consumer_id, info.topic, info.partition, exc)
+            else:
+                log.warning(
+                    "%s: could not commit %s:%s: %r", m.consumer_id, info.topic, info.partition, errors[path]
+                )
 
     def write_reset_offset(self, info: PartitionTopicInfo, offset: int) -> None:
         """After OffsetOutOfRange with smallest/largest: store the new offset at once, as 0.7 does."""
@@ -139,9 +142,10 @@ class OwnedPartitions:
 
 
 def release(zk: KazooClient, paths: Iterable[str]) -> None:
-    """Delete the owner nodes this session holds among ``paths`` (the others are not ours any more)."""
-    for path in paths:
-        try:
-            delete_if_owned(zk, path)
-        except Exception as exc:  # the session is gone, and the node with it
-            log.debug("could not delete %s: %r", path, exc)
+    """Delete the owner nodes this session holds among ``paths`` (the others are not ours any more), in one
+    transaction."""
+    paths = list(paths)
+    try:
+        delete_owned(zk, paths)
+    except Exception as exc:  # the session is gone, and the nodes with it
+        log.debug("could not delete %s: %r", paths, exc)

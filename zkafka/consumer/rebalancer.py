@@ -35,7 +35,7 @@ from zkafka.consumer.ownership import OwnedPartitions, PartitionKey, release
 from zkafka.consumer.partition_state import BrokerRef, PartitionTopicInfo
 from zkafka.errors import InvalidConfigError, KafkaError
 from zkafka.topic_count import TopicCount
-from zkafka.zk.client import create_ephemeral_expect_conflict, session_id
+from zkafka.zk.client import create_ephemeral_expect_conflict, create_ephemerals, session_id
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -170,23 +170,31 @@ class ZKRebalancer:
         return True
 
     def _claim(self, wanted: Wanted) -> list[str] | None:
-        """Create every owner node (waiting for members still releasing them); None if one stays taken."""
+        """Create every owner node in one transaction; a node someone else holds is waited for (until its
+        member releases it) and the rest tried again. The nodes created; None if one stays taken."""
         m = self.membership
+        nodes = {
+            m.dirs.owner_path(topic, str(partition)): thread_id
+            for (topic, partition), (thread_id, _) in sorted(wanted.items())
+        }
         created: list[str] = []
         deadline = time.monotonic() + self.backoff
         try:
-            for (topic, partition), (thread_id, _) in sorted(wanted.items()):
-                path = m.dirs.owner_path(topic, str(partition))
-                while True:
-                    try:
-                        create_ephemeral_expect_conflict(m.zk, path, thread_id)
-                        created.append(path)
-                        break
-                    except NodeExistsError:
-                        if not self._wait_released(path, deadline):
-                            log.info("%s: %s is still owned by another consumer", m.consumer_id, path)
-                            release(m.zk, created)
-                            return None
+            while nodes:
+                taken = create_ephemerals(m.zk, nodes)
+                if taken is None:
+                    created += nodes
+                    break
+                try:  # ours from an earlier connection or session, else another member's
+                    create_ephemeral_expect_conflict(m.zk, taken, nodes[taken])
+                except NodeExistsError:
+                    if not self._wait_released(taken, deadline):
+                        log.info("%s: %s is still owned by another consumer", m.consumer_id, taken)
+                        release(m.zk, created)
+                        return None
+                    continue
+                created.append(taken)
+                del nodes[taken]
         except BaseException:
             release(m.zk, created)
             raise

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Iterable, Mapping
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.exceptions import NodeExistsError, NoNodeError, RolledBackError, RuntimeInconsistency
 
 from zkafka.errors import ZooKeeperUnreachableError
 from zkafka.zk.acls import AclKazooClient, default_acls
@@ -117,6 +118,23 @@ def update_persistent(client: KazooClient, path: str, value: str) -> None:
             client.set(path, data)
 
 
+def update_persistent_many(client: KazooClient, values: Mapping[str, str]) -> dict[str, Exception | None]:
+    """Write several persistent znodes (path -> value) with pipelined sets, one round trip, creating the
+    missing ones: each path's error, None where written."""
+    pending = {path: client.set_async(path, value.encode("utf-8")) for path, value in values.items()}
+    errors: dict[str, Exception | None] = {}
+    for path, result in pending.items():
+        try:
+            try:
+                result.get()
+            except NoNodeError:
+                update_persistent(client, path, values[path])
+            errors[path] = None
+        except Exception as exc:  # noqa: BLE001 - reported per path
+            errors[path] = exc
+    return errors
+
+
 def session_id(client: KazooClient) -> int:
     return client.client_id[0] if client.client_id else 0
 
@@ -167,3 +185,53 @@ def delete_if_owned(client: KazooClient, path: str) -> bool:
         return True
     except NoNodeError:
         return False
+
+
+def create_ephemerals(client: KazooClient, nodes: Mapping[str, str]) -> str | None:
+    """Create every ephemeral znode of ``nodes`` (path -> value) in one transaction (a ZooKeeper multi: one
+    round trip, all or none), their missing parents first. None when all were created, else the path of the
+    first that exists already (and none was created)."""
+    made_parents: set[str] = set()
+    while nodes:
+        transaction = client.transaction()
+        for path, value in nodes.items():
+            acl = client.acls(path) if isinstance(client, AclKazooClient) else None
+            transaction.create(path, value.encode("utf-8"), acl=acl, ephemeral=True)
+        failed = _first_failure(list(nodes), transaction.commit())
+        if failed is None:
+            return None
+        path, error = failed
+        if isinstance(error, NodeExistsError):
+            return path
+        parent = path.rsplit("/", 1)[0]
+        if not isinstance(error, NoNodeError) or parent in made_parents:
+            raise error
+        client.ensure_path(parent)
+        made_parents.add(parent)
+    return None
+
+
+def delete_owned(client: KazooClient, paths: Iterable[str]) -> list[str]:
+    """Delete those of ``paths`` this session owns (ephemeral), in one transaction at the versions one
+    pipelined read found; one at a time if a node changed in between. The paths deleted."""
+    me = session_id(client)
+    reads = [(path, client.exists_async(path)) for path in paths]
+    owned = [
+        (path, stat.version) for path, read in reads if (stat := read.get()) and stat.ephemeralOwner == me
+    ]
+    if not owned:
+        return []
+    transaction = client.transaction()
+    for path, version in owned:
+        transaction.delete(path, version=version)
+    if _first_failure([path for path, _ in owned], transaction.commit()) is None:
+        return [path for path, _ in owned]
+    return [path for path, _ in owned if delete_if_owned(client, path)]
+
+
+def _first_failure(paths: list[str], results: list) -> tuple[str, Exception] | None:
+    """The operation that failed a transaction (the others were rolled back), or None if it committed."""
+    for path, result in zip(paths, results, strict=True):
+        if isinstance(result, Exception) and not isinstance(result, (RolledBackError, RuntimeInconsistency)):
+            return path, result
+    return None

@@ -1,14 +1,17 @@
-"""The consumer's share computation (GroupView) and small fetcher rules, without ZooKeeper."""
+"""The consumer's share computation (GroupView), small fetcher rules and how a failed ZooKeeper transaction is
+read, without ZooKeeper."""
 
 from __future__ import annotations
 
 import pytest
+from kazoo.exceptions import NodeExistsError, RolledBackError, RuntimeInconsistency
 
 from zkafka.assignment.range_assignor import assign
 from zkafka.consumer.group_view import GroupView
 from zkafka.consumer.partition_state import reset_time
 from zkafka.errors import InvalidConfigError
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
+from zkafka.zk.client import _first_failure
 
 
 def view(threads, partitions, mine):
@@ -54,3 +57,11 @@ def test_reset_time():
     assert reset_time("largest") == LATEST_TIME
     with pytest.raises(InvalidConfigError, match="autooffset.reset"):
         reset_time("earliest")
+
+
+def test_the_failed_operation_of_a_transaction_is_the_one_not_rolled_back():
+    paths = ["/o/t/0", "/o/t/1", "/o/t/2"]
+    assert _first_failure(paths, ["/o/t/0", "/o/t/1", "/o/t/2"]) is None
+    assert _first_failure(paths, [True, True, True]) is None
+    taken = NodeExistsError()
+    assert _first_failure(paths, [RolledBackError(), taken, RuntimeInconsistency()]) == ("/o/t/1", taken)

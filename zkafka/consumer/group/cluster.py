@@ -49,9 +49,14 @@ class Cluster:
         self._refresh_requested = True
         self._channels: dict[int, BlockingChannel] = {}
 
-    def channel(self, host: str, port: int) -> BlockingChannel:
-        """A new channel to ``host:port`` (its owner closes it)."""
-        return broker_channel(host, port, self.client_id, socket_timeout_ms=self.request_timeout_ms)
+    def channel(self, host: str, port: int, timeout_ms: int | None = None) -> BlockingChannel:
+        """A new channel to ``host:port`` (its owner closes it), waiting ``timeout_ms`` (else the request
+        timeout) for an answer."""
+        timeout_ms = timeout_ms or self.request_timeout_ms
+        connect_ms = min(timeout_ms, self.lookup_timeout_ms)
+        return broker_channel(
+            host, port, self.client_id, socket_timeout_ms=timeout_ms, connect_timeout_ms=connect_ms
+        )
 
     # -- metadata ------------------------------------------------------------------------------------------
 
@@ -125,7 +130,7 @@ class Cluster:
         order = list(dict.fromkeys(random.sample(known, len(known)) + self.bootstrap))
         last: BaseException | None = None
         for host, port in order:
-            channel = broker_channel(host, port, self.client_id, socket_timeout_ms=self.lookup_timeout_ms)
+            channel = self.channel(host, port, self.lookup_timeout_ms)
             try:
                 return channel.request(request, retries=0)
             except (OSError, KafkaError) as exc:

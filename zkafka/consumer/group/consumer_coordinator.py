@@ -303,6 +303,7 @@ class ConsumerCoordinator:
             ).error
         except CoordinatorLostError as exc:
             log.info("group %s: heartbeat failed: %s", self.group_id, exc)
+            self.cluster.request_refresh()  # its broker may have led partitions too
             self._rediscover()
             return
         except KafkaError as exc:

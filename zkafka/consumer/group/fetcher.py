@@ -5,7 +5,9 @@ most one answer per partition until ``poll`` drains it.
 An answer is kept only if its partition is still assigned with the position it was fetched from, and
 ``drain`` checks that again when it hands records out, so nothing of a partition that was given up or sought
 elsewhere reaches the application. OFFSET_OUT_OF_RANGE asks for a reset by ``auto.offset.reset``; leader
-errors and lost connections ask for fresh metadata, after which the partitions go to their new leaders.
+errors and lost connections ask for fresh metadata, after which the partitions go to their new leaders. A
+leader that has not answered within ``fetch.max.wait.ms`` and the cluster's lookup timeout counts as lost (a
+frozen or killed broker does not close its connections).
 """
 
 from __future__ import annotations
@@ -138,7 +140,9 @@ class Fetcher:
                 if channel is None or (channel.host, channel.port) != (leader.host, leader.port):
                     if channel is not None:
                         channel.close()
-                    channel = self.cluster.channel(leader.host, leader.port)
+                    # a live leader answers within fetch.max.wait.ms and a moment: a silent one is dead
+                    timeout_ms = self.max_wait_ms + self.cluster.lookup_timeout_ms
+                    channel = self.cluster.channel(leader.host, leader.port, timeout_ms)
                 fetches = self._mine(broker_id)
                 if not fetches:
                     self._changed.wait(1.0)
