@@ -1,8 +1,8 @@
 """ZooKeeper ACLs: a broker with ``zookeeper.set.acl=true`` (digest credentials from its JAAS file's Client
 section) creates its znodes creator-all and world-readable, so a session without credentials reads
 /brokers/ids/0 but can neither delete it nor write /controller; SCRAM credentials written by ``zkafka configs``
-under the same JAAS file are not world-readable; /consumers stays open; ``zkafka zookeeper-security-migration``
-unsecures the tree and secures it again."""
+under the same JAAS file are not world-readable, ACLs written by ``zkafka acls`` not writable; /consumers
+stays open; ``zkafka zookeeper-security-migration`` unsecures the tree and secures it again."""
 
 from __future__ import annotations
 
@@ -56,6 +56,12 @@ def test_set_acl_and_the_migration_tool(tmp_path, zk_connect, zk_client):
                "SCRAM-SHA-256=[password=alice-secret]", "--entity-type", "users", "--entity-name", "alice")  # fmt: skip
         with pytest.raises(NoAuthError):
             zk_client.get("/config/users/alice")  # SCRAM credentials: the creator only
+        zkafka(jaas, "acls", "--authorizer-properties", f"zookeeper.connect={zk_connect}", "--add",
+               "--allow-principal", "User:alice", "--operation", "Read", "--topic", "t")  # fmt: skip
+        assert b"User:alice" in zk_client.get("/kafka-acl/Topic/t")[0]
+        assert [a.id.scheme for a in zk_client.get_acls("/kafka-acl/Topic/t")[0]] == ["digest", "world"]
+        with pytest.raises(NoAuthError):
+            zk_client.set("/kafka-acl/Topic/t", b'{"version":1,"acls":[]}')
         zk_client.create("/consumers/g/ids/c1", b"{}", makepath=True)  # consumers' paths stay open
     finally:
         broker.stop()
