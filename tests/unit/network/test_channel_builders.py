@@ -99,3 +99,12 @@ def test_inter_broker_security_from_the_listener_and_its_jaas_login():
 def test_inter_broker_security_errors_name_the_key(props, key):
     with pytest.raises(InvalidConfigError, match=f"^{key}: "):
         InterBrokerSecurity.from_config(config(**props))
+
+
+def test_tls_between_brokers_checks_host_names_unless_the_algorithm_is_blank():
+    tls = {"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:SSL"}
+    checked = InterBrokerSecurity.from_config(config(**tls))
+    assert checked.security_protocol == "SSL" and checked.sasl_client is None
+    assert checked.ssl_context.check_hostname is True
+    blank = {**tls, "listener.name.internal.ssl.endpoint.identification.algorithm": ""}
+    assert InterBrokerSecurity.from_config(config(**blank)).ssl_context.check_hostname is False
