@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from tests.support.certs import make_certs
 from tests.support.node import run_node
 from tests.support.server08 import Client08, broker08_props
+from zkafka.admin.users import alter_user_scram
 from zkafka.cli.command import main
 from zkafka.config08 import BrokerConfig08
 from zkafka.protocol.errors import ErrorCode
@@ -158,20 +159,27 @@ def test_kafkajs_over_sasl_plain(sasl_broker):
     assert result["wrong"]["ok"] is False and "Invalid username or password" in result["wrong"]["message"]
 
 
-def test_sessions_reauthenticate_or_end_per_connections_max_reauth_ms(tmp_path, zk_connect, caplog):
+def test_sessions_reauthenticate_or_end_per_connections_max_reauth_ms(tmp_path, zk_connect, zk_client, caplog):
     """KIP-368: the session lifetime is told in SaslAuthenticate v1; re-authenticating on the connection renews
-    it; a request after it ends closes the connection; librdkafka re-authenticates across several lifetimes."""
+    it; a request after it ends closes the connection; librdkafka re-authenticates across several lifetimes.
+    The controller reaches its own broker with SCRAM-SHA-512 (its UpdateMetadata lets librdkafka find the
+    leader), renewing its sessions too."""
     props = broker08_props(0, tmp_path / "broker08-0", zk_connect)
     props.update(
         {
             "listeners": "SASL_PLAINTEXT://127.0.0.1:0",
             "security.inter.broker.protocol": "SASL_PLAINTEXT",
-            "sasl.enabled.mechanisms": "PLAIN",
-            "sasl.mechanism.inter.broker.protocol": "PLAIN",
+            "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
+            "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-512",
             "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
+            "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": (
+                'org.apache.kafka.common.security.scram.ScramLoginModule required username="broker" '
+                'password="broker-secret";'
+            ),
             "connections.max.reauth.ms": "1500",
         }
     )
+    alter_user_scram(zk_client, "broker", {"SCRAM-SHA-512": "password=broker-secret"}, ())
     broker = BrokerThread(BrokerConfig08(props)).start()
     handshake, authenticate = SASL_HANDSHAKE_APIS[1][0], SASL_AUTHENTICATE_APIS[1][0]
     port = broker.listener_port("SASL_PLAINTEXT")

@@ -99,14 +99,23 @@ class SaslServerAuthenticator:
         return f"User:{server.authorization_id}"
 
     def check_session(
-        self, sock: socket.socket, reader: FrameReader, request: Any, principal: str, end: float | None
+        self,
+        sock: socket.socket,
+        reader: FrameReader,
+        request: Any,
+        principal: str,
+        end: float | None,
+        drain: Callable[[], Any] | None = None,
     ) -> float | None:
         """Before serving ``request``: a SaslHandshake v1+ while re-authentication is on re-authenticates (the
-        same principal; SaslAuthenticationError otherwise) and returns the new session end; any other request
-        after the session's end raises SessionExpired; else None (serve it)."""
+        same principal; SaslAuthenticationError otherwise; ``drain`` first writes the answers still queued)
+        and returns the new session end; any other request after the session's end raises SessionExpired;
+        else None (serve it)."""
         if end is None:
             return None
         if request.api_key == SASL_HANDSHAKE and request.api_version >= 1:
+            if drain is not None:
+                drain()
             again = self.authenticate(sock, reader, handshake=request)
             if again != principal:
                 raise SaslAuthenticationError(f"re-authenticated as {again}, not {principal}")

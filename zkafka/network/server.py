@@ -230,9 +230,10 @@ class SocketServer:
                 take_turn(len(frame))
                 request = decode(frame)
                 if session_end is not None:
-                    renewed = auth.check_session(sock, reader, request, principal, session_end)
+                    drain = conn.writer.join if conn.writer is not None else None  # answers queued go first
+                    renewed = auth.check_session(sock, reader, request, principal, session_end, drain)
                     if renewed is not None:  # re-authenticated on this connection
-                        session_end, conn.busy = renewed, False
+                        session_end, conn.reading = renewed, False
                         continue
                 response = handle(request)
                 waits = isinstance(response, AsyncResult) and not response.ready()
