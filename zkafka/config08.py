@@ -32,6 +32,7 @@ from zkafka.errors import InvalidConfigError
 from zkafka.network.connection_quotas import parse_overrides
 from zkafka.network.sasl_authenticator import SASL_KEYS
 from zkafka.network.ssl_factory import SSL_KEYS
+from zkafka.quota.quota_manager import QUOTA_KEYS
 from zkafka.records.format08 import LOG_OVERHEAD
 from zkafka.records.format_version import default_format_version, parse_format_version
 from zkafka.security.authorizer import AUTHORIZER_KEYS
@@ -187,6 +188,7 @@ class BrokerConfig08(Config):
         int_key("group.initial.rebalance.delay.ms", 0, 0),  # zkafka option (0.11's key; 0.9 has no delay)
         int_key("group.max.size", 2**31 - 1, 1),  # Kafka 2.2 (KIP-389)
         int_key("max.incremental.fetch.session.cache.slots", 1000, 0),  # Kafka 1.1 (KIP-227)
+        *QUOTA_KEYS,
         bool_key("delete.topic.enable", False),
     )
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterable
+from time import monotonic
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -180,6 +181,23 @@ class BrokerMetrics(MetricsServer):
             "Operations parked in the purgatory.",
             lambda: [((p.name,), p.delayed()) for p in purgatories()],
             ["purgatory"],
+        )
+
+    def watch_quotas(self, quotas: Iterable[Any]) -> None:
+        """``kafka_server_quota_byte_rate`` and ``kafka_server_quota_throttle_time_ms`` (the average throttle
+        time given over the quota windows) per quota type and measured ``(user, client_id)``."""
+
+        def read(field: int) -> Callable[[], list]:
+            return lambda: [
+                ((q.quota_type, user, client), m[field])
+                for q in quotas
+                for user, client, *m in q.measurements(monotonic() * 1000.0)
+            ]
+
+        labels = ["quota_type", "user", "client_id"]
+        self.gauge("kafka_server_quota_byte_rate", "Bytes per second counted against the quota.", read(0), labels)
+        self.gauge(
+            "kafka_server_quota_throttle_time_ms", "Average throttle time of the client.", read(1), labels
         )
 
     def on_partition_states(

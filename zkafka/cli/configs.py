@@ -1,5 +1,6 @@
 """``zkafka configs``: kafka-configs.sh for topics (and brokers, described only) through ``--bootstrap-server``
-(DescribeConfigs/AlterConfigs) or ``--zookeeper``; users' SCRAM credentials through ``--zookeeper``."""
+(DescribeConfigs/AlterConfigs) or ``--zookeeper``; users' SCRAM credentials and client quotas through
+``--zookeeper``."""
 
 from __future__ import annotations
 
@@ -7,13 +8,28 @@ import click
 
 from zkafka.cli.command import main
 from zkafka.cli.tools import zk_session, zookeeper_options
+from zkafka.quota.quota_entity import DEFAULT
 
 
-@main.command("configs", short_help="Describe and alter topic configs (kafka-configs.sh).")
+@main.command("configs", short_help="Describe and alter topic, client and user configs (kafka-configs.sh).")
 @click.option("--bootstrap-server", metavar="HOST:PORT", help="A broker of the cluster (the admin requests).")
 @zookeeper_options(required=False)
-@click.option("--entity-type", type=click.Choice(["topics", "brokers", "users"]), required=True)
-@click.option("--entity-name", required=True, help="The topic, the broker id, or the user.")
+@click.option(
+    "--entity-type",
+    "entity_types",
+    multiple=True,
+    required=True,
+    type=click.Choice(["topics", "brokers", "users", "clients"]),
+    help="Twice for a user's client: --entity-type users ... --entity-type clients ...",
+)
+@click.option("--entity-name", "entity_names", multiple=True, help="The topic, broker id, user or client id.")
+@click.option(
+    "--entity-default",
+    "entity_names",
+    flag_value=DEFAULT,
+    multiple=True,
+    help="The default user or client id (in place of --entity-name).",
+)
 @click.option(
     "--describe", is_flag=True, help="List the entity's configs (dynamic ones; --all for every one)."
 )
@@ -23,7 +39,8 @@ from zkafka.cli.tools import zk_session, zookeeper_options
 @click.option("--delete-config", metavar="K,K2", help="--alter: overrides to remove.")
 def configs(**options) -> None:
     """Describe or alter a topic's overrides as kafka-configs.sh does; brokers (read only) through
-    --bootstrap-server."""
+    --bootstrap-server; users' SCRAM credentials and client quotas (users, clients, a user's clients, and
+    their --entity-default) through --zookeeper."""
     from zkafka.tools import config_command as cc
     from zkafka.tools.admin_client import AdminClient
 
@@ -35,9 +52,14 @@ def configs(**options) -> None:
         raise click.UsageError("--alter needs --add-config or --delete-config")
     add = cc.parse_add_config(options["add_config"] or "")
     delete = [k.strip() for k in (options["delete_config"] or "").split(",") if k.strip()]
-    kind, name = options["entity_type"], options["entity_name"]
-    if kind == "users" and options["bootstrap_server"] is not None:
-        raise click.UsageError("--entity-type users takes --zookeeper (SCRAM credentials are kept there)")
+    kinds, names = options["entity_types"], options["entity_names"]
+    if len(names) != len(kinds) or (len(kinds) == 2 and set(kinds) != {"users", "clients"}) or len(kinds) > 2:
+        raise click.UsageError(
+            "give --entity-name or --entity-default with each --entity-type (users, then clients)"
+        )
+    kind, name = kinds[0], names[0]
+    if kind in ("users", "clients") and options["bootstrap_server"] is not None:
+        raise click.UsageError(f"--entity-type {kind} takes --zookeeper (kept there in ZooKeeper mode)")
     if options["bootstrap_server"] is not None:
         admin = AdminClient(options["bootstrap_server"])
         if options["describe"]:
@@ -47,22 +69,21 @@ def configs(**options) -> None:
     else:
         if kind == "brokers":
             raise click.UsageError(
-                "--zookeeper takes --entity-type topics or users (brokers: --bootstrap-server)"
+                "--zookeeper takes --entity-type topics, users or clients (brokers: --bootstrap-server)"
             )
-        if kind == "users" and not options["alter"]:
-            raise click.UsageError("--entity-type users takes --alter (SCRAM credentials)")
         with zk_session(
             options["zookeeper"], options["connection_timeout_ms"], create_chroot=options["alter"]
         ) as zk:
-            if kind == "users":
-                from zkafka.admin.users import alter_user_scram
-
-                lines = alter_user_scram(zk, name, add, delete)
-            else:
+            if kind == "topics":
                 lines = (
                     cc.describe_zookeeper(zk, name)
                     if options["describe"]
                     else cc.alter_zookeeper(zk, name, add, delete)
+                )
+            else:
+                entity = dict(zip(kinds, names, strict=True))
+                lines = cc.quota_entity(
+                    zk, entity.get("users"), entity.get("clients"), add, delete, options["alter"]
                 )
     for line in lines:
         click.echo(line)

@@ -36,6 +36,17 @@ Part = bytes | bytearray | memoryview | FileRegion
 Response = Sequence[Part]
 
 
+class ThrottledResponse(list):
+    """A response after which its connection reads no request for ``throttle_s`` (a client over its quota:
+    the channel muted, KIP-219); empty when there is nothing to send."""
+
+    __slots__ = ("throttle_s",)
+
+    def __init__(self, parts: Sequence[Part], throttle_s: float) -> None:
+        super().__init__(parts)
+        self.throttle_s = throttle_s
+
+
 def send_bytes(sock: socket.socket, data: bytes | bytearray | memoryview, flags: int = 0) -> None:
     """Write all of ``data``. (gevent's ``sendall`` asks the kernel for SO_SNDBUF on every call; this does not.)"""
     sent = sock.send(data, flags)

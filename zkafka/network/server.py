@@ -43,7 +43,7 @@ from gevent.ssl import SSLSocket
 from zkafka.network.connection_quotas import ConnectionQuotas
 from zkafka.network.framing import FrameReader
 from zkafka.network.request_channel import RequestChannel
-from zkafka.network.send import Response, close_parts, write_parts
+from zkafka.network.send import Response, ThrottledResponse, close_parts, write_parts
 from zkafka.network.ssl_factory import ssl_principal
 
 log = logging.getLogger(__name__)
@@ -107,7 +107,7 @@ class SessionExpired(Exception):
 
 
 class _Connection:
-    __slots__ = ("sock", "address", "reading", "greenlet", "waiting", "writer", "room")
+    __slots__ = ("sock", "address", "reading", "greenlet", "waiting", "writer", "room", "muted_until")
 
     def __init__(self, sock: socket.socket, address: tuple) -> None:
         self.sock = sock
@@ -117,6 +117,7 @@ class _Connection:
         self.waiting: deque = deque()  # (request, started, response) the writer answers, in request order
         self.writer: gevent.Greenlet | None = None
         self.room = Event()  # set by the writer when it takes an answer
+        self.muted_until = 0.0  # a client over its quota: no request handled before then (monotonic)
 
     @property
     def busy(self) -> bool:
@@ -124,6 +125,11 @@ class _Connection:
 
     def mark_busy(self, size: int) -> None:
         self.reading = True
+
+    def throttle(self, response: Any) -> None:
+        """An answer carrying a throttle time mutes the channel for that long from its sending (KIP-219)."""
+        if isinstance(response, ThrottledResponse):
+            self.muted_until = max(self.muted_until, monotonic() + response.throttle_s)
 
 
 class SocketServer:
@@ -226,6 +232,8 @@ class SocketServer:
                 frame = reader.next_frame(on_header=conn.mark_busy)
                 if frame is None:
                     return  # the client closed between requests
+                if conn.muted_until > monotonic():
+                    gevent.sleep(conn.muted_until - monotonic())
                 started = monotonic()
                 take_turn(len(frame))
                 request = decode(frame)
@@ -244,6 +252,7 @@ class SocketServer:
                         response = _await_response(sock, response)
                     if response:
                         write_parts(sock, response)
+                    conn.throttle(response)
                     if observe is not None:
                         observe(request, monotonic() - started)
                 conn.reading = False
@@ -288,6 +297,7 @@ class SocketServer:
                         response = response.get()
                     waiting.popleft()
                     parts.extend(response or ())
+                    conn.throttle(response)
                     done.append((request, started))
                 conn.room.set()
                 if parts:

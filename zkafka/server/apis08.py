@@ -78,6 +78,7 @@ from zkafka.server.list_offsets import ListOffsetsApis
 from zkafka.server.metadata_cache import MetadataCache
 from zkafka.server.offsets_zk import ZkOffsetStore
 from zkafka.server.replica_manager import ReplicaManager, error_code
+from zkafka.server.throttling import Throttler, throttled
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +105,7 @@ class KafkaApis:
         more_apis: tuple[Any, ...] = (),
         fetch_sessions: FetchSessionCache | None = None,
         auth: AuthHelper = ALLOW_ALL,
+        throttler: Throttler | None = None,
     ) -> None:
         self.auth = auth
         self.replica_manager = replica_manager
@@ -112,6 +114,7 @@ class KafkaApis:
         self.offset_metadata_max_bytes = offset_metadata_max_bytes
         self.halt = halt
         self.on_sent = on_sent  # told the topic and size of every log region a fetch response sends (metrics)
+        self.throttler = throttler  # client quotas (None: none)
         self._handlers: dict[tuple[int, int], Callable[[v08.Request], Any]] = {
             (PRODUCE, 0): self.handle_produce,
             **{(METADATA, version): self.handle_metadata for version in range(len(METADATA_APIS))},
@@ -127,7 +130,7 @@ class KafkaApis:
         self.fetch_sessions = fetch_sessions if fetch_sessions is not None else FetchSessionCache()
         fetch_versions = range(len(FETCH_APIS) if newest else 1)
         offsets_versions = range(len(LIST_OFFSETS_APIS) if newest else 1)
-        fetch_apis = FetchApis(replica_manager, self.fetch_sessions, fetch_versions, on_sent, auth)
+        fetch_apis = FetchApis(replica_manager, self.fetch_sessions, fetch_versions, on_sent, auth, throttler)
         self._handlers.update(fetch_apis.handlers())
         self._handlers.update(ListOffsetsApis(replica_manager, offsets_versions, auth).handlers())
         for version in range(len(API_VERSIONS_APIS)):
@@ -183,6 +186,8 @@ class KafkaApis:
                     refused.append(ProduceStatus(data.topic, p.partition, error, -1, -1, False))
                 else:
                     entries.append((data.topic, p.partition, p.message_set))
+        size = sum(len(p.message_set) for data in body.topics for p in data.partitions)
+        throttle_ms = self.throttler.produce(request, size) if self.throttler is not None else 0
 
         def respond(statuses: list[ProduceStatus]) -> list | None:
             statuses = statuses + refused
@@ -191,9 +196,9 @@ class KafkaApis:
                 failed = [(s.topic, s.partition, s.error) for s in statuses if s.error]
                 if failed:
                     raise ProduceFailedError(f"acks=0 produce failed for (topic, partition, error) {failed}")
-                return None
-            answer = produce_response(request.api_version, statuses)
-            return v08.encode_response(request.correlation_id, answer)
+                return throttled(None, throttle_ms)
+            answer = produce_response(request.api_version, statuses, throttle_ms)
+            return throttled(v08.encode_response(request.correlation_id, answer), throttle_ms)
 
         return self.replica_manager.append_messages(body.timeout_ms, body.acks, entries, respond)
 
@@ -295,8 +300,8 @@ def produce_records_error(api_version: int, message_set: Any) -> int:
     return ErrorCode.NONE
 
 
-def produce_response(api_version: int, statuses: list[ProduceStatus]) -> Any:
-    """The answer of a ``api_version`` produce: v1 adds ``throttle_time_ms`` (0: zkafka has no quotas), v2
+def produce_response(api_version: int, statuses: list[ProduceStatus], throttle_ms: int = 0) -> Any:
+    """The answer of a ``api_version`` produce: v1 adds ``throttle_time_ms`` (a client over its quota), v2
     ``log_append_time_ms`` (-1 unless the log stamps LogAppendTime), v5 ``log_start_offset``, v8 ``record_errors``
     (none) and ``error_message``."""
     partition_class = response_partition_class(api_version)
@@ -314,4 +319,4 @@ def produce_response(api_version: int, statuses: list[ProduceStatus]) -> Any:
     topic_class = response_topic_class(api_version)
     answer = [topic_class(topic, parts) for topic, parts in topics.items()]
     response_class = PRODUCE_APIS[api_version][1]
-    return response_class(answer, 0) if api_version >= 1 else response_class(answer)
+    return response_class(answer, throttle_ms) if api_version >= 1 else response_class(answer)

@@ -44,6 +44,7 @@ from zkafka.server.fetch_session import (
 )
 from zkafka.server.log_read import PartitionRead, read_from_local_log, records_for_fetch_version
 from zkafka.server.replica_manager import ReplicaManager
+from zkafka.server.throttling import Throttler, throttled
 
 log = logging.getLogger(__name__)
 
@@ -60,12 +61,14 @@ class FetchApis:
         versions: range,
         on_sent: Callable[[str, int], None] | None = None,
         auth: AuthHelper = ALLOW_ALL,
+        throttler: Throttler | None = None,
     ) -> None:
         self.replica_manager = replica_manager
         self.sessions = sessions
         self.versions = versions
         self.on_sent = on_sent  # told the topic and size of every log region a fetch response sends (metrics)
         self.auth = auth
+        self.throttler = throttler  # consumers' quotas (None: none)
 
     def handlers(self) -> dict[tuple[int, int], Callable[[v08.Request], Any]]:
         return {(FETCH, version): self.handle_fetch for version in self.versions}
@@ -82,14 +85,21 @@ class FetchApis:
             self.replica_manager.record_follower_fetch(body.replica_id, fetches)
         reads = read_from_local_log(self.replica_manager, fetches, body.replica_id, max_bytes, epochs)
         committed = version >= 4 and body.isolation_level == READ_COMMITTED
+        throttler = self.throttler if body.replica_id < 0 else None
+        client = throttler.client(request) if throttler is not None else None
 
         def respond(reads: list[PartitionRead]) -> list:
-            answered = [(tp, read) for (tp, _), read in zip(wanted, reads, strict=True)]
-            answer = context.respond(answered + [(tp, UNAUTHORIZED_READ) for tp, _ in refused])
+            throttle_ms = throttler.fetch(client, sum(r.size for r in reads)) if throttler is not None else 0
+            if throttle_ms > 0:  # over the quota: an empty answer (Kafka 2.x)
+                answer = context.throttled()
+            else:
+                answered = [(tp, read) for (tp, _), read in zip(wanted, reads, strict=True)]
+                answer = context.respond(answered + [(tp, UNAUTHORIZED_READ) for tp, _ in refused])
             if self.on_sent is not None:
                 for (topic, _), read in answer.reads:
                     self.on_sent(topic, read.size)
-            return v08.encode_response(request.correlation_id, fetch_response(version, answer, committed))
+            response = fetch_response(version, answer, committed, throttle_ms)
+            return throttled(v08.encode_response(request.correlation_id, response), throttle_ms)
 
         if (
             body.max_wait_ms <= 0
@@ -143,7 +153,7 @@ def partition_request(p: Any) -> PartitionRequest:
     )
 
 
-def fetch_response(version: int, answer: FetchAnswer, read_committed: bool = False) -> Any:
+def fetch_response(version: int, answer: FetchAnswer, read_committed: bool = False, throttle_ms: int = 0) -> Any:
     """The ``version`` answer: the partitions of ``answer`` grouped by topic (in the order first read)."""
     partition_class = response_partition_class(version)
     topics: dict[str, list] = {}
@@ -166,7 +176,7 @@ def fetch_response(version: int, answer: FetchAnswer, read_committed: bool = Fal
         topics.setdefault(topic, []).append(make(partition_class, **values))
     return make(
         FETCH_RESPONSE[version],
-        throttle_time_ms=0,
+        throttle_time_ms=throttle_ms,
         error=answer.error,
         session_id=answer.session_id,
         topics=[{"topic": topic, "partitions": partitions} for topic, partitions in topics.items()],

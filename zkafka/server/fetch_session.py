@@ -136,6 +136,10 @@ class FetchContext:
         ``size``): updates the session."""
         raise NotImplementedError
 
+    def throttled(self) -> FetchAnswer:
+        """The empty answer of a throttled fetch: no partitions, the session unchanged."""
+        return FetchAnswer(ErrorCode.NONE, INVALID_SESSION_ID, [])
+
 
 class SessionErrorContext(FetchContext):
     """A session error: the answer carries the error and no partitions."""
@@ -145,6 +149,9 @@ class SessionErrorContext(FetchContext):
 
     def respond(self, reads: list[tuple[TopicPartition, Any]]) -> FetchAnswer:
         return FetchAnswer(self.error, INVALID_SESSION_ID, [])
+
+    def throttled(self) -> FetchAnswer:
+        return self.respond([])
 
 
 class SessionlessContext(FetchContext):
@@ -194,6 +201,12 @@ class IncrementalContext(FetchContext):
     def partitions(self) -> list[tuple[TopicPartition, PartitionRequest]]:
         with self.cache.lock:
             return [(tp, cached.request) for tp, cached in self.session.partitions.items()]
+
+    def throttled(self) -> FetchAnswer:
+        with self.cache.lock:
+            if self.session.epoch != next_epoch(self.request_epoch):
+                return FetchAnswer(ErrorCode.INVALID_FETCH_SESSION_EPOCH, self.session.id, [])
+            return FetchAnswer(ErrorCode.NONE, self.session.id, [])
 
     def respond(self, reads: list[tuple[TopicPartition, Any]]) -> FetchAnswer:
         session = self.session

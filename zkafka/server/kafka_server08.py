@@ -57,6 +57,7 @@ from zkafka.server.fetch_session import FetchSessionCache
 from zkafka.server.isr_changes import zk_isr_writer
 from zkafka.server.metadata_cache import MetadataCache
 from zkafka.server.offsets_zk import ZkOffsetStore
+from zkafka.server.quota_config_handler import QuotaConfigHandler
 from zkafka.server.registry08 import KafkaHealthcheck, advertised_address, cluster_id
 from zkafka.server.replica_apis import ReplicaApis
 from zkafka.server.replica_fetcher import FetcherSettings
@@ -98,6 +99,7 @@ class KafkaServer08(BrokerServer):
         self.apis: KafkaApis | None = None
         self.coordinator: GroupCoordinator | None = None
         self.join_purgatory = JoinPurgatory()
+        self.quota_configs = QuotaConfigHandler(config)
         self.request_log = RequestLog(self.broker_id, lambda r: self.apis.handler_for(r), self._leader_offsets)
         self._ready = gevent.event.Event()
 
@@ -194,6 +196,7 @@ class KafkaServer08(BrokerServer):
             self.zk_client, config, self.log_manager, lambda topic: self._min_isr.pop(topic, None)
         )
         self.topic_config_manager.startup()
+        self.quota_configs.start(self.zk_client, self.topic_config_manager)
         self.controller_context = ControllerContext(self.zk_client)
         self.controller_context.start()
         fence = ControllerFence(zookeeper_controller(self.zk_client))
@@ -216,6 +219,7 @@ class KafkaServer08(BrokerServer):
             ),
             fetch_sessions=FetchSessionCache(config["max.incremental.fetch.session.cache.slots"]),
             auth=auth,
+            throttler=self.quota_configs.throttler,
         )
         host, port = advertised_address(config, self.port)
         channels = ControllerChannelManager(
@@ -249,6 +253,7 @@ class KafkaServer08(BrokerServer):
             "1 while this broker is the controller.",
             lambda: [((), 1 if self.controller is not None and self.controller.active else 0)],
         )
+        metrics.watch_quotas(self.quota_configs.managers)
         replicas = self.replica_manager
         metrics.watch_purgatories(
             lambda: [replicas.fetch_purgatory, replicas.produce_purgatory, self.join_purgatory]

@@ -6,6 +6,7 @@ Each change notification (``config_change_<seq>``, in 0.8.2's form or 1.1's ``{"
 "topics/<t>"}``) is processed once, in sequence order; at startup every open log takes its topic's overrides
 (logs load before ZooKeeper is up), so the notifications already there are skipped. Logs made later read their
 topic's overrides when made (``LogManager08``'s ``topic_overrides``, this ``log_config``).
+A notification of another entity type (``clients``, ``users``) goes to its handler in ``entity_handlers``.
 Notifications older than 15 minutes are deleted when the next one arrives, as Kafka's listener purges them.
 """
 
@@ -26,7 +27,7 @@ from zkafka.zk.client import get_data
 from zkafka.zk.paths08 import (
     CONFIG_CHANGE_PREFIX,
     CONFIG_CHANGES_PATH,
-    parse_config_change,
+    parse_entity_change,
     parse_topic_config,
     topic_config_path,
 )
@@ -50,6 +51,8 @@ class TopicConfigManager:
         self.config = config
         self.log_manager = log_manager
         self.on_change = on_change
+        # The handlers of other entity types' changes (``clients``, ``users``): called with (type, name).
+        self.entity_handlers: dict[str, Callable[[str, str], None]] = {}
         self._last_change: int | None = None
 
     def startup(self) -> None:
@@ -108,9 +111,14 @@ class TopicConfigManager:
         if data is None:
             return
         try:
-            topic = parse_config_change(data)
+            kind, entity = parse_entity_change(data)
         except KafkaError as exc:
-            log.info("%s/%s: %s (not a topic's change; skipped)", CONFIG_CHANGES_PATH, name, exc)
+            log.info("%s/%s: %s (skipped)", CONFIG_CHANGES_PATH, name, exc)
             return
-        log.info("topic %s: config changed (%s)", topic, name)
-        self.apply(topic)
+        if kind != "topics":
+            handler = self.entity_handlers.get(kind)
+            if handler is not None:
+                handler(kind, entity)
+            return
+        log.info("topic %s: config changed (%s)", entity, name)
+        self.apply(entity)

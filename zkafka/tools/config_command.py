@@ -1,6 +1,7 @@
-"""ConfigCommand: kafka-configs.sh for topics (and, described, brokers): ``--describe``, ``--alter
---add-config k=v,k2=[a,b] --delete-config k``, through the admin requests (``--bootstrap-server``) or
-ZooKeeper alone (``--zookeeper``, as before Kafka 2.2). The output lines are Kafka's; each action returns them.
+"""ConfigCommand: kafka-configs.sh for topics, users and client ids (and, described, brokers): ``--describe``,
+``--alter --add-config k=v,k2=[a,b] --delete-config k``, through the admin requests (``--bootstrap-server``) or
+ZooKeeper alone (``--zookeeper``, as before Kafka 2.2; users and client ids only so, as in Kafka 2.x). The
+output lines are Kafka's; each action returns them.
 """
 
 from __future__ import annotations
@@ -10,9 +11,12 @@ from collections.abc import Iterable, Mapping
 
 from kazoo.client import KazooClient
 
+from zkafka.admin.client_quotas import alter_quota_entity, describe_quota_entity
 from zkafka.admin.topics import change_topic_config, fetch_topic_config, topic_assignment
+from zkafka.admin.users import alter_user_scram
 from zkafka.config08 import parse_topic_overrides
 from zkafka.errors import InvalidConfigError, KafkaError
+from zkafka.network.sasl_mechanisms import SCRAM_HASHES
 from zkafka.protocol import configs as c
 from zkafka.tools.admin_client import AdminClient, ConfigEntry
 
@@ -110,6 +114,32 @@ def alter_zookeeper(
         client, name, merged(fetch_topic_config(client, name), add, delete), notification_version=2
     )
     return [f"Completed updating config for topic {name}."]
+
+
+def quota_entity(
+    client: KazooClient,
+    user: str | None,
+    client_id: str | None,
+    add: Mapping[str, str],
+    delete: Iterable[str],
+    alter: bool,
+) -> list[str]:
+    """A user's, a client id's or a user's client's configs (``<default>``: the default): quotas, and for a
+    user alone SCRAM credentials too."""
+    if not alter:
+        return describe_quota_entity(client, user, client_id)
+    scram = [k for k in [*add, *delete] if k in SCRAM_HASHES]
+    if scram and (user is None or client_id is not None):
+        raise ConfigCommandError(f"{','.join(scram)}: SCRAM credentials belong to a user alone")
+    lines = []
+    if scram:
+        lines = alter_user_scram(
+            client, user, {k: v for k, v in add.items() if k in scram}, [k for k in delete if k in scram]
+        )
+    quotas = {k: v for k, v in add.items() if k not in scram}, [k for k in delete if k not in scram]
+    if quotas[0] or quotas[1] or not scram:
+        lines = alter_quota_entity(client, user, client_id, *quotas)
+    return lines
 
 
 def _check_topic(client: KazooClient, name: str) -> None:

@@ -351,23 +351,28 @@ def parse_topic_config(topic: str, text: str | bytes) -> dict[str, str]:
 def encode_config_change(topic: str, version: int = 0) -> str:
     """A change notification: 0.8.2's (the topic name as a JSON string) or, ``version=2``, Kafka 1.1's
     ``{"version":2,"entity_path":"topics/<t>"}`` (what the admin requests write)."""
-    if version == 2:
-        return encode_json({"version": 2, "entity_path": f"topics/{topic}"})
-    return encode_json(topic)
+    return encode_entity_change(f"topics/{topic}") if version == 2 else encode_json(topic)
 
 
-def parse_config_change(text: str | bytes) -> str:
-    """The topic named by a change notification, in 0.8.2's form, 0.9's entity form or 1.1's entity path."""
+def encode_entity_change(entity_path: str) -> str:
+    """Kafka 1.1's change notification of any entity: ``{"version":2,"entity_path":"clients/c1"}``."""
+    return encode_json({"version": 2, "entity_path": entity_path})
+
+
+def parse_entity_change(text: str | bytes) -> tuple[str, str]:
+    """The entity type and (sanitized) name of a change notification, in 0.8.2's form (a topic's name), 0.9's
+    (``entity_type``, ``entity_name``) or 1.1's entity path: ``("clients", "c1")``, ``("users", "u/clients/c")``."""
     value = _load(CONFIG_CHANGES_PATH, text)
     if isinstance(value, str):
-        return value
+        return "topics", value
     if isinstance(value, dict) and isinstance(value.get("entity_path"), str):
         kind, _, name = value["entity_path"].partition("/")
-        if kind == "topics" and name:
-            return name
-    elif isinstance(value, dict) and value.get("entity_type", "topics") == "topics":
-        return _field(CONFIG_CHANGES_PATH, value, "entity_name", str)
-    raise ZkDataError(f"{CONFIG_CHANGES_PATH}: {text!r} names no topic")
+        if kind and name:
+            return kind, name
+    elif isinstance(value, dict):
+        kind = value.get("entity_type", "topics")
+        return str(kind), _field(CONFIG_CHANGES_PATH, value, "entity_name", str)
+    raise ZkDataError(f"{CONFIG_CHANGES_PATH}: {text!r} names no entity")
 
 
 # -- /consumers/<g>/ids/<consumer id> --------------------------------------------------------------------

@@ -15,14 +15,15 @@ from zkafka.zk.paths08 import (
     encode_config_change,
     encode_controller,
     encode_controller_epoch,
+    encode_entity_change,
     encode_partition_list,
     encode_reassignment,
     encode_topic_assignment,
     encode_topic_config,
     parse_cluster_id,
-    parse_config_change,
     parse_controller,
     parse_controller_epoch,
+    parse_entity_change,
     parse_partition_list,
     parse_reassignment,
     parse_topic_assignment,
@@ -137,10 +138,12 @@ def test_config_values():
     assert encode_topic_config({"cleanup.policy": "compact"}) == text
     assert parse_topic_config("t", text) == {"cleanup.policy": "compact"}
     assert encode_config_change("t") == '"t"'
-    assert parse_config_change('"t"') == "t"
-    assert parse_config_change('{"version":1,"entity_type":"topics","entity_name":"t"}') == "t"
+    assert parse_entity_change('"t"') == ("topics", "t")
+    assert parse_entity_change('{"version":1,"entity_type":"topics","entity_name":"t"}') == ("topics", "t")
+    assert parse_entity_change('{"version":1,"entity_type":"clients","entity_name":"c"}') == ("clients", "c")
+    assert parse_entity_change(encode_entity_change("users/u/clients/c")) == ("users", "u/clients/c")
     with pytest.raises(ZkDataError):
-        parse_config_change('{"version":1,"entity_type":"clients","entity_name":"c"}')
+        parse_entity_change('{"version":2,"entity_path":"clients"}')
 
 
 def test_consumer_registration():

@@ -1,0 +1,96 @@
+"""Client quotas (KIP-13) with a real client: ``zkafka configs`` sets ``producer_byte_rate`` on client id c1 in
+ZooKeeper, the broker takes it from the change notification, and a librdkafka producer as c1 is held to within
+10% of 1 MB/s over 6 s, told the throttle time in its answers, while another librdkafka producer as
+c2, producing in the same window, is not held back. The quota's windows are made short
+(``quota.window.num=2``) so that the initial allowance (one window's worth) does not weigh on the measure."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import confluent_kafka
+import pytest
+from click.testing import CliRunner
+
+from zkafka.cli.command import main
+from zkafka.utils import wait_until
+
+pytestmark = pytest.mark.integration
+
+QUOTA = 1024 * 1024
+VALUE = b"q" * 10_000
+# Kafka's rate over two 1 s samples lets a burst through each time the older sample expires (every 2 s): the
+# span measured is a whole number of those cycles, after the first second's allowance.
+WARM_UP_S, MEASURED_S = 1.0, 6.0
+
+
+def configs(zk_connect: str, *args: str) -> str:
+    result = CliRunner().invoke(main, ["configs", "--zookeeper", zk_connect, *args])
+    assert result.exit_code == 0, (result.output, result.exception)
+    return result.output
+
+
+class Flood:
+    """A librdkafka producer as ``client_id`` sending VALUEs as fast as it is let: when each was acknowledged,
+    and the largest throttle time its statistics reported."""
+
+    def __init__(self, port: int, client_id: str) -> None:
+        self.acked: list[float] = []
+        self.throttle_ms = 0
+        self.producer = confluent_kafka.Producer(
+            {
+                "bootstrap.servers": f"127.0.0.1:{port}",
+                "client.id": client_id,
+                "acks": 1,
+                "linger.ms": 5,
+                "batch.num.messages": 10,  # 100 kB requests: the measure is not a few large ones
+                "queue.buffering.max.kbytes": 2048,
+                "statistics.interval.ms": 500,
+                "stats_cb": self._stats,
+            }
+        )
+
+    def _stats(self, text: str) -> None:
+        for broker in json.loads(text)["brokers"].values():
+            self.throttle_ms = max(self.throttle_ms, broker["throttle"]["max"])
+
+    def _delivered(self, error, _message) -> None:
+        if error is None:
+            self.acked.append(time.monotonic())
+
+    def send(self) -> None:
+        try:
+            self.producer.produce("quotas", VALUE, on_delivery=self._delivered)
+        except BufferError:  # its queue is full: let the acknowledgements come
+            self.producer.poll(0.001)
+        self.producer.poll(0)
+
+    def rate(self, start: float, end: float) -> float:
+        return sum(1 for t in self.acked if start <= t < end) * len(VALUE) / (end - start)
+
+
+def test_a_producer_is_held_to_its_byte_rate_and_another_client_is_not(start_broker08, zk_connect):
+    broker = start_broker08(0, **{"quota.window.num": "2", "quota.window.size.seconds": "1"})
+    entity = ("--entity-type", "clients", "--entity-name", "c1")
+    added = configs(zk_connect, "--alter", "--add-config", f"producer_byte_rate={QUOTA}", *entity)
+    assert added == "Completed Updating config for entity: client-id 'c1'.\n"
+    described = configs(zk_connect, "--describe", *entity)
+    assert described == f"Configs for client-id 'c1' are producer_byte_rate={QUOTA}\n"
+    produce = broker.server.quota_configs.managers.produce
+    wait_until(lambda: produce.quota("ANONYMOUS", "c1") == QUOTA, 10, message="the broker took the quota")
+
+    held, other = Flood(broker.port, "c1"), Flood(broker.port, "c2")
+    start = time.monotonic()
+    end = start + WARM_UP_S + MEASURED_S
+    while time.monotonic() < end:
+        held.send()
+        other.send()
+    for flood in (held, other):
+        flood.producer.flush(30)
+        flood.producer = None  # its librdkafka handle destroyed before the broker stops
+
+    rate = held.rate(start + WARM_UP_S, end)
+    assert abs(rate - QUOTA) <= 0.1 * QUOTA, f"c1 produced {rate:.0f} B/s against its quota of {QUOTA}"
+    assert held.throttle_ms > 0  # told in the answers' throttle_time_ms
+    assert other.rate(start + WARM_UP_S, end) > 2 * QUOTA, f"c2 produced {other.rate(start, end):.0f} B/s"
