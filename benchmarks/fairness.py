@@ -6,7 +6,7 @@ processes holding ``--connections`` sockets between them; each socket sends the 
 awaiting their answers at once (pipelined, as the new producer's max.in.flight.requests.per.connection).
 Measured: ``--samples`` times, a fresh client connects, sends one Metadata request for the topic and reads
 the answer (p50/p99/max of connect to answer), first with no load, then with every producing connection
-busy; and the produce requests the broker answered a second meanwhile.
+busy; and the produce requests the broker answered a second meanwhile, with its CPU time per request.
 
     python benchmarks/fairness.py [--connections 1000] [--processes 4] [--in-flight 5] [--samples 300]
 """
@@ -23,15 +23,17 @@ import selectors
 import socket
 import struct
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.broker_process import broker08_cluster  # noqa: E402
-from benchmarks.latency08 import percentiles  # noqa: E402
+from benchmarks.broker_process import start_broker08  # noqa: E402
+from benchmarks.latency08 import cpu_seconds, percentiles  # noqa: E402
 from tests.support.server08 import Client08, produce_request, wait_for_leaders  # noqa: E402
 from tests.support.wire import recv_exact  # noqa: E402
+from zkafka.launch.zookeeper_server import ZooKeeperServer  # noqa: E402
 from zkafka.protocol import v08  # noqa: E402
 from zkafka.protocol.metadata import MetadataRequestV0  # noqa: E402
 from zkafka.records import format08  # noqa: E402
@@ -120,41 +122,51 @@ def metadata_round_trips(port: int, samples: int) -> list[float]:
 def run(args: argparse.Namespace) -> dict:
     raise_open_files(args.connections + 1000)
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))
-    with broker08_cluster(PARTITIONS) as (_, port):
-        with Client08(port) as client:
-            wait_for_leaders(client, [TOPIC])
-        idle = percentiles(metadata_round_trips(port, args.samples // 3))
-        answered, connected = multiprocessing.Value("q", 0), multiprocessing.Value("q", 0)
-        stop = multiprocessing.Event()
-        share = args.connections // args.processes
-        producers = [
-            multiprocessing.Process(
-                target=produce,
-                args=(port, i * share, share, args.in_flight, args.batch, answered, connected, stop),
-                daemon=True,
-            )
-            for i in range(args.processes)
-        ]
-        for process in producers:
-            process.start()
+    with tempfile.TemporaryDirectory() as work, ZooKeeperServer(os.path.join(work, "zk")) as zookeeper:
+        broker, port = start_broker08(work, zookeeper.connect_string, PARTITIONS)
         try:
-            deadline = time.monotonic() + 60
-            while connected.value < share * args.processes:
-                if time.monotonic() > deadline or any(p.exitcode is not None for p in producers):
-                    raise RuntimeError(f"only {connected.value} producing connections opened")
-                time.sleep(0.05)
-            time.sleep(WARM_UP_S)
-            before, started = answered.value, time.monotonic()
-            loaded = metadata_round_trips(port, args.samples)
-            rate = (answered.value - before) / (time.monotonic() - started)
-            if any(p.exitcode is not None for p in producers):
-                raise RuntimeError("a producing process failed")
+            return measure(args, broker.pid, port)
         finally:
-            stop.set()
-            for process in producers:
-                process.join(10)
-                if process.is_alive():
-                    process.kill()
+            broker.terminate()
+            broker.wait(30)
+
+
+def measure(args: argparse.Namespace, broker_pid: int, port: int) -> dict:
+    with Client08(port) as client:
+        wait_for_leaders(client, [TOPIC])
+    idle = percentiles(metadata_round_trips(port, args.samples // 3))
+    answered, connected = multiprocessing.Value("q", 0), multiprocessing.Value("q", 0)
+    stop = multiprocessing.Event()
+    share = args.connections // args.processes
+    producers = [
+        multiprocessing.Process(
+            target=produce,
+            args=(port, i * share, share, args.in_flight, args.batch, answered, connected, stop),
+            daemon=True,
+        )
+        for i in range(args.processes)
+    ]
+    for process in producers:
+        process.start()
+    try:
+        deadline = time.monotonic() + 60
+        while connected.value < share * args.processes:
+            if time.monotonic() > deadline or any(p.exitcode is not None for p in producers):
+                raise RuntimeError(f"only {connected.value} producing connections opened")
+            time.sleep(0.05)
+        time.sleep(WARM_UP_S)
+        before, started, cpu_before = answered.value, time.monotonic(), cpu_seconds(broker_pid)
+        loaded = metadata_round_trips(port, args.samples)
+        requests, cpu = answered.value - before, cpu_seconds(broker_pid) - cpu_before
+        rate = requests / (time.monotonic() - started)
+        if any(p.exitcode is not None for p in producers):
+            raise RuntimeError("a producing process failed")
+    finally:
+        stop.set()
+        for process in producers:
+            process.join(10)
+            if process.is_alive():
+                process.kill()
     return {
         "connections": share * args.processes,
         "in_flight": args.in_flight,
@@ -163,6 +175,7 @@ def run(args: argparse.Namespace) -> dict:
         "metadata_loaded": percentiles(loaded),
         "produce_requests_per_s": round(rate),
         "messages_per_s": round(rate * args.batch),
+        "broker_cpu_us_per_request": round(cpu * 1e6 / max(requests, 1), 1),
         "load_average": os.getloadavg()[0],
     }
 

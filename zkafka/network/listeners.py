@@ -8,6 +8,7 @@ from typing import Any
 
 from zkafka.cluster.end_point import BrokerListeners
 from zkafka.network.connection_quotas import ConnectionQuotas
+from zkafka.network.request_channel import RequestChannel
 from zkafka.network.sasl_authenticator import listener_authenticator
 from zkafka.network.sasl_mechanisms import ScramCredential
 from zkafka.network.server import RequestCodec, RequestHandler, RequestObserver, SocketServer
@@ -24,6 +25,7 @@ def listener_servers(
     """The (not yet started) acceptor of every listener, by listener name, sharing one ConnectionQuotas; config errors name the key."""
     servers = {}
     quotas = ConnectionQuotas.from_config(config)  # shared: Kafka counts an address across listeners
+    request_channel = RequestChannel()  # shared: Kafka's one RequestChannel a broker
     for end_point in BrokerListeners.from_config(config).bound:
         name, protocol = end_point.listener_name, end_point.security_protocol
         sasl = protocol.startswith("SASL_")
@@ -37,6 +39,7 @@ def listener_servers(
             receive_buffer=config["socket.receive.buffer.bytes"],
             observer=observer,
             quotas=quotas,
+            request_channel=request_channel,
             listener=name,
             security_protocol=protocol,
             ssl_context=server_context(config, name) if protocol in ("SSL", "SASL_SSL") else None,

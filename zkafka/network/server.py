@@ -151,6 +151,7 @@ class SocketServer:
         ssl_context: Any = None,
         authenticator: Any = None,
         quotas: ConnectionQuotas | None = None,
+        request_channel: RequestChannel | None = None,
     ) -> None:
         self.codec = codec
         self.listener = listener
@@ -166,7 +167,7 @@ class SocketServer:
         self._server = StreamServer((host, port), self._serve_connection)
         self._connections: set[_Connection] = set()
         self._stopping = False
-        self.request_channel = RequestChannel()
+        self.request_channel = request_channel or RequestChannel()  # a broker's listeners share one
 
     @property
     def port(self) -> int:

@@ -237,8 +237,10 @@ def test_pipelined_bursts_take_turns_one_request_each_answers_in_order(handler):
     frames and frames above SMALL_REQUEST_BYTES) are handled alternately, a third's single request after
     at most one of each, and every connection's answers come back in its own order."""
     # Every burst fits the socket buffers: each connection's next request is always there to be read.
-    server = SocketServer("127.0.0.1", 0, EchoCodec(), handler, receive_buffer=1 << 20)
-    server.request_channel = RequestChannel(slice_s=0)  # no slice: every request waits for its turn
+    no_slice = RequestChannel(slice_s=0)  # every request waits for its turn
+    server = SocketServer(
+        "127.0.0.1", 0, EchoCodec(), handler, receive_buffer=1 << 20, request_channel=no_slice
+    )
     server.start()
     try:
         small = [b"s%03d" % i for i in range(100)]
@@ -247,7 +249,9 @@ def test_pipelined_bursts_take_turns_one_request_each_answers_in_order(handler):
             a.sendall(b"".join(frame(r) for r in small))
             b.sendall(b"".join(frame(r) for r in big))
             single.sendall(frame(b"single"))
-            answers = [gevent.spawn(lambda s, n: [read_frame(s) for _ in range(n)], *c) for c in ((a, 100), (b, 100))]
+            answers = [
+                gevent.spawn(lambda s, n: [read_frame(s) for _ in range(n)], *c) for c in ((a, 100), (b, 100))
+            ]
             assert read_frame(single) == b"single"
             assert [answer.get(timeout=10) for answer in answers] == [small, big]
     finally:
