@@ -43,12 +43,19 @@ class DelayedFetch(DelayedOperation):
         self.respond = respond
         self.max_bytes = max_bytes
         self.leader_epochs = leader_epochs or [NO_EPOCH] * len(fetches)
+        self._reads: list[PartitionRead] | None = None
 
     def watch_keys(self) -> list[tuple[str, int]]:
         return list(dict.fromkeys((topic, partition) for topic, partition, _, _ in self.fetches))
 
     def is_satisfied(self) -> bool:
         """Whether the fetch can be answered now (cases A-D above)."""
+        return self._satisfied_reads() is not None
+
+    def _satisfied_reads(self) -> list[PartitionRead] | None:
+        """None while the fetch must wait; else the reads that satisfy it when they are its answer's too
+        (before v3 every partition is read alone, as here), or an empty list."""
+        reads = []
         accumulated = 0
         for (topic, partition, offset, max_bytes), epoch in zip(
             self.fetches, self.leader_epochs, strict=True
@@ -63,17 +70,25 @@ class DelayedFetch(DelayedOperation):
                 current_leader_epoch=epoch,
             )
             if read.error or read.behind:
-                return True
+                return []
             accumulated += read.size
-        return accumulated >= self.min_bytes
+            reads.append(read)
+        if accumulated < self.min_bytes:
+            return None
+        return reads if self.max_bytes is None else []
 
     def try_complete(self) -> bool:
-        if self.is_satisfied():
+        reads = self._satisfied_reads()
+        if reads is None:
+            return False
+        self._reads = reads or None  # answered from these reads: the log is read once per wake
+        try:
             return self.force_complete()
-        return False
+        finally:
+            self._reads = None
 
     def on_complete(self) -> Any:
-        reads = read_from_local_log(
+        reads = self._reads or read_from_local_log(
             self.replica_manager, self.fetches, self.replica_id, self.max_bytes, self.leader_epochs
         )
         return self.respond(reads)
