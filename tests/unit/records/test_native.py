@@ -9,6 +9,7 @@ import os
 import zlib
 
 import pytest
+from crc32c import crc32c
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -57,6 +58,14 @@ def test_crc32_of_long_data_is_zlibs(data, skip, start):
     # Long enough for the folding path (64 bytes on), at every alignment, with a tail of 0 to 15 bytes.
     view = memoryview(data)[skip:]
     assert native.built.crc32(view, start) == zlib.crc32(view, start)
+
+
+@SETTINGS
+@given(st.binary(max_size=3000), st.integers(0, 7))
+def test_crc32c_is_the_crc32c_packages(data, skip):
+    # Three 256-byte lanes at a time from 768 bytes on, then eight bytes, then one, at every alignment.
+    view = memoryview(data)[skip:]
+    assert native.built.crc32c(view) == crc32c(view)
 
 
 def test_use_switches_paths_and_refuses_what_is_not_built(monkeypatch):
