@@ -30,7 +30,14 @@ from zkafka.errors import (
     OutOfOrderSequenceNumberError,
     UnknownProducerIdError,
 )
-from zkafka.records.record_batch import MAGIC, NO_PRODUCER_EPOCH, NO_SEQUENCE, batch_spans, read_batch_header
+from zkafka.records.record_batch import (
+    MAGIC,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    batch_spans,
+    read_batch_header,
+)
 from zkafka.utils.java import INT32_MAX
 
 NUM_BATCHES_TO_RETAIN = 5
@@ -43,6 +50,8 @@ DEFAULT_EXPIRATION_MS = (
 _SNAPSHOT_HEADER = struct.Struct(">hIi")
 _SNAPSHOT_ENTRY = struct.Struct(">qhiqiqiq")
 _MAGIC_AT = 16
+_PRODUCER_ID = struct.Struct(">q")
+_PRODUCER_ID_AT = 43
 _NO_COORDINATOR_EPOCH = -1
 _NO_TXN_OFFSET = -1
 
@@ -124,6 +133,8 @@ def producer_batches(data: Any) -> list[ProducerBatch]:
         return []
     found = []
     for pos, _ in batch_spans(data):
+        if _PRODUCER_ID.unpack_from(data, pos + _PRODUCER_ID_AT)[0] == NO_PRODUCER_ID:
+            continue  # most batches: read no further
         h = read_batch_header(data, pos)
         if h.has_producer_id:
             found.append(

@@ -10,6 +10,7 @@ Pure: bytes in, values out.
 
 from __future__ import annotations
 
+import struct
 import zlib
 from collections.abc import Iterator
 from typing import Any, NamedTuple
@@ -34,6 +35,7 @@ from zkafka.records.record_batch import MAGIC as MAGIC_V2
 
 MAGIC_AT = 16
 _V1_TIMESTAMP = 18  # after the offset, size, CRC, magic and attributes
+_BASE_OFFSET_AND_MAX_TIMESTAMP = struct.Struct(">q27xq")  # a batch's header fields at 0 and 35
 _MIN_SIZES = {0: MIN_MESSAGE_SIZE + 12, 1: MIN_MESSAGE_V1_SIZE + 12, MAGIC_V2: RECORD_BATCH_OVERHEAD}
 
 
@@ -55,8 +57,8 @@ def log_entries(data: Any, start: int = 0) -> Iterator[LogEntry]:
         magic = data[pos + MAGIC_AT]
         last = entry_offset(data, pos, size)
         if magic == MAGIC_V2 and size >= RECORD_BATCH_OVERHEAD:
-            header = read_batch_header(data, pos)
-            yield LogEntry(pos, size, magic, header.base_offset, last, header.max_timestamp)
+            base_offset, stamp = _BASE_OFFSET_AND_MAX_TIMESTAMP.unpack_from(data, pos)
+            yield LogEntry(pos, size, magic, base_offset, last, stamp)
         elif magic == 1 and size >= _MIN_SIZES[1]:
             yield LogEntry(pos, size, magic, last, last, OFFSET.unpack_from(data, pos + _V1_TIMESTAMP)[0])
         else:
