@@ -89,6 +89,28 @@ def get_many(zk: KazooClient, paths: Iterable[str], watch: Callable | None = Non
     return values
 
 
+class Registrations:
+    """The members' registrations (``/consumers/<g>/ids/<id>`` values) read so far: each is read once, with a
+    data watch that drops it when its znode changes or goes, so a rebalance reads only newcomers'."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, str] = {}
+
+    def get_many(self, zk: KazooClient, paths: Iterable[str]) -> dict[str, str | None]:
+        """The values of ``paths`` (None for a node that does not exist), reading only those not known."""
+        paths = list(paths)
+        fresh = get_many(zk, [p for p in paths if p not in self._values], watch=self._changed)
+        self._values.update((p, v) for p, v in fresh.items() if v is not None)
+        return {p: self._values.get(p) for p in paths}
+
+    def _changed(self, event) -> None:
+        self._values.pop(event.path, None)
+
+    def clear(self) -> None:
+        """The session is gone, and the watches with it."""
+        self._values.clear()
+
+
 def children(zk: KazooClient, path: str, watch: Callable | None = None) -> list[str]:
     """Children of a znode with a child watch; for a missing node, an exists watch on its creation."""
     try:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from zkafka.assignment.range_assignor import broker_partitions
-from zkafka.consumer.group_view import GroupView, children, get_many, group_threads
+from zkafka.consumer.group_view import GroupView, Registrations, children, get_many, group_threads
 from zkafka.errors import KafkaError
 from zkafka.topic_count import TopicCount, WildcardTopicCount
 from zkafka.topic_count07 import parse_topic_count
@@ -36,9 +36,14 @@ class GroupView07(GroupView):
 
 
 def read_group_view(
-    zk: KazooClient, dirs: ZKGroupDirs, topic_count: TopicCount, watch: Callable | None = None
+    zk: KazooClient,
+    dirs: ZKGroupDirs,
+    topic_count: TopicCount,
+    watch: Callable | None = None,
+    registrations: Registrations | None = None,
 ) -> GroupView07:
-    """Read every input of the assignment, arming ``watch`` on what 0.7 watches (and a little more).
+    """Read every input of the assignment, arming ``watch`` on what 0.7 watches (and a little more); the
+    members' registrations through ``registrations`` when given (only newcomers' are read).
 
     Watched: the group's member list, ``/brokers/topics`` for a wildcard subscription, the broker list of
     each subscribed topic and each broker's partition count for it.
@@ -55,7 +60,8 @@ def read_group_view(
     my_threads = topic_count.threads_per_topic(all_topics)
 
     consumers = sorted(children(zk, dirs.consumer_registry_dir, watch))
-    values = get_many(zk, [dirs.consumer_path(c) for c in consumers])
+    paths = [dirs.consumer_path(c) for c in consumers]
+    values = registrations.get_many(zk, paths) if registrations is not None else get_many(zk, paths)
     threads_per_topic = group_threads(
         {member: values[dirs.consumer_path(member)] for member in consumers},
         all_topics,

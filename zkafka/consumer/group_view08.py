@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
-from zkafka.consumer.group_view import GroupView, children, get_many, group_threads
+from zkafka.consumer.group_view import GroupView, Registrations, children, get_many, group_threads
 from zkafka.topic_count import TopicCount, WildcardTopicCount
 from zkafka.topic_count08 import parse_topic_count08
 from zkafka.zk.paths import BROKER_TOPICS_PATH, ZKGroupDirs
@@ -39,6 +39,7 @@ def read_group_view08(
     dirs: ZKGroupDirs,
     topic_count: TopicCount,
     watch: Callable | None = None,
+    registrations: Registrations | None = None,
     exclude_internal_topics: bool = True,
 ) -> GroupView08:
     """Read every input of the assignment, arming ``watch`` on the member list, on each subscribed topic's
@@ -49,7 +50,8 @@ def read_group_view08(
     my_threads = topic_count.threads_per_topic(all_topics)
 
     consumers = sorted(children(zk, dirs.consumer_registry_dir, watch))
-    values = get_many(zk, [dirs.consumer_path(c) for c in consumers])
+    paths = [dirs.consumer_path(c) for c in consumers]
+    values = registrations.get_many(zk, paths) if registrations is not None else get_many(zk, paths)
     parse = partial(parse_topic_count08, exclude_internal_topics=exclude_internal_topics)
     threads_per_topic = group_threads(
         {member: values[dirs.consumer_path(member)] for member in consumers}, all_topics, None, parse

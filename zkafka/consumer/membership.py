@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 import gevent.event
 from kazoo.exceptions import NodeExistsError
 
+from zkafka.consumer.group_view import Registrations
 from zkafka.errors import KafkaError
 from zkafka.topic_count import TopicCount
 from zkafka.zk.client import create_ephemeral_expect_conflict
@@ -53,6 +54,7 @@ class GroupMembership:
         self.session_epoch = 0  # bumped when a session is lost: owner nodes of older epochs are gone
         self.session_lost = False
         self.registered = False
+        self.registrations = Registrations()  # the members' registrations read so far (group_view.py)
 
     def register(self) -> None:
         """Write ``/consumers/<g>/ids/<consumer id>`` (ephemeral) with the topic count."""
@@ -85,3 +87,4 @@ class GroupMembership:
         self.connected.clear()
         self.session_epoch += 1
         self.session_lost = True
+        self.registrations.clear()

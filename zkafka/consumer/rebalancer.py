@@ -29,7 +29,7 @@ import gevent.event
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from zkafka.assignment.assignor import Assignor
-from zkafka.consumer.group_view import GroupView, get_many
+from zkafka.consumer.group_view import GroupView, Registrations, get_many
 from zkafka.consumer.membership import GroupDirs, GroupMembership
 from zkafka.consumer.ownership import OwnedPartitions, PartitionKey, release
 from zkafka.consumer.partition_state import BrokerRef, PartitionTopicInfo
@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 MAX_RESTARTS = 50  # attempts given up for a newer group change; they do not count as failures
 
 # Reads a group's inputs and arms the watch: group_view07.read_group_view, group_view08.read_group_view08.
-ViewReader = Callable[["KazooClient", GroupDirs, TopicCount, Callable | None], GroupView]
+ViewReader = Callable[["KazooClient", GroupDirs, TopicCount, Callable | None, Registrations], GroupView]
 # My share: (topic, partition) -> (thread id, its broker); the 0.8 consumer's fetcher finds leaders: None.
 Wanted = dict[PartitionKey, tuple[str, BrokerRef | None]]
 
@@ -121,7 +121,7 @@ class ZKRebalancer:
         m.rebalance_requested.clear()
         m.ensure_registered()
         epoch = m.session_epoch
-        view = self.read_view(m.zk, m.dirs, m.topic_count, m.on_watch)
+        view = self.read_view(m.zk, m.dirs, m.topic_count, m.on_watch, m.registrations)
         if m.consumer_id not in view.consumers:
             m.registration_lost()
             raise KafkaError(f"{m.dirs.consumer_path(m.consumer_id)} is missing")
