@@ -70,7 +70,7 @@ class Flood:
         return sum(1 for t in self.acked if start <= t < end) * len(VALUE) / (end - start)
 
 
-def test_a_producer_is_held_to_its_byte_rate_and_another_client_is_not(start_broker08, zk_connect):
+def test_a_producer_is_held_to_its_byte_rate_and_another_client_is_not(start_broker08, zk_connect, zk_client):
     broker = start_broker08(0, **{"quota.window.num": "2", "quota.window.size.seconds": "1"})
     entity = ("--entity-type", "clients", "--entity-name", "c1")
     added = configs(zk_connect, "--alter", "--add-config", f"producer_byte_rate={QUOTA}", *entity)
@@ -94,3 +94,23 @@ def test_a_producer_is_held_to_its_byte_rate_and_another_client_is_not(start_bro
     assert abs(rate - QUOTA) <= 0.1 * QUOTA, f"c1 produced {rate:.0f} B/s against its quota of {QUOTA}"
     assert held.throttle_ms > 0  # told in the answers' throttle_time_ms
     assert other.rate(start + WARM_UP_S, end) > 2 * QUOTA, f"c2 produced {other.rate(start, end):.0f} B/s"
+
+    # A user's client (here the default user's) and a removal, as kafka-configs.sh names them.
+    user_client = (
+        "--entity-type",
+        "users",
+        "--entity-default",
+        "--entity-type",
+        "clients",
+        "--entity-name",
+        "c 3",
+    )
+    added = configs(zk_connect, "--alter", "--add-config", "consumer_byte_rate=2048", *user_client)
+    assert added == "Completed Updating config for entity: default user-principal, client-id 'c 3'.\n"
+    assert zk_client.exists("/config/users/<default>/clients/c%203")
+    fetch = broker.server.quota_configs.managers.fetch
+    wait_until(
+        lambda: fetch.quota("alice", "c 3") == 2048, 10, message="the broker took the user's client quota"
+    )
+    configs(zk_connect, "--alter", "--delete-config", "producer_byte_rate", *entity)
+    wait_until(lambda: produce.quota("ANONYMOUS", "c1") > QUOTA, 10, message="the broker dropped c1's quota")
