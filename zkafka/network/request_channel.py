@@ -55,7 +55,8 @@ class RequestChannel:
             raise
 
     def close(self) -> None:
-        if self._timer is not None:
+        """Release the loop's timer, unless requests still wait for it (another listener's, when shared)."""
+        if self._timer is not None and not self.waiting:
             self._timer.close()
             self._timer = None
 
