@@ -112,5 +112,7 @@ def test_a_producer_is_held_to_its_byte_rate_and_another_client_is_not(start_bro
     wait_until(
         lambda: fetch.quota("alice", "c 3") == 2048, 10, message="the broker took the user's client quota"
     )
+    every_client = configs(zk_connect, "--describe", "--entity-type", "clients")
+    assert every_client == f"Configs for client-id 'c1' are producer_byte_rate={QUOTA}\n"
     configs(zk_connect, "--alter", "--delete-config", "producer_byte_rate", *entity)
     wait_until(lambda: produce.quota("ANONYMOUS", "c1") > QUOTA, 10, message="the broker dropped c1's quota")

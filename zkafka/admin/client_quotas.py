@@ -15,7 +15,13 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
 from zkafka.errors import InvalidConfigError
-from zkafka.quota.quota_entity import QUOTA_CONFIGS, describe_entity, entity_path, quota_values
+from zkafka.quota.quota_entity import (
+    QUOTA_CONFIGS,
+    describe_entity,
+    entity_path,
+    parse_entity_path,
+    quota_values,
+)
 from zkafka.zk.client import get_data, update_persistent
 from zkafka.zk.paths08 import CONFIG_CHANGE_PREFIX, CONFIG_CHANGES_PATH, CONFIG_PATH, encode_entity_change
 
@@ -68,6 +74,17 @@ def describe_quota_entity(client: KazooClient, user: str | None, client_id: str 
     return [
         f"Configs for {describe_entity(user, client_id)} are {','.join(f'{k}={v}' for k, v in config.items())}"
     ]
+
+
+def describe_quota_entities(client: KazooClient, kind: str) -> list[str]:
+    """kafka-configs.sh ``--describe --entity-type clients`` (or ``users``) without a name: every such entity
+    (users whose znode holds only their clients' quotas left out, as Kafka does)."""
+    lines = []
+    for path in all_quota_entities(client):
+        parts = path.split("/")
+        if parts[0] == kind and len(parts) == 2 and (kind == "clients" or fetch_entity_config(client, path)):
+            lines += describe_quota_entity(client, *parse_entity_path(path))
+    return lines
 
 
 def all_quota_entities(client: KazooClient) -> Iterator[str]:

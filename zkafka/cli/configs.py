@@ -41,6 +41,7 @@ def configs(**options) -> None:
     """Describe or alter a topic's overrides as kafka-configs.sh does; brokers (read only) through
     --bootstrap-server; users' SCRAM credentials and client quotas (users, clients, a user's clients, and
     their --entity-default) through --zookeeper."""
+    from zkafka.admin.client_quotas import describe_quota_entities
     from zkafka.tools import config_command as cc
     from zkafka.tools.admin_client import AdminClient
 
@@ -53,6 +54,11 @@ def configs(**options) -> None:
     add = cc.parse_add_config(options["add_config"] or "")
     delete = [k.strip() for k in (options["delete_config"] or "").split(",") if k.strip()]
     kinds, names = options["entity_types"], options["entity_names"]
+    every = (
+        options["describe"] and not names and kinds in (("users",), ("clients",))
+    )  # every entity of the type
+    if every:
+        names = (None,)
     if len(names) != len(kinds) or (len(kinds) == 2 and set(kinds) != {"users", "clients"}) or len(kinds) > 2:
         raise click.UsageError(
             "give --entity-name or --entity-default with each --entity-type (users, then clients)"
@@ -82,8 +88,12 @@ def configs(**options) -> None:
                 )
             else:
                 entity = dict(zip(kinds, names, strict=True))
-                lines = cc.quota_entity(
-                    zk, entity.get("users"), entity.get("clients"), add, delete, options["alter"]
+                lines = (
+                    describe_quota_entities(zk, kind)
+                    if every
+                    else cc.quota_entity(
+                        zk, entity.get("users"), entity.get("clients"), add, delete, options["alter"]
+                    )
                 )
     for line in lines:
         click.echo(line)
