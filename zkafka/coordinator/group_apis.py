@@ -49,8 +49,6 @@ COORDINATOR_ERRORS = frozenset(
         ErrorCode.GROUP_LOAD_IN_PROGRESS,
     }
 )
-# DescribeGroups v3+ when asked: what a group allows with no authorizer (READ 3, DELETE 6, DESCRIBE 8).
-GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
 FIRST_MEMBER_ID_REQUIRED = 4  # JoinGroup v4 (KIP-394)
 FIRST_SKIP_ASSIGNMENT = 9  # JoinGroup v9 (KIP-814)
 FIRST_PROTOCOL_TYPE = 7  # JoinGroup v7 names the protocol type and may answer a null protocol name
@@ -192,9 +190,10 @@ class GroupApis:
     # -- describing, listing, deleting ------------------------------------------------------------------------
 
     def handle_describe_groups(self, request: v08.Request) -> list:
+        """v3+ answers the operations the principal may do on each group when asked (KIP-430)."""
         asked = getattr(request.body, "include_authorized_operations", False)
-        operations = GROUP_OPERATIONS if asked else NO_AUTHORIZED_OPERATIONS
-        groups = [self._described(group_id, operations) for group_id in request.body.group_ids]
+        operations = self.auth.authorized_operations if asked else lambda *_: NO_AUTHORIZED_OPERATIONS
+        groups = [self._described(g, operations(GROUP, g)) for g in request.body.group_ids]
         return answer(request, groups=groups)
 
     def _described(self, group_id: str, operations: int) -> dict:

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from zkafka.network.server import client_address, client_session
-from zkafka.security.acl import CLUSTER_NAME, Operation, ResourceType
+from zkafka.security.acl import CLUSTER_NAME, SUPPORTED_OPERATIONS, Operation, ResourceType
 from zkafka.security.authorizer import AclCache, Authorizer
 from zkafka.security.zk_acl_store import ZkAclWatcher
 
@@ -68,6 +68,15 @@ class AuthHelper:
         address = client_address.get()
         host = address[0] if address else ""
         return self.authorizer.authorize_by_resource_type(session.principal, host, operation, resource_type)
+
+    def authorized_operations(self, resource_type: ResourceType, name: str = CLUSTER_NAME) -> int:
+        """KIP-430's bit field of the operations the principal may do on the resource (each supported one
+        asked, without logging refusals); every supported operation without an authorizer."""
+        return sum(
+            1 << op
+            for op in SUPPORTED_OPERATIONS[resource_type]
+            if self.authorize(op, resource_type, name, log_denied=False)
+        )
 
     def filter_authorized(
         self, operation: Operation, resource_type: ResourceType, names: Iterable[str]

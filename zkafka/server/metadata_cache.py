@@ -37,7 +37,7 @@ from zkafka.protocol import metadata
 from zkafka.protocol.errors import LAST_CODE_09, ErrorCode
 from zkafka.protocol.versioned import make
 from zkafka.security.acl import Operation
-from zkafka.security.auth_helper import ALLOW_ALL, TOPIC, AuthHelper
+from zkafka.security.auth_helper import ALLOW_ALL, CLUSTER, TOPIC, AuthHelper
 from zkafka.server.replica_manager import error_code
 from zkafka.topic import validate_topic_08
 from zkafka.zk.paths08 import BrokerRegistration, PartitionState
@@ -153,13 +153,14 @@ class MetadataCache:
 
     def metadata_response(self, request: Any, auth: AuthHelper = ALLOW_ALL) -> Any:
         """The answer to a Metadata request of any version (v0: 0.8.2's, where a failed auto-creation answers
-        every topic with its code and no brokers); with an authorizer, the topics ``_authorized_names`` says."""
+        every topic with its code and no brokers); with an authorizer, the topics ``_authorized_names``
+        says."""
         names = metadata.requested_topics(request)
         denied: set[str] = set()
         if auth.enabled:
             names, denied = self._authorized_names(request, names, auth)
         if request.API_VERSION > 0:
-            return self._metadata_response_v1(request, names, denied)
+            return self._metadata_response_v1(request, names, denied, auth)
         try:
             wanted = [t for t in names or [] if t not in denied]
             allowed = self.topic_metadata(wanted) if wanted or names is None else []
@@ -186,12 +187,16 @@ class MetadataCache:
                 described -= set(absent) - auth.filter_authorized(Operation.CREATE, TOPIC, absent)
         return names, set(names) - described
 
-    def _metadata_response_v1(self, request: Any, names: list[str] | None, denied: Iterable[str] = ()) -> Any:
-        """A v1+ answer: every field's value once, each version taking the fields it has (``versioned.make``)."""
+    def _metadata_response_v1(
+        self, request: Any, names: list[str] | None, denied: Iterable[str] = (), auth: AuthHelper = ALLOW_ALL
+    ) -> Any:
+        """A v1+ answer: every field's value once, each version taking the fields it has (``versioned.make``);
+        asked for them (v8+, KIP-430), the operations ``auth`` allows on each topic and the cluster."""
         brokers = self._snapshot.brokers
         auto_create = getattr(request, "allow_auto_topic_creation", True)
         topic_ops = getattr(request, "include_topic_authorized_operations", False)
         cluster_ops = getattr(request, "include_cluster_authorized_operations", False)
+        operations = auth.authorized_operations if topic_ops else lambda *_: OMITTED
         return make(
             metadata.METADATA_APIS[request.API_VERSION][1],
             throttle_time_ms=0,
@@ -202,10 +207,12 @@ class MetadataCache:
             cluster_id=self.cluster_id,
             controller_id=self.controller_id,
             topics=[
-                _denied_topic(topic) if topic in denied else self._topic_v1(topic, auto_create, topic_ops)
+                _denied_topic(topic)
+                if topic in denied
+                else self._topic_v1(topic, auto_create, operations(TOPIC, topic))
                 for topic in self._names(names)
             ],
-            cluster_authorized_operations=metadata.CLUSTER_OPERATIONS if cluster_ops else OMITTED,
+            cluster_authorized_operations=auth.authorized_operations(CLUSTER) if cluster_ops else OMITTED,
         )
 
     def _names(self, names: list[str] | None) -> list[str]:
@@ -213,7 +220,7 @@ class MetadataCache:
         topics = self._snapshot.topics
         return names if names is not None else [t for t in sorted(topics) if _with_state(topics[t])]
 
-    def _topic_v1(self, topic: str, auto_create: bool, operations: bool) -> dict[str, Any]:
+    def _topic_v1(self, topic: str, auto_create: bool, operations: int) -> dict[str, Any]:
         partitions = _with_state(self._snapshot.topics.get(topic))
         alive = self._snapshot.brokers.keys()
         error = ErrorCode.NONE if partitions else self._unknown_topic_v1(topic, auto_create)
@@ -222,7 +229,7 @@ class MetadataCache:
             "topic": topic,
             "is_internal": topic in INTERNAL_TOPICS,
             "partitions": [partition_metadata_v1(p, partitions[p], alive) for p in sorted(partitions)],
-            "topic_authorized_operations": metadata.TOPIC_OPERATIONS if operations else OMITTED,
+            "topic_authorized_operations": operations,
         }
 
     def _unknown_topic_v1(self, topic: str, auto_create: bool) -> int:

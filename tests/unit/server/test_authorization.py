@@ -134,3 +134,15 @@ def test_zookeeper_offset_commit_needs_read_on_the_group_then_the_topic(broker):
     body = make(OffsetCommitRequestV0, group_id="g", topics=body.topics)
     (answer,) = broker.call(body, "User:alice").topics[0].partitions
     assert answer.error == DENIED_GROUP
+
+
+def test_metadata_answers_the_operations_the_principal_may_do_when_asked(broker):
+    asked = make(
+        METADATA_APIS[8][0], topics=["t", "open"], allow_auto_topic_creation=False,
+        include_cluster_authorized_operations=True, include_topic_authorized_operations=True,
+    )  # fmt: skip
+    answer = broker.call(asked, "User:alice")
+    operations = {t.topic: t.topic_authorized_operations for t in answer.topics}
+    describe = 1 << Operation.DESCRIBE
+    assert operations == {"t": describe, "open": sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))}
+    assert answer.cluster_authorized_operations == 0  # no ACL names the cluster
