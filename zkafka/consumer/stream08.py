@@ -16,14 +16,14 @@ import gc
 import struct
 import zlib
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from operator import itemgetter
 from typing import NamedTuple, overload
 
 from zkafka.consumer.stream import in_partition
 from zkafka.errors import KafkaError
 from zkafka.records import native
-from zkafka.records.compression import DEFAULT_MAX_INFLATED
+from zkafka.records.compression import CODECS_V2, DEFAULT_MAX_INFLATED, decompress
 from zkafka.records.deep_iterator import entry_messages
 from zkafka.records.entries import spans, walk
 from zkafka.records.fetched import MAGIC_AT, batch_records
@@ -183,18 +183,20 @@ def decode_batch08(
 ) -> tuple[MessageBatch08, KafkaError | None, int | None, int]:
     """``decode_chunk08`` into a ``MessageBatch08``: ``(batch, error, resume, next_offset)``, the same rules.
 
-    On the native core a run of plain entries and plain record batches (no codec, not control) from
-    ``start`` (at most ``max_items`` messages, past it by the rest of a batch; -1: no limit) becomes a batch of
-    columns, read from ``data`` in place in one call; when the run stops before the end of the set (the limit,
-    or an entry that needs the Python walker) ``error`` is None and ``resume`` is where to decode on from.
-    Anything else (the pure path, a compressed wrapper or batch, a bad entry) is ``decode_chunk08``'s list.
+    On the native core a run of plain entries and plain record batches (not control; a compressed one's
+    records inflated as ``record_batch`` does) from ``start`` (at most ``max_items`` messages, past it by the
+    rest of a batch; -1: no limit) becomes a batch of columns, read from ``data`` in place in one call; when
+    the run stops before the end of the set (the limit, or an entry that needs the Python walker) ``error``
+    is None and ``resume`` is where to decode on from.
+    Anything else (the pure path, a compressed wrapper, a bad entry) is ``decode_chunk08``'s list.
     """
     lib = native.lib
     next_offset = fetch_offset
     if lib is not None:
         keys: list[bytes | None] = []
         values: list[bytes | None] = []
-        stop, last, first, spread = lib.decode_columns(data, start, fetch_offset, keys, values, max_items)
+        inflate = _inflater(max_inflated)
+        stop, last, first, spread = lib.decode_columns(data, start, fetch_offset, keys, values, max_items, inflate)
         next_offset = max(next_offset, last + 1)
         if values:
             if spread is None:
@@ -211,6 +213,20 @@ def decode_batch08(
         data, fetch_offset, topic, partition, start, max_inflated, max_items
     )
     return MessageBatch08.of(topic, partition, items), error, resume, max(next_offset, after)
+
+
+def _inflater(max_inflated: int) -> Callable[[int, bytes], bytes | None]:
+    """How the native core inflates a compressed record batch's records: as ``record_batch.read_batch`` does
+    (at most ``max_inflated`` bytes), or None where that fails: the pure path then reads the batch and names
+    what is wrong."""
+
+    def inflate(codec: int, payload: bytes) -> bytes | None:
+        try:
+            return decompress(codec, payload, max_inflated, CODECS_V2, magic=BATCH_MAGIC)
+        except Exception:  # noqa: BLE001 - any failure is the pure path's to name
+            return None
+
+    return inflate
 
 
 def decode_chunk08(

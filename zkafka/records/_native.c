@@ -501,34 +501,50 @@ static inline __attribute__((always_inline)) int add_message(columns_t *c, long 
     return 0;
 }
 
-/* Where the whole record batch at pos ends when it is plain (no codec, not a control batch, its CRC-32C
- * matching, a count of at least 0); -1 when the Python path must read it. */
-static Py_ssize_t plain_batch(const unsigned char *d, Py_ssize_t pos, Py_ssize_t end) {
+/* Where the whole record batch at pos ends when it is plain (not a control batch, no codec unless compressed
+ * ones are taken, its CRC-32C matching, a count of at least 0); -1 when the Python path must read it. */
+static Py_ssize_t plain_batch(const unsigned char *d, Py_ssize_t pos, Py_ssize_t end, int compressed_ok) {
     if (end - pos < 61 || d[pos + 16] != 2) return -1;
     int32_t length = rd_i32(d + pos + 8);
     if (length < 49 || length > end - pos - 12) return -1;
-    if (d[pos + 22] & (0x07 | 0x20) || rd_i32(d + pos + 57) < 0) return -1; /* codec, control; count */
+    if (d[pos + 22] & (compressed_ok ? 0x20 : 0x07 | 0x20) || rd_i32(d + pos + 57) < 0) return -1; /* control */
     Py_ssize_t after = pos + 12 + length;
     if (crc32c(d + pos + 21, after - pos - 21) != rd_u32(d + pos + 17)) return -1;
     return after;
 }
 
-/* The records of the plain batch [pos, after) appended to c, those at or past min_offset when take: 1; 0 when
- * they are not exactly its count of well-formed records (the Python path then says what is wrong); -1 on an
- * error. Headers are read past (a 0.8 message has none). */
-static int batch_messages(columns_t *c, const unsigned char *d, Py_ssize_t pos, Py_ssize_t after, int take,
-                          long long min_offset) {
-    long long base = rd_i64(d + pos);
-    int32_t count = rd_i32(d + pos + 57);
-    Py_ssize_t at = pos + 61;
+/* The count records in d[at:end] appended to c, those at or past min_offset when take: 1; 0 when they are not
+ * exactly count well-formed records (the Python path then says what is wrong); -1 on an error. Headers are
+ * read past (a 0.8 message has none). */
+static int batch_messages(columns_t *c, const unsigned char *d, Py_ssize_t at, Py_ssize_t end, long long base,
+                          int32_t count, int take, long long min_offset) {
     record_t r;
     for (int32_t i = 0; i < count; i++) {
-        if (read_record(d, &at, after, 1, &r) < 0) return 0;
+        if (read_record(d, &at, end, 1, &r) < 0) return 0;
         long long offset = base + r.offset_delta;
         if (take && offset >= min_offset && add_message(c, offset, d, r.key_at, r.key_len, r.value_at, r.value_len) < 0)
             return -1;
     }
-    return count == 0 || at == after; /* a batch of count 0 holds no records, whatever follows its header */
+    return count == 0 || at == end; /* a batch of count 0 holds no records, whatever follows its header */
+}
+
+/* The records of the plain batch [pos, after) appended to c (batch_messages), a compressed batch's inflated by
+ * inflate(codec, payload) -> bytes, or None where the Python path must read the batch. */
+static int batch_columns(columns_t *c, const unsigned char *d, Py_ssize_t pos, Py_ssize_t after, PyObject *inflate,
+                         int take, long long min_offset) {
+    long long base = rd_i64(d + pos);
+    int32_t count = rd_i32(d + pos + 57);
+    int codec = d[pos + 22] & 0x07;
+    if (codec == 0 || count == 0) return batch_messages(c, d, pos + 61, after, base, count, take, min_offset);
+    PyObject *inflated = PyObject_CallFunction(inflate, "iy#", codec, (const char *)d + pos + 61, after - pos - 61);
+    if (inflated == NULL) return -1;
+    int read = 0;
+    if (PyBytes_Check(inflated)) {
+        const unsigned char *records = (const unsigned char *)PyBytes_AS_STRING(inflated);
+        read = batch_messages(c, records, 0, PyBytes_GET_SIZE(inflated), base, count, take, min_offset);
+    }
+    Py_DECREF(inflated); /* the messages' keys and values are bytes of their own */
+    return read;
 }
 
 /* Take back what a batch appended before it turned out not to be plain. */
@@ -551,19 +567,19 @@ static PyObject *native_decode_columns(PyObject *mod, PyObject *args) {
     Py_ssize_t pos, limit = -1;
     long long min_offset, last = -1;
     columns_t c = {NULL, NULL, 0, 0, -1, NULL};
-    PyObject *spread_bytes = NULL;
-    if (!PyArg_ParseTuple(args, "y*nLO!O!|n:decode_columns", &b, &pos, &min_offset, &PyList_Type, &c.keys,
-                          &PyList_Type, &c.values, &limit))
+    PyObject *spread_bytes = NULL, *inflate = Py_None;
+    if (!PyArg_ParseTuple(args, "y*nLO!O!|nO:decode_columns", &b, &pos, &min_offset, &PyList_Type, &c.keys,
+                          &PyList_Type, &c.values, &limit, &inflate))
         return NULL;
     if (check_start(pos, b.len) < 0) goto fail;
     const unsigned char *d = b.buf;
     entry_t e;
     while (limit < 0 || c.made < limit) {
         if (b.len - pos > 16 && d[pos + 16] == 2) { /* a record batch */
-            Py_ssize_t after = plain_batch(d, pos, b.len), made = c.made;
+            Py_ssize_t after = plain_batch(d, pos, b.len, inflate != Py_None), made = c.made;
             if (after < 0) break;
             long long first = c.first, batch_last = rd_i64(d + pos) + rd_i32(d + pos + 23);
-            int read = batch_messages(&c, d, pos, after, batch_last >= min_offset, min_offset);
+            int read = batch_columns(&c, d, pos, after, inflate, batch_last >= min_offset, min_offset);
             if (read < 0) goto fail;
             if (read == 0) {
                 if (drop_from(&c, made, first) < 0) goto fail;
@@ -1046,11 +1062,12 @@ static PyMethodDef native_methods[] = {
      "(-1: none). The objects and out are left "
      "untracked by the cyclic GC: out must hold nothing that refers back to it."},
     {"decode_columns", native_decode_columns, METH_VARARGS,
-     "decode_columns(data, start, min_offset, keys, values, limit=-1) -> (stop, last_offset, first, spread): "
-     "appends the key and the value of each plain 0.8 message at or past min_offset from start to the two "
-     "lists, and of each record of a plain record batch (no codec, not control, CRC-32C matching, its records "
-     "well formed; headers read past), stopping at any other entry (at most limit messages; a batch is taken "
-     "whole or not at all). The lists are left untracked by the cyclic GC. Their offsets are first, first + 1, "
+     "decode_columns(data, start, min_offset, keys, values, limit=-1, inflate=None) -> (stop, last_offset, "
+     "first, spread): appends the key and the value of each plain 0.8 message at or past min_offset from start "
+     "to the two lists, and of each record of a plain record batch (not control, CRC-32C matching, its records "
+     "well formed, headers read past; a compressed one's records inflated by inflate(codec, payload) -> bytes, "
+     "or None to leave the batch to the Python path; without inflate none is taken), stopping at any other "
+     "entry (at most limit messages; a batch is taken whole or not at all). The lists are left untracked by the cyclic GC. Their offsets are first, first + 1, "
      "... when spread is None, else spread holds them all as native int64s; last_offset is the highest offset "
      "read (a batch's: its last; -1: none)."},
     {"extent08", native_extent08, METH_VARARGS,

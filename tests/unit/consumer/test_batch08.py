@@ -14,9 +14,9 @@ from tests.support.consumers08 import entry_each, log_bytes, offline_fetcher08
 from zkafka.consumer.partition_state import FetchedChunk, PartitionTopicInfo
 from zkafka.consumer.stream import FETCH_PIECE, SHUTDOWN, ConsumerTimeoutError, KafkaStream
 from zkafka.consumer.stream08 import MessageAndMetadata08, MessageBatch08, decode_batch08, decode_chunk08
-from zkafka.errors import InvalidMessageError
+from zkafka.errors import InvalidMessageError, MessageSizeTooLargeError
 from zkafka.records import native
-from zkafka.records.compression import GZIP
+from zkafka.records.compression import GZIP, LZ4, SNAPPY, ZSTD
 from zkafka.records.default_record import Header, Record
 from zkafka.records.record_batch import build_batch
 
@@ -90,6 +90,17 @@ def test_a_compressed_or_damaged_record_batch_reads_as_on_the_pure_path():
     assert [(m.value, m.offset) for b in batches for m in b] == [(b"a", 0), (b"b", 1), (b"c", 2), (b"d", 3)]
     assert isinstance(error, InvalidMessageError) and "CRC-32C" in str(error)
     assert (resume, next_offset) == (len(plain + packed + damaged), 5)  # the next fetch goes on past it
+    if native.lib is not None:  # the compressed batch inflated and read in the same call as the plain one
+        assert batches[0].values == [b"a", b"b", b"c", b"d"] and batches[0].keys == [None, None, None, b"k"]
+
+
+@pytest.mark.parametrize("codec_id", [GZIP, SNAPPY, LZ4, ZSTD])
+def test_a_compressed_record_batch_inflating_past_the_limit_is_refused_before_it_is_all_inflated(codec_id):
+    packed = build_batch([Record(i, 1, None, b"x" * 1000) for i in range(50)], compression=codec_id)
+    batch, error, resume, next_offset = decode_batch08(packed + packed, 0, "t", 3, 0, 10_000)
+    assert (len(batch), type(error), resume, next_offset) == (0, MessageSizeTooLargeError, len(packed), 50)
+    batch = decode_batch08(packed, 0, "t", 3, 0, 60_000)[0]
+    assert (len(batch), batch.values[-1], list(batch.offsets)[-1]) == (50, b"x" * 1000, 49)
 
 
 def test_a_slice_is_a_batch_of_those_messages():

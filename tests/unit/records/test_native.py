@@ -21,7 +21,7 @@ from zkafka.consumer.stream07 import _LAYOUT as _LAYOUT07
 from zkafka.consumer.stream07 import decode_chunk
 from zkafka.consumer.stream08 import MessageBatch08, decode_batch08, decode_chunk08
 from zkafka.records import format07, format08, native, record_batch
-from zkafka.records.compression import GZIP, LZ4, NO_COMPRESSION, SNAPPY
+from zkafka.records.compression import GZIP, LZ4, NO_COMPRESSION, SNAPPY, ZSTD
 from zkafka.records.default_record import Header, Record
 from zkafka.records.entries import valid_prefix
 from zkafka.records.format07 import FORMAT07
@@ -137,7 +137,7 @@ def record_batch08(draw, offset: int) -> tuple[bytes, int]:
         key, value = draw(st.none() | st.binary(max_size=8)), draw(st.none() | st.binary(max_size=30))
         records.append(Record(at, 1000 + at, key, value, tuple(Header(*h) for h in draw(headers))))
         at += gap
-    compression = draw(st.sampled_from([NO_COMPRESSION, NO_COMPRESSION, NO_COMPRESSION, GZIP]))
+    compression = draw(st.sampled_from([NO_COMPRESSION, NO_COMPRESSION, GZIP, SNAPPY, LZ4, ZSTD]))
     return build_batch(records, compression=compression, control=draw(st.integers(0, 7)) == 0), at
 
 
