@@ -19,6 +19,7 @@ from tests.support.consumers import (
 from tests.support.wire import Producer
 from zkafka.assignment.range_assignor import assign, broker_partitions
 from zkafka.consumer import ZookeeperConsumerConnector
+from zkafka.consumer.group_view import Registrations
 from zkafka.utils import wait_until as gwait
 from zkafka.zk.client import get_children
 
@@ -250,3 +251,18 @@ def test_twenty_consumers_joining_at_once_settle_with_every_partition_owned_once
     # every partition is owned exactly once across the connectors' own views too
     held = [key for c in members for key in c.owned_partitions()]
     assert sorted(held) == sorted(expected)
+
+
+def test_a_members_registration_is_read_once_and_again_after_it_changes_or_goes(zk_client):
+    """What a rebalance reads of the other members (group_view.Registrations): a value is read once, with a
+    data watch; a changed or deleted registration is read afresh."""
+    path, other = "/consumers/reg/ids/a", "/consumers/reg/ids/b"
+    zk_client.create(path, b"one", makepath=True)
+    registrations = Registrations()
+    assert registrations.get_many(zk_client, [path, other]) == {path: "one", other: None}
+    zk_client.create(other, b"two")
+    assert registrations.get_many(zk_client, [path, other]) == {path: "one", other: "two"}
+    zk_client.set(path, b"three")
+    gwait(lambda: registrations.get_many(zk_client, [path])[path] == "three", 10)
+    zk_client.delete(path)
+    gwait(lambda: registrations.get_many(zk_client, [path, other]) == {path: None, other: "two"}, 10)
