@@ -126,12 +126,16 @@ def test_metadata_for_an_illegal_topic_name_answers_invalid_topic_and_no_brokers
     assert answer.topics == [TopicMetadata(17, "bad/name", []), TopicMetadata(17, "t", [])]
 
 
+BURST = 1000
+
+
 def test_a_pipelined_burst_does_not_keep_another_connections_request_waiting(broker, client):
-    """300 big produces pipelined on one connection, and once the first is answered a ListOffsets on another:
+    """1000 big produces pipelined on one connection, and once the first is answered a ListOffsets on another:
     that one is answered while the burst is still being appended (its latest offset counts the produces
     handled before it), and the burst's answers come back in request order, one base offset after another."""
     batch = format08.build_message_set([(None, bytes(1000))] * 64)  # 64 messages: 67 KB, a big request
-    burst = [v08.encode_request(produce_request("t", 0, batch), n, "burst") for n in range(300)]
+    # the rest of the burst takes the broker ~0.3 s here, far more than the moment the ListOffsets takes to go
+    burst = [v08.encode_request(produce_request("t", 0, batch), n, "burst") for n in range(BURST)]
     latest = ListOffsetsRequestV0(-1, [ListOffsetsRequestTopic("t", [ListOffsetsRequestPartition(0, -1, 1)])])
     with Client08(broker.port) as bursting:
         sender = threading.Thread(target=lambda: bursting.sock.sendall(b"".join(burst)), daemon=True)
@@ -140,6 +144,6 @@ def test_a_pipelined_burst_does_not_keep_another_connections_request_waiting(bro
         end_offset = client.call(latest).topics[0].partitions[0].offsets[0]
         answers = [first] + [bursting.receive(ProduceRequestV0) for _ in burst[1:]]
         sender.join(10)
-    assert 64 <= end_offset < 300 * 64, "the single request waited for the whole burst"
-    assert [a.correlation_id for a in answers] == list(range(300))
-    assert [a.body.topics[0].partitions[0].offset for a in answers] == [64 * n for n in range(300)]
+    assert 64 <= end_offset < BURST * 64, "the single request waited for the whole burst"
+    assert [a.correlation_id for a in answers] == list(range(BURST))
+    assert [a.body.topics[0].partitions[0].offset for a in answers] == [64 * n for n in range(BURST)]
