@@ -110,7 +110,7 @@ def poll_until(consumer, wanted: int, refused: type, deadline_s: float = 30.0) -
     return got, seen
 
 
-def test_acls_gate_fetch_join_and_the_controllers_requests(secured_cluster, zk_connect, zk_client):
+def test_acls_gate_fetch_join_and_the_controllers_requests(secured_cluster, zk_connect, zk_client, tmp_path):
     broker0, broker1 = secured_cluster
     create_topic(zk_client, "t", 1, 2, {})
     produce(broker0, 5)
@@ -204,6 +204,23 @@ def test_acls_gate_fetch_join_and_the_controllers_requests(secured_cluster, zk_c
     assert removed.exit_code == 0, removed.output
     assert "operation=READ" not in removed.output and "operation=DESCRIBE" in removed.output
     assert "Read" not in zk_client.get("/kafka-acl/Topic/t")[0].decode()
+
+    # through the SASL listener with --command-config: the super user may list, alice is refused in one line
+    for user, refused in (("admin", False), ("alice", True)):
+        config = tmp_path / f"{user}.properties"
+        config.write_text(
+            "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config="
+            "org.apache.kafka.common.security.plain.PlainLoginModule required "
+            f'username="{user}" password="{user}-secret";\n'
+        )
+        sasl_bootstrap = f"127.0.0.1:{broker1.listener_port('SASL_PLAINTEXT')}"
+        result = CliRunner().invoke(
+            main, ["acls", "--bootstrap-server", sasl_bootstrap, "--command-config", str(config), "--list"]
+        )
+        if refused:
+            assert result.exit_code != 0 and "CLUSTER_AUTHORIZATION_FAILED" in result.output, result.output
+        else:
+            assert result.exit_code == 0 and "principal=User:alice" in result.output, result.output
 
     # kafka-python's admin client: alice may not administer; the super user reads and writes ACLs (v1 requests)
     from kafka.admin import (

@@ -19,6 +19,10 @@ OPERATIONS = (
     "--bootstrap-server", metavar="HOST:PORT", help="A broker (CreateAcls, DeleteAcls, DescribeAcls)."
 )
 @click.option(
+    "--command-config", metavar="FILE", type=click.Path(dir_okay=False),
+    help="--bootstrap-server: client properties (security.protocol, sasl.mechanism, sasl.jaas.config, ssl.*).",
+)  # fmt: skip
+@click.option(
     "--authorizer-properties", multiple=True, metavar="KEY=VALUE",
     help="The authorizer's properties: zookeeper.connect=HOST:PORT[/CHROOT] reaches the ACLs in ZooKeeper.",
 )  # fmt: skip
@@ -77,8 +81,11 @@ def acls(**options) -> None:
             _run(ac, ac.ZkAcls(zk), choice, options)
     else:
         from zkafka.tools.admin_client import AdminClient
+        from zkafka.tools.command_config import client_security
 
-        _run(ac, ac.AdminAcls(AdminClient(options["bootstrap_server"])), choice, options)
+        security = client_security(options["command_config"])
+        admin = AdminClient(options["bootstrap_server"], secure=None if security.plaintext else security.secure)
+        _run(ac, ac.AdminAcls(admin), choice, options)
 
 
 def _run(ac, store, choice, options) -> None:

@@ -50,15 +50,16 @@ class ConfigEntry:
 class AdminClient:
     """The cluster that ``bootstrap`` (``host:port``) belongs to, asked through the admin requests."""
 
-    def __init__(self, bootstrap: str, timeout_ms: int = 30000) -> None:
+    def __init__(self, bootstrap: str, timeout_ms: int = 30000, secure: Any = None) -> None:
         try:
             self.bootstrap = parse_server(bootstrap)
         except ValueError as exc:
             raise AdminClientError(f"--bootstrap-server: {exc}") from None
         self.timeout_ms = timeout_ms
+        self.secure = secure  # TLS and SASL for each connection (``command_config.client_security``)
 
     def call(self, address: tuple[str, int], request: Any) -> Any:
-        channel = broker_channel(*address, CLIENT_ID, socket_timeout_ms=self.timeout_ms)
+        channel = broker_channel(*address, CLIENT_ID, socket_timeout_ms=self.timeout_ms, secure=self.secure)
         try:
             return channel.request(request)
         except (OSError, KafkaError) as exc:
