@@ -226,6 +226,12 @@ def test_offsets_find_coordinator_batches_list_describe_and_delete(port, broker)
         assert client.call(delete).results[0].error == 0  # no members now: deleted
         gone = client.call(make(oc.OFFSET_FETCH_REQUEST[7], group_id="g", topics=None, require_stable=False))
         assert gone.topics == [] and gone.error == 0
+        # Deleted, the group is gone (only a request racing the deletion sees it Dead: COORDINATOR_NOT_AVAILABLE,
+        # unit-tested): its old member is unknown to every request and a new member starts it afresh
+        assert heartbeat(client, 1, joined.member_id) == E.UNKNOWN_MEMBER_ID
+        assert sync(client, 1, joined.member_id).error == E.UNKNOWN_MEMBER_ID
+        assert join(client, member_id=joined.member_id).error == E.UNKNOWN_MEMBER_ID
+        assert two_step_join(client).generation_id == 1
 
 
 def test_group_max_size_refuses_a_join_past_it(start_broker08):

@@ -4,7 +4,8 @@ States (group_state.py): Empty (new, or every member gone; offsets kept) or Stab
 new or changed member joins, the leader rejoins, a member leaves or misses its session timeout) →
 CompletingRebalance (every member rejoined, or the rebalance timeout fired: a new generation, a protocol, the
 joins answered; with nobody left: Empty, its record stored) → Stable (the leader's assignment stored) ... and
-Dead (deleted, expired empty, or this broker stopped coordinating the group).
+Dead (deleted, expired empty, or no longer coordinated here): a member request it still sees gets
+COORDINATOR_NOT_AVAILABLE first (Kafka 3.x; 0.9-2.2: UNKNOWN_MEMBER_ID), so the client finds its coordinator anew.
 
 The machine is pure: each call takes the time and returns what the broker must do as *effects* — answer a
 parked JoinGroup or SyncGroup, arm or disarm a member's heartbeat timer, park the group's delayed join (or
@@ -156,6 +157,8 @@ class GroupMetadata(GroupProtocols, StaticMembership, PendingMembers, GroupRecor
         ``require_member_id`` (JoinGroup v4+, KIP-394): a new dynamic member first gets MEMBER_ID_REQUIRED;
         ``skip_assignment`` (v9, KIP-814): a restarted static leader may be told to skip the assignment."""
         protocols = [(name, bytes(data or b"")) for name, data in protocols]
+        if self.is_(GroupState.DEAD):
+            return JoinOutcome(member_id, join_error(member_id, ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE), [])
         if not self._consistent(protocol_type, protocols):
             return JoinOutcome(member_id, join_error(member_id, ErrorCode.INCONSISTENT_GROUP_PROTOCOL), [])
         if member_id and self.fenced(member_id, instance_id):
@@ -163,8 +166,6 @@ class GroupMetadata(GroupProtocols, StaticMembership, PendingMembers, GroupRecor
         unknown_instance = instance_id is not None and self.instance_member(instance_id) is None
         pending = bool(member_id) and instance_id is None and self.pending_members.pop(member_id, None) is not None
         if member_id and not pending and (not self.has(member_id) or unknown_instance):
-            return JoinOutcome(member_id, join_error(member_id, ErrorCode.UNKNOWN_MEMBER_ID), [])
-        if self.is_(GroupState.DEAD):
             return JoinOutcome(member_id, join_error(member_id, ErrorCode.UNKNOWN_MEMBER_ID), [])
         if not member_id and require_member_id and instance_id is None:
             return self.require_member_id(client_id, session_timeout_ms, now_ms)
@@ -284,6 +285,8 @@ class GroupMetadata(GroupProtocols, StaticMembership, PendingMembers, GroupRecor
         instance_id: str | None = None,
     ) -> SyncOutcome:
         """A SyncGroup: the leader's carries every member's assignment; everyone's waits until it is stored."""
+        if self.is_(GroupState.DEAD):
+            return SyncOutcome(ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE, b"", False, [])
         if self.fenced(member_id, instance_id):
             return SyncOutcome(ErrorCode.FENCED_INSTANCE_ID, b"", False, [])
         if not self.has(member_id):
@@ -291,8 +294,6 @@ class GroupMetadata(GroupProtocols, StaticMembership, PendingMembers, GroupRecor
         if generation != self.generation:
             return SyncOutcome(ErrorCode.ILLEGAL_GENERATION, b"", False, [])
         member = self.members[member_id]
-        if self.is_(GroupState.DEAD):
-            return SyncOutcome(ErrorCode.UNKNOWN_MEMBER_ID, b"", False, [])
         if self.is_(GroupState.PREPARING_REBALANCE):
             return SyncOutcome(ErrorCode.REBALANCE_IN_PROGRESS, b"", False, [])
         if self.is_(GroupState.STABLE):
@@ -347,7 +348,7 @@ class GroupMetadata(GroupProtocols, StaticMembership, PendingMembers, GroupRecor
         """0.9's checks of a Heartbeat or OffsetCommit, in order: Dead, (2.3) fenced, rebalancing, member,
         generation."""
         if self.is_(GroupState.DEAD):
-            return ErrorCode.UNKNOWN_MEMBER_ID, []
+            return ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE, []
         if self.fenced(member_id, instance_id):
             return ErrorCode.FENCED_INSTANCE_ID, []
         if rebalancing:
@@ -362,7 +363,7 @@ class GroupMetadata(GroupProtocols, StaticMembership, PendingMembers, GroupRecor
         """A LeaveGroup; with an instance id (v3) it removes that static member, whatever its member id (""
         names none), unless ``member_id`` is an old incarnation's (FENCED_INSTANCE_ID)."""
         if self.is_(GroupState.DEAD):
-            return ErrorCode.UNKNOWN_MEMBER_ID, []
+            return ErrorCode.GROUP_COORDINATOR_NOT_AVAILABLE, []
         if member_id and self.fenced(member_id, instance_id):
             return ErrorCode.FENCED_INSTANCE_ID, []
         static = self.instance_member(instance_id) if instance_id is not None else None

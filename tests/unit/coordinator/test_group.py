@@ -144,7 +144,7 @@ def test_a_failed_store_answers_the_syncs_with_its_error_and_rebalances() -> Non
         ("preparing", "c-1", 1, E.REBALANCE_IN_PROGRESS),
         ("preparing", "nobody", 7, E.UNKNOWN_MEMBER_ID),  # membership is checked first
         ("preparing", "c-1", 7, E.ILLEGAL_GENERATION),  # then the generation
-        ("dead", "c-1", 1, E.UNKNOWN_MEMBER_ID),
+        ("dead", "c-1", 1, E.GROUP_COORDINATOR_NOT_AVAILABLE),
     ],
 )
 def test_sync_errors_in_order(setup, member, generation, error) -> None:
@@ -161,7 +161,7 @@ def test_sync_errors_in_order(setup, member, generation, error) -> None:
         ("preparing", "nobody", 9, E.REBALANCE_IN_PROGRESS),  # rebalancing comes before the member check
         ("awaiting", "c-1", 2, E.NONE),  # CompletingRebalance: a heartbeat as in Stable (Kafka 2.x+)
         ("awaiting", "c-1", 1, E.ILLEGAL_GENERATION),
-        ("dead", "c-1", 1, E.UNKNOWN_MEMBER_ID),
+        ("dead", "c-1", 1, E.GROUP_COORDINATOR_NOT_AVAILABLE),
     ],
 )
 def test_heartbeat_errors_in_order(setup, member, generation, error) -> None:
@@ -178,7 +178,7 @@ def test_heartbeat_errors_in_order(setup, member, generation, error) -> None:
         ("stable", "c-1", 3, E.ILLEGAL_GENERATION),
         ("preparing", "c-1", 1, E.NONE),  # commits are accepted while the group rebalances
         ("awaiting", "nobody", 1, E.REBALANCE_IN_PROGRESS),
-        ("dead", "c-1", 1, E.UNKNOWN_MEMBER_ID),
+        ("dead", "c-1", 1, E.GROUP_COORDINATOR_NOT_AVAILABLE),
     ],
 )
 def test_commit_errors_in_order(setup, member, generation, error) -> None:
@@ -193,7 +193,21 @@ def test_join_errors_in_order() -> None:
     assert join(group, protocols=[]).result.error == E.INCONSISTENT_GROUP_PROTOCOL
     assert join(group, "nobody").result.error == E.UNKNOWN_MEMBER_ID
     group.unload()
-    assert join(group, a).result == JoinResult(E.UNKNOWN_MEMBER_ID, 0, "", "", a, ())
+    assert join(group, a).result == JoinResult(E.GROUP_COORDINATOR_NOT_AVAILABLE, 0, "", "", a, ())
+
+
+def test_a_dead_group_answers_every_member_request_coordinator_not_available_first() -> None:
+    """Kafka 3.x: Dead is checked before protocol, membership and generation (the group moved or was just
+    removed; the client looks its coordinator up again)."""
+    group, (a, _) = stable_group()
+    group.unload()
+    assert join(group, protocols=[("other", b"")]).result.error == E.GROUP_COORDINATOR_NOT_AVAILABLE
+    assert join(group, "nobody").result.error == E.GROUP_COORDINATOR_NOT_AVAILABLE
+    assert group.sync("nobody", 9, None, 0).error == E.GROUP_COORDINATOR_NOT_AVAILABLE
+    assert group.heartbeat("nobody", 9, 0) == (E.GROUP_COORDINATOR_NOT_AVAILABLE, [])
+    assert group.commit_error("nobody", 9, 0) == (E.GROUP_COORDINATOR_NOT_AVAILABLE, [])
+    assert group.leave(a) == (E.GROUP_COORDINATOR_NOT_AVAILABLE, [])
+    assert group.state is GroupState.DEAD and a in group.members  # nothing changed
 
 
 def test_a_follower_rejoining_unchanged_in_stable_gets_the_current_generation_without_a_rebalance() -> None:
