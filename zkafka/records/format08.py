@@ -27,6 +27,7 @@ CODEC_MASK = 0x07
 # A record batch (magic 2, ``record_batch``) shares the entry framing; its last offset is base + this delta.
 _BATCH_MAGIC = 2
 _MIN_BATCH_SIZE = 61
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _LAST_OFFSET_DELTA_AT = 23
 
 OFFSET = struct.Struct(">q")
@@ -267,7 +268,10 @@ def entry_offset(buf: Any, pos: int, size: int) -> int:
     base offset plus its lastOffsetDelta)."""
     (offset,) = _unpack_offset(buf, pos)
     if size >= _MIN_BATCH_SIZE and buf[pos + 16] == _BATCH_MAGIC:
-        return offset + _unpack_int(buf, pos + _LAST_OFFSET_DELTA_AT)[0]
+        last = offset + _unpack_int(buf, pos + _LAST_OFFSET_DELTA_AT)[0]
+        if not _INT64_MIN <= last <= _INT64_MAX:  # a damaged batch's: the sum wraps, as a Java long's does
+            last = (last - _INT64_MIN) % 2**64 + _INT64_MIN
+        return last
     return offset
 
 
