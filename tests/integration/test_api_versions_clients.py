@@ -36,7 +36,7 @@ def values(start: int, count: int) -> list[bytes]:
 def kp_produce(bootstrap: str, sent: list[bytes], compression: str | None = None) -> None:
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=10, compression_type=compression)
     try:
-        assert producer.config["api_version"] == (2, 4)  # learnt from ApiVersions (Produce v8): record batches
+        assert producer.config["api_version"] == (2, 5)  # learnt from ApiVersions (DescribeAcls v2): record batches
         futures = [producer.send(TOPIC, key=b"k%d" % i, value=v) for i, v in enumerate(sent)]
         producer.flush(30)
         for future in futures:

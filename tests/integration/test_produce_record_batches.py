@@ -83,7 +83,7 @@ def test_kafka_python_batches_reach_every_replica_exactly_as_acknowledged(cluste
             bootstrap_servers=bootstrap, acks="all", linger_ms=20, compression_type=compression
         )
         try:
-            assert producer.config["api_version"] == (2, 4)  # from ApiVersions: record batches
+            assert producer.config["api_version"] == (2, 5)  # from ApiVersions (DescribeAcls v2): record batches
             sent = [(b"k%d" % i, b"%d-%s-%05d" % (round_, str(compression).encode(), i)) for i in range(40)]
             futures = [producer.send("batches", key=k, value=v, partition=0) for k, v in sent]
             producer.flush(30)
