@@ -3,8 +3,8 @@
 A ``DelayedOperation`` is a request that cannot be answered yet (a Fetch waiting for ``min_bytes``, a Produce
 waiting for its replicas). ``Purgatory.try_complete_else_watch`` tries it once and otherwise parks it under
 its keys (e.g. ``(topic, partition)``); ``check_and_complete(key)``, called after every append (or follower
-LEO / high-watermark change), retries only that key's operations; the rest complete when their gevent timer
-fires. Completion happens exactly once whichever comes first (a condition, the timer, ``force_complete``),
+LEO / high-watermark change), retries only that key's operations (``check_and_complete_soon``: once the
+running greenlet yields); the rest complete when their gevent timer fires. Completion happens exactly once whichever comes first (a condition, the timer, ``force_complete``),
 and ``cancel`` (a closed connection) drops an operation without answering it.
 
 Parked operations cost nothing while waiting: one libev timer each, no greenlet, no polling. A completed or
@@ -127,6 +127,7 @@ class Purgatory:
         self._watchers: dict[Hashable, dict[DelayedOperation, None]] = {}  # key -> ordered set of operations
         self._watched = 0
         self._delayed = 0
+        self._soon: dict[Hashable, None] = {}  # keys to check once the running greenlet yields
 
     def try_complete_else_watch(self, op: DelayedOperation, keys: Iterable[Hashable]) -> bool:
         """Complete ``op`` now if it can (True), else park it under ``keys`` with its timer (False)."""
@@ -162,6 +163,19 @@ class Purgatory:
             except Exception:  # one broken operation must not fail the append that woke it
                 log.exception("%s: try_complete of %r failed", self.name, op)
         return completed
+
+    def check_and_complete_soon(self, key: Hashable) -> None:
+        """``check_and_complete(key)`` once the running greenlet yields to the hub (before its next poll): an
+        append's wake-up, so that the requests a connection already read behind it (a pipelined burst) are
+        appended first and a woken fetch answers with all of them."""
+        if not self._soon:
+            gevent.get_hub().loop.run_callback(self._check_soon)
+        self._soon[key] = None
+
+    def _check_soon(self) -> None:
+        keys, self._soon = self._soon, {}
+        for key in keys:
+            self.check_and_complete(key)
 
     def watched(self) -> int:
         """Watch entries (an operation counts once per key): Kafka's ``PurgatorySize``."""

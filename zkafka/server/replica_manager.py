@@ -13,7 +13,7 @@ UNKNOWN_TOPIC_OR_PARTITION (3). Fetches read through log_read.py.
 
 As 0.9's, it owns the produce and fetch purgatories: ``append_messages`` appends a Produce (or the offsets
 log's records) and parks a DelayedProduce when it waits for replicas; where this class changes what a parked
-request waits for, it completes it there (``try_complete_delayed_fetch`` after an append,
+request waits for, it completes it there (the fetches once the appending greenlet yields,
 ``try_complete_delayed_produce`` when a high watermark or a follower's log end moves, both when an ISR shrinks
 or a partition changes hands). ``update_leaders`` is the one-replica shortcut (tests, tools).
 """
@@ -316,7 +316,7 @@ class ReplicaManager:
             if info.count:
                 # Readers and waiting requests see the new high watermark before a due fsync runs.
                 moved = hosted.maybe_increment_high_watermark()
-                self.try_complete_delayed_fetch(hosted.key)
+                self.fetch_purgatory.check_and_complete_soon(hosted.key)  # after the appends read with it
                 if moved:
                     self.try_complete_delayed_produce(hosted.key)
                 partition_log.flush_if_due()
