@@ -28,6 +28,7 @@ from zkafka.config import (
     long_key,
     str_key,
 )
+from zkafka.coordinator.config_keys import COORDINATOR_KEYS
 from zkafka.errors import InvalidConfigError
 from zkafka.network.connection_quotas import parse_overrides
 from zkafka.network.sasl_authenticator import SASL_KEYS
@@ -135,7 +136,9 @@ class BrokerConfig08(Config):
         long_key("log.cleaner.delete.retention.ms", 24 * HOUR_MS),
         int_key("log.index.size.max.bytes", 10 * 1024 * 1024, 4),
         int_key("log.index.interval.bytes", 4096, 0),
-        Key("inter.broker.protocol.version", parse_format_version),  # the format's default, the offsets records' versions
+        Key(
+            "inter.broker.protocol.version", parse_format_version
+        ),  # the format's default, the offsets records' versions
         Key(
             "log.message.format.version",
             parse_format_version,
@@ -173,20 +176,8 @@ class BrokerConfig08(Config):
         int_key("controlled.shutdown.max.retries", 3),
         int_key("controlled.shutdown.retry.backoff.ms", 5000),
         bool_key("controlled.shutdown.enable", True),
-        int_key("offset.metadata.max.bytes", 4096),
-        int_key("offsets.load.buffer.size", 5 * 1024 * 1024, 1),
-        int_key("offsets.topic.replication.factor", 3, 1, 2**15 - 1),
-        int_key("offsets.topic.num.partitions", 50, 1),
-        int_key("offsets.topic.segment.bytes", 100 * 1024 * 1024, 1),
+        *COORDINATOR_KEYS,
         Key("offsets.topic.compression.codec", parse_codec08, 0),
-        int_key("offsets.retention.minutes", 24 * 60, 1),
-        long_key("offsets.retention.check.interval.ms", 600000, 1),
-        int_key("offsets.commit.timeout.ms", 5000, 1),
-        int_key("offsets.commit.required.acks", -1, -1, 2**15 - 1),
-        int_key("group.min.session.timeout.ms", 6000, 0),  # 0.9
-        int_key("group.max.session.timeout.ms", 1800000, 0),  # Kafka 2.x (0.9: 30000)
-        int_key("group.initial.rebalance.delay.ms", 0, 0),  # zkafka option (0.11's key; 0.9 has no delay)
-        int_key("group.max.size", 2**31 - 1, 1),  # Kafka 2.2 (KIP-389)
         int_key("max.incremental.fetch.session.cache.slots", 1000, 0),  # Kafka 1.1 (KIP-227)
         *QUOTA_KEYS,
         bool_key("delete.topic.enable", False),
@@ -323,7 +314,9 @@ class ProducerConfig08(Config):
             raise InvalidConfigError("batch.num.messages: larger than queue.buffering.max.messages")
 
 
-MAX_IN_FLIGHT = 5  # idempotence: a broker keeps a producer's last five batches (more in flight cannot be deduped)
+MAX_IN_FLIGHT = (
+    5  # idempotence: a broker keeps a producer's last five batches (more in flight cannot be deduped)
+)
 
 
 def check_idempotence(config: ProducerConfig08) -> None:
