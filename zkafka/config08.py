@@ -30,6 +30,7 @@ from zkafka.config import (
 )
 from zkafka.coordinator.config_keys import COORDINATOR_KEYS
 from zkafka.errors import InvalidConfigError
+from zkafka.log.log_config import COMPRESSION_TYPES
 from zkafka.network.connection_quotas import parse_overrides
 from zkafka.network.sasl_authenticator import SASL_KEYS
 from zkafka.network.ssl_factory import SSL_KEYS
@@ -145,6 +146,7 @@ class BrokerConfig08(Config):
             lambda c: default_format_version(c["inter.broker.protocol.version"]),
         ),
         choice_key("log.message.timestamp.type", "CreateTime", TIMESTAMP_TYPES),
+        choice_key("compression.type", "producer", tuple(COMPRESSION_TYPES)),
         long_key("log.flush.interval.messages", LONG_MAX, 1),
         int_key("transactional.id.expiration.ms", 7 * 24 * HOUR_MS, 1),  # 2.x: producer ids expire with it
         int_key("producer.id.expiration.check.interval.ms", 600000, 1),
@@ -228,6 +230,7 @@ TOPIC_KEY_DEFAULTS = {
     "min.insync.replicas": "min.insync.replicas",
     "message.format.version": "log.message.format.version",
     "message.timestamp.type": "log.message.timestamp.type",
+    "compression.type": "compression.type",
 }
 
 TOPIC_KEYS = key_table(
@@ -249,6 +252,7 @@ TOPIC_KEYS = key_table(
     int_key("min.insync.replicas", None, 1),
     Key("message.format.version", parse_format_version),
     choice_key("message.timestamp.type", None, TIMESTAMP_TYPES),
+    choice_key("compression.type", None, tuple(COMPRESSION_TYPES)),
 )
 
 

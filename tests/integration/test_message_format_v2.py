@@ -209,3 +209,28 @@ def test_librdkafka_headers_and_timestamps_come_back_unchanged(cluster, zk_clien
         reader.close()
     assert read == sent
     assert pinned_values(bootstrap, "hdr") == [(i, k, v) for i, (k, v, _, _) in enumerate(sent)]
+
+
+def test_a_topic_with_compression_type_stores_its_codec_whatever_the_producer_sends(cluster, zk_client):
+    """compression.type=gzip on the topic: librdkafka's idempotent producer sends snappy batches and every
+    replica stores gzip batches with the producer's id and sequences; kafka-python reads every value back."""
+    create_topic(zk_client, "gz", 1, 2, {**V2, "compression.type": "gzip"}, rng=random.Random(1))
+    _, port = leader_port(cluster, zk_client, "gz")
+    producer = confluent_kafka.Producer(
+        {"bootstrap.servers": f"127.0.0.1:{port}", "enable.idempotence": True, "compression.type": "snappy"}
+    )
+    values = [b"value-%03d" % i for i in range(50)]
+    for value in values:
+        producer.produce("gz", value=value, partition=0)
+    assert producer.flush(30) == 0
+    for broker_id, batches in replica_batches(cluster, "gz", len(values)).items():
+        assert {b.header.compression for b in batches} == {GZIP}, f"replica {broker_id}"
+        assert all(b.header.producer_id >= 0 for b in batches)
+        assert [r.value for b in batches for r in b.records] == values
+    consumer = kafka.KafkaConsumer(bootstrap_servers=f"127.0.0.1:{port}", consumer_timeout_ms=3000)
+    try:
+        consumer.assign([kafka.TopicPartition("gz", 0)])
+        consumer.seek_to_beginning()
+        assert [r.value for r in consumer] == values
+    finally:
+        consumer.close()

@@ -8,7 +8,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from zkafka.config import LONG_MAX
+from zkafka.records.compression import GZIP, LZ4, NO_COMPRESSION, SNAPPY, ZSTD
 from zkafka.records.format_version import magic_of
+
+# ``compression.type`` (broker and topic, Kafka's BrokerCompressionCodec): the codec a log stores; ``producer``
+# keeps what the producer sent.
+COMPRESSION_TYPES = {
+    "uncompressed": NO_COMPRESSION,
+    "gzip": GZIP,
+    "snappy": SNAPPY,
+    "lz4": LZ4,
+    "zstd": ZSTD,
+    "producer": None,
+}
 
 
 @dataclass(frozen=True)
@@ -33,6 +45,7 @@ class LogConfig:
     log_append_time: bool = False  # ``message.timestamp.type`` LogAppendTime (else CreateTime)
     producer_id_expiration_ms: int = 7 * 24 * 3600 * 1000  # the broker's ``transactional.id.expiration.ms``
     unclean_leader_election_enable: bool = True  # a follower halts rather than truncate below its HW when off
+    compression: int | None = None  # ``compression.type``'s codec; None: ``producer`` (the producer's kept)
 
     _TOPIC_KEYS = {
         "segment.bytes": "segment_bytes",
@@ -73,6 +86,7 @@ class LogConfig:
             log_append_time=config["log.message.timestamp.type"] == "LogAppendTime",
             producer_id_expiration_ms=config["transactional.id.expiration.ms"],
             unclean_leader_election_enable=config["unclean.leader.election.enable"],
+            compression=COMPRESSION_TYPES[config["compression.type"]],
         )
 
     @classmethod
@@ -83,6 +97,8 @@ class LogConfig:
             fields["compact"] = values["cleanup.policy"] == "compact"
         if values.get("message.format.version") is not None:
             fields["message_format_magic"] = magic_of(values["message.format.version"])
+        if values.get("compression.type") is not None:
+            fields["compression"] = COMPRESSION_TYPES[values["compression.type"]]
         if values.get("message.timestamp.type") is not None:
             fields["log_append_time"] = values["message.timestamp.type"] == "LogAppendTime"
         return cls(**fields)

@@ -13,6 +13,8 @@ CRC, which covers the attributes onward), and has its maxTimestamp corrected, se
 Anything else is converted: the set's records (``convert.set_records``; magic-0 messages have timestamp -1)
 become ONE entry of the log's magic with the codec of the set's last compressed entry, as Kafka converts
 (a batch stamped with the leader's epoch).
+``compression.type`` (broker or topic) other than ``producer`` and other than the set's codec: the records
+are compressed again with it into one entry (a batch keeps its producer fields), as Kafka's LogValidator does.
 Errors: a batch clients may not write INVALID_RECORD (87), damaged bytes CORRUPT_MESSAGE (2), transactional
 batches, and idempotent ones to a log below v2, UNSUPPORTED_FOR_MESSAGE_FORMAT (43), an entry over
 ``max.message.bytes`` MESSAGE_TOO_LARGE (10). Pure: bytes in, bytes out.
@@ -56,8 +58,16 @@ def validate_and_assign(
     limit = config.max_message_size
     given = first_magic(message_set)
     log_append_time = now_ms if config.log_append_time else None
+    if config.compression is not None and given is not None:
+        recompressed = _recompressed(
+            bytes(message_set), given, config, next_offset, log_append_time, leader_epoch
+        )
+        if recompressed is not None:
+            return recompressed
     if given == MAGIC_V2 and magic in (0, MAGIC_V2) and native.lib is not None:
-        plain = _native_assign(native.lib, message_set, magic, next_offset, limit, log_append_time, leader_epoch)
+        plain = _native_assign(
+            native.lib, message_set, magic, next_offset, limit, log_append_time, leader_epoch
+        )
         if plain is not None:
             return AssignedSet(plain[0], next_offset, next_offset + plain[1] - 1, plain[1])
     if magic == 0:
@@ -68,7 +78,7 @@ def validate_and_assign(
     if given == MAGIC_V2 and magic == MAGIC_V2:
         return assign_batches(data, next_offset, limit, log_append_time, leader_epoch)
     if given == MAGIC_V2:
-        records, codec = _batch_records(data, magic, limit)
+        records, codec, _ = _batch_records(data, magic, limit)
     else:
         records, codec = set_records(data, limit)
     if not records:
@@ -106,7 +116,13 @@ def assign_batches(
 
 
 def _native_assign(
-    lib: Any, data: Any, magic: int, next_offset: int, limit: int, log_append_time: int | None, leader_epoch: int
+    lib: Any,
+    data: Any,
+    magic: int,
+    next_offset: int,
+    limit: int,
+    log_append_time: int | None,
+    leader_epoch: int,
 ) -> tuple[bytes, int] | None:
     """The native core's one pass over a set of plain record batches (uncompressed, no transaction; towards
     magic 0 without headers or producer id): ``(bytes, count)``, or None for the pure path to read the set."""
@@ -115,15 +131,49 @@ def _native_assign(
     return lib.batches_to_set08(data, next_offset, limit)
 
 
-def _batch_records(data: bytes, magic: int, limit: int) -> tuple[list[Record], int]:
+def _recompressed(
+    data: bytes,
+    given: int,
+    config: LogConfig,
+    next_offset: int,
+    log_append_time: int | None,
+    leader_epoch: int,
+) -> AssignedSet | None:
+    """``compression.type`` names a codec other than the set's (the last compressed entry's, as Kafka's
+    sourceCodec): the records as one entry of the log's magic compressed with it, a batch keeping its
+    producer's id, epoch and base sequence; None when the codecs agree (the paths above keep the set)."""
+    magic, limit = config.message_format_magic, config.max_message_size
+    if given == MAGIC_V2:
+        records, codec, producer = _batch_records(data, magic, limit)
+    else:
+        (records, codec), producer = set_records(data, limit), None
+    if codec == config.compression:
+        return None
+    if not records:
+        return AssignedSet(b"", next_offset, next_offset - 1, 0)
+    converted = build_set(
+        magic, records, config.compression, next_offset, log_append_time, producer, leader_epoch
+    )
+    _check_size(len(converted), limit)
+    return AssignedSet(converted, next_offset, next_offset + len(records) - 1, len(records))
+
+
+def _batch_records(
+    data: bytes, magic: int, limit: int
+) -> tuple[list[Record], int, tuple[int, int, int] | None]:
+    """The records of the set's batches, the last compressed one's codec, the first one's producer (id,
+    epoch, base sequence; None when it has no producer id)."""
     records: list[Record] = []
     codec = 0
+    producer = None
     for pos in batch_positions(data):
         header = read_batch_header(data, pos)
         check_client_batch(header, pos, magic)
         records += read_batch(data, pos, limit).records
         codec = header.compression or codec
-    return records, codec
+        if producer is None and header.producer_id >= 0:
+            producer = (header.producer_id, header.producer_epoch, header.base_sequence)
+    return records, codec, producer
 
 
 def _check_size(size: int, limit: int) -> None:

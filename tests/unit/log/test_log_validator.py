@@ -94,3 +94,45 @@ def test_plain_batches_into_a_magic_2_log_keep_their_records_with_offsets_epoch_
         assert {b.header.partition_leader_epoch for b in batches} == {3}
         assert batches[-1].header.max_timestamp == stamp
         assert [r.offset for b in batches for r in b.records] == [10, 11, 12]
+
+
+def test_compression_type_recompresses_a_batch_keeping_its_producer_fields():
+    from zkafka.records.compression import SNAPPY
+
+    plain = build_batch(
+        [Record(i, 1000 + i, b"k", b"v%d" % i) for i in range(5)],
+        producer_id=42,
+        producer_epoch=3,
+        base_sequence=7,
+    )
+    assigned = validate_and_assign(plain, 100, LogConfig(message_format_magic=2, compression=GZIP), 0, 9)
+    (stored,) = read_batches(assigned.data)
+    assert (stored.header.compression, stored.header.base_offset, stored.header.partition_leader_epoch) == (
+        GZIP,
+        100,
+        9,
+    )
+    assert (stored.header.producer_id, stored.header.producer_epoch, stored.header.base_sequence) == (
+        42,
+        3,
+        7,
+    )
+    assert [(r.offset, r.value) for r in stored.records] == [(100 + i, b"v%d" % i) for i in range(5)]
+    # the codec it has already: kept as the producer sent it (only the offsets and epoch written in)
+    again = validate_and_assign(assigned.data, 200, LogConfig(message_format_magic=2, compression=GZIP), 0, 9)
+    assert again.data[8:] == assigned.data[8:]  # all but the base offset
+    # uncompressed undoes a producer's codec; a magic-0 log gets one wrapper of the topic's codec
+    (undone,) = read_batches(
+        validate_and_assign(
+            assigned.data, 0, LogConfig(message_format_magic=2, compression=NO_COMPRESSION), 0
+        ).data
+    )
+    assert undone.header.compression == NO_COMPRESSION and len(undone.records) == 5
+    v0 = validate_and_assign(
+        build_message_set([(None, b"a"), (None, b"b")]),
+        5,
+        LogConfig(message_format_magic=0, compression=SNAPPY),
+        0,
+    )
+    assert v0.data[8 + 4 + 4 + 1] & 7 == SNAPPY  # one wrapper (offset, size, crc, magic, attributes)
+    assert [(m.offset, m.value) for m in iter_messages(v0.data)] == [(5, b"a"), (6, b"b")]
