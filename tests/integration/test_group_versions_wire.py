@@ -28,7 +28,10 @@ from zkafka.utils import wait_until
 
 pytestmark = pytest.mark.integration
 
-PROPS = {"num_partitions": "2", "offsets.topic.num.partitions": "1", "group.min.session.timeout.ms": "1000"}
+PROPS = {
+    "num_partitions": "2", "offsets.topic.num.partitions": "1", "group.min.session.timeout.ms": "1000",
+    "offsets.retention.check.interval.ms": "100",
+}  # fmt: skip
 METADATA = subscription_metadata(RangeAssignor(), ["t"])
 PROTOCOLS = [{"protocol_name": "range", "protocol_metadata": METADATA}]
 
@@ -232,6 +235,42 @@ def test_offsets_find_coordinator_batches_list_describe_and_delete(port, broker)
         assert sync(client, 1, joined.member_id).error == E.UNKNOWN_MEMBER_ID
         assert join(client, member_id=joined.member_id).error == E.UNKNOWN_MEMBER_ID
         assert two_step_join(client).generation_id == 1
+
+
+def commit_v2(client, group_id, offsets, retention_ms, generation=-1, member_id=""):
+    """OffsetCommit v2 with an explicit ``retention_time_ms``: the error of each (topic, partition)."""
+    topics = {}
+    for (topic, partition), offset in offsets.items():
+        topics.setdefault(topic, []).append({"partition": partition, "offset": offset, "metadata": ""})
+    body = make(
+        oc.OFFSET_COMMIT_REQUEST[2], group_id=group_id, generation_id=generation, member_id=member_id,
+        retention_time_ms=retention_ms, topics=[{"topic": t, "partitions": ps} for t, ps in topics.items()],
+    )  # fmt: skip
+    return {(t.topic, p.partition): p.error for t in client.call(body).topics for p in t.partitions}
+
+
+def committed(client, group_id):
+    answer = client.call(make(oc.OFFSET_FETCH_REQUEST[7], group_id=group_id, topics=None, require_stable=False))
+    return {(t.topic, p.partition): p.offset for t in answer.topics for p in t.partitions}
+
+
+def test_kip_211_offsets_of_a_group_with_members_outlive_their_retention_until_it_is_empty(port):
+    """Kafka 2.1+: an expired commit (v2's explicit 300 ms retention here) of a standalone consumer goes, and of
+    a topic no member subscribes to; a Stable group keeps its subscribed topics' offsets until it is Empty."""
+    with Client08(port, client_id="cli") as client:
+        wait_for_leaders(client, ["u"])
+        joined = two_step_join(client)
+        sync(client, 1, joined.member_id, assignments=[(joined.member_id, encode_assignment({"t": [0, 1]}))])
+        offsets = {("t", 0): 5, ("u", 0): 6}
+        assert commit_v2(client, "g", offsets, 300, 1, joined.member_id) == dict.fromkeys(offsets, 0)
+        assert commit_v2(client, "simple", {("t", 0): 3}, 300) == {("t", 0): 0}
+        wait_until(lambda: committed(client, "simple") == {} and committed(client, "g") == {("t", 0): 5}, 10)
+        assert heartbeat(client, 1, joined.member_id) == 0 and committed(client, "g") == {("t", 0): 5}
+        leave = make(g.LEAVE_GROUP_REQUEST[3], group_id="g", members=[{"member_id": joined.member_id, "group_instance_id": None}])
+        assert [m.error for m in client.call(leave).members] == [0]
+        wait_until(lambda: committed(client, "g") == {}, 10, message="the Empty group's offsets expired")
+        listed = client.call(make(g.LIST_GROUPS_REQUEST[4], states_filter=[])).groups
+        assert [x.group_id for x in listed] == []  # both groups went with their offsets
 
 
 def test_group_max_size_refuses_a_join_past_it(start_broker08):

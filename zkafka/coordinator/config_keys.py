@@ -11,7 +11,7 @@ COORDINATOR_KEYS = (
     int_key("offsets.topic.replication.factor", 3, 1, 2**15 - 1),
     int_key("offsets.topic.num.partitions", 50, 1),
     int_key("offsets.topic.segment.bytes", 100 * 1024 * 1024, 1),
-    int_key("offsets.retention.minutes", 24 * 60, 1),
+    int_key("offsets.retention.minutes", 7 * 24 * 60, 1),  # Kafka 2.0+ (KIP-186; 0.9: 1440)
     long_key("offsets.retention.check.interval.ms", 600000, 1),
     int_key("offsets.commit.timeout.ms", 5000, 1),
     int_key("offsets.commit.required.acks", -1, -1, 2**15 - 1),

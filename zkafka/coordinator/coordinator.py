@@ -51,7 +51,7 @@ class CoordinatorConfig:
     num_partitions: int = 50
     min_session_timeout_ms: int = 6000
     max_session_timeout_ms: int = 1800000  # Kafka 2.x's default (0.9's: 30000)
-    retention_ms: int = 24 * 60 * 60 * 1000
+    retention_ms: int = 7 * 24 * 60 * 60 * 1000  # offsets.retention.minutes: Kafka 2.0+'s 10080 (0.9: 1440)
     metadata_max_bytes: int = 4096
     initial_rebalance_delay_ms: int = 0  # zkafka option (0.9 has none)
     max_size: int = 2**31 - 1  # group.max.size (Kafka 2.2, KIP-389)

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from zkafka.coordinator.group import GroupMetadata
+from zkafka.coordinator.group_protocols import subscribed_topics
 from zkafka.coordinator.group_state import GroupState
-from zkafka.errors import InvalidRequestError
 from zkafka.protocol.errors import ErrorCode
-from zkafka.protocol.group_membership import CONSUMER_PROTOCOL_TYPE, ConsumerProtocolMetadata, DescribedGroup
+from zkafka.protocol.group_membership import DescribedGroup
 
 TopicPartition = tuple[str, int]
 _EMPTY_DESCRIPTION = ("", "", "", [])
@@ -74,16 +73,3 @@ class GroupAdmin:
         self.manager.delete_offsets(group_id, [tp for tp, code in errors.items() if code == ErrorCode.NONE])
         return ErrorCode.NONE, errors
 
-
-def subscribed_topics(group: GroupMetadata) -> set[str]:
-    """The topics a "consumer" group's members subscribe to (from their JoinGroup metadata)."""
-    if group.protocol_type != CONSUMER_PROTOCOL_TYPE:
-        return set()
-    topics: set[str] = set()
-    for member in group.members.values():
-        for _, data in member.protocols:
-            try:
-                topics.update(ConsumerProtocolMetadata.decode(data).subscription or [])
-            except InvalidRequestError:
-                continue
-    return topics

@@ -6,7 +6,8 @@ which are loading, and writes through the offsets log (``append``): a group's re
 assignment is known (``store_group``), a commit (``store_offsets``), the tombstones of a removed group and of
 expired offsets. Loading a partition (``load``) replays its records and brings its groups back, Stable with
 their session timers armed (Empty: no members, or only offsets); unloading forgets them; an Empty group whose
-offsets all expired is removed (Dead, tombstoned) as Kafka's ``cleanupGroupMetadata`` does. It decides nothing about membership: the coordinator runs
+offsets all expired (``expiry``: KIP-211's rules) is removed (Dead, tombstoned) as Kafka's ``cleanupGroupMetadata``
+does. It decides nothing about membership: the coordinator runs
 the group state machines, and the effects a group produces here (loaded, unloaded, its record stored) go to
 ``execute``, the coordinator's.
 """
@@ -21,10 +22,12 @@ import gevent
 
 from zkafka.coordinator.effects import Effects, StoreGroup
 from zkafka.coordinator.group import GroupMetadata
+from zkafka.coordinator.group_protocols import subscribed_topics
 from zkafka.coordinator.group_state import GroupState
-from zkafka.coordinator.offsets_cache import OffsetsCache, Record
+from zkafka.coordinator.offsets_cache import Expiry, OffsetsCache, Record
 from zkafka.coordinator.offsets_schema import DEFAULT_RECORD_VERSIONS, OffsetAndMetadata, RecordVersions
 from zkafka.protocol.errors import ErrorCode
+from zkafka.protocol.group_membership import CONSUMER_PROTOCOL_TYPE
 
 log = logging.getLogger(__name__)
 
@@ -184,8 +187,8 @@ class GroupMetadataManager:
             self._append(self.partition_for(group_id), tombstones, None)
 
     def expire_offsets(self) -> int:
-        """Drop offsets past their expire time and append their tombstones; returns how many."""
-        tombstones = self.cache.expire(self.now_ms())
+        """Drop expired offsets (``expiry``) and append their tombstones; returns how many."""
+        tombstones = self.cache.expire(self.now_ms(), lambda group_id: expiry(self.groups.get(group_id)))
         for partition, records in tombstones.items():
             if partition in self.owned:
                 self._append(partition, records, None)
@@ -193,3 +196,17 @@ class GroupMetadataManager:
             if self.partition_for(group.group_id) in self.owned and not self.cache.fetch(group.group_id):
                 self.remove_group(group)
         return sum(map(len, tombstones.values()))
+
+
+def expiry(group: GroupMetadata | None) -> Expiry | None:
+    """How a group's offsets expire, as Kafka 2.1+'s ``removeExpiredOffsets`` (KIP-211): an Empty group's
+    retention runs from when it became Empty (its state timestamp, else each commit); a standalone consumer's
+    (no protocol type) and a Stable "consumer" group's offsets of topics no member subscribes to, from each
+    commit; any other group's offsets never expire while it has members."""
+    if group is None or not group.protocol_type:
+        return Expiry()
+    if group.is_(GroupState.EMPTY):
+        return Expiry(group.state_timestamp_ms if group.state_timestamp_ms >= 0 else None)
+    if group.protocol_type == CONSUMER_PROTOCOL_TYPE and group.is_(GroupState.STABLE):
+        return Expiry(kept_topics=frozenset(subscribed_topics(group)))
+    return None

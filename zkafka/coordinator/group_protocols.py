@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from zkafka.coordinator.group_state import GroupState
 from zkafka.coordinator.member import Protocols
+from zkafka.errors import InvalidRequestError
+from zkafka.protocol.group_membership import CONSUMER_PROTOCOL_TYPE, ConsumerProtocolMetadata
 
 
 class GroupProtocols:
@@ -34,3 +38,17 @@ class GroupProtocols:
             choice = member.vote(candidates)
             votes[choice] = votes.get(choice, 0) + 1
         return min(votes, key=lambda name: (-votes[name], name))
+
+
+def subscribed_topics(group: Any) -> set[str]:
+    """The topics a "consumer" group's members subscribe to (from their JoinGroup metadata)."""
+    if group.protocol_type != CONSUMER_PROTOCOL_TYPE:
+        return set()
+    topics: set[str] = set()
+    for member in group.members.values():
+        for _, data in member.protocols:
+            try:
+                topics.update(ConsumerProtocolMetadata.decode(data).subscription or [])
+            except InvalidRequestError:
+                continue
+    return topics

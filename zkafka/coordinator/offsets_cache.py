@@ -2,14 +2,14 @@
 
 Loading replays a partition's records in offset order (the last value of a key wins, a null value deletes
 it); commits become records to append and enter the cache once the append succeeded; offsets whose expire
-time passed are dropped and tombstoned. No log I/O happens here: the broker reads the log and appends the
+time passed (``Expiry``: KIP-211's rules) are dropped and tombstoned. No log I/O happens here: the broker reads the log and appends the
 records this class hands it. Pure apart from logging.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from zkafka.coordinator.offsets_schema import (
@@ -32,7 +32,7 @@ from zkafka.errors import InvalidRequestError
 
 log = logging.getLogger(__name__)
 
-DEFAULT_RETENTION_MS = 24 * 60 * 60 * 1000  # offsets.retention.minutes 1440
+DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000  # offsets.retention.minutes 10080 (Kafka 2.0+, KIP-186)
 
 TopicPartition = tuple[str, int]
 Record = tuple[bytes, bytes | None]  # key, value (None: a tombstone)
@@ -45,6 +45,14 @@ class LoadResult(NamedTuple):
     groups: dict[str, Any]
     offsets: int
     skipped: int
+
+
+class Expiry(NamedTuple):
+    """How a group's offsets expire (Kafka 2.1+, KIP-211): ``offsets.retention.minutes`` after ``since_ms`` (None:
+    after each offset's commit), except those of ``kept_topics``."""
+
+    since_ms: int | None = None
+    kept_topics: frozenset[str] = frozenset()
 
 
 class OffsetsCache:
@@ -128,8 +136,11 @@ class OffsetsCache:
         ]
 
     def _offset_version(self, value: OffsetAndMetadata) -> int:
-        explicit = value.expire_timestamp != value.commit_timestamp + self.retention_ms
-        return 1 if explicit else self.versions.offset_value
+        return 1 if self._explicit(value) else self.versions.offset_value
+
+    def _explicit(self, value: OffsetAndMetadata) -> bool:
+        """Whether the committer chose the expire time (OffsetCommit v2-v4's ``retention_time_ms``)."""
+        return value.expire_timestamp != value.commit_timestamp + self.retention_ms
 
     def put_offsets(self, group: str, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:
         """A commit's records were appended: they are the group's offsets now."""
@@ -145,15 +156,31 @@ class OffsetsCache:
             return dict(sorted(offsets.items()))
         return {tp: offsets.get(tp) for tp in partitions}
 
-    def expire(self, now_ms: int) -> dict[int, list[Record]]:
-        """Drop the offsets whose expire time is before ``now_ms``; their tombstones by offsets partition."""
+    def expire(self, now_ms: int, expiry_of: Callable[[str], Expiry | None]) -> dict[int, list[Record]]:
+        """Drop each group's expired offsets (``expiry_of(group)`` says how, None keeps them all); their
+        tombstones by offsets partition."""
         tombstones: dict[int, list[Record]] = {}
         for group in sorted(self._offsets):
-            expired = sorted(tp for tp, v in self._offsets[group].items() if v.expire_timestamp < now_ms)
+            expiry = expiry_of(group)
+            if expiry is None:
+                continue
+            expired = sorted(
+                tp
+                for tp, v in self._offsets[group].items()
+                if tp[0] not in expiry.kept_topics and self._expired(v, expiry.since_ms, now_ms)
+            )
             for tp in expired:
                 self._drop_offset(group, tp)
                 tombstones.setdefault(self.partition_for(group), []).append((offset_key(group, *tp), None))
         return tombstones
+
+    def _expired(self, value: OffsetAndMetadata, since_ms: int | None, now_ms: int) -> bool:
+        """An explicit expire time (a v1-v4 commit's retention) is kept as 0.9 did; otherwise the retention
+        runs from ``since_ms`` (when the group became Empty), else from the commit."""
+        if self._explicit(value):
+            return now_ms >= value.expire_timestamp
+        base = value.commit_timestamp if since_ms is None else since_ms
+        return now_ms - base >= self.retention_ms
 
     def delete(self, group: str, partitions: Iterable[TopicPartition] | None = None) -> list[Record]:
         """Drop the group's offsets of ``partitions`` (all when None): the tombstones of those it had."""

@@ -10,6 +10,7 @@ import gevent
 import pytest
 from gevent.event import AsyncResult
 
+from zkafka.consumer.group.assignors import RangeAssignor, subscription_metadata
 from zkafka.coordinator.coordinator import CoordinatorConfig, GroupCoordinator
 from zkafka.coordinator.group_state import GroupState
 from zkafka.coordinator.offsets_log import OffsetsLog
@@ -201,3 +202,23 @@ def test_a_simple_consumers_commit_makes_an_empty_group_that_expiry_removes(repl
     assert dict(coordinator.list_groups()[1]) == {OTHER: ""}
     assert coordinator.expire_offsets() == 1
     assert OTHER not in coordinator.groups and coordinator.list_groups() == (E.NONE, [])
+
+
+def test_kip_211_a_groups_offsets_expire_only_a_retention_after_it_became_empty(replicas) -> None:
+    """Kafka 2.1+: a Stable group keeps the offsets of the topics its members subscribe to however old; once
+    Empty, its offsets expire ``offsets.retention.minutes`` after that, and the group goes with them."""
+    clock = Clock()
+    coordinator = loaded(make_coordinator(replicas, clock, retention_ms=1000))
+    member = join(coordinator, protocols=[("range", subscription_metadata(RangeAssignor(), ["t"]))])
+    coordinator.sync_group(GROUP, 1, member.member_id, {member.member_id: b""}, lambda e, a: (e, a))
+    committed = {tp: OffsetAndMetadata(7, "", clock.now, clock.now + 1000) for tp in [("t", 0), ("u", 0)]}
+    assert coordinator.commit_offsets(GROUP, 1, member.member_id, committed) == dict.fromkeys(committed, E.NONE)
+    clock.now += 5000
+    assert coordinator.heartbeat(GROUP, 1, member.member_id) == E.NONE
+    assert coordinator.expire_offsets() == 1  # "u": no member subscribes to it
+    assert coordinator.leave_group(GROUP, member.member_id) == E.NONE
+    emptied = clock.now
+    clock.now = emptied + 999
+    assert coordinator.expire_offsets() == 0 and coordinator.groups[GROUP].state is GroupState.EMPTY
+    clock.now = emptied + 1000
+    assert coordinator.expire_offsets() == 1 and GROUP not in coordinator.groups

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zkafka.coordinator.offsets_cache import OffsetsCache
+from zkafka.coordinator.offsets_cache import Expiry, OffsetsCache
 from zkafka.coordinator.offsets_schema import (
     GroupMemberRecord,
     GroupValue,
@@ -65,7 +65,7 @@ def test_expire_drops_old_offsets_and_returns_their_tombstones_by_partition() ->
     cache = OffsetsCache()
     cache.put_offsets("g", {("t", 0): om(1, expire=100), ("t", 1): om(2, expire=300)})
     cache.put_offsets("my-group", {("t", 0): om(1, expire=50)})
-    tombstones = cache.expire(200)
+    tombstones = cache.expire(200, lambda group: Expiry())  # explicit expire times (v2-v4's retention)
     assert tombstones == {
         partition_for("g"): [(offset_key("g", "t", 0), None)],
         partition_for("my-group"): [(offset_key("my-group", "t", 0), None)],
@@ -81,3 +81,22 @@ def test_unload_forgets_only_that_partitions_groups() -> None:
     cache.put_offsets("my-group", {("t", 0): om(1)})
     assert cache.unload(partition_for("g")) == ["g"]
     assert cache.fetch("g") == {} and cache.group("g") is None and cache.fetch("my-group") != {}
+
+
+def test_kip_211_retention_runs_from_the_commit_or_from_when_the_group_became_empty() -> None:
+    """Without an expire time of the committer's, an offset expires ``retention_ms`` after its commit, or after
+    ``since_ms`` (the group became Empty); a kept topic's never; None keeps the whole group's."""
+    cache = OffsetsCache(retention_ms=100)
+    committed = OffsetAndMetadata(1, "", 0, 100)  # commit time + retention: no explicit expire time
+    cache.put_offsets("simple", {("t", 0): committed})
+    cache.put_offsets("empty", {("t", 0): committed})
+    cache.put_offsets("stable", {("t", 0): committed, ("u", 0): committed})
+    cache.put_offsets("rebalancing", {("t", 0): committed})
+    rules = {"simple": Expiry(), "empty": Expiry(since_ms=500), "stable": Expiry(kept_topics=frozenset({"t"}))}
+    assert cache.expire(99, rules.get) == {}
+    assert sorted(k for records in cache.expire(100, rules.get).values() for k, _ in records) == sorted(
+        [offset_key("simple", "t", 0), offset_key("stable", "u", 0)]
+    )
+    assert cache.expire(599, rules.get) == {} and cache.fetch("empty") == {("t", 0): committed}
+    assert cache.expire(600, rules.get) == {partition_for("empty"): [(offset_key("empty", "t", 0), None)]}
+    assert cache.fetch("stable") == {("t", 0): committed} and cache.fetch("rebalancing") == {("t", 0): committed}
