@@ -141,7 +141,9 @@ def test_a_joining_and_a_leaving_member_move_partitions_with_revocations_before_
         assert values_of(received) == sorted(sent)
         a.commit()
         b.commit()
+        owned = b.assignment()
         b.close()  # LeaveGroup: a takes b's partitions at once, not after the session timeout
+        assert log[-1] == ("b", "revoked", owned, owned)  # told first, still owning them (eager onLeavePrepare)
         poll_until([a], lambda r: a.assignment() == ALL)
         more = produce(bootstrap, 40, start=100)
         received = poll_until([a], lambda r: len(r[0]) >= 40)

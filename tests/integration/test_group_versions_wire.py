@@ -19,6 +19,7 @@ import time
 import pytest
 
 from tests.support.server08 import Client08, wait_for_leaders
+from zkafka.consumer.group import GroupConsumer, RebalanceInProgressError, TopicPartition
 from zkafka.consumer.group.assignors import RangeAssignor, encode_assignment, subscription_metadata
 from zkafka.protocol import group_membership as g
 from zkafka.protocol import offset_commit as oc
@@ -68,8 +69,10 @@ def sync(client, generation, member_id, version=5, assignments=(), **values):
     )
 
 
-def heartbeat(client, generation, member_id, version=4, instance_id=None):
-    body = request(g.HEARTBEAT_REQUEST[version], generation_id=generation, member_id=member_id, group_instance_id=instance_id)
+def heartbeat(client, generation, member_id, version=4, instance_id=None, group_id="g"):
+    body = request(
+        g.HEARTBEAT_REQUEST[version], generation_id=generation, member_id=member_id, group_instance_id=instance_id, group_id=group_id
+    )
     return client.call(body).error
 
 
@@ -291,3 +294,58 @@ def test_group_max_size_refuses_a_join_past_it(start_broker08):
             third = join(a, version, member_id="")
             assert (third.error, third.member_id) == (E.GROUP_MAX_SIZE_REACHED, ""), version
         assert heartbeat(a, 2, first.member_id) == 0 and heartbeat(b, 2, second_id) == 0
+
+
+class _Listener:
+    """Records each callback with the group's members as the coordinator saw them at that moment."""
+
+    def __init__(self, raw: Client08) -> None:
+        self.raw, self.calls = raw, []
+
+    def members(self) -> list[str]:
+        (group,) = self.raw.call(make(g.DESCRIBE_GROUPS_REQUEST[5], group_ids=["coop"], include_authorized_operations=False)).groups
+        return sorted(m.member_id for m in group.members)
+
+    def on_partitions_assigned(self, assigned) -> None:
+        self.calls.append(("assigned", set(assigned), None))
+
+    def on_partitions_revoked(self, revoked) -> None:
+        self.calls.append(("revoked", set(revoked), self.members()))
+
+
+def test_a_commit_while_joining_is_retriable_and_close_revokes_before_leave_group(port):
+    """Kafka 2.x's consumer: a commit while its join is under way raises RebalanceInProgressError (poll, then
+    retry), not CommitFailedError; close() tells the listener every owned partition is revoked while the member
+    is still in the group (onLeavePrepare), then sends LeaveGroup. Cooperative-sticky, a raw member leading."""
+    coop = [{"protocol_name": "cooperative-sticky", "protocol_metadata": METADATA}]
+    with Client08(port, client_id="cli") as raw:
+        leader = two_step_join(raw, group_id="coop", group_protocols=coop)
+        sync(raw, 1, leader.member_id, group_id="coop", assignments=[])
+        listener = _Listener(raw)
+        member = GroupConsumer({
+            "bootstrap.servers": f"127.0.0.1:{port}", "group.id": "coop", "enable.auto.commit": "false",
+            "partition.assignment.strategy": "cooperative-sticky", "session.timeout.ms": "6000",
+            "heartbeat.interval.ms": "100", "auto.offset.reset": "earliest",
+        })  # fmt: skip
+        try:
+            member.subscribe(["t"], listener=listener)
+            polled = lambda: member.poll(20) is not None  # noqa: E731 (its greenlets run while it polls)
+            # its join starts; the group waits for the raw leader to rejoin
+            wait_until(lambda: polled() and heartbeat(raw, 1, leader.member_id, group_id="coop") == E.REBALANCE_IN_PROGRESS, 10)
+            with pytest.raises(RebalanceInProgressError):
+                member.commit({TopicPartition("t", 0): 1})
+            rejoined = join(raw, group_id="coop", member_id=leader.member_id, group_protocols=coop)
+            new_id = next(m.member_id for m in rejoined.members if m.member_id != leader.member_id)
+            both = encode_assignment({"t": [0, 1]})
+            sync(raw, 2, leader.member_id, group_id="coop", assignments=[(new_id, both)])
+            everything = {TopicPartition("t", 0), TopicPartition("t", 1)}
+            wait_until(lambda: polled() and member.assignment() == everything, 10)
+            member.commit({TopicPartition("t", 0): 1})  # retried after the join: accepted
+            member.close()
+            assert listener.calls == [
+                ("assigned", everything, None),
+                ("revoked", everything, sorted([leader.member_id, new_id])),  # before its LeaveGroup
+            ]
+            assert listener.members() == [leader.member_id]
+        finally:
+            member.close()

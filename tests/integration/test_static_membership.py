@@ -126,7 +126,9 @@ def test_a_static_member_restarting_within_its_session_timeout_keeps_its_partiti
         s.commit()
         del log[:]
 
-        s.close()  # static: no LeaveGroup
+        s.close()  # static: no LeaveGroup (its listener is told it gives everything up, as Kafka's onLeavePrepare)
+        assert log == [("s", "revoked", owned, owned)]
+        del log[:]
         sent |= produce(bootstrap, 300, start=300)  # written while s is away
         consumers[2] = restarted = member(
             bootstrap, log, "s2", group_instance_id="s-1", session_timeout_ms=10000
@@ -169,6 +171,7 @@ def test_a_static_member_restarting_after_its_session_timeout_rebalances(bootstr
     with static_pair(bootstrap, session_timeout_ms=2000) as (log, a, s, closing):
         generation = a.coordinator.generation
         s.close()
+        assert log.pop()[:2] == ("s", "revoked")
         poll_until([a], lambda r: a.assignment() == ALL, timeout=30)  # the session timeout removed s
         assert a.coordinator.generation == generation + 1
         assert [e[:2] for e in log] == [("a", "revoked"), ("a", "assigned")]

@@ -12,6 +12,7 @@ until the group settled.
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass, field
 
@@ -203,7 +204,8 @@ def grow_by_one(
             f.longest_gap = _longest_gap(drill.receipts[f.name], started, ended)
         moved = sum(len(f.before - f.after) for f in old)
         done = sum(c.coordinator.rebalances - j for c, j in zip(drill.consumers, joins, strict=False))
-        return DrillResult(strategy, old, moved, ended - started, done)
+        # copies: closing the members revokes every partition (on_partitions_revoked), after the drill
+        return DrillResult(strategy, copy.deepcopy(old), moved, ended - started, done)
     finally:
         drill.close()
 

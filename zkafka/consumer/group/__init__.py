@@ -10,6 +10,7 @@ from zkafka.consumer.group.subscription import (
     RebalanceListener,
     TopicPartition,
 )
+from zkafka.errors import RebalanceInProgressError
 
 __all__ = [
     "CommitFailedError",
@@ -17,6 +18,7 @@ __all__ = [
     "GroupConsumer",
     "NoOffsetForPartitionError",
     "OffsetAndMetadata",
+    "RebalanceInProgressError",
     "RebalanceListener",
     "TopicPartition",
 ]

@@ -46,7 +46,7 @@ from gevent.event import Event
 from zkafka.config08 import ConsumerConfig09
 from zkafka.consumer.group.assignors import get_assignor
 from zkafka.consumer.group.cluster import Cluster
-from zkafka.consumer.group.consumer_coordinator import CommitFailedError, ConsumerCoordinator
+from zkafka.consumer.group.consumer_coordinator import ConsumerCoordinator
 from zkafka.consumer.group.fetcher import Fetcher
 from zkafka.consumer.group.rebalance import RebalanceCallbacks
 from zkafka.consumer.group.subscription import (
@@ -369,7 +369,8 @@ class GroupConsumer:
     # -- closing -------------------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Commit (with ``enable.auto.commit``), leave the group, stop the greenlets, close the channels."""
+        """Commit (with ``enable.auto.commit``), revoke every partition (the listener told), leave the group,
+        stop the greenlets, close the channels."""
         if self._closed:
             return
         try:
@@ -377,8 +378,9 @@ class GroupConsumer:
                 if self.config["enable.auto.commit"] and not self._membership_in_doubt():
                     try:
                         self.commit()
-                    except (CommitFailedError, KafkaError) as exc:
+                    except KafkaError as exc:
                         log.warning("group %s: commit at close failed: %s", self.group_id, exc)
+                self.rebalance.on_leave_prepare()
                 self.coordinator.leave()
         finally:
             self._closed = True

@@ -51,7 +51,7 @@ from zkafka.consumer.group.coordinator_channel import (
 from zkafka.consumer.group.membership_requests import heartbeat, join_group, leave_group, sync_group
 from zkafka.consumer.group.offsets import committed_offsets, offset_commit_request, offset_fetch_request
 from zkafka.consumer.group.subscription import OffsetAndMetadata, SubscriptionState, TopicPartition
-from zkafka.errors import FencedInstanceIdError, KafkaError
+from zkafka.errors import FencedInstanceIdError, KafkaError, RebalanceInProgressError
 from zkafka.protocol import group_membership
 from zkafka.protocol.errors import ErrorCode, error_name
 
@@ -327,10 +327,13 @@ class ConsumerCoordinator:
 
     def commit(self, offsets: Mapping[TopicPartition, OffsetAndMetadata], deadline: float) -> None:
         """OffsetCommit v2 in this member's generation, retried while the coordinator moves or loads;
-        CommitFailedError if the group rebalanced (the partitions may be someone else's now)."""
+        CommitFailedError if the group rebalanced (the partitions may be someone else's now),
+        RebalanceInProgressError while it rebalances (Kafka 2.x's: retriable once ``poll`` completed the join)."""
         if not offsets:
             return
         managed = self.subscriptions.auto_assigned
+        if managed and self.joining:
+            raise RebalanceInProgressError(f"group {self.group_id!r}: commit during a rebalance: poll, then retry")
         request = offset_commit_request(
             self.group_id,
             self.generation if managed else NO_GENERATION,
@@ -351,14 +354,13 @@ class ConsumerCoordinator:
                 error = min(errors)
                 why = error_name(error)
                 self.channel.on_error(error)
-                if error in REJOIN:
-                    if error != ErrorCode.REBALANCE_IN_PROGRESS:
-                        self.reset_generation(f"commit: {why}", error=error)
-                    elif not self.joining:
+                if error == ErrorCode.REBALANCE_IN_PROGRESS:
+                    if not self.joining:
                         self.request_rejoin(f"commit: {why}")
-                    raise CommitFailedError(
-                        f"group {self.group_id!r}: commit refused ({why}): the group rebalanced"
-                    )
+                    raise RebalanceInProgressError(f"group {self.group_id!r}: commit during a rebalance: poll, then retry")
+                if error in REJOIN:
+                    self.reset_generation(f"commit: {why}", error=error)
+                    raise CommitFailedError(f"group {self.group_id!r}: commit refused ({why}): the group rebalanced")
                 if error not in RETRIABLE:
                     check_error(error, f"group {self.group_id!r}: committing offsets")
             if time.monotonic() >= deadline:

@@ -6,7 +6,8 @@ the join only the partitions of topics no longer subscribed are revoked; after i
 assignment no longer holds are revoked (their positions committed with ``enable.auto.commit``) and the member
 joins again at once, so that a second rebalance hands them to their new owner; the listener's
 ``on_partitions_assigned`` gets only what was added. A lost membership drops every partition uncommitted
-(``on_partitions_lost``, or ``on_partitions_revoked`` for a listener without it).
+(``on_partitions_lost``, or ``on_partitions_revoked`` for a listener without it). Leaving the group (closing)
+revokes everything first, while the member still owns it.
 """
 
 from __future__ import annotations
@@ -88,6 +89,23 @@ class RebalanceCallbacks:
             self.fetcher.changed()
         else:
             self.fetcher.clear()
+
+    def on_leave_prepare(self) -> None:
+        """Before leaving the group (Kafka's ``onLeavePrepare``, eager or cooperative): every owned partition
+        revoked, the listener told while the member still owns them; lost instead when the membership is gone
+        or a rebalance is under way."""
+        owned = self.subscriptions.assigned()
+        if not owned:
+            return
+        coordinator = self.coordinator
+        if coordinator.lost or coordinator.joining or coordinator.generation < 0 or not coordinator.member_id:
+            self.lose()
+            return
+        listener = self.subscriptions.listener
+        if listener is not None:
+            listener.on_partitions_revoked(set(owned))
+        self.subscriptions.revoke_all()
+        self.fetcher.clear()
 
     def lose(self) -> None:
         """The membership was lost: every partition is dropped, uncommitted (``on_partitions_lost``)."""
