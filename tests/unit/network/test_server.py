@@ -81,7 +81,10 @@ def read_frame(sock: socket.socket) -> bytes:
 
 
 def nothing_to_read(sock: socket.socket) -> bool:
-    return select.select([sock.fileno()], [], [], 0)[0] == []
+    """No answer waiting (poll, not select: in a long run the socket's descriptor can be past select's 1024)."""
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    return poller.poll(0) == []
 
 
 def closed_by_server(sock: socket.socket) -> bool:
