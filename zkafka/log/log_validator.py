@@ -77,15 +77,8 @@ def validate_and_assign(
         return AssignedSet(b"", next_offset, next_offset - 1, 0)
     if given == MAGIC_V2 and magic == MAGIC_V2:
         return assign_batches(data, next_offset, limit, log_append_time, leader_epoch)
-    if given == MAGIC_V2:
-        records, codec, _ = _batch_records(data, magic, limit)
-    else:
-        records, codec = set_records(data, limit)
-    if not records:
-        return AssignedSet(b"", next_offset, next_offset - 1, 0)
-    converted = build_set(magic, records, codec, next_offset, log_append_time, leader_epoch=leader_epoch)
-    _check_size(len(converted), limit)
-    return AssignedSet(converted, next_offset, next_offset + len(records) - 1, len(records))
+    records, codec, producer = _set_records(data, given, magic, limit)
+    return _one_entry(records, codec, producer, config, next_offset, log_append_time, leader_epoch)
 
 
 def assign_batches(
@@ -142,19 +135,38 @@ def _recompressed(
     """``compression.type`` names a codec other than the set's (the last compressed entry's, as Kafka's
     sourceCodec): the records as one entry of the log's magic compressed with it, a batch keeping its
     producer's id, epoch and base sequence; None when the codecs agree (the paths above keep the set)."""
-    magic, limit = config.message_format_magic, config.max_message_size
-    if given == MAGIC_V2:
-        records, codec, producer = _batch_records(data, magic, limit)
-    else:
-        (records, codec), producer = set_records(data, limit), None
+    records, codec, producer = _set_records(data, given, config.message_format_magic, config.max_message_size)
     if codec == config.compression:
         return None
+    return _one_entry(
+        records, config.compression, producer, config, next_offset, log_append_time, leader_epoch
+    )
+
+
+def _set_records(data: bytes, given: int, magic: int, limit: int) -> tuple[list[Record], int, tuple | None]:
+    """The set's records, its codec (the last compressed entry's) and a batch's producer (see _batch_records)."""
+    if given == MAGIC_V2:
+        return _batch_records(data, magic, limit)
+    records, codec = set_records(data, limit)
+    return records, codec, None
+
+
+def _one_entry(
+    records: list[Record],
+    codec: int,
+    producer: tuple[int, int, int] | None,
+    config: LogConfig,
+    next_offset: int,
+    log_append_time: int | None,
+    leader_epoch: int,
+) -> AssignedSet:
+    """``records`` as one entry of the log's magic with ``codec``, numbered from ``next_offset``."""
     if not records:
         return AssignedSet(b"", next_offset, next_offset - 1, 0)
     converted = build_set(
-        magic, records, config.compression, next_offset, log_append_time, producer, leader_epoch
+        config.message_format_magic, records, codec, next_offset, log_append_time, producer, leader_epoch
     )
-    _check_size(len(converted), limit)
+    _check_size(len(converted), config.max_message_size)
     return AssignedSet(converted, next_offset, next_offset + len(records) - 1, len(records))
 
 
