@@ -45,6 +45,29 @@ class FrameReader:
         """Bytes received and not yet returned in a frame."""
         return self.end - self.start
 
+    def has_frame(self) -> bool:
+        """Whether a whole frame is here (``next_frame`` would not wait), after taking what the socket holds
+        already without waiting for more (a plain gevent socket; another is only looked at)."""
+        if self._whole_frame():
+            return True
+        wanted = self._announced() + 4 if self.buffered >= 4 else 4
+        raw = getattr(self.sock, "_sock", None)
+        if raw is None or not 4 <= wanted <= len(self.buf):
+            return False
+        self._make_room(wanted)
+        try:
+            n = raw.recv_into(self.view[self.end :], 0, socket.MSG_DONTWAIT)
+        except (BlockingIOError, InterruptedError):
+            return False
+        self.end += n
+        return n > 0 and self._whole_frame()
+
+    def _announced(self) -> int:
+        return _SIZE.unpack_from(self.buf, self.start)[0]
+
+    def _whole_frame(self) -> bool:
+        return self.buffered >= 4 and 0 <= self._announced() <= self.buffered - 4
+
     def next_frame(
         self, on_header: Callable[[int], None] | None = None, keep: bool = False
     ) -> memoryview | None:
@@ -103,14 +126,17 @@ class FrameReader:
         self.start, self.end = 0, len(rest)
         self.view[: self.end] = rest
 
-    def _fill(self, wanted: int) -> bool:
-        """Make ``wanted`` bytes available from ``start``; False on EOF first."""
-        if self.buffered >= wanted:
-            return True
+    def _make_room(self, wanted: int) -> None:
         if self.start + wanted > len(self.buf):  # move the partial frame to the front
             have = self.buffered
             self.buf[:have] = self.buf[self.start : self.end]
             self.start, self.end = 0, have
+
+    def _fill(self, wanted: int) -> bool:
+        """Make ``wanted`` bytes available from ``start``; False on EOF first."""
+        if self.buffered >= wanted:
+            return True
+        self._make_room(wanted)
         while self.buffered < wanted:
             n = self.sock.recv_into(self.view[self.end :])
             if n == 0:

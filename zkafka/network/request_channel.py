@@ -38,9 +38,13 @@ class RequestChannel:
     def waiting(self) -> int:
         return len(self._small) + len(self._large)
 
+    def free(self) -> bool:
+        """A request would go at once: none waits and the slice lasts."""
+        return not self._small and not self._large and monotonic() < self._deadline
+
     def take_turn(self, size: int) -> None:
         """Return when the request of a ``size``-byte frame may be handled."""
-        if not self._small and not self._large and monotonic() < self._deadline:
+        if self.free():
             return
         queue = self._small if size <= self.small_request_bytes else self._large
         waiter = Waiter()

@@ -19,7 +19,8 @@ hold the loop while the others wait. Responses go out strictly in request order.
 acks=-1 produce parked until its followers have it), the connection reads and handles the requests the client
 pipelined behind it (at most ``MAX_WAITING_RESPONSES`` waiting), and one writer greenlet writes the answers in
 order as they complete, those ready together in one write. A TLS connection waits for each answer instead,
-watching its socket.
+watching its socket. An answer ready at once is held while the client's next request is already received and
+may go at once: the answers to a pipelined burst leave in one write (one wake-up of the client, not one each).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from zkafka.network.ssl_factory import ssl_principal
 log = logging.getLogger(__name__)
 
 MAX_WAITING_RESPONSES = 16
+MAX_HELD_RESPONSES = 16
 HANDSHAKE_TIMEOUT_S = 10.0
 
 
@@ -107,7 +109,7 @@ class SessionExpired(Exception):
 
 
 class _Connection:
-    __slots__ = ("sock", "address", "reading", "greenlet", "waiting", "writer", "room", "muted_until")
+    __slots__ = ("sock", "address", "reading", "greenlet", "waiting", "writer", "room", "muted_until", "held")
 
     def __init__(self, sock: socket.socket, address: tuple) -> None:
         self.sock = sock
@@ -118,10 +120,11 @@ class _Connection:
         self.writer: gevent.Greenlet | None = None
         self.room = Event()  # set by the writer when it takes an answer
         self.muted_until = 0.0  # a client over its quota: no request handled before then (monotonic)
+        self.held: list = []  # (request, started, response) answered and not yet written
 
     @property
     def busy(self) -> bool:
-        return self.reading or bool(self.waiting)
+        return self.reading or bool(self.waiting) or bool(self.held)
 
     def mark_busy(self, size: int) -> None:
         self.reading = True
@@ -226,7 +229,7 @@ class SocketServer:
                 principal = auth.authenticate(sock, reader)
                 client_session.set(client_session.get()._replace(principal=principal))
                 session_end = auth.session_end()  # KIP-368: None unless connections.max.reauth.ms is set
-            decode, handle, observe = self.codec.decode_request, self.handler, self.observer
+            decode, handle = self.codec.decode_request, self.handler
             take_turn = self.request_channel.take_turn
             pipelined = not isinstance(sock, SSLSocket)
             while not self._stopping:
@@ -247,15 +250,14 @@ class SocketServer:
                 response = handle(request)
                 waits = isinstance(response, AsyncResult) and not response.ready()
                 if pipelined and (waits or conn.writer is not None):
+                    self._write_held(conn)
                     self._answer_later(conn, reader, request, started, response)
                 else:
                     if isinstance(response, AsyncResult):
                         response = _await_response(sock, response)
-                    if response:
-                        write_parts(sock, response)
-                    conn.throttle(response)
-                    if observe is not None:
-                        observe(request, monotonic() - started)
+                    conn.held.append((request, started, response))
+                    if not (session_end is None and self._may_hold(conn, reader, response)):
+                        self._write_held(conn)
                 conn.reading = False
         except gevent.GreenletExit:
             pass
@@ -264,12 +266,40 @@ class SocketServer:
         except SessionExpired as exc:
             log.info("closing connection from %s:%s: %s", address[0], address[1], exc)
         except Exception as exc:
+            self._write_held(conn, quietly=True)  # the answers to the requests before the bad one
             log.warning("closing connection from %s:%s: %s", address[0], address[1], exc)
         finally:
             conn.reading = False
             _drop_waiting(conn)
             self._connections.discard(conn)
             sock.close()
+
+    def _may_hold(self, conn: _Connection, reader: FrameReader, response: Any) -> bool:
+        """Whether the answers may wait for the next request's: it is received and goes at once, this answer
+        mutes no channel (KIP-219) and fewer than ``MAX_HELD_RESPONSES`` wait."""
+        return (
+            len(conn.held) < MAX_HELD_RESPONSES
+            and not isinstance(response, ThrottledResponse)
+            and reader.has_frame()
+            and self.request_channel.free()
+        )
+
+    def _write_held(self, conn: _Connection, quietly: bool = False) -> None:
+        """Write the answers held, in one write, and account for them."""
+        held, conn.held = conn.held, []
+        parts = [part for _, _, response in held for part in response or ()]
+        try:
+            if parts:
+                write_parts(conn.sock, parts)
+        except (OSError, ssl.SSLError):
+            if not quietly:
+                raise
+            return
+        observe = self.observer
+        for request, started, response in held:
+            conn.throttle(response)
+            if observe is not None:
+                observe(request, monotonic() - started)
 
     def _answer_later(
         self, conn: _Connection, reader: FrameReader, request: Any, started: float, response: Any
@@ -329,9 +359,13 @@ def _ready(response: Any) -> bool:
 
 
 def _drop_waiting(conn: _Connection) -> None:
-    """The connection ended: stop its writer, drop (cancel) the requests whose answers were still queued."""
+    """The connection ended: stop its writer, drop (cancel) the requests whose answers were still queued or
+    held."""
     if conn.writer is not None:
         conn.writer.kill(block=False)
+    held, conn.held = conn.held, []
+    for _, _, response in held:
+        close_parts(response or ())
     while conn.waiting:
         _, _, response = conn.waiting.popleft()
         if isinstance(response, AsyncResult):

@@ -44,3 +44,25 @@ def test_a_frame_cut_short_names_what_arrived(allocate_announced):
             reader.next_frame()
     finally:
         reader_sock.close()
+
+
+def test_has_frame_takes_what_the_socket_holds_without_waiting():
+    from gevent import socket as gsocket
+
+    reader_sock, writer = gsocket.socketpair()
+    try:
+        reader = FrameReader(reader_sock, 1 << 20, 4096)
+        assert not reader.has_frame()  # nothing sent: no wait either
+        writer.sendall(struct.pack(">i", 5) + b"ab")
+        assert not reader.has_frame()  # a partial frame
+        writer.sendall(b"cde" + struct.pack(">i", 1))
+        assert reader.has_frame()
+        assert bytes(reader.next_frame()) == b"abcde"
+        assert not reader.has_frame()  # the next frame's size only
+        writer.sendall(b"z")
+        assert reader.has_frame() and bytes(reader.next_frame()) == b"z"
+        writer.sendall(struct.pack(">i", 10_000))  # larger than the buffer: never whole in it
+        assert not reader.has_frame()
+    finally:
+        reader_sock.close()
+        writer.close()

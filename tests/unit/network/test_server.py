@@ -140,6 +140,14 @@ def test_a_bad_frame_closes_only_its_connection(server, handler, name, data):
     assert handler.requests == [b"before", *handled, b"after"]
 
 
+def test_answers_held_for_a_pipelined_burst_are_written_before_a_bad_frame_closes(server, handler):
+    with connect(server) as sock:
+        sock.sendall(frame(b"a") + frame(b"b") + frame(b"c") + frame(b"bad"))
+        assert [read_frame(sock) for _ in range(3)] == [b"a", b"b", b"c"]
+        assert closed_by_server(sock)
+    assert handler.requests == [b"a", b"b", b"c"]
+
+
 @pytest.mark.parametrize(
     "data", [b"\x00\x00", frame(b"truncated")[:-3]], ids=["inside the size", "inside the body"]
 )
