@@ -221,6 +221,16 @@ def test_acls_gate_fetch_join_and_the_controllers_requests(secured_cluster, zk_c
             assert result.exit_code != 0 and "CLUSTER_AUTHORIZATION_FAILED" in result.output, result.output
         else:
             assert result.exit_code == 0 and "principal=User:alice" in result.output, result.output
+    # topics and configs through the SASL listener take --command-config too; without it, one line and exit 1
+    secured = ["--bootstrap-server", sasl_bootstrap, "--command-config", str(tmp_path / "admin.properties")]
+    listed = CliRunner().invoke(main, ["topics", *secured, "--list"])
+    assert listed.exit_code == 0 and "t" in listed.output.split(), listed.output
+    entity = ["--entity-type", "topics", "--entity-name", "t"]
+    described = CliRunner().invoke(main, ["configs", *secured, "--describe", *entity])
+    assert described.exit_code == 0 and "t" in described.output, described.output
+    unsecured = CliRunner().invoke(main, ["topics", "--bootstrap-server", sasl_bootstrap, "--list"])
+    assert unsecured.exit_code != 0 and sasl_bootstrap in unsecured.output, unsecured.output
+    assert len(unsecured.output.strip().splitlines()) == 1, unsecured.output
 
     # kafka-python's admin client: alice may not administer; the super user reads and writes ACLs (v1 requests)
     from kafka.admin import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from zkafka.cli.command import main
+from zkafka.cli.command import command_config_option, main
 from zkafka.cli.tools import zk_session
 
 OPERATIONS = (
@@ -18,10 +18,7 @@ OPERATIONS = (
 @click.option(
     "--bootstrap-server", metavar="HOST:PORT", help="A broker (CreateAcls, DeleteAcls, DescribeAcls)."
 )
-@click.option(
-    "--command-config", metavar="FILE", type=click.Path(dir_okay=False),
-    help="--bootstrap-server: client properties (security.protocol, sasl.mechanism, sasl.jaas.config, ssl.*).",
-)  # fmt: skip
+@command_config_option
 @click.option(
     "--authorizer-properties", multiple=True, metavar="KEY=VALUE",
     help="The authorizer's properties: zookeeper.connect=HOST:PORT[/CHROOT] reaches the ACLs in ZooKeeper.",
@@ -80,11 +77,9 @@ def acls(**options) -> None:
         with zk_session(connect, 30000, create_chroot=not options["list_"]) as zk:
             _run(ac, ac.ZkAcls(zk), choice, options)
     else:
-        from zkafka.tools.admin_client import AdminClient
-        from zkafka.tools.command_config import client_security
+        from zkafka.tools.command_config import admin_client
 
-        security = client_security(options["command_config"])
-        admin = AdminClient(options["bootstrap_server"], secure=None if security.plaintext else security.secure)
+        admin = admin_client(options["bootstrap_server"], options["command_config"])
         _run(ac, ac.AdminAcls(admin), choice, options)
 
 

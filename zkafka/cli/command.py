@@ -81,6 +81,14 @@ def checked_topic_lists(ctx: click.Context, param: click.Parameter, value: tuple
     return value
 
 
+def command_config_option(func):
+    """``--command-config FILE``: the client properties a tool reaches a secured ``--bootstrap-server`` with."""
+    return click.option(
+        "--command-config", metavar="FILE", type=click.Path(dir_okay=False),
+        help="--bootstrap-server: client properties (security.protocol, sasl.mechanism, sasl.jaas.config, ssl.*).",
+    )(func)  # fmt: skip
+
+
 def topic_lists_option(help: str):
     """``--topic T[,T...]`` (repeatable, checked by ``checked_topic_lists``) into the ``topics`` parameter."""
     return click.option(

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import click
 
-from zkafka.cli.command import main
+from zkafka.cli.command import command_config_option, main
 from zkafka.cli.tools import zk_session, zookeeper_options
 from zkafka.quota.quota_entity import DEFAULT
 
 
 @main.command("configs", short_help="Describe and alter topic, client and user configs (kafka-configs.sh).")
 @click.option("--bootstrap-server", metavar="HOST:PORT", help="A broker of the cluster (the admin requests).")
+@command_config_option
 @zookeeper_options(required=False)
 @click.option(
     "--entity-type",
@@ -43,7 +44,7 @@ def configs(**options) -> None:
     their --entity-default) through --zookeeper."""
     from zkafka.admin.client_quotas import describe_quota_entities
     from zkafka.tools import config_command as cc
-    from zkafka.tools.admin_client import AdminClient
+    from zkafka.tools.command_config import admin_client
 
     if (options["zookeeper"] is None) == (options["bootstrap_server"] is None):
         raise click.UsageError("give exactly one of --bootstrap-server and --zookeeper")
@@ -67,7 +68,7 @@ def configs(**options) -> None:
     if kind in ("users", "clients") and options["bootstrap_server"] is not None:
         raise click.UsageError(f"--entity-type {kind} takes --zookeeper (kept there in ZooKeeper mode)")
     if options["bootstrap_server"] is not None:
-        admin = AdminClient(options["bootstrap_server"])
+        admin = admin_client(options["bootstrap_server"], options["command_config"])
         if options["describe"]:
             lines = cc.describe(admin, kind, name, options["all_configs"])
         else:

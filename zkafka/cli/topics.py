@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from zkafka.cli.command import main
+from zkafka.cli.command import command_config_option, main
 from zkafka.cli.tools import zk_session, zookeeper_options
 from zkafka.errors import KafkaError
 
@@ -17,6 +17,7 @@ class TopicCommandError(KafkaError):
 
 @main.command("topics", short_help="Create, list, describe, alter and delete 0.8 topics.")
 @click.option("--bootstrap-server", metavar="HOST:PORT", help="A broker of the cluster (the admin requests).")
+@command_config_option
 @zookeeper_options(required=False)
 @click.option("--create", is_flag=True, help="Create a topic.")
 @click.option("--list", "list_", is_flag=True, help="List the topics.")
@@ -45,7 +46,7 @@ def topics(**options) -> None:
     or through CreateTopics, CreatePartitions, DeleteTopics and Metadata (--bootstrap-server)."""
     from zkafka.config import parse_overrides
     from zkafka.tools import topic_command
-    from zkafka.tools.admin_client import AdminClient
+    from zkafka.tools.command_config import admin_client
 
     flags = (options["create"], options["list_"], options["describe"], options["alter"], options["delete"])
     chosen = [name for name, flag in zip(ACTIONS, flags, strict=True) if flag]
@@ -68,7 +69,7 @@ def topics(**options) -> None:
         )
     config = parse_overrides(configs)
     if options["bootstrap_server"] is not None:
-        admin = AdminClient(options["bootstrap_server"])
+        admin = admin_client(options["bootstrap_server"], options["command_config"])
         lines = topic_command.admin_run(admin, action, {**options, "config": config, "filters": filters})
     else:
         create_chroot = action in ("create", "alter", "delete")

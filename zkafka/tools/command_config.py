@@ -7,6 +7,7 @@ is blank); ``sasl.mechanism`` PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 with the ``u
 from __future__ import annotations
 
 import ssl
+from typing import Any
 
 from zkafka.config import load_properties
 from zkafka.errors import InvalidConfigError
@@ -33,6 +34,14 @@ def client_security(path: str | None) -> InterBrokerSecurity:
     context = _ssl_context(path, props) if protocol.endswith("SSL") else None
     sasl = _sasl_client(path, props) if protocol.startswith("SASL_") else None
     return InterBrokerSecurity("CLIENT", protocol, context, sasl)
+
+
+def admin_client(bootstrap: str, path: str | None) -> Any:
+    """An AdminClient to ``bootstrap`` secured by the ``--command-config`` file (none: PLAINTEXT)."""
+    from zkafka.tools.admin_client import AdminClient
+
+    security = client_security(path)
+    return AdminClient(bootstrap, secure=None if security.plaintext else security.secure)
 
 
 def _ssl_context(path: str, props: dict[str, str]) -> ssl.SSLContext:
