@@ -19,9 +19,9 @@ from tests.support.consumers import (
 from tests.support.wire import Producer
 from zkafka.assignment.range_assignor import assign, broker_partitions
 from zkafka.consumer import ZookeeperConsumerConnector
-from zkafka.consumer.group_view import Registrations
 from zkafka.utils import wait_until as gwait
 from zkafka.zk.client import get_children
+from zkafka.zk.watched import WatchedZNodes
 
 pytestmark = pytest.mark.integration
 
@@ -253,16 +253,22 @@ def test_twenty_consumers_joining_at_once_settle_with_every_partition_owned_once
     assert sorted(held) == sorted(expected)
 
 
-def test_a_members_registration_is_read_once_and_again_after_it_changes_or_goes(zk_client):
-    """What a rebalance reads of the other members (group_view.Registrations): a value is read once, with a
-    data watch; a changed or deleted registration is read afresh."""
-    path, other = "/consumers/reg/ids/a", "/consumers/reg/ids/b"
+def test_watched_znodes_are_read_once_and_again_after_they_change_or_go(zk_client):
+    """What a rebalance reads (zk.watched.WatchedZNodes): a value or a child list is read once, with a watch;
+    a changed or deleted one is read afresh, and a change of a notifying one (its creation too) is told."""
+    path, other, ids = "/consumers/reg/ids/a", "/consumers/reg/ids/b", "/consumers/reg/ids"
     zk_client.create(path, b"one", makepath=True)
-    registrations = Registrations()
-    assert registrations.get_many(zk_client, [path, other]) == {path: "one", other: None}
+    changes = []
+    nodes = WatchedZNodes(zk_client, lambda: changes.append(1))
+    reads = nodes.read({ids: True}, {path: False, other: False, "/consumers/reg/topic": True})
+    assert reads == ({ids: ["a"]}, {path: "one", other: None, "/consumers/reg/topic": None})
     zk_client.create(other, b"two")
-    assert registrations.get_many(zk_client, [path, other]) == {path: "one", other: "two"}
+    gwait(lambda: changes == [1], 10, message="the member list's change told")
+    assert nodes.read({ids: True}, {path: False, other: False}) == ({ids: ["a", "b"]}, {path: "one", other: "two"})
     zk_client.set(path, b"three")
-    gwait(lambda: registrations.get_many(zk_client, [path])[path] == "three", 10)
+    gwait(lambda: nodes.read(values={path: False}).values[path] == "three", 10)
     zk_client.delete(path)
-    gwait(lambda: registrations.get_many(zk_client, [path, other]) == {path: None, other: "two"}, 10)
+    gwait(lambda: nodes.read(values={path: False, other: False}).values == {path: None, other: "two"}, 10)
+    gwait(lambda: len(changes) == 2, 10, message="the member list's change told")  # the values are quiet
+    zk_client.create("/consumers/reg/topic", b"{}")
+    gwait(lambda: len(changes) == 3, 10, message="a watched node's creation told")

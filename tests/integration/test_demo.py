@@ -95,7 +95,7 @@ def test_demo_web_view_acts_on_the_cluster_and_explains_the_rebalance():
         wheres = [step["where"] for step in entry["steps"]]
         assert (
             "zkafka.assignment.range_assignor.range_share" in wheres
-            and "zkafka.consumer.rebalancer.ZKRebalancer._claim" in wheres
+            and "zkafka.consumer.rebalancer.ZKRebalancer._release_and_claim" in wheres
         )
         demo.act("quit")
         assert demo.proc.wait(40) == 0, "".join(demo.stderr)

@@ -98,7 +98,7 @@ def test_page_shows_the_cluster_and_a_member_leaving_opens_a_new_rebalance(clust
     assert "zkafka.assignment.range_assignor.sort_threads" in joined and "web_alice-0" in joined
     assert "zkafka.assignment.range_assignor.range_share" in joined and "web_alice-0: [0, 4) -> 0-0, 0-1, 1-0, 1-1" in joined
     assert "zkafka.consumer.ownership.release" in joined and "(was web_bob-0)" in joined
-    assert "zkafka.consumer.rebalancer.ZKRebalancer._claim" in joined and "-> web_alice-0" in joined
+    assert "zkafka.consumer.rebalancer.ZKRebalancer._release_and_claim" in joined and "-> web_alice-0" in joined
     state = gevent.get_hub().threadpool.apply(_get_json, (url + "api/state",))
     assert [m["id"] for m in state["zk_groups"][0]["members"]] == [f"{GROUP}_alice"]
 

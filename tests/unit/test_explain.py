@@ -36,7 +36,7 @@ def test_range_steps_sort_partitions_as_strings_and_slice_them_per_thread():
         "c2-0: [2, 4) -> 1-0, 1-1",
         "c2-1: [4, 6) -> 1-10, 1-2",
     ]
-    assert explanation.steps[-1].where == "zkafka.consumer.rebalancer.ZKRebalancer._claim"
+    assert explanation.steps[-1].where == "zkafka.consumer.rebalancer.ZKRebalancer._release_and_claim"
     # the owners shown are the ones the consumers compute
     computed = range_assignor.assign(
         {"orders": ["c1-0", "c2-0", "c2-1"]}, {"orders": parse_partitions("0:2,1:3,1-10")}

@@ -40,7 +40,7 @@ def test_a_member_leaving_releasing_first_then_settling():
     assert slices == ["g_a-0: [0, 4) -> 0-0, 0-1, 1-0, 1-1"]
     by_where = {step.where: step.lines for step in entry.steps}
     assert by_where["zkafka.consumer.ownership.release"] == ["t:1-0 (was g_b-0)", "t:1-1 (was g_b-0)"]
-    assert by_where["zkafka.consumer.rebalancer.ZKRebalancer._claim"] == ["t:1-0 -> g_a-0", "t:1-1 -> g_a-0"]
+    assert by_where["zkafka.consumer.rebalancer.ZKRebalancer._release_and_claim"] == ["t:1-0 -> g_a-0", "t:1-1 -> g_a-0"]
     assert by_where["zkafka.consumer.rebalancer.ZKRebalancer.rebalance"] == ["none observed"]
     assert entry.events[0] == "+0.000s released t:1-0 (was g_b-0)"
 

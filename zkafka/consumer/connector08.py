@@ -25,7 +25,6 @@ from zkafka.assignment.assignor import ASSIGNORS, Assignor
 from zkafka.config08 import ConsumerConfig08
 from zkafka.consumer.connector import BaseConsumerConnector, ConnectorSettings
 from zkafka.consumer.fetcher08 import Fetcher08
-from zkafka.consumer.group_view import children, get_many
 from zkafka.consumer.group_view08 import read_group_view08
 from zkafka.consumer.partition_state import PartitionTopicInfo
 from zkafka.consumer.rebalancer import ViewReader
@@ -34,6 +33,7 @@ from zkafka.topic_count import TopicCount, TopicFilter
 from zkafka.topic_count08 import StaticTopicCount08, WildcardTopicCount08
 from zkafka.zk.paths import BROKER_IDS_PATH
 from zkafka.zk.paths08 import BrokerRegistration, ZkDataError
+from zkafka.zk.watched import WatchedZNodes
 
 __all__ = ["ZookeeperConsumerConnector08", "create_consumer_connector08", "registered_brokers"]
 
@@ -68,7 +68,7 @@ class ZookeeperConsumerConnector08(BaseConsumerConnector):
     def _make_fetcher(self) -> Fetcher08:
         cfg = self.config
         return Fetcher08(
-            brokers=lambda: registered_brokers(self.zk),
+            brokers=lambda: registered_brokers(self.membership.nodes),
             fetch_size=cfg["fetch.message.max.bytes"],
             min_bytes=cfg["fetch.min.bytes"],
             max_wait_ms=cfg["fetch.wait.max.ms"],
@@ -105,10 +105,11 @@ class ZookeeperConsumerConnector08(BaseConsumerConnector):
         return self.owned.fetcher.leaders()
 
 
-def registered_brokers(zk) -> list[tuple[str, int]]:
-    """``(host, port)`` of every 0.8 broker registered under ``/brokers/ids`` (unreadable ones skipped)."""
-    ids = children(zk, BROKER_IDS_PATH)
-    values = get_many(zk, [f"{BROKER_IDS_PATH}/{b}" for b in ids])
+def registered_brokers(nodes: WatchedZNodes) -> list[tuple[str, int]]:
+    """``(host, port)`` of every 0.8 broker registered under ``/brokers/ids`` (unreadable ones skipped), read
+    through the member's watched znodes (asked again only after a change)."""
+    ids = nodes.read({BROKER_IDS_PATH: False}).children[BROKER_IDS_PATH]
+    values = nodes.read(values={f"{BROKER_IDS_PATH}/{b}": False for b in ids}).values
     brokers = []
     for broker_id in ids:
         value = values[f"{BROKER_IDS_PATH}/{broker_id}"]

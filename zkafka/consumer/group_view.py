@@ -1,7 +1,8 @@
 """What a ZooKeeper consumer group member reads to compute its share (both lines): the ``GroupView``.
 
 A line's reader (``group_view07.read_group_view``, ``group_view08.read_group_view08``) does the reads with
-``children`` and ``get_many`` (and arms the watches that trigger the next rebalance); everything it reads
+``read_members`` through the member's ``WatchedZNodes`` (pipelined, each znode read once and again only after
+its watch fired; the watches trigger the next rebalance); everything it reads
 goes into a ``GroupView`` of plain data, whose ``my_share`` (and the line's ``locate``) are pure. The members'
 thread ids per topic come from their registered topic counts (``group_threads``). The rebalancer works with
 either line's view.
@@ -19,7 +20,9 @@ from kazoo.exceptions import NoNodeError
 from zkafka.assignment.assignor import Assignor, member_share
 from zkafka.assignment.range_assignor import assign
 from zkafka.consumer.partition_state import BrokerRef, PartitionRef
-from zkafka.topic_count import TopicCount
+from zkafka.topic_count import TopicCount, WildcardTopicCount
+from zkafka.zk.paths import BROKER_TOPICS_PATH, ZKGroupDirs
+from zkafka.zk.watched import Reads, WatchedZNodes
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -89,33 +92,41 @@ def get_many(zk: KazooClient, paths: Iterable[str], watch: Callable | None = Non
     return values
 
 
-class Registrations:
-    """The members' registrations (``/consumers/<g>/ids/<id>`` values) read so far: each is read once, with a
-    data watch that drops it when its znode changes or goes, so a rebalance reads only newcomers'."""
+@dataclass
+class MemberReads:
+    """What ``read_members`` found: the line's own reads of both rounds, and the group's members."""
 
-    def __init__(self) -> None:
-        self._values: dict[str, str] = {}
-
-    def get_many(self, zk: KazooClient, paths: Iterable[str]) -> dict[str, str | None]:
-        """The values of ``paths`` (None for a node that does not exist), reading only those not known."""
-        paths = list(paths)
-        fresh = get_many(zk, [p for p in paths if p not in self._values], watch=self._changed)
-        self._values.update((p, v) for p, v in fresh.items() if v is not None)
-        return {p: self._values.get(p) for p in paths}
-
-    def _changed(self, event) -> None:
-        self._values.pop(event.path, None)
-
-    def clear(self) -> None:
-        """The session is gone, and the watches with it."""
-        self._values.clear()
+    first: Reads
+    second: Reads
+    all_topics: list[str]
+    my_threads: dict[str, list[str]]
+    consumers: list[str]
+    counts: dict[str, str | None]  # member -> its registration (None: it left after the listing)
 
 
-def children(zk: KazooClient, path: str, watch: Callable | None = None) -> list[str]:
-    """Children of a znode with a child watch; for a missing node, an exists watch on its creation."""
-    try:
-        return zk.get_children(path, watch=watch)
-    except NoNodeError:
-        if watch is not None and zk.exists(path, watch=watch) is not None:
-            return children(zk, path, watch)
-        return []
+# The line's reads of the second round, from the first round's and my threads per topic: (children, values).
+SecondReads = Callable[[Reads, dict[str, list[str]]], tuple[Mapping[str, bool], Mapping[str, bool]]]
+
+
+def read_members(
+    nodes: WatchedZNodes,
+    dirs: ZKGroupDirs,
+    topic_count: TopicCount,
+    first: tuple[Mapping[str, bool], Mapping[str, bool]],
+    second: SecondReads,
+) -> MemberReads:
+    """The reads both lines make, in two pipelined rounds (``nodes`` answers what it holds without asking):
+    ``/brokers/topics`` (watched for a wildcard subscription), the member list (watched) and the line's
+    ``first`` ``(children, values)``; then the members' registrations (quiet: a member's change is its list's
+    change) with the line's ``second`` reads."""
+    wildcard = isinstance(topic_count, WildcardTopicCount)
+    children, values = first
+    got = nodes.read({BROKER_TOPICS_PATH: wildcard, dirs.consumer_registry_dir: True, **children}, values)
+    all_topics = got.children[BROKER_TOPICS_PATH]
+    consumers = got.children[dirs.consumer_registry_dir]
+    my_threads = topic_count.threads_per_topic(all_topics)
+    children, values = second(got, my_threads)
+    paths = {c: dirs.consumer_path(c) for c in consumers}
+    more = nodes.read(children, {**{p: False for p in paths.values()}, **values})
+    counts = {c: more.values[p] for c, p in paths.items()}
+    return MemberReads(got, more, all_topics, my_threads, consumers, counts)

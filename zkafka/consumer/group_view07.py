@@ -6,20 +6,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from zkafka.assignment.range_assignor import broker_partitions
-from zkafka.consumer.group_view import GroupView, Registrations, children, get_many, group_threads
+from zkafka.consumer.group_view import GroupView, group_threads, read_members
 from zkafka.errors import KafkaError
 from zkafka.topic_count import TopicCount, WildcardTopicCount
 from zkafka.topic_count07 import parse_topic_count
-from zkafka.zk.paths import BROKER_IDS_PATH, BROKER_TOPICS_PATH, ZKGroupDirs
+from zkafka.zk.paths import BROKER_IDS_PATH, ZKGroupDirs
 from zkafka.zk.paths07 import Broker, BrokerPartition, broker_topic_path
+from zkafka.zk.watched import Reads
 
 if TYPE_CHECKING:
-    from kazoo.client import KazooClient
+    from zkafka.zk.watched import WatchedZNodes
 
 
 @dataclass
@@ -35,45 +35,33 @@ class GroupView07(GroupView):
         return partition, broker
 
 
-def read_group_view(
-    zk: KazooClient,
-    dirs: ZKGroupDirs,
-    topic_count: TopicCount,
-    watch: Callable | None = None,
-    registrations: Registrations | None = None,
-) -> GroupView07:
-    """Read every input of the assignment, arming ``watch`` on what 0.7 watches (and a little more); the
-    members' registrations through ``registrations`` when given (only newcomers' are read).
+def read_group_view(nodes: WatchedZNodes, dirs: ZKGroupDirs, topic_count: TopicCount) -> GroupView07:
+    """Read every input of the assignment (three pipelined rounds at most, none for what ``nodes`` holds),
+    watching what 0.7 watches (and a little more): the group's member list, ``/brokers/topics`` for a
+    wildcard subscription, the broker list of each subscribed topic and each broker's partition count for it.
+    The registered brokers are read quietly (kept until they change)."""
+    static = [] if isinstance(topic_count, WildcardTopicCount) else topic_count.threads_per_topic()
 
-    Watched: the group's member list, ``/brokers/topics`` for a wildcard subscription, the broker list of
-    each subscribed topic and each broker's partition count for it.
-    """
-    wildcard = isinstance(topic_count, WildcardTopicCount)
-    broker_ids = children(zk, BROKER_IDS_PATH)
-    broker_values = get_many(zk, [f"{BROKER_IDS_PATH}/{b}" for b in broker_ids])
+    def second(first: Reads, my_threads: dict[str, list[str]]) -> tuple[dict, dict]:
+        holders = {t: first.children[broker_topic_path(t)] for t in static}
+        counts = {broker_topic_path(t, int(b)): True for t, bs in holders.items() for b in bs}
+        brokers = {f"{BROKER_IDS_PATH}/{b}": False for b in first.children[BROKER_IDS_PATH]}
+        return {broker_topic_path(t): True for t in my_threads}, {**brokers, **counts}
+
+    first = ({BROKER_IDS_PATH: False, **{broker_topic_path(t): True for t in static}}, {})
+    group = read_members(nodes, dirs, topic_count, first, second)
     brokers = {}
-    for b in broker_ids:
-        value = broker_values[f"{BROKER_IDS_PATH}/{b}"]
+    for b in group.first.children[BROKER_IDS_PATH]:
+        value = group.second.values.get(f"{BROKER_IDS_PATH}/{b}")
         if value is not None:
             brokers[int(b)] = Broker.from_zk(b, value)
-    all_topics = children(zk, BROKER_TOPICS_PATH, watch if wildcard else None)
-    my_threads = topic_count.threads_per_topic(all_topics)
-
-    consumers = sorted(children(zk, dirs.consumer_registry_dir, watch))
-    paths = [dirs.consumer_path(c) for c in consumers]
-    values = registrations.get_many(zk, paths) if registrations is not None else get_many(zk, paths)
-    threads_per_topic = group_threads(
-        {member: values[dirs.consumer_path(member)] for member in consumers},
-        all_topics,
-        my_threads,
-        parse_topic_count,
-    )
-
-    partitions_per_topic: dict[str, list[str]] = {}
-    for topic in my_threads:
-        holders = children(zk, broker_topic_path(topic), watch)
-        counts = get_many(zk, [broker_topic_path(topic, int(b)) for b in holders], watch)
-        partitions_per_topic[topic] = broker_partitions(
-            {b: int(v) for b in holders if (v := counts[broker_topic_path(topic, int(b))]) is not None}
+    threads_per_topic = group_threads(group.counts, group.all_topics, group.my_threads, parse_topic_count)
+    holders = {t: group.second.children[broker_topic_path(t)] for t in group.my_threads}
+    counts = nodes.read(values={broker_topic_path(t, int(b)): True for t, bs in holders.items() for b in bs})
+    partitions_per_topic = {
+        topic: broker_partitions(
+            {b: int(v) for b in bs if (v := counts.values[broker_topic_path(topic, int(b))]) is not None}
         )
-    return GroupView07(brokers, consumers, threads_per_topic, partitions_per_topic, my_threads)
+        for topic, bs in holders.items()
+    }
+    return GroupView07(brokers, group.consumers, threads_per_topic, partitions_per_topic, group.my_threads)

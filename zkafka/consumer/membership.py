@@ -1,8 +1,8 @@
 """A consumer's membership of its group: its ZooKeeper session, its registration and the "group changed" flag.
 
 The connector owns one ``GroupMembership`` and feeds it the session's state changes; the rebalancer reads
-through it (the client, the group's znode layout, the consumer id and topic count) and arms its watches
-with ``on_watch``.
+through it (the client, the group's znode layout, the consumer id and topic count, and ``nodes``: the znodes
+read so far, kept until their watches fire, which call ``on_watch``).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Protocol
 import gevent.event
 from kazoo.exceptions import NodeExistsError
 
-from zkafka.consumer.group_view import Registrations
 from zkafka.errors import KafkaError
 from zkafka.topic_count import TopicCount
 from zkafka.zk.client import create_ephemeral_expect_conflict
+from zkafka.zk.watched import WatchedZNodes
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -54,7 +54,7 @@ class GroupMembership:
         self.session_epoch = 0  # bumped when a session is lost: owner nodes of older epochs are gone
         self.session_lost = False
         self.registered = False
-        self.registrations = Registrations()  # the members' registrations read so far (group_view.py)
+        self.nodes = WatchedZNodes(zk, self.on_watch)  # the group's inputs read so far (group_view.py)
 
     def register(self) -> None:
         """Write ``/consumers/<g>/ids/<consumer id>`` (ephemeral) with the topic count."""
@@ -77,9 +77,9 @@ class GroupMembership:
         """Our registration vanished: write it again on the next attempt."""
         self.session_lost = True
 
-    def on_watch(self, event) -> None:
-        """ZooKeeper watch callback: only flags the change (it runs on kazoo's event greenlet)."""
-        log.debug("%s: watch fired: %s", self.consumer_id, event)
+    def on_watch(self) -> None:
+        """A watched input of the group changed: only flags it (this runs on kazoo's event greenlet)."""
+        log.debug("%s: a watch fired", self.consumer_id)
         self.rebalance_requested.set()
 
     def session_expired(self) -> None:
@@ -87,4 +87,4 @@ class GroupMembership:
         self.connected.clear()
         self.session_epoch += 1
         self.session_lost = True
-        self.registrations.clear()
+        self.nodes.clear()

@@ -17,7 +17,7 @@ from gevent.queue import Queue
 from zkafka.consumer.membership import GroupMembership
 from zkafka.consumer.partition_state import BrokerRef, PartitionRef, PartitionTopicInfo
 from zkafka.consumer.stream import KafkaStream
-from zkafka.zk.client import delete_owned, update_persistent, update_persistent_many
+from zkafka.zk.client import delete_owned, delete_versions, update_persistent, update_persistent_many
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -49,6 +49,8 @@ class OwnedPartitions:
         fetcher.on_offset_reset = self.write_reset_offset
         self.infos: dict[PartitionKey, PartitionTopicInfo] = {}
         self.epoch = -1  # the session epoch the infos were claimed in
+        self.held = HeldNodes()
+        self.last_committed: dict[PartitionKey, int] = {}  # what the last ``stop`` left committed
         self.streams: list[KafkaStream] = []
         self._queues: dict[Hashable, Queue] = {}
 
@@ -82,8 +84,9 @@ class OwnedPartitions:
         dirs = self.membership.dirs
         return [dirs.owner_path(topic, str(partition)) for topic, partition in self.infos]
 
-    def stop(self, commit: bool = True) -> None:
-        """Rebalance steps 2-3: stop the fetchers, drop what is queued, commit, release the owner nodes."""
+    def stop(self, commit: bool = True, release_owners: bool = True) -> list[str]:
+        """Rebalance steps 2-3: stop the fetchers, drop what is queued, commit, release the owner nodes (or
+        leave that to the caller: ``release_owners=False``). The owner nodes of what was owned."""
         self.fetcher.stop()
         paths = self.owner_paths()
         for info in list(self.infos.values()):
@@ -92,8 +95,21 @@ class OwnedPartitions:
             stream.clear()
         if commit:
             self.commit()
-        release(self.membership.zk, paths)
+        self.last_committed = {
+            key: info.committed_offset for key, info in self.infos.items() if info.committed_offset is not None
+        }
+        if release_owners:
+            self.release(paths)
         self.infos = {}
+        return paths
+
+    def release(self, paths: list[str]) -> None:
+        """Delete these owner nodes of ours: at the versions they were claimed at when each is still held
+        (one transaction, nothing read first), else those this session owns (``release``)."""
+        versions = self.held.versions(paths)
+        self.held.forget(paths)
+        if versions is None or not _delete_versions(self.membership.zk, versions):
+            release(self.membership.zk, paths)
 
     def commit(self) -> None:
         """Write the consumed offset of every owned partition that moved since its last commit (the writes
@@ -139,6 +155,52 @@ class OwnedPartitions:
         for info in list(self.infos.values()):
             info.revoke()
         self.infos = {}
+        self.held.clear()
+
+
+class HeldNodes:
+    """The owner nodes this session created, at their versions, each watched since its claim: one that changes
+    or goes (an operator deleted it; a lost connection took the watch) no longer counts as held. A node
+    held is known to be ours without reading it: the rebalance that keeps its share reads nothing, a
+    release deletes at the known versions."""
+
+    def __init__(self) -> None:
+        self._held: dict[str, tuple[int, object]] = {}
+
+    def watch(self, path: str) -> tuple[object, Callable]:
+        """A token and the watch to arm on ``path`` before ``hold``: it ends this holding only."""
+        token = object()
+
+        def fired(_event) -> None:
+            if self._held.get(path, (0, None))[1] is token:
+                del self._held[path]
+
+        return token, fired
+
+    def hold(self, path: str, version: int, token: object) -> None:
+        self._held[path] = (version, token)
+
+    def versions(self, paths: Iterable[str]) -> dict[str, int] | None:
+        """``path -> version`` if every one of ``paths`` is held, else None."""
+        held = self._held
+        if not all(path in held for path in paths):
+            return None
+        return {path: held[path][0] for path in paths}
+
+    def forget(self, paths: Iterable[str]) -> None:
+        for path in paths:
+            self._held.pop(path, None)
+
+    def clear(self) -> None:
+        self._held.clear()
+
+
+def _delete_versions(zk: KazooClient, versions: dict[str, int]) -> bool:
+    try:
+        return not versions or delete_versions(zk, versions)
+    except Exception as exc:  # the session is gone, and the nodes with it
+        log.debug("could not delete %s: %r", list(versions), exc)
+        return False
 
 
 def release(zk: KazooClient, paths: Iterable[str]) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 import gevent
@@ -29,23 +29,31 @@ import gevent.event
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from zkafka.assignment.assignor import Assignor
-from zkafka.consumer.group_view import GroupView, Registrations, get_many
+from zkafka.consumer.group_view import GroupView
 from zkafka.consumer.membership import GroupDirs, GroupMembership
-from zkafka.consumer.ownership import OwnedPartitions, PartitionKey, release
+from zkafka.consumer.ownership import HeldNodes, OwnedPartitions, PartitionKey, release
 from zkafka.consumer.partition_state import BrokerRef, PartitionTopicInfo
 from zkafka.errors import InvalidConfigError, KafkaError
 from zkafka.topic_count import TopicCount
-from zkafka.zk.client import create_ephemeral_expect_conflict, create_ephemerals, session_id
+from zkafka.zk.client import (
+    committed,
+    create_ephemeral_expect_conflict,
+    create_ephemerals,
+    replace_ephemerals_async,
+    session_id,
+)
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
+
+    from zkafka.zk.watched import WatchedZNodes
 
 log = logging.getLogger(__name__)
 
 MAX_RESTARTS = 50  # attempts given up for a newer group change; they do not count as failures
 
-# Reads a group's inputs and arms the watch: group_view07.read_group_view, group_view08.read_group_view08.
-ViewReader = Callable[["KazooClient", GroupDirs, TopicCount, Callable | None, Registrations], GroupView]
+# Reads a group's inputs through the member's watched znodes: group_view07.read_group_view, group_view08's.
+ViewReader = Callable[["WatchedZNodes", GroupDirs, TopicCount], GroupView]
 # My share: (topic, partition) -> (thread id, its broker); the 0.8 consumer's fetcher finds leaders: None.
 Wanted = dict[PartitionKey, tuple[str, BrokerRef | None]]
 
@@ -56,6 +64,10 @@ class ConsumerRebalanceFailedError(KafkaError):
 
 class _Restart(Exception):
     """A newer group change arrived during the attempt: start again from fresh inputs."""
+
+
+class _Taken(Exception):
+    """An owner node stayed held by another member for ``rebalance.backoff.ms``: the attempt failed."""
 
 
 class ZKRebalancer:
@@ -121,7 +133,7 @@ class ZKRebalancer:
         m.rebalance_requested.clear()
         m.ensure_registered()
         epoch = m.session_epoch
-        view = self.read_view(m.zk, m.dirs, m.topic_count, m.on_watch, m.registrations)
+        view = self.read_view(m.nodes, m.dirs, m.topic_count)
         if m.consumer_id not in view.consumers:
             m.registration_lost()
             raise KafkaError(f"{m.dirs.consumer_path(m.consumer_id)} is missing")
@@ -129,7 +141,7 @@ class ZKRebalancer:
         for (topic, name), thread_id in view.my_share(self.assignor).items():
             partition, broker = view.locate(topic, name)
             wanted[(topic, partition)] = (thread_id, broker)
-        if owned.matches(wanted, epoch) and self._still_held(owned.owner_paths()):
+        if owned.matches(wanted, epoch) and owned.held.versions(owned.owner_paths()) is not None:
             log.debug("%s: share unchanged (%d partitions)", m.consumer_id, len(wanted))
             return True
 
@@ -139,44 +151,78 @@ class ZKRebalancer:
             view.consumers,
             sorted(f"{t}:{p}" for t, p in wanted),
         )
-        owned.stop()
-        created = self._claim(wanted)
-        if created is None:
-            return False
+        released = owned.stop(release_owners=False)
         try:
-            infos = self._read_offsets(wanted)
+            claimed = self._release_and_claim(released, wanted)
+        except BaseException:  # whichever of the old and the new nodes is ours now: nothing stays owned
+            owned.release(list(dict.fromkeys([*released, *self._owner_nodes(wanted)])))
+            raise
+        if claimed is None:
+            return False
+        created, offsets = claimed
+        try:
+            infos = self._infos(wanted, offsets)
             if m.session_epoch != epoch:
                 raise KafkaError("the ZooKeeper session changed during the rebalance")
         except BaseException:
-            release(m.zk, created)
+            owned.release(created)
             raise
         owned.install(infos, epoch)
         self.changes += 1
         log.info("%s: owns %d partitions", m.consumer_id, len(infos))
         return True
 
-    def _still_held(self, paths: list[str]) -> bool:
-        """Whether this session still holds every one of these owner nodes (nobody deleted them under us)."""
-        zk = self.membership.zk
-        me = session_id(zk)
-        pending = [zk.get_async(path) for path in paths]
-        for result in pending:
-            try:
-                _, stat = result.get()
-            except NoNodeError:
-                return False
-            if stat.ephemeralOwner != me:
-                return False
-        return True
-
-    def _claim(self, wanted: Wanted) -> list[str] | None:
-        """Create every owner node in one transaction; a node someone else holds is waited for (until its
-        member releases it) and the rest tried again. The nodes created; None if one stays taken."""
-        m = self.membership
-        nodes = {
-            m.dirs.owner_path(topic, str(partition)): thread_id
+    def _owner_nodes(self, wanted: Wanted) -> dict[str, str]:
+        dirs = self.membership.dirs
+        return {
+            dirs.owner_path(topic, str(partition)): thread_id
             for (topic, partition), (thread_id, _) in sorted(wanted.items())
         }
+
+    def _release_and_claim(
+        self, released: list[str], wanted: Wanted
+    ) -> tuple[list[str], dict[PartitionKey, str | None]] | None:
+        """Release ``released`` and claim ``wanted``, then read the offsets: the created owner nodes and each
+        partition's offset (None: none stored), or None when a node stays taken (and nothing is claimed).
+
+        First in one round trip, when every released node is still held: a transaction deleting the nodes
+        given up (at their versions), then one deleting the nodes kept and creating the wanted ones, with the
+        offset reads and the new nodes' watches behind them (ZooKeeper answers a session in order). A
+        partition kept through the second needs no read: this member committed its offset last. When that
+        cannot commit (a node taken, a parent missing): release the rest, then ``_claim``, then the reads."""
+        m, owned = self.membership, self.owned
+        nodes = self._owner_nodes(wanted)
+        paths = {key: m.dirs.offset_path(key[0], str(key[1])) for key in wanted}
+        versions = owned.held.versions(released)
+        if versions is not None and nodes:
+            given_up = {p: v for p, v in versions.items() if p not in nodes}
+            kept = {p: v for p, v in versions.items() if p in nodes}
+            known = {key: str(offset) for key, offset in owned.last_committed.items() if key in paths}
+            release = replace_ephemerals_async(m.zk, given_up, {}) if given_up else None
+            claim = replace_ephemerals_async(m.zk, kept, nodes)
+            read_back = _ReadBack(m.zk, owned.held, list(nodes), [p for k, p in paths.items() if k not in known])
+            if release is not None and not committed(given_up, release.get()):
+                owned.release(list(given_up))  # one changed meanwhile: those still ours
+            owned.held.forget(given_up)
+            done = committed([*kept, *nodes], claim.get())
+            stored = read_back.wait()
+            if done:
+                return list(nodes), {**{k: stored.get(p) for k, p in paths.items()}, **known}
+            released = list(kept)
+            owned.held.forget(nodes.keys() - kept.keys())  # not created: none of them is ours
+        owned.release(released)
+        created = self._claim(nodes)
+        if created is None:
+            return None
+        stored = _ReadBack(m.zk, owned.held, created, paths.values()).wait()
+        return created, {k: stored[p] for k, p in paths.items()}
+
+    def _claim(self, nodes: dict[str, str]) -> list[str] | None:
+        """Create every owner node (path -> thread id) in one transaction; a node someone else holds is
+        waited for (until its member releases it, ``_ours``) and the rest tried again. The nodes created; None
+        if one stays taken."""
+        m = self.membership
+        nodes = dict(nodes)
         created: list[str] = []
         deadline = time.monotonic() + self.backoff
         try:
@@ -185,49 +231,59 @@ class ZKRebalancer:
                 if taken is None:
                     created += nodes
                     break
-                try:  # ours from an earlier connection or session, else another member's
-                    create_ephemeral_expect_conflict(m.zk, taken, nodes[taken])
-                except NodeExistsError:
-                    if not self._wait_released(taken, deadline):
-                        log.info("%s: %s is still owned by another consumer", m.consumer_id, taken)
-                        release(m.zk, created)
-                        return None
-                    continue
-                created.append(taken)
-                del nodes[taken]
-        except BaseException:
+                if self._ours(taken, nodes[taken], deadline):
+                    created.append(taken)
+                    del nodes[taken]
+        except BaseException as exc:
             release(m.zk, created)
+            if isinstance(exc, _Taken):
+                return None
             raise
         return created
 
-    def _wait_released(self, path: str, deadline: float) -> bool:
-        """True when ``path`` is gone (or changed); False at the deadline; _Restart on a newer group change."""
+    def _ours(self, path: str, value: str, deadline: float) -> bool:
+        """An owner node found taken: True when it is ours (from an earlier connection or session: taken
+        over); False when it is gone or changed since (try again); _Taken when its holder keeps it past the
+        deadline; _Restart on a newer group change meanwhile."""
         m = self.membership
         gone = gevent.event.Event()
-        if m.zk.exists(path, watch=lambda event: gone.set()) is None:
-            return True
+        try:
+            stored, stat = m.zk.get(path, watch=lambda event: gone.set())
+        except NoNodeError:
+            return False
+        if stat.ephemeralOwner == session_id(m.zk) or stored == value.encode("utf-8"):
+            try:
+                create_ephemeral_expect_conflict(m.zk, path, value)
+                return True
+            except NodeExistsError:
+                pass
         remaining = deadline - time.monotonic()
         if remaining > 0:
             gevent.wait([gone, m.rebalance_requested], timeout=remaining, count=1)
         if m.rebalance_requested.is_set():
             raise _Restart
-        return gone.is_set()
+        if not gone.is_set():
+            log.info("%s: %s is still owned by another consumer", m.consumer_id, path)
+            raise _Taken
+        return False
 
-    def _read_offsets(self, wanted: Wanted) -> dict[PartitionKey, PartitionTopicInfo]:
+    def _infos(
+        self, wanted: Wanted, offsets: dict[PartitionKey, str | None]
+    ) -> dict[PartitionKey, PartitionTopicInfo]:
+        """The new share's states, each from its stored offset (read after the claim, so the previous owner's
+        last commit is in it) or, where none is stored, from the fetcher's initial offset."""
         m, owned = self.membership, self.owned
-        paths = {key: m.dirs.offset_path(key[0], str(key[1])) for key in wanted}
-        stored = get_many(m.zk, paths.values())
         infos = {}
         for key, (thread_id, broker) in sorted(wanted.items()):
             topic, partition = key
-            value = stored[paths[key]]
+            value = offsets[key]
             if value is not None:
-                offset = committed = int(value)
+                offset = committed_offset = int(value)
             else:
                 offset = owned.fetcher.initial_offset(topic, partition, broker)
-                committed = None
+                committed_offset = None
             infos[key] = PartitionTopicInfo(
-                topic, partition, broker, owned.queue_for(topic, thread_id), thread_id, offset, committed
+                topic, partition, broker, owned.queue_for(topic, thread_id), thread_id, offset, committed_offset
             )
             log.debug("%s: %s:%s from offset %d", m.consumer_id, topic, partition, offset)
         return infos
@@ -235,3 +291,29 @@ class ZKRebalancer:
     def _undo(self) -> None:
         """After a failed attempt: nothing fetched, nothing queued, nothing owned (0.7 ``resetState``)."""
         self.owned.stop()
+
+
+class _ReadBack:
+    """Reads pipelined behind a claim (answered after it): each created owner node's stat, which arms its
+    watch and makes it held when it is ours, and the stored offsets."""
+
+    def __init__(self, zk: KazooClient, held: HeldNodes, created: list[str], offsets: Iterable[str]) -> None:
+        self.zk, self.held = zk, held
+        self.watches = {path: held.watch(path) for path in created}
+        self.stats = {path: zk.exists_async(path, watch=fired) for path, (_, fired) in self.watches.items()}
+        self.offsets = {path: zk.get_async(path) for path in offsets}
+
+    def wait(self) -> dict[str, str | None]:
+        """The offsets (None where none is stored); the created nodes found ours are held from now on."""
+        me = session_id(self.zk)
+        for path, result in self.stats.items():
+            stat = result.get()
+            if stat is not None and stat.ephemeralOwner == me:
+                self.held.hold(path, stat.version, self.watches[path][0])
+        values: dict[str, str | None] = {}
+        for path, result in self.offsets.items():
+            try:
+                values[path] = result.get()[0].decode("utf-8")
+            except NoNodeError:
+                values[path] = None
+        return values

@@ -85,7 +85,7 @@ def explain_zk_rebalance(
     steps.append(
         Step(
             "each member keeps its own threads' part and claims it: create /consumers/<group>/owners/<topic>/<partition>",
-            where(ZKRebalancer._claim),
+            where(ZKRebalancer._release_and_claim),
             _owner_lines(result, member_of(members)),
         )
     )

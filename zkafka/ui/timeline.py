@@ -196,7 +196,7 @@ class _ZkTrack:
             ),
             Step(
                 "each member claims its share: creates ephemeral /consumers/<group>/owners/<topic>/<partition>",
-                where(ZKRebalancer._claim),
+                where(ZKRebalancer._release_and_claim),
                 self.claimed or ["no owner changed"],
             ),
             Step(
@@ -206,7 +206,7 @@ class _ZkTrack:
             ),
             Step(
                 "each member reads the committed offsets of what it claimed and restarts its fetchers",
-                where(ZKRebalancer._read_offsets),
+                where(ZKRebalancer._infos),
                 [],
             ),
         ]

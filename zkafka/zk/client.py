@@ -193,11 +193,7 @@ def create_ephemerals(client: KazooClient, nodes: Mapping[str, str]) -> str | No
     first that exists already (and none was created)."""
     made_parents: set[str] = set()
     while nodes:
-        transaction = client.transaction()
-        for path, value in nodes.items():
-            acl = client.acls(path) if isinstance(client, AclKazooClient) else None
-            transaction.create(path, value.encode("utf-8"), acl=acl, ephemeral=True)
-        failed = _first_failure(list(nodes), transaction.commit())
+        failed = _first_failure(list(nodes), replace_ephemerals_async(client, {}, nodes).get())
         if failed is None:
             return None
         path, error = failed
@@ -211,22 +207,38 @@ def create_ephemerals(client: KazooClient, nodes: Mapping[str, str]) -> str | No
     return None
 
 
+def replace_ephemerals_async(client: KazooClient, deletes: Mapping[str, int], creates: Mapping[str, str]):
+    """Send one transaction that deletes ``deletes`` (path -> version) and then creates the ephemeral
+    ``creates`` (path -> value), all or none; its async result (``committed`` reads it). Requests sent after
+    it are answered after it: ZooKeeper serves a session's requests in order."""
+    transaction = client.transaction()
+    for path, version in deletes.items():
+        transaction.delete(path, version=version)
+    for path, value in creates.items():
+        acl = client.acls(path) if isinstance(client, AclKazooClient) else None
+        transaction.create(path, value.encode("utf-8"), acl=acl, ephemeral=True)
+    return transaction.commit_async()
+
+
+def committed(paths: Iterable[str], results: list) -> bool:
+    """Whether a transaction on ``paths`` (in the order of its operations) committed."""
+    return _first_failure(list(paths), results) is None
+
+
 def delete_owned(client: KazooClient, paths: Iterable[str]) -> list[str]:
     """Delete those of ``paths`` this session owns (ephemeral), in one transaction at the versions one
     pipelined read found; one at a time if a node changed in between. The paths deleted."""
     me = session_id(client)
     reads = [(path, client.exists_async(path)) for path in paths]
-    owned = [
-        (path, stat.version) for path, read in reads if (stat := read.get()) and stat.ephemeralOwner == me
-    ]
-    if not owned:
-        return []
-    transaction = client.transaction()
-    for path, version in owned:
-        transaction.delete(path, version=version)
-    if _first_failure([path for path, _ in owned], transaction.commit()) is None:
-        return [path for path, _ in owned]
-    return [path for path, _ in owned if delete_if_owned(client, path)]
+    owned = {path: stat.version for path, read in reads if (stat := read.get()) and stat.ephemeralOwner == me}
+    if not owned or delete_versions(client, owned):
+        return list(owned)
+    return [path for path in owned if delete_if_owned(client, path)]
+
+
+def delete_versions(client: KazooClient, versions: Mapping[str, int]) -> bool:
+    """Delete znodes at these versions (path -> version) in one transaction: whether it committed."""
+    return committed(versions, replace_ephemerals_async(client, versions, {}).get())
 
 
 def _first_failure(paths: list[str], results: list) -> tuple[str, Exception] | None:
