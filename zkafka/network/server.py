@@ -26,7 +26,6 @@ may go at once: the answers to a pipelined burst leave in one write (one wake-up
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import ssl
 from collections import deque
@@ -38,9 +37,9 @@ from typing import Any, NamedTuple, Protocol
 import gevent
 from gevent.event import AsyncResult, Event
 from gevent.server import StreamServer
-from gevent.socket import wait_read
 from gevent.ssl import SSLSocket
 
+from zkafka.network.await_response import ConnectionClosed, await_response
 from zkafka.network.connection_quotas import ConnectionQuotas
 from zkafka.network.framing import FrameReader
 from zkafka.network.request_channel import RequestChannel
@@ -99,17 +98,16 @@ class PendingResponse(AsyncResult):
             self.on_cancel()
 
 
-class ConnectionClosed(Exception):
-    """The client closed its connection while its request was waiting."""
-
-
 class SessionExpired(Exception):
     """A request other than a re-authentication arrived after the SASL session's lifetime (KIP-368): the
     connection closes, logged at INFO."""
 
 
 class _Connection:
-    __slots__ = ("sock", "address", "reading", "greenlet", "waiting", "writer", "room", "muted_until", "held")
+    __slots__ = (
+        "sock", "address", "reading", "greenlet", "waiting", "writer", "writing", "more", "room", "muted_until",
+        "held",
+    )
 
     def __init__(self, sock: socket.socket, address: tuple) -> None:
         self.sock = sock
@@ -117,14 +115,22 @@ class _Connection:
         self.reading = False  # a request read and not yet handled
         self.greenlet = gevent.getcurrent()
         self.waiting: deque = deque()  # (request, started, response) the writer answers, in request order
-        self.writer: gevent.Greenlet | None = None
-        self.room = Event()  # set by the writer when it takes an answer
+        self.writer: gevent.Greenlet | None = None  # started by the first answer queued, lives as long
+        self.writing = False  # the writer holds answers not yet written (or waits on the first queued)
+        self.more = Event()  # set when an answer is queued for the writer
+        self.room = Event()  # set by the writer when it takes answers and when it has none left
         self.muted_until = 0.0  # a client over its quota: no request handled before then (monotonic)
         self.held: list = []  # (request, started, response) answered and not yet written
 
     @property
     def busy(self) -> bool:
-        return self.reading or bool(self.waiting) or bool(self.held)
+        return self.reading or self.writing or bool(self.waiting) or bool(self.held)
+
+    def drain(self) -> None:
+        """Wait until the writer has written every answer queued."""
+        while self.waiting or self.writing:
+            self.room.clear()
+            self.room.wait()
 
     def mark_busy(self, size: int) -> None:
         self.reading = True
@@ -242,19 +248,19 @@ class SocketServer:
                 take_turn(len(frame))
                 request = decode(frame)
                 if session_end is not None:
-                    drain = conn.writer.join if conn.writer is not None else None  # answers queued go first
+                    drain = conn.drain if conn.writer is not None else None  # answers queued go first
                     renewed = auth.check_session(sock, reader, request, principal, session_end, drain)
                     if renewed is not None:  # re-authenticated on this connection
                         session_end, conn.reading = renewed, False
                         continue
                 response = handle(request)
                 waits = isinstance(response, AsyncResult) and not response.ready()
-                if pipelined and (waits or conn.writer is not None):
+                if pipelined and (waits or conn.writing):
                     self._write_held(conn)
                     self._answer_later(conn, reader, request, started, response)
                 else:
                     if isinstance(response, AsyncResult):
-                        response = _await_response(sock, response)
+                        response = await_response(sock, response)
                     conn.held.append((request, started, response))
                     if not (session_end is None and self._may_hold(conn, reader, response)):
                         self._write_held(conn)
@@ -308,18 +314,28 @@ class SocketServer:
         far stay with their requests. Waits while ``MAX_WAITING_RESPONSES`` answers are queued."""
         reader.detach()
         conn.waiting.append((request, started, response))
+        conn.writing = True
         if conn.writer is None:
             conn.writer = gevent.spawn(self._write_answers, conn)
+        else:
+            conn.more.set()
         while len(conn.waiting) > MAX_WAITING_RESPONSES:
             conn.room.clear()
             conn.room.wait()
 
     def _write_answers(self, conn: _Connection) -> None:
-        """Write the queued answers in request order as they complete, every one ready at once in one write;
-        a failure ends the connection."""
-        waiting, observe = conn.waiting, self.observer
+        """The connection's writer: writes the queued answers in request order as they complete, every one
+        ready at once in one write, then waits for more (one greenlet per connection, not one per answer); a
+        failure ends the connection."""
+        waiting, observe, more = conn.waiting, self.observer, conn.more
         try:
-            while waiting:
+            while True:
+                if not waiting:
+                    conn.writing = False
+                    conn.room.set()
+                    more.clear()
+                    more.wait()
+                    continue
                 parts: list = []
                 done = []
                 while waiting and (not done or _ready(waiting[0][2])):
@@ -341,6 +357,7 @@ class SocketServer:
             conn.greenlet.kill(block=False)
         finally:
             conn.writer = None
+            conn.writing = False
             conn.room.set()
 
     def _secure(self, sock: socket.socket) -> socket.socket:
@@ -374,42 +391,3 @@ def _drop_waiting(conn: _Connection) -> None:
                 cancel()
             response = response.value if response.ready() and response.successful() else None
         close_parts(response or ())
-
-
-def _await_response(sock: socket.socket, pending: AsyncResult) -> Response | None:
-    """What ``pending`` is set to; ConnectionClosed (after cancelling it) if the client goes away first."""
-    if pending.ready():
-        return pending.get()
-    watcher = gevent.spawn(_closed_by_peer, sock)
-    done = False
-    try:
-        gevent.wait([pending, watcher], count=1)
-        if not pending.ready() and watcher.value:
-            raise ConnectionClosed("closed while its request was waiting")
-        # Ready, or the client sent more (a pipelined request): the close cannot be seen behind it, so wait.
-        response = pending.get()
-        done = True
-        return response
-    finally:
-        watcher.kill()
-        if not done:
-            cancel = getattr(pending, "cancel", None)
-            if cancel is not None:
-                cancel()
-            if pending.ready() and pending.successful():
-                close_parts(pending.value or ())
-
-
-def _closed_by_peer(sock: socket.socket) -> bool:
-    """Wait until the socket is readable: True for EOF or a reset, False for data (a TLS socket's TCP stream is
-    peeked under it: TLS records are data)."""
-    try:
-        if not isinstance(sock, SSLSocket):
-            return sock.recv(1, socket.MSG_PEEK) == b""
-        wait_read(sock.fileno())
-        with socket.socket(fileno=os.dup(sock.fileno())) as raw:
-            return raw.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
-    except BlockingIOError:
-        return False
-    except OSError:
-        return True
