@@ -294,15 +294,14 @@ class Log08(SegmentedLog):
             return LogRegion(last, last.size, 0)
         for segment in segments[i:]:
             size = segment.size
-            found = segment.translate_offset(offset)
-            if found is None:
+            position = segment.translate_offset(offset)
+            if position is None:
                 continue
-            position = found[1]
             stop = size
             if max_offset < end:
                 limit = segment.translate_offset(max_offset, position)
                 if limit is not None:
-                    stop = limit[1]
+                    stop = limit
             return LogRegion(segment, position, max(0, min(max_bytes, stop - position)))
         return LogRegion(last, last.size, 0)
 

@@ -25,6 +25,7 @@ DELETED_SUFFIX = ".deleted"
 # 0.8: a cleaned segment being written, and one waiting to be swapped in (the log loader finishes the swap).
 CLEANED_SUFFIX = ".cleaned"
 SWAP_SUFFIX = ".swap"
+APPEND_ENDS_KEPT = 32  # an IndexedSegment's appends whose ends it remembers
 
 
 class EntryFormat(Protocol):
@@ -151,6 +152,7 @@ class IndexedSegment(LogSegment):
         "created_ms",
         "roll_jitter_ms",
         "next_offset",
+        "_append_ends",
     )
 
     def __init__(
@@ -189,6 +191,9 @@ class IndexedSegment(LogSegment):
         self.created_ms = created_ms
         self.roll_jitter_ms = roll_jitter_ms
         self.next_offset = base_offset
+        # The last appends' ends, next offset -> position: where a follower (or a consumer at the end) fetches
+        # from next; forgotten on truncation.
+        self._append_ends: dict[int, int] = {}
 
     def append_entries(
         self, first_offset: int, next_offset: int, data: bytes | memoryview, stamp: tuple[int, int] | None = None
@@ -203,6 +208,10 @@ class IndexedSegment(LogSegment):
         self.append(data)
         self.bytes_since_index_entry += len(data)
         self.next_offset = next_offset
+        ends = self._append_ends
+        ends[next_offset] = self.size
+        if len(ends) > APPEND_ENDS_KEPT:
+            del ends[next(iter(ends))]
         if stamp is not None and stamp[0] > self.max_timestamp:
             self._timestamped(*stamp)
 
@@ -265,17 +274,23 @@ class IndexedSegment(LogSegment):
             finally:
                 view.release()
 
-    def translate_offset(self, offset: int, from_position: int = 0) -> tuple[int, int] | None:
-        """``(entry offset, position)`` of the first entry with an offset >= ``offset``, None past the end.
+    def translate_offset(self, offset: int, from_position: int = 0) -> int | None:
+        """The position of the first entry with an offset >= ``offset`` (at or after ``from_position``, a whole
+        entry's start at or before it), None past the end.
 
-        The index gives the last indexed entry at or before the offset; the file is scanned from there.
+        The end of one of the last appends is known; else the index gives the last indexed entry at or before
+        the offset and the file is scanned from there.
         """
-        position = max(self.index.lookup(offset)[1], from_position)
         size = self.size
+        position = self._append_ends.get(offset, -1)
+        if position >= from_position:
+            return position if position < size else None
+        position = max(self.index.lookup(offset)[1], from_position)
         if size <= position:
             return None
         with mmap.mmap(self.fileno(), size, access=mmap.ACCESS_READ) as mapped:
-            return find_offset(mapped, offset, position)
+            found = find_offset(mapped, offset, position)
+        return None if found is None else found[1]
 
     def read_next_offset(self) -> int:
         """The offset after the last entry in the file (the base offset if it is empty)."""
@@ -331,10 +346,9 @@ class IndexedSegment(LogSegment):
 
     def truncate_to_offset(self, offset: int) -> int:
         """Drop every entry with an offset >= ``offset``; returns the bytes removed."""
-        found = self.translate_offset(offset)
-        if found is None:
+        position = self.translate_offset(offset)
+        if position is None:
             return 0
-        position = found[1]
         for index in self.indexes:
             index.truncate_to_offset(offset)
         if self.time_index is not None:
@@ -344,6 +358,10 @@ class IndexedSegment(LogSegment):
         self.next_offset = offset
         self.bytes_since_index_entry = 0
         return removed
+
+    def truncate(self, size: int) -> None:
+        self._append_ends.clear()
+        super().truncate(size)
 
     def close(self) -> None:
         if getattr(self, "time_index", None) is not None:

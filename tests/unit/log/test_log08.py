@@ -492,6 +492,21 @@ def test_truncate_to_removes_later_segments_and_entries(tmp_path):
     assert [(s.start, s.size) for s in log.segments] == [(0, 3 * ENTRY), (3, 0)]
 
 
+def test_reads_from_where_appends_ended_stay_right_after_a_truncation(tmp_path):
+    log = open_log(tmp_path / "t-0", index_interval_bytes=100_000)  # no index entry: the ends or a scan
+    for i in range(4):
+        log.append(messages(b"a" * 10 * (i + 1)))
+    assert offsets_in(log.read(2, 10_000).read()) == [2, 3]
+    assert offsets_in(log.read(2, 10_000, max_offset=3).read()) == [2]
+    assert log.read(4, 10_000).length == 0
+    log.truncate_to(1)
+    log.append(messages(b"b" * 50, b"c"))  # offsets 1 and 2, other sizes than before
+    log.append(messages(b"d"))
+    assert [m.value for m in iter_messages(log.read(2, 10_000).read())] == [b"c", b"d"]
+    assert [m.value for m in iter_messages(log.read(3, 10_000).read())] == [b"d"]
+    assert offsets_in(log.read(1, 10_000, max_offset=3).read()) == [1, 2]
+
+
 def test_truncate_fully_and_start_at(tmp_path):
     log = filled(tmp_path / "t-0", 3)
     log.truncate_fully_and_start_at(100)
