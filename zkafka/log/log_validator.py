@@ -32,7 +32,13 @@ from zkafka.log.log_config import LogConfig
 from zkafka.records import format08, native
 from zkafka.records.convert import build_set, set_records
 from zkafka.records.default_record import Record
-from zkafka.records.down_convert import batch_positions, check_client_batch, first_magic, to_magic0
+from zkafka.records.down_convert import (
+    batch_positions,
+    check_client_batch,
+    first_magic,
+    plain_batches_to_set08,
+    to_magic0,
+)
 from zkafka.records.format08 import AssignedSet
 from zkafka.records.message_v1 import TIMESTAMP_TYPE_MASK
 from zkafka.records.record_batch import ATTRIBUTES_AT, read_batch, read_batch_header
@@ -64,10 +70,8 @@ def validate_and_assign(
         )
         if recompressed is not None:
             return recompressed
-    if given == MAGIC_V2 and magic in (0, MAGIC_V2) and native.lib is not None:
-        plain = _native_assign(
-            native.lib, message_set, magic, next_offset, limit, log_append_time, leader_epoch
-        )
+    if given == MAGIC_V2 and magic in (0, MAGIC_V2):
+        plain = _plain_assign(native.lib, message_set, magic, next_offset, limit, log_append_time, leader_epoch)
         if plain is not None:
             return AssignedSet(plain[0], next_offset, next_offset + plain[1] - 1, plain[1])
     if magic == 0:
@@ -108,8 +112,8 @@ def assign_batches(
     return AssignedSet(bytes(out), next_offset, offset - 1, offset - next_offset)
 
 
-def _native_assign(
-    lib: Any,
+def _plain_assign(
+    lib: Any | None,
     data: Any,
     magic: int,
     next_offset: int,
@@ -117,8 +121,11 @@ def _native_assign(
     log_append_time: int | None,
     leader_epoch: int,
 ) -> tuple[bytes, int] | None:
-    """The native core's one pass over a set of plain record batches (uncompressed, no transaction; towards
-    magic 0 without headers or producer id): ``(bytes, count)``, or None for the pure path to read the set."""
+    """One pass over a set of plain record batches (uncompressed, no transaction; towards magic 0 without
+    headers or producer id): ``(bytes, count)``, or None for the general path to read the set. The native core
+    takes both magics; without it a magic-0 log has the pure twin (``plain_batches_to_set08``)."""
+    if lib is None:
+        return plain_batches_to_set08(bytes(data), next_offset, limit) if magic == 0 else None
     if magic == MAGIC_V2:
         return lib.assign_batches(data, next_offset, limit, leader_epoch, log_append_time)
     return lib.batches_to_set08(data, next_offset, limit)

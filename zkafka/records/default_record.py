@@ -21,6 +21,7 @@ from zkafka.records import native
 from zkafka.records.varint import read_varint, read_varlong, write_varint, write_varlong
 
 NULL_LENGTH = write_varint(-1)
+NO_HEADERS = write_varint(0)
 
 
 class Header(NamedTuple):
@@ -48,8 +49,10 @@ def encode_record(
     headers: Sequence[tuple[str, bytes | None]] = (),
 ) -> bytes:
     """The bytes of one record, its length first."""
-    parts = [b"\x00", write_varlong(timestamp_delta), write_varint(offset_delta), _field(key), _field(value)]
-    parts.append(write_varint(len(headers)))
+    body = b"".join((b"\x00", write_varlong(timestamp_delta), write_varint(offset_delta), _field(key), _field(value)))
+    if not headers:
+        return b"".join((write_varint(len(body) + 1), body, NO_HEADERS))
+    parts = [body, write_varint(len(headers))]
     for header_key, header_value in headers:
         parts += (_field(header_key.encode()), _field(header_value))
     body = b"".join(parts)
@@ -105,7 +108,10 @@ def _record(
     offset_delta, at = read_varint(data, at, stop)
     key, at = _read_field(data, at, stop, pos)
     value, at = _read_field(data, at, stop, pos)
-    headers, at = _read_headers(data, at, stop, pos)
+    if at + 1 == stop and data[at] == 0:  # no headers, the common case
+        headers, at = (), stop
+    else:
+        headers, at = _read_headers(data, at, stop, pos)
     if at != stop:
         raise InvalidMessageError(f"record at {pos} declares {size} bytes but its fields take {at - stop + size}")
     timestamp = base_timestamp + timestamp_delta if log_append_time is None else log_append_time

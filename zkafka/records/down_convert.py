@@ -31,6 +31,7 @@ from typing import Any
 
 from zkafka.errors import (
     InvalidRecordError,
+    KafkaError,
     UnsupportedCompressionTypeError,
     UnsupportedForMessageFormatError,
 )
@@ -44,6 +45,7 @@ from zkafka.records.record_batch import BatchHeader, read_batch, read_batch_head
 MAGIC_AT = LOG_OVERHEAD + 4  # int64 offset, int32 N, crc32
 _HEAD = struct.Struct(">qiIBB")  # offset, N, crc, magic, attributes
 _BATCH_PREFIX = struct.Struct(">qi")  # baseOffset, batchLength
+_MESSAGE08_OVERHEAD = LOG_OVERHEAD + 14  # offset, N; crc, magic, attributes, key and value lengths
 
 
 def first_magic(message_set: Any) -> int | None:
@@ -110,6 +112,33 @@ def batches_to_magic0(message_set: Any, max_inflated: int = DEFAULT_MAX_INFLATED
         pairs = [(record.key, record.value) for record in batch.records]
         out.append(build_message_set(pairs, header.compression, header.base_offset))
     return b"".join(out)
+
+
+def plain_batches_to_set08(data: bytes, next_offset: int, limit: int) -> tuple[bytes, int] | None:
+    """The pure twin of the native core's ``batches_to_set08``: a set of whole plain record batches
+    (uncompressed, no producer id, records without headers) checked and written as 0.8 messages numbered from
+    ``next_offset``, every entry at most ``limit`` bytes, in one pass: ``(bytes, count)``. None for any other
+    set, which ``to_magic0`` reads (and names what is wrong with)."""
+    pairs: list[tuple[bytes | None, bytes | None]] = []
+    pos = 0
+    try:
+        while pos < len(data):
+            if len(data) - pos <= MAGIC_AT or data[pos + MAGIC_AT] != MAGIC_V2:
+                return None
+            header = read_batch_header(data, pos)
+            check_client_batch(header, pos)
+            if header.compression != NO_COMPRESSION or pos + header.size > len(data):
+                return None
+            for record in read_batch(data, pos, limit).records:
+                if record.headers:
+                    return None
+                pairs.append((record.key, record.value))
+            pos += header.size
+    except KafkaError:
+        return None
+    if not pairs or max(_MESSAGE08_OVERHEAD + len(k or b"") + len(v or b"") for k, v in pairs) > limit:
+        return None
+    return build_message_set(pairs, NO_COMPRESSION, next_offset), len(pairs)
 
 
 def batch_positions(data: bytes) -> Iterator[int]:

@@ -27,12 +27,22 @@ __all__ = [
 
 def read_varint(data: Any, pos: int, end: int) -> tuple[int, int]:
     """``(value, position after it)`` of the varint (int32) at ``pos``, reading no further than ``end``."""
+    if pos < end:  # one or two bytes (values -8192..8191), the lengths and deltas of most records
+        first = data[pos]
+        if first < 0x80:
+            return (first >> 1) ^ -(first & 1), pos + 1
+        if pos + 1 < end and data[pos + 1] < 0x80:
+            raw = (first & 0x7F) | data[pos + 1] << 7
+            return (raw >> 1) ^ -(raw & 1), pos + 2
     raw, after = read_unsigned_varint(data, pos, end, 32)
     return byte_utils.unzigzag(raw), after
 
 
 def read_varlong(data: Any, pos: int, end: int) -> tuple[int, int]:
     """``(value, position after it)`` of the varlong (int64) at ``pos``, reading no further than ``end``."""
+    if pos < end and data[pos] < 0x80:
+        first = data[pos]
+        return (first >> 1) ^ -(first & 1), pos + 1
     raw, after = read_unsigned_varint(data, pos, end, 64)
     return byte_utils.unzigzag(raw), after
 
@@ -44,9 +54,21 @@ def read_unsigned_varint(data: Any, pos: int, end: int, bits: int = 32) -> tuple
 
 def write_varint(value: int) -> bytes:
     """The varint (int32) bytes of ``value``."""
+    if -_SMALL <= value < _SMALL:
+        return _SMALL_VARINTS[value]
     return unsigned_varint_bytes(byte_utils.zigzag(byte_utils.check_signed(value, 32), 32))
 
 
 def write_varlong(value: int) -> bytes:
     """The varlong (int64) bytes of ``value``."""
+    if -_SMALL <= value < _SMALL:
+        return _SMALL_VARINTS[value]
     return unsigned_varint_bytes(byte_utils.zigzag(byte_utils.check_signed(value, 64), 64))
+
+
+# The one- and two-byte encodings (-8192..8191: a record's lengths and deltas, mostly), made once; a negative
+# value indexes from the end, as zig-zag interleaves them.
+_SMALL = 8192
+_SMALL_VARINTS = [unsigned_varint_bytes(byte_utils.zigzag(v, 32)) for v in range(_SMALL)] + [
+    unsigned_varint_bytes(byte_utils.zigzag(v, 32)) for v in range(-_SMALL, 0)
+]
