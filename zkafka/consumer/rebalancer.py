@@ -26,19 +26,18 @@ from typing import TYPE_CHECKING
 
 import gevent
 import gevent.event
-from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
 from zkafka.assignment.assignor import Assignor
-from zkafka.consumer.group_view import GroupView
+from zkafka.consumer.group_view import GroupView, get_many
 from zkafka.consumer.membership import GroupDirs, GroupMembership
 from zkafka.consumer.ownership import HeldNodes, OwnedPartitions, PartitionKey, release
 from zkafka.consumer.partition_state import BrokerRef, PartitionTopicInfo
 from zkafka.errors import InvalidConfigError, KafkaError
 from zkafka.topic_count import TopicCount
 from zkafka.zk.client import (
-    committed,
     create_ephemeral_expect_conflict,
-    create_ephemerals,
+    first_failure,
     replace_ephemerals_async,
     session_id,
 )
@@ -182,64 +181,86 @@ class ZKRebalancer:
     def _release_and_claim(
         self, released: list[str], wanted: Wanted
     ) -> tuple[list[str], dict[PartitionKey, str | None]] | None:
-        """Release ``released`` and claim ``wanted``, then read the offsets: the created owner nodes and each
-        partition's offset (None: none stored), or None when a node stays taken (and nothing is claimed).
+        """Release ``released`` and claim ``wanted``: the created owner nodes and each partition's offset read
+        after its claim (None: none stored), or None when a node stays taken (and nothing is claimed).
 
-        First in one round trip, when every released node is still held: a transaction deleting the nodes
-        given up (at their versions), then one deleting the nodes kept and creating the wanted ones, with the
-        offset reads and the new nodes' watches behind them (ZooKeeper answers a session in order). A
-        partition kept through the second needs no read: this member committed its offset last. When that
-        cannot commit (a node taken, a parent missing): release the rest, then ``_claim``, then the reads."""
+        When every released node is still held, nothing is read first: one transaction deletes the nodes
+        given up (at their versions) and the claim's first transaction deletes the kept ones with the
+        creates, so a kept partition needs no offset read (this member committed it last)."""
         m, owned = self.membership, self.owned
-        nodes = self._owner_nodes(wanted)
-        paths = {key: m.dirs.offset_path(key[0], str(key[1])) for key in wanted}
+        dirs = m.dirs
+        offset_of = {dirs.owner_path(t, str(p)): dirs.offset_path(t, str(p)) for t, p in wanted}
         versions = owned.held.versions(released)
-        if versions is not None and nodes:
-            given_up = {p: v for p, v in versions.items() if p not in nodes}
-            kept = {p: v for p, v in versions.items() if p in nodes}
-            known = {key: str(offset) for key, offset in owned.last_committed.items() if key in paths}
-            release = replace_ephemerals_async(m.zk, given_up, {}) if given_up else None
-            claim = replace_ephemerals_async(m.zk, kept, nodes)
-            read_back = _ReadBack(m.zk, owned.held, list(nodes), [p for k, p in paths.items() if k not in known])
-            if release is not None and not committed(given_up, release.get()):
-                owned.release(list(given_up))  # one changed meanwhile: those still ours
+        kept: dict[str, int] = {}
+        known: dict[str, str] = {}
+        release = None
+        if versions is None:
+            owned.release(released)
+        else:
+            given_up = {path: v for path, v in versions.items() if path not in offset_of}
+            kept = {path: v for path, v in versions.items() if path in offset_of}
+            committed_last = {dirs.owner_path(t, str(p)): str(o) for (t, p), o in owned.last_committed.items()}
+            known = {path: committed_last[path] for path in kept if path in committed_last}
             owned.held.forget(given_up)
-            done = committed([*kept, *nodes], claim.get())
-            stored = read_back.wait()
-            if done:
-                return list(nodes), {**{k: stored.get(p) for k, p in paths.items()}, **known}
-            released = list(kept)
-            owned.held.forget(nodes.keys() - kept.keys())  # not created: none of them is ours
-        owned.release(released)
-        created = self._claim(nodes)
-        if created is None:
-            return None
-        stored = _ReadBack(m.zk, owned.held, created, paths.values()).wait()
-        return created, {k: stored[p] for k, p in paths.items()}
-
-    def _claim(self, nodes: dict[str, str]) -> list[str] | None:
-        """Create every owner node (path -> thread id) in one transaction; a node someone else holds is
-        waited for (until its member releases it, ``_ours``) and the rest tried again. The nodes created; None
-        if one stays taken."""
-        m = self.membership
-        nodes = dict(nodes)
-        created: list[str] = []
-        deadline = time.monotonic() + self.backoff
+            release = replace_ephemerals_async(m.zk, given_up, {}) if given_up else None
         try:
-            while nodes:
-                taken = create_ephemerals(m.zk, nodes)
-                if taken is None:
-                    created += nodes
+            claimed = self._claim(self._owner_nodes(wanted), kept, offset_of, known)
+        finally:
+            if release is not None and first_failure(given_up, release.get()) is not None:
+                owned.release(list(given_up))  # one changed meanwhile: delete those still ours
+        if claimed is None:
+            return None
+        created, stored = claimed
+        return created, {(t, p): stored[dirs.owner_path(t, str(p))] for t, p in wanted}
+
+    def _claim(
+        self, nodes: dict[str, str], kept: dict[str, int], offset_of: dict[str, str], known: dict[str, str]
+    ) -> tuple[list[str], dict[str, str | None]] | None:
+        """Create every owner node (path -> thread id) in one transaction (its first also deleting ``kept``,
+        path -> version), the offsets (``offset_of`` each node; ``known``: needs no read) and the new nodes'
+        watches read in the same round trip. A node someone else holds is waited for (until its member
+        releases it, ``_ours``) and the rest tried again. The nodes created and each one's offset; None if
+        one stays taken."""
+        m, owned = self.membership, self.owned
+        remaining = dict(nodes)
+        created: list[str] = []
+        stored: dict[str, str | None] = {}
+        deadline = time.monotonic() + self.backoff
+        made: set[str] = set()  # parents created
+        try:
+            while remaining:
+                claim = replace_ephemerals_async(m.zk, kept, remaining)
+                reads = [offset_of[path] for path in remaining if path not in known]
+                read_back = _ReadBack(m.zk, owned.held, list(remaining), reads)
+                failed = first_failure([*kept, *remaining], claim.get())
+                values = read_back.wait()
+                if failed is None:
+                    created += remaining
+                    stored.update({p: known[p] if p in known else values[offset_of[p]] for p in remaining})
                     break
-                if self._ours(taken, nodes[taken], deadline):
-                    created.append(taken)
-                    del nodes[taken]
+                owned.held.forget(remaining.keys() - kept.keys())  # not created: none of them is ours
+                if kept:  # not deleted: released now, claimed with the rest
+                    owned.release(list(kept))
+                    kept, known = {}, {}
+                path, error = failed
+                parent = path.rsplit("/", 1)[0]
+                if isinstance(error, NoNodeError) and parent not in made:  # or a kept node gone: no matter
+                    m.zk.ensure_path(parent)
+                    made.add(parent)
+                elif isinstance(error, BadVersionError):  # a kept node changed: released above (if ours)
+                    continue
+                elif not isinstance(error, NodeExistsError) or path not in remaining:
+                    raise error
+                elif self._ours(path, remaining[path], deadline):
+                    created.append(path)
+                    stored[path] = get_many(m.zk, [offset_of[path]])[offset_of[path]]
+                    del remaining[path]
         except BaseException as exc:
             release(m.zk, created)
             if isinstance(exc, _Taken):
                 return None
             raise
-        return created
+        return created, stored
 
     def _ours(self, path: str, value: str, deadline: float) -> bool:
         """An owner node found taken: True when it is ours (from an earlier connection or session: taken

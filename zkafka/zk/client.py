@@ -187,26 +187,6 @@ def delete_if_owned(client: KazooClient, path: str) -> bool:
         return False
 
 
-def create_ephemerals(client: KazooClient, nodes: Mapping[str, str]) -> str | None:
-    """Create every ephemeral znode of ``nodes`` (path -> value) in one transaction (a ZooKeeper multi: one
-    round trip, all or none), their missing parents first. None when all were created, else the path of the
-    first that exists already (and none was created)."""
-    made_parents: set[str] = set()
-    while nodes:
-        failed = _first_failure(list(nodes), replace_ephemerals_async(client, {}, nodes).get())
-        if failed is None:
-            return None
-        path, error = failed
-        if isinstance(error, NodeExistsError):
-            return path
-        parent = path.rsplit("/", 1)[0]
-        if not isinstance(error, NoNodeError) or parent in made_parents:
-            raise error
-        client.ensure_path(parent)
-        made_parents.add(parent)
-    return None
-
-
 def replace_ephemerals_async(client: KazooClient, deletes: Mapping[str, int], creates: Mapping[str, str]):
     """Send one transaction that deletes ``deletes`` (path -> version) and then creates the ephemeral
     ``creates`` (path -> value), all or none; its async result (``committed`` reads it). Requests sent after
@@ -218,11 +198,6 @@ def replace_ephemerals_async(client: KazooClient, deletes: Mapping[str, int], cr
         acl = client.acls(path) if isinstance(client, AclKazooClient) else None
         transaction.create(path, value.encode("utf-8"), acl=acl, ephemeral=True)
     return transaction.commit_async()
-
-
-def committed(paths: Iterable[str], results: list) -> bool:
-    """Whether a transaction on ``paths`` (in the order of its operations) committed."""
-    return _first_failure(list(paths), results) is None
 
 
 def delete_owned(client: KazooClient, paths: Iterable[str]) -> list[str]:
@@ -238,11 +213,12 @@ def delete_owned(client: KazooClient, paths: Iterable[str]) -> list[str]:
 
 def delete_versions(client: KazooClient, versions: Mapping[str, int]) -> bool:
     """Delete znodes at these versions (path -> version) in one transaction: whether it committed."""
-    return committed(versions, replace_ephemerals_async(client, versions, {}).get())
+    return first_failure(versions, replace_ephemerals_async(client, versions, {}).get()) is None
 
 
-def _first_failure(paths: list[str], results: list) -> tuple[str, Exception] | None:
-    """The operation that failed a transaction (the others were rolled back), or None if it committed."""
+def first_failure(paths: Iterable[str], results: list) -> tuple[str, Exception] | None:
+    """The operation that failed a transaction on ``paths`` (in the order of its operations; the others were
+    rolled back), or None if it committed."""
     for path, result in zip(paths, results, strict=True):
         if isinstance(result, Exception) and not isinstance(result, (RolledBackError, RuntimeInconsistency)):
             return path, result

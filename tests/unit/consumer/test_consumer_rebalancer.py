@@ -11,7 +11,7 @@ from zkafka.consumer.group_view import GroupView
 from zkafka.consumer.partition_state import reset_time
 from zkafka.errors import InvalidConfigError
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
-from zkafka.zk.client import _first_failure
+from zkafka.zk.client import first_failure
 
 
 def view(threads, partitions, mine):
@@ -61,7 +61,7 @@ def test_reset_time():
 
 def test_the_failed_operation_of_a_transaction_is_the_one_not_rolled_back():
     paths = ["/o/t/0", "/o/t/1", "/o/t/2"]
-    assert _first_failure(paths, ["/o/t/0", "/o/t/1", "/o/t/2"]) is None
-    assert _first_failure(paths, [True, True, True]) is None
+    assert first_failure(paths, ["/o/t/0", "/o/t/1", "/o/t/2"]) is None
+    assert first_failure(paths, [True, True, True]) is None
     taken = NodeExistsError()
-    assert _first_failure(paths, [RolledBackError(), taken, RuntimeInconsistency()]) == ("/o/t/1", taken)
+    assert first_failure(paths, [RolledBackError(), taken, RuntimeInconsistency()]) == ("/o/t/1", taken)
