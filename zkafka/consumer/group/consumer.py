@@ -216,8 +216,6 @@ class GroupConsumer:
                 self.rebalance.lose()
             if self.coordinator.rejoin_needed or self.subscriptions.needs_partition_assignment:
                 self._start_join()
-            else:
-                self.coordinator.in_doubt()  # notices a lost session
             return
         if not join.ready():
             return

@@ -6,11 +6,15 @@ Heartbeats run every ``heartbeat.interval.ms`` in their own greenlet, whatever `
 thread). An answer of REBALANCE_IN_PROGRESS asks for a rejoin; ILLEGAL_GENERATION and UNKNOWN_MEMBER_ID mean the
 membership is lost (``lost``: the partitions are someone else's now); a coordinator error or a lost connection
 sends the member looking for the coordinator again. So does a Heartbeat not answered within what is left of the
-session (a frozen or unreachable coordinator): the member drops it, with any request waiting on it, and asks
-for the coordinator at once (FindCoordinator) instead of waiting out ``request.timeout.ms``. A member that has heard no successful heartbeat answer for
-its session timeout has lost its membership too. KIP-62: a member whose application has not called ``poll``
-for ``max.poll.interval.ms`` leaves the group (LeaveGroup; a static member sends none) and loses its
-partitions; the next ``poll`` joins again. JoinGroup carries ``max.poll.interval.ms`` as the rebalance timeout.
+session (a frozen or unreachable coordinator): the member drops it, with any request waiting on it, and asks for
+the coordinator at once (FindCoordinator) instead of waiting out ``request.timeout.ms``. A member that has heard no
+heartbeat answer for its session timeout hands nothing out until one comes, but keeps its member id and
+generation and goes on heartbeating, as Kafka's client does: a new coordinator loads the group with every
+member's session started afresh and takes its heartbeats (a member joining anew would leave its old self in the
+group, for the rebalance to wait out its session); UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION says it was removed.
+KIP-62: a member whose application has not called ``poll`` for ``max.poll.interval.ms`` leaves the group
+(LeaveGroup; a static member sends none) and loses its partitions; the next ``poll`` joins again. JoinGroup
+carries ``max.poll.interval.ms`` as the rebalance timeout.
 
 ``rebalance_protocol`` is COOPERATIVE when every configured assignor supports it (only ``cooperative-sticky``
 does), else EAGER, as Kafka decides it. A cooperative member stays in good standing while it rejoins: it keeps
@@ -132,16 +136,17 @@ class ConsumerCoordinator:
         return self.rebalance_protocol == COOPERATIVE
 
     def in_doubt(self) -> bool:
-        """True while this member may not own what it was assigned: its membership was lost (no heartbeat
-        answered for a session timeout: the coordinator removed it), or, eager, a rejoin is pending or
-        running (a cooperative member keeps its partitions through a rebalance)."""
-        if self.lost or self.fenced:
-            return True
-        expired = time.monotonic() - self._last_heartbeat > self.session_timeout_ms / 1000.0
-        if expired and self.member_id and not self.joining:
-            self.reset_generation("no heartbeat answered for the session timeout")
+        """True while this member may not own what it was assigned: its membership was lost, no heartbeat was
+        answered for its session timeout (the coordinator may have removed it: the next answer says), or,
+        eager, a rejoin is pending or running (a cooperative member keeps its partitions through a rebalance)."""
+        if self.lost or self.fenced or self.session_expired():
             return True
         return not self.cooperative and (self.rejoin_needed or self.joining)
+
+    def session_expired(self) -> bool:
+        """No heartbeat answered for the session timeout (the membership kept until an answer says)."""
+        expired = time.monotonic() - self._last_heartbeat > self.session_timeout_ms / 1000.0
+        return expired and bool(self.member_id) and not self.joining
 
     def reset_generation(self, why: str, rejoin: bool = True, error: int | None = None) -> None:
         """The membership is lost: forget the generation (and the member id, unless the ``error`` answered
@@ -281,8 +286,8 @@ class ConsumerCoordinator:
                 self.leave("no poll() for max.poll.interval.ms")
                 self.reset_generation("poll timeout: max.poll.interval.ms expired")
                 continue
-            if not self.in_doubt():
-                self._send_heartbeat()
+            if not (self.lost or self.fenced or (self.rejoin_needed and not self.cooperative)):
+                self._send_heartbeat()  # with the session expired too: the answer says if it is still a member
 
     def _rediscover(self) -> None:
         """Look the coordinator up again now (FindCoordinator), not at the next request of ``poll``."""
