@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 MAX_CONNECT_BACKOFF_S = 60.0
 MAX_RESPONSE_SIZE = 0x7FFFFFFF
 REAUTHENTICATE_AT = 0.85  # of a SASL session's lifetime, as Kafka's clients (85-95%)
+UNRESOLVED_TTL_S = 1.0  # how long a name that was not found is not looked up again
+_unresolved: dict[str, float] = {}  # host -> until when connecting to it fails at once (not found)
 
 
 class ClientCodec(Protocol):
@@ -134,13 +136,38 @@ class BlockingChannel:
             if self._closed:
                 raise ChannelClosedError(f"{self} is closed")
             try:
-                return socket.create_connection((self.host, self.port), timeout=self.connect_timeout)
+                return self._connect_once()
             except OSError as exc:
                 if time.monotonic() - begin + backoff > self.connect_retry_s:
                     raise _naming(exc, f"{self.host}:{self.port}") from None
                 log.debug("%s: connect failed (%s), next attempt in %.3f s", self, exc, backoff)
                 gevent.sleep(backoff)
                 backoff = min(backoff * 10, MAX_CONNECT_BACKOFF_S)
+
+    def _connect_once(self) -> socket.socket:
+        """One attempt, within ``connect_timeout`` from the name's lookup on: a resolver waiting on a DNS server
+        that does not answer is bounded like a connect to a host that does not. A name that was not found is
+        not looked up again for ``UNRESOLVED_TTL_S`` (the attempt fails at once, as librdkafka keeps a lookup's
+        result for broker.address.ttl): clients retrying a killed broker every 100 ms would otherwise send a
+        lookup storm for its name, and Docker's DNS leaves some of those queries unanswered for 5 s."""
+        failed_until = _unresolved.get(self.host)
+        if failed_until is not None and time.monotonic() < failed_until:
+            why = f"Name or service not known (looked up less than {UNRESOLVED_TTL_S:g} s ago)"
+            raise pysocket.gaierror(pysocket.EAI_NONAME, why)
+        deadline = gevent.Timeout(self.connect_timeout)
+        deadline.start()
+        try:
+            return socket.create_connection((self.host, self.port), timeout=self.connect_timeout)
+        except gevent.Timeout as exc:
+            if exc is not deadline:
+                raise
+            raise TimeoutError(f"timed out after {self.connect_timeout:g} s") from None
+        except pysocket.gaierror as exc:
+            if exc.errno in (pysocket.EAI_NONAME, getattr(pysocket, "EAI_NODATA", pysocket.EAI_NONAME)):
+                _unresolved[self.host] = time.monotonic() + UNRESOLVED_TTL_S
+            raise
+        finally:
+            deadline.close()
 
     def _operation(self) -> _Operation:
         return self._operation_scope

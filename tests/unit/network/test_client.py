@@ -11,6 +11,7 @@ import pytest
 
 from zkafka.config07 import BrokerConfig
 from zkafka.log.log_manager07 import LogManager
+from zkafka.network import client
 from zkafka.network.client import BlockingChannel, ChannelClosedError
 from zkafka.network.server import PendingResponse, SocketServer
 from zkafka.protocol import LATEST_TIME
@@ -157,3 +158,16 @@ def test_connect_gives_up_after_its_retry_time_and_close_ends_it_early():
         trying.get(timeout=10)
     with pytest.raises(ChannelClosedError):
         patient.send(OffsetRequest("t", 0, LATEST_TIME, 1))
+
+
+def test_a_name_not_found_is_not_looked_up_again_at_once(monkeypatch):
+    monkeypatch.setattr(client, "UNRESOLVED_TTL_S", 60.0)  # however slow this run, the second try is within it
+    host = "no-such-broker.invalid"  # RFC 6761: never resolves
+    first = BlockingChannel(host, 9092, CODEC, connect_timeout=5)
+    with pytest.raises(pysocket.gaierror, match=f"connecting to {host}:9092") as found:
+        first.connect()
+    assert found.value.errno == pysocket.EAI_NONAME and "looked up" not in str(found.value)
+    again = BlockingChannel(host, 9093, CODEC, connect_timeout=5)  # any port: the name is what failed
+    with pytest.raises(pysocket.gaierror, match="looked up less than 60 s ago") as cached:
+        again.connect()
+    assert cached.value.errno == pysocket.EAI_NONAME
