@@ -1,7 +1,10 @@
 """The cluster as 0.8 clients see it: brokers from ``metadata.broker.list`` and Metadata requests (0.8.2's
 ``ClientUtils``), and the topic -> partitions -> leader cache the producer keeps (its ``BrokerPartitionInfo``).
 
-A client asks any broker of the bootstrap list (shuffled; the next one on failure) for the topics it needs.
+A client asks any broker of the bootstrap list (shuffled; the next one on failure) for the topics it needs; a
+cache asks the brokers that last failed it after the others (``ask_order``), as Kafka's clients pass over a node
+in reconnect back-off: a killed broker whose address no longer resolves or answers costs a lookup its connect
+timeout once, not at every refresh.
 A topic unknown to the cluster is created by the broker when ``auto.create.topics.enable`` is on; the first
 answer then carries LEADER_NOT_AVAILABLE and no partitions, and the client asks again later.
 """
@@ -11,6 +14,7 @@ from __future__ import annotations
 import logging
 import random
 import re
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
@@ -60,28 +64,43 @@ def is_broker_list_08(spec: str) -> bool:
     return bool(items) and all(re.sub(r"\[.*\]", "", item).count(":") == 1 for item in items)
 
 
+def ask_order(
+    brokers: Iterable[tuple[str, int]], failed: dict[tuple[str, int], float], rng: random.Random | None = None
+) -> list[tuple[str, int]]:
+    """``brokers`` shuffled, those in ``failed`` (broker -> when it last failed) last, the latest failure
+    last of all."""
+    order = list(dict.fromkeys(brokers))
+    (rng or random).shuffle(order)
+    return sorted(order, key=lambda broker: failed.get(broker, float("-inf")))
+
+
 def fetch_topic_metadata(
     topics: Iterable[str],
     brokers: Sequence[tuple[str, int]],
     client_id: str = "",
     timeout_ms: int = 10000,
     rng: random.Random | None = None,
+    failed: dict[tuple[str, int], float] | None = None,
 ) -> Any:
-    """A MetadataResponseV0 for ``topics`` ([] = all) from the first broker of the shuffled list that answers;
-    BrokerNotAvailableError naming the brokers tried and the last failure when none does."""
+    """A MetadataResponseV0 for ``topics`` ([] = all) from the first broker of the shuffled list that answers
+    (``failed``, when given, orders it (``ask_order``) and is kept up to date); BrokerNotAvailableError naming
+    the brokers tried and the last failure when none does."""
     topics = sorted(set(topics))
-    order = list(brokers)
-    (rng or random).shuffle(order)
+    failed = {} if failed is None else failed
+    order = ask_order(brokers, failed, rng)
     last: BaseException | None = None
     for host, port in order:
         channel = broker_channel(host, port, client_id, socket_timeout_ms=timeout_ms)
         try:
-            return channel.request(MetadataRequestV0(topics), retries=0)
+            response = channel.request(MetadataRequestV0(topics), retries=0)
+            failed.pop((host, port), None)
+            return response
         except (OSError, KafkaError) as exc:
             # INFO: another broker may answer, and when none does the error raised names the last failure
             log.info(
                 "fetching metadata for %s from %s:%d failed: %s", topics or "all topics", host, port, exc
             )
+            failed[(host, port)] = time.monotonic()
             last = exc
         finally:
             channel.close()
@@ -102,10 +121,13 @@ class TopicMetadataCache:
         self.topics: dict[str, Any] = {}  # topic -> TopicMetadata with no topic error
         self._sorted: dict[str, tuple[Any, tuple[PartitionAndLeader, ...]]] = {}  # partitions() of a
         # topic's TopicMetadata object, made once per metadata answer instead of once per produce request
+        self.failed: dict[tuple[str, int], float] = {}  # broker -> when it last failed a request: asked last
 
     def update(self, topics: Iterable[str]) -> Any:
         """Ask the cluster about ``topics`` and keep what it answers; returns the response."""
-        response = fetch_topic_metadata(topics, self.bootstrap, self.client_id, self.timeout_ms)
+        response = fetch_topic_metadata(
+            topics, self.bootstrap, self.client_id, self.timeout_ms, failed=self.failed
+        )
         for broker in response.brokers:
             self.brokers[broker.node_id] = BrokerEndPoint(broker.node_id, broker.host, broker.port)
         for topic in response.topics:

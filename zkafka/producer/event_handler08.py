@@ -405,6 +405,9 @@ class DefaultEventHandler08:
         except (KafkaError, OSError) as exc:
             log.warning("producing to broker %d failed: %s", broker_id, exc)
             self.last_error = exc
+            broker = self.metadata.brokers.get(broker_id)
+            if broker is not None and isinstance(exc, OSError):  # its next Metadata goes to the others first
+                self.metadata.failed[(broker.host, broker.port)] = time.monotonic()
             return sent
         return [] if response is None else failed_partitions(sent, response)
 

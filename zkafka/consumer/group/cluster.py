@@ -6,13 +6,12 @@ answer (GroupCoordinator, Metadata, ListGroups). Built on the 0.8 clients' metad
 from __future__ import annotations
 
 import logging
-import random
 import time
 from collections.abc import Iterable
 from typing import Any
 
 from zkafka.client08.channel import broker_channel, check_error
-from zkafka.client08.topic_metadata import BrokerEndPoint, TopicMetadataCache, parse_broker_list
+from zkafka.client08.topic_metadata import BrokerEndPoint, TopicMetadataCache, ask_order, parse_broker_list
 from zkafka.consumer.group.subscription import TopicPartition
 from zkafka.errors import BrokerNotAvailableError, KafkaError
 from zkafka.network.client import BlockingChannel
@@ -123,21 +122,27 @@ class Cluster:
     # -- requests ------------------------------------------------------------------------------------------
 
     def any_broker(self, request: Any) -> Any:
-        """``request`` answered by the first broker that answers (known brokers, then the bootstrap list,
-        shuffled), each given ``lookup_timeout_ms`` to connect and answer; BrokerNotAvailableError when none
-        does."""
+        """``request`` answered by the first broker that answers (known brokers and the bootstrap list,
+        shuffled, those that failed last: ``ask_order``), each given ``lookup_timeout_ms`` to connect and
+        answer; BrokerNotAvailableError when none does."""
         known = [(b.host, b.port) for b in self.metadata.brokers.values()]
-        order = list(dict.fromkeys(random.sample(known, len(known)) + self.bootstrap))
         last: BaseException | None = None
-        for host, port in order:
+        for host, port in ask_order(known + self.bootstrap, self.metadata.failed):
             channel = self.channel(host, port, self.lookup_timeout_ms)
             try:
-                return channel.request(request, retries=0)
+                response = channel.request(request, retries=0)
+                self.metadata.failed.pop((host, port), None)
+                return response
             except (OSError, KafkaError) as exc:
+                self.failed(host, port)
                 last = exc
             finally:
                 channel.close()
         raise BrokerNotAvailableError(f"no broker answered {type(request).__name__}: {last}")
+
+    def failed(self, host: str, port: int) -> None:
+        """A request to ``host:port`` failed: the lookups any broker answers ask it after the others."""
+        self.metadata.failed[(host, port)] = time.monotonic()
 
     def list_offset(self, tp: TopicPartition, when: int) -> int:
         """The offset before ``when`` (-1 latest, -2 earliest) from the partition's leader."""

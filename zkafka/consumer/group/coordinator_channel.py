@@ -114,6 +114,7 @@ class CoordinatorChannel:
                 _set_timeout(channel, *_bounded(usual, timeout_s, within_s))
                 return channel.request(request, retries=0)
             except OSError as exc:
+                self.cluster.failed(channel.host, channel.port)
                 if self._channel is channel:
                     self.dead(exc, unresponsive=within_s is not None and isinstance(exc, TimeoutError))
                 raise CoordinatorLostError(f"group {self.group_id!r}: {exc}") from exc

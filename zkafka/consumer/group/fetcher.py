@@ -169,6 +169,8 @@ class Fetcher:
             response = channel.request(request, retries=0)
         except (OSError, KafkaError) as exc:
             log.info("fetch from %s:%d failed: %s", channel.host, channel.port, exc)
+            if isinstance(exc, OSError):
+                self.cluster.failed(channel.host, channel.port)
             self.cluster.request_refresh()
             return False
         arrived = False
