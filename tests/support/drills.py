@@ -25,7 +25,7 @@ from zkafka.records import format08
 from zkafka.utils import wait_until
 from zkafka.zk.paths08 import PartitionState
 
-FIGURES: list[tuple[str, dict]] = []  # (drill, figures), printed in the terminal summary
+FIGURES: list[tuple[str, dict | list[str]]] = []  # (drill, figures or lines), printed in the terminal summary
 
 Ports = Callable[[], list[int]]
 
@@ -35,6 +35,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         return
     terminalreporter.section("drill figures")
     for drill, figures in FIGURES:
+        if isinstance(figures, list):  # lines of a drill's story, one a line
+            terminalreporter.write_line(f"{drill}:")
+            for line in figures:
+                terminalreporter.write_line(f"  {line}")
+            continue
         terminalreporter.write_line(f"{drill}: " + ", ".join(f"{k}={v}" for k, v in figures.items()))
 
 
