@@ -46,7 +46,7 @@ def _read_string(buf: memoryview, pos: int, end: int) -> tuple[Any, int] | None:
         return None
 
 
-def _read_topic_head(buf: memoryview, pos: int, end: int, entry_min: int) -> tuple[Any, int, int] | None:
+def read_topic_head(buf: memoryview, pos: int, end: int, entry_min: int) -> tuple[Any, int, int] | None:
     """A topic's name and partition count at ``pos`` and where its partitions start, or None if malformed
     (the partitions, ``entry_min`` bytes each at least, must fit before ``end``)."""
     name = _read_string(buf, pos, end)
@@ -74,7 +74,7 @@ def _write_string(value: str | None, parts: list) -> bool:
     return True
 
 
-def _write_topic_head(topic: str | None, partitions: Any, parts: list) -> bool:
+def write_topic_head(topic: str | None, partitions: Any, parts: list) -> bool:
     """Append a topic's name and partition count; False when the name does not fit a string or the
     partitions are not a list or tuple."""
     if not _write_string(topic, parts):
@@ -107,7 +107,7 @@ def read_produce_body(
     new = tuple.__new__
     topics = []
     for _ in range(topic_count):
-        head = _read_topic_head(buf, pos, end, _PARTITION_MIN)
+        head = read_topic_head(buf, pos, end, _PARTITION_MIN)
         if head is None:
             return None
         topic, partition_count, pos = head
@@ -138,7 +138,7 @@ def write_produce_body(body: Any, out: list, transactional: bool) -> bool:
         return False
     parts.append(_HEAD.pack(body.acks, body.timeout_ms, len(body.topics)))
     for topic, partitions in body.topics:
-        if not _write_topic_head(topic, partitions, parts):
+        if not write_topic_head(topic, partitions, parts):
             return False
         for partition, message_set in partitions:
             if not isinstance(message_set, bytes | bytearray | memoryview):
@@ -174,7 +174,7 @@ def read_produce_response(
     size = status.size + len(tail)
     topics = []
     for _ in range(topic_count):
-        head = _read_topic_head(buf, pos, end, size)
+        head = read_topic_head(buf, pos, end, size)
         if head is None:
             return None
         topic, partition_count, pos = head
@@ -204,7 +204,7 @@ def write_produce_response(body: Any, version: int, out: list) -> bool:
     status = _status(version)
     parts: list = [_INT32.pack(len(topics))]
     for topic, partitions in topics:
-        if not _write_topic_head(topic, partitions, parts):
+        if not write_topic_head(topic, partitions, parts):
             return False
         try:
             if version >= 8:

@@ -20,12 +20,14 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from zkafka.protocol.acls import ACLS_APIS
-from zkafka.protocol.api_keys import API_NAMES, API_VERSIONS, CONTROLLED_SHUTDOWN, PRODUCE
+from zkafka.protocol.api_keys import API_NAMES, API_VERSIONS, CONTROLLED_SHUTDOWN, FETCH, PRODUCE
 from zkafka.protocol.api_versions import API_VERSIONS_APIS, ApiVersionRange, ApiVersionsRequestV0
 from zkafka.protocol.configs import CONFIGS_APIS
 from zkafka.protocol.delete_records import DELETE_RECORDS_APIS
 from zkafka.protocol.errors import InvalidRequestError
-from zkafka.protocol.fetch import FETCH_APIS
+from zkafka.protocol.fetch import FETCH_APIS, FetchRequestPartition, FetchRequestTopic
+from zkafka.protocol.fetch_wire import LAST_VERSION as LAST_FETCH_WIRE_VERSION
+from zkafka.protocol.fetch_wire import read_fetch_body, write_fetch_response
 from zkafka.protocol.flexible import read_tag_buffer
 from zkafka.protocol.group_membership import GROUP_APIS
 from zkafka.protocol.init_producer_id import INIT_PRODUCER_ID_APIS
@@ -76,7 +78,14 @@ SCHEMAS: dict[tuple[int, int], tuple[type, type]] = {
 }
 for _request, _response in SCHEMAS.values():
     _request.RESPONSE = _response  # what a client decodes the answer with
-_PRODUCE_RESPONSES = {response: version for version, (_, response) in enumerate(PRODUCE_APIS)}
+# The responses written without the schema walk (produce_wire, fetch_wire): class -> (version, writer).
+_FAST_RESPONSES = {
+    **{response: (version, write_produce_response) for version, (_, response) in enumerate(PRODUCE_APIS)},
+    **{
+        response: (version, write_fetch_response)
+        for version, (_, response) in enumerate(FETCH_APIS[: LAST_FETCH_WIRE_VERSION + 1])
+    },
+}
 
 
 def api_version_ranges(served: Any = None) -> list[Any]:
@@ -158,8 +167,8 @@ def decode_request(frame: bytes | bytearray | memoryview) -> Request:
         name = API_NAMES.get(api_key, "unknown API")
         raise InvalidRequestError(f"{name} (key {api_key}) version {api_version} is not supported")
     request_class = entry[0]
-    if api_key == PRODUCE:  # the most frequent: no schema walk
-        body = _read_produce(reader, request_class, api_version >= FIRST_BATCH_VERSION)
+    if api_key == PRODUCE or (api_key == FETCH and api_version <= LAST_FETCH_WIRE_VERSION):
+        body = _read_fast(reader, request_class, api_key, api_version)  # the most frequent: no schema walk
         if body is not None:
             return Request(api_key, api_version, correlation_id, body[0], body[1])
     try:
@@ -176,16 +185,20 @@ def decode_request(frame: bytes | bytearray | memoryview) -> Request:
     return Request(api_key, api_version, correlation_id, client_id, body)
 
 
-def _read_produce(reader: Reader, request_class: type, transactional: bool) -> tuple[str | None, Any] | None:
-    """A well-formed produce request's client id and body (``produce_wire``); None for any other."""
+def _read_fast(reader: Reader, request_class: type, api_key: int, version: int) -> tuple[str | None, Any] | None:
+    """A well-formed produce or fetch (v0-v3) request's client id and body (``produce_wire``, ``fetch_wire``);
+    None for any other."""
     start = reader.pos
     try:
         client_id = String.read(reader)
     except InvalidRequestError:
         return None
-    body = read_produce_body(
-        reader.buf, reader.pos, request_class, ProduceRequestTopic, ProduceRequestPartition, transactional
-    )
+    buf, pos = reader.buf, reader.pos
+    if api_key == PRODUCE:
+        transactional = version >= FIRST_BATCH_VERSION
+        body = read_produce_body(buf, pos, request_class, ProduceRequestTopic, ProduceRequestPartition, transactional)
+    else:
+        body = read_fetch_body(buf, pos, version, request_class, FetchRequestTopic, FetchRequestPartition)
     if body is None:
         reader.pos = start
         return None
@@ -212,8 +225,8 @@ def encode_response(correlation_id: int, body: Struct) -> list:
     out: list = [b""]
     if response_header_version(type(body)) == 1:
         out.append(EMPTY_TAG_BUFFER)
-    version = _PRODUCE_RESPONSES.get(type(body))
-    if version is None or not write_produce_response(body, version, out):
+    fast = _FAST_RESPONSES.get(type(body))
+    if fast is None or not fast[1](body, fast[0], out):
         body.SCHEMA.write(body, out)
     size = 4 + parts_size(out)
     out[0] = RESPONSE_HEADER.pack(size, correlation_id)

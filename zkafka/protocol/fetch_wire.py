@@ -1,0 +1,86 @@
+"""The Fetch request body v0-v3 and its answer read and written without the generic schema walk.
+
+A follower's replica fetcher sends Fetch v0 once per batch it copies: at acks=-1 that is one request and one
+answer per follower per produce on the leader, where walking the schemas field by field cost as much as the
+rest of the fetch's handling. ``read_fetch_body`` returns exactly what the schema read gives for a well-formed
+v0-v3 body and None for anything else (truncated, negative counts, bad UTF-8, trailing bytes), so that the
+caller decodes that one with the schema and raises its usual error. ``write_fetch_response`` appends the
+parts the schema write appends (a message set that is a file region kept as a part, for sendfile). From v4
+(isolation level, aborted transactions) the schema reads and writes. Pure: bytes in, values out.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from zkafka.protocol.produce_wire import read_topic_head, write_topic_head
+from zkafka.protocol.types import part_length
+
+LAST_VERSION = 3  # the last version read and written here
+_HEAD = struct.Struct(">iii")  # replica_id, max_wait_ms, min_bytes
+_HEAD_V3 = struct.Struct(">iiii")  # + max_bytes
+_INT32 = struct.Struct(">i")
+_PARTITION = struct.Struct(">iqi")  # partition, fetch_offset, max_bytes
+_ANSWERED = struct.Struct(">ihqi")  # partition, error, high_watermark, message set size
+_TOPIC_MIN = 6  # a string's length and a partition count
+
+
+def read_fetch_body(
+    buf: memoryview, pos: int, version: int, body_class: type, topic_class: type, partition_class: type
+) -> Any:
+    """The ``version`` (0-3) fetch body at ``buf[pos:]`` (which it must fill) as ``body_class(replica_id,
+    max_wait_ms, min_bytes, [max_bytes (v3),] [topic_class(topic, [partition_class(partition, fetch_offset,
+    max_bytes), ...]), ...])``, or None if it is malformed."""
+    end = len(buf)
+    head = _HEAD_V3 if version >= 3 else _HEAD
+    if pos + head.size + 4 > end:
+        return None
+    fields = head.unpack_from(buf, pos)
+    pos += head.size
+    (topic_count,) = _INT32.unpack_from(buf, pos)
+    pos += 4
+    if topic_count < 0 or topic_count * _TOPIC_MIN > end - pos:
+        return None
+    new = tuple.__new__
+    unpack = _PARTITION.unpack_from
+    size = _PARTITION.size
+    topics = []
+    for _ in range(topic_count):
+        found = read_topic_head(buf, pos, end, size)
+        if found is None:
+            return None
+        topic, partition_count, pos = found
+        partitions = []
+        for _ in range(partition_count):
+            partitions.append(new(partition_class, unpack(buf, pos)))
+            pos += size
+        topics.append(new(topic_class, (topic, partitions)))
+    if pos != end:
+        return None
+    return new(body_class, (*fields, topics))
+
+
+def write_fetch_response(body: Any, version: int, out: list) -> bool:
+    """Append the parts of a ``version`` (0-3) fetch response body; False (nothing appended) when a list is
+    another iterable, a topic name does not fit a string or a value is out of its field's range."""
+    topics = body.topics
+    if type(topics) not in (list, tuple):
+        return False
+    parts: list = []
+    try:
+        if version >= 1:
+            parts.append(_INT32.pack(body.throttle_time_ms))
+        parts.append(_INT32.pack(len(topics)))
+        for topic, partitions in topics:
+            if not write_topic_head(topic, partitions, parts):
+                return False
+            for partition, error, high_watermark, message_set in partitions:
+                length = part_length(message_set)
+                parts.append(_ANSWERED.pack(partition, error, high_watermark, length))
+                if length:
+                    parts.append(message_set)
+    except (struct.error, TypeError, AttributeError, ValueError):
+        return False  # the schema's write says what is wrong
+    out.extend(parts)
+    return True
