@@ -18,6 +18,7 @@ sendfile.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cache
 from typing import Any
 
 from zkafka.protocol.api_keys import FETCH
@@ -110,6 +111,7 @@ FetchResponsePartition = nested_class(_RESPONSE_PARTITION, 0)
 FetchResponseTopic = nested_class(_RESPONSE_TOPIC, 0)
 
 
+@cache
 def response_partition_class(version: int) -> type:
     """The answered-partition struct of a ``version`` response."""
     return nested_class(_RESPONSE_PARTITION, version)

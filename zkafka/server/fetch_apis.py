@@ -105,7 +105,7 @@ class FetchApis:
             body.max_wait_ms <= 0
             or not fetches
             or sum(read.size for read in reads) >= body.min_bytes
-            or any(read.error for read in reads)
+            or any(read.error or read.behind for read in reads)
         ):
             return respond(reads)
         delayed = DelayedFetch(
@@ -118,7 +118,11 @@ class FetchApis:
             max_bytes,
             epochs,
         )
-        self.replica_manager.fetch_purgatory.try_complete_else_watch(delayed, delayed.watch_keys())
+        purgatory = self.replica_manager.fetch_purgatory
+        if max_bytes is None:  # the reads above are the delayed fetch's own check (before v3): it must wait
+            purgatory.watch(delayed, delayed.watch_keys())
+        else:
+            purgatory.try_complete_else_watch(delayed, delayed.watch_keys())
         return delayed.result
 
     def authorized(self, replica_id: int, wanted: list) -> tuple[list, list]:
@@ -156,6 +160,7 @@ def partition_request(p: Any) -> PartitionRequest:
 def fetch_response(version: int, answer: FetchAnswer, read_committed: bool = False, throttle_ms: int = 0) -> Any:
     """The ``version`` answer: the partitions of ``answer`` grouped by topic (in the order first read)."""
     partition_class = response_partition_class(version)
+    names = partition_class._fields
     topics: dict[str, list] = {}
     for (topic, partition), read in answer.reads:
         failed = read.error != 0
@@ -173,7 +178,7 @@ def fetch_response(version: int, answer: FetchAnswer, read_committed: bool = Fal
             values["error"], values["message_set"] = records_for_fetch_version(
                 read, read.fetch_offset, version
             )
-        topics.setdefault(topic, []).append(make(partition_class, **values))
+        topics.setdefault(topic, []).append(partition_class._make([values[name] for name in names]))
     return make(
         FETCH_RESPONSE[version],
         throttle_time_ms=throttle_ms,

@@ -133,6 +133,12 @@ class Purgatory:
         """Complete ``op`` now if it can (True), else park it under ``keys`` with its timer (False)."""
         if op.try_complete() or op.completed:
             return True
+        self.watch(op, keys)
+        return False
+
+    def watch(self, op: DelayedOperation, keys: Iterable[Hashable]) -> None:
+        """Park ``op`` under ``keys`` with its timer, its condition just found false by the caller (with
+        nothing yielding since)."""
         if op._purgatory is not None:
             raise ValueError(f"{op!r} is already watched in purgatory {op._purgatory.name}")
         op._keys = keys = tuple(dict.fromkeys(keys))
@@ -146,7 +152,6 @@ class Purgatory:
         self._delayed += 1
         op._timer = gevent.get_hub().loop.timer(max(op.timeout_ms, 0) / 1000.0)
         op._timer.start(op._expire, update=True)
-        return False
 
     def check_and_complete(self, key: Hashable) -> int:
         """Retry the operations watching ``key``; returns how many this call completed."""

@@ -57,6 +57,16 @@ def test_completes_when_its_key_is_checked_long_before_the_timeout():
     assert (purgatory.delayed(), purgatory.watched()) == (0, 0)
 
 
+def test_watch_parks_without_trying_and_the_keys_check_completes_it():
+    purgatory, log = Purgatory("fetch"), {}
+    op = WaitForBytes(30_000, log, ("t", 0))
+    tries = WaitForBytes.tries
+    purgatory.watch(op, [("t", 0)])  # the caller just found it unsatisfied
+    assert WaitForBytes.tries == tries and (purgatory.delayed(), purgatory.watched()) == (1, 1)
+    assert append(purgatory, log, ("t", 0), 3) == 1 and op.result.get(timeout=5) == 3
+    assert (purgatory.delayed(), purgatory.watched()) == (0, 0) and op._timer is None
+
+
 def test_satisfied_operation_completes_without_being_watched():
     purgatory, log = Purgatory("fetch"), {("t", 0): 5}
     op = WaitForBytes(30_000, log, ("t", 0))
