@@ -167,13 +167,16 @@ class HeldNodes:
     def __init__(self) -> None:
         self._held: dict[str, tuple[int, object]] = {}
 
-    def watch(self, path: str) -> tuple[object, Callable]:
-        """A token and the watch to arm on ``path`` before ``hold``: it ends this holding only."""
+    def watch(self, path: str, then: Callable[[], object] | None = None) -> tuple[object, Callable]:
+        """A token and the watch to arm on ``path`` before ``hold``: it ends this holding only (and calls
+        ``then``)."""
         token = object()
 
         def fired(_event) -> None:
             if self._held.get(path, (0, None))[1] is token:
                 del self._held[path]
+            if then is not None:
+                then()
 
         return token, fired
 

@@ -44,6 +44,7 @@ from zkafka.zk.client import (
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
+    from kazoo.protocol.states import ZnodeStat
 
     from zkafka.zk.watched import WatchedZNodes
 
@@ -251,7 +252,7 @@ class ZKRebalancer:
                     continue
                 elif not isinstance(error, NodeExistsError) or path not in remaining:
                     raise error
-                elif self._ours(path, remaining[path], deadline):
+                elif self._ours(path, remaining[path], read_back, deadline):
                     created.append(path)
                     stored[path] = get_many(m.zk, [offset_of[path]])[offset_of[path]]
                     del remaining[path]
@@ -262,28 +263,29 @@ class ZKRebalancer:
             raise
         return created, stored
 
-    def _ours(self, path: str, value: str, deadline: float) -> bool:
-        """An owner node found taken: True when it is ours (from an earlier connection or session: taken
-        over); False when it is gone or changed since (try again); _Taken when its holder keeps it past the
-        deadline; _Restart on a newer group change meanwhile."""
+    def _ours(self, path: str, value: str, read_back: _ReadBack, deadline: float) -> bool:
+        """An owner node found taken (``read_back`` read it, with a watch, right after the failed claim): True
+        when it is ours (from an earlier connection or session: taken over); False when it is gone or changed
+        since (try again); _Taken when its holder keeps it past the deadline; _Restart on a newer group
+        change meanwhile."""
         m = self.membership
-        gone = gevent.event.Event()
-        try:
-            stored, stat = m.zk.get(path, watch=lambda event: gone.set())
-        except NoNodeError:
+        found = read_back.found.get(path)
+        if found is None:
             return False
+        stored, stat = found
         if stat.ephemeralOwner == session_id(m.zk) or stored == value.encode("utf-8"):
             try:
                 create_ephemeral_expect_conflict(m.zk, path, value)
                 return True
             except NodeExistsError:
                 pass
+        changed = read_back.changed[path]
         remaining = deadline - time.monotonic()
         if remaining > 0:
-            gevent.wait([gone, m.rebalance_requested], timeout=remaining, count=1)
+            gevent.wait([changed, m.rebalance_requested], timeout=remaining, count=1)
         if m.rebalance_requested.is_set():
             raise _Restart
-        if not gone.is_set():
+        if not changed.is_set():
             log.info("%s: %s is still owned by another consumer", m.consumer_id, path)
             raise _Taken
         return False
@@ -315,22 +317,31 @@ class ZKRebalancer:
 
 
 class _ReadBack:
-    """Reads pipelined behind a claim (answered after it): each created owner node's stat, which arms its
-    watch and makes it held when it is ours, and the stored offsets."""
+    """Reads pipelined behind a claim transaction (answered after it): each owner node claimed, which arms its
+    watch (whose firing also sets ``changed[path]``) and makes it held when it is ours, and the offsets."""
 
-    def __init__(self, zk: KazooClient, held: HeldNodes, created: list[str], offsets: Iterable[str]) -> None:
+    def __init__(self, zk: KazooClient, held: HeldNodes, claimed: list[str], offsets: Iterable[str]) -> None:
         self.zk, self.held = zk, held
-        self.watches = {path: held.watch(path) for path in created}
-        self.stats = {path: zk.exists_async(path, watch=fired) for path, (_, fired) in self.watches.items()}
+        self.changed = {path: gevent.event.Event() for path in claimed}
+        self.tokens: dict[str, object] = {}
+        self.nodes = {}
+        for path in claimed:
+            self.tokens[path], fired = held.watch(path, then=self.changed[path].set)
+            self.nodes[path] = zk.get_async(path, watch=fired)
         self.offsets = {path: zk.get_async(path) for path in offsets}
+        self.found: dict[str, tuple[bytes, ZnodeStat] | None] = {}  # each claimed node as read (None: gone)
 
     def wait(self) -> dict[str, str | None]:
-        """The offsets (None where none is stored); the created nodes found ours are held from now on."""
+        """The offsets (None where none is stored); the claimed nodes found ours are held from now on."""
         me = session_id(self.zk)
-        for path, result in self.stats.items():
-            stat = result.get()
-            if stat is not None and stat.ephemeralOwner == me:
-                self.held.hold(path, stat.version, self.watches[path][0])
+        for path, result in self.nodes.items():
+            try:
+                self.found[path] = data, stat = result.get()
+            except NoNodeError:
+                self.found[path] = None
+                continue
+            if stat.ephemeralOwner == me:
+                self.held.hold(path, stat.version, self.tokens[path])
         values: dict[str, str | None] = {}
         for path, result in self.offsets.items():
             try:
