@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import select
 import warnings
 from collections.abc import Iterable, Mapping
 
@@ -83,10 +84,45 @@ def _connect_string(client: KazooClient) -> str:
 
 
 def gevent_handler():
-    """kazoo's gevent handler (imported lazily, so thread-based tools do not pull in gevent)."""
+    """kazoo's gevent handler (imported lazily, so thread-based tools do not pull in gevent) whose ``select``
+    first asks the kernel without waiting.
+
+    kazoo's connection loop selects before every send and every read, one request or answer at a time, and
+    the gevent handler's select builds a gevent selector (watchers, a timeout, a trip through the hub) each
+    time: ~0.3 ms per pipelined request, so ten pipelined reads cost almost as much as ten round trips. A
+    socket already readable or writable is answered by one non-blocking ``poll``; only a wait goes to gevent.
+    """
     from kazoo.handlers.gevent import SequentialGeventHandler
 
-    return SequentialGeventHandler()
+    class GeventHandler(SequentialGeventHandler):
+        def select(self, rlist, wlist, xlist, timeout=None):
+            ready = _ready_now(rlist, wlist)
+            return ready if ready is not None else super().select(rlist, wlist, xlist, timeout)
+
+    return GeventHandler()
+
+
+def _ready_now(rlist: list, wlist: list) -> tuple[list, list, list] | None:
+    """What of ``rlist``/``wlist`` is readable/writable now, as ``select`` answers; None when nothing is yet
+    (or a descriptor is invalid: the real select says how)."""
+    poller = select.poll()
+    wanted: dict[int, int] = {}
+    for objects, mask in ((rlist, select.POLLIN), (wlist, select.POLLOUT)):
+        for obj in objects:
+            wanted[_fd(obj)] = wanted.get(_fd(obj), 0) | mask
+    for fd, mask in wanted.items():
+        poller.register(fd, mask)
+    events = dict(poller.poll(0))
+    if not events or any(event & select.POLLNVAL for event in events.values()):
+        return None
+    failed = select.POLLHUP | select.POLLERR  # select reports these as ready for what was asked
+    readable = [o for o in rlist if events.get(_fd(o), 0) & (select.POLLIN | failed)]
+    writable = [o for o in wlist if events.get(_fd(o), 0) & (select.POLLOUT | failed)]
+    return readable, writable, []
+
+
+def _fd(obj) -> int:
+    return obj if isinstance(obj, int) else obj.fileno()
 
 
 def get_data(client: KazooClient, path: str) -> str | None:
