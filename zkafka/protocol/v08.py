@@ -25,9 +25,20 @@ from zkafka.protocol.api_versions import API_VERSIONS_APIS, ApiVersionRange, Api
 from zkafka.protocol.configs import CONFIGS_APIS
 from zkafka.protocol.delete_records import DELETE_RECORDS_APIS
 from zkafka.protocol.errors import InvalidRequestError
-from zkafka.protocol.fetch import FETCH_APIS, FetchRequestPartition, FetchRequestTopic
+from zkafka.protocol.fetch import (
+    FETCH_APIS,
+    FetchRequestPartition,
+    FetchRequestTopic,
+    FetchResponsePartition,
+    FetchResponseTopic,
+)
 from zkafka.protocol.fetch_wire import LAST_VERSION as LAST_FETCH_WIRE_VERSION
-from zkafka.protocol.fetch_wire import read_fetch_body, write_fetch_response
+from zkafka.protocol.fetch_wire import (
+    read_fetch_body,
+    read_fetch_response,
+    write_fetch_body,
+    write_fetch_response,
+)
 from zkafka.protocol.flexible import read_tag_buffer
 from zkafka.protocol.group_membership import GROUP_APIS
 from zkafka.protocol.init_producer_id import INIT_PRODUCER_ID_APIS
@@ -185,7 +196,7 @@ def decode_request(frame: bytes | bytearray | memoryview) -> Request:
     return Request(api_key, api_version, correlation_id, client_id, body)
 
 
-def _read_fast(reader: Reader, request_class: type, api_key: int, version: int) -> tuple[str | None, Any] | None:
+def _read_fast(reader: Reader, request_class: type, api_key: int, version: int) -> tuple[Any, Any] | None:
     """A well-formed produce or fetch (v0-v3) request's client id and body (``produce_wire``, ``fetch_wire``);
     None for any other."""
     start = reader.pos
@@ -196,7 +207,8 @@ def _read_fast(reader: Reader, request_class: type, api_key: int, version: int) 
     buf, pos = reader.buf, reader.pos
     if api_key == PRODUCE:
         transactional = version >= FIRST_BATCH_VERSION
-        body = read_produce_body(buf, pos, request_class, ProduceRequestTopic, ProduceRequestPartition, transactional)
+        topic_class, partition_class = ProduceRequestTopic, ProduceRequestPartition
+        body = read_produce_body(buf, pos, request_class, topic_class, partition_class, transactional)
     else:
         body = read_fetch_body(buf, pos, version, request_class, FetchRequestTopic, FetchRequestPartition)
     if body is None:
@@ -213,8 +225,13 @@ def encode_request(body: Struct, correlation_id: int, client_id: str | None = ""
         String.write(client_id, out)
     if version == 2:
         out.append(EMPTY_TAG_BUFFER)
-    fast = body.API_KEY == PRODUCE  # type: ignore[attr-defined]
-    if not fast or not write_produce_body(body, out, body.API_VERSION >= FIRST_BATCH_VERSION):  # type: ignore[attr-defined]
+    api_key, api_version = body.API_KEY, body.API_VERSION  # type: ignore[attr-defined]
+    if api_key == PRODUCE:
+        fast = write_produce_body(body, out, api_version >= FIRST_BATCH_VERSION)
+    else:
+        fetch = api_key == FETCH and api_version <= LAST_FETCH_WIRE_VERSION
+        fast = fetch and write_fetch_body(body, api_version, out)
+    if not fast:
         body.SCHEMA.write(body, out)
     out[0] = SIZE.pack(sum(map(len, out)))  # one join: a produce request's sets are copied once
     return b"".join(out)
@@ -244,17 +261,16 @@ def decode_response(api_key: int, api_version: int, frame: bytes | bytearray | m
         correlation_id = reader.unpack(Int32.fmt)
         if response_header_version(response_class) == 1:
             read_tag_buffer(reader, {})
+        body, buf, pos = None, reader.buf, reader.pos
         if api_key == PRODUCE:  # a pipelined producer reads one a request
-            body = read_produce_response(
-                reader.buf,
-                reader.pos,
-                api_version,
-                response_class,
-                response_topic_class(api_version),
-                response_partition_class(api_version),
-            )
-            if body is not None:
-                return Response(correlation_id, body)
+            topic_class = response_topic_class(api_version)
+            partition_class = response_partition_class(api_version)
+            body = read_produce_response(buf, pos, api_version, response_class, topic_class, partition_class)
+        elif api_key == FETCH and api_version <= LAST_FETCH_WIRE_VERSION:  # a follower reads one a batch
+            topic_class, partition_class = FetchResponseTopic, FetchResponsePartition
+            body = read_fetch_response(buf, pos, api_version, response_class, topic_class, partition_class)
+        if body is not None:
+            return Response(correlation_id, body)
         body = response_class.read_from(reader)
         reader.expect_end()
     except InvalidRequestError as exc:

@@ -1,6 +1,6 @@
-"""The Fetch v0-v3 direct codec (``protocol/fetch_wire.py``) against the schema walk it stands in for: the
-same value read from a well-formed request body, None (so the schema raises its usual error) from any damaged
-one, and the same parts written for an answer, a file region kept as a part."""
+"""The Fetch v0-v3 direct codec (``protocol/fetch_wire.py``) against the schema walk it stands in for, both
+ways for the request and the answer: the same parts written (an answer's file region kept as a part), the same
+value read from a well-formed body, None (so the schema raises its usual error) from any damaged one."""
 
 from __future__ import annotations
 
@@ -18,10 +18,16 @@ from zkafka.protocol.fetch import (
     FetchResponsePartition,
     FetchResponseTopic,
 )
-from zkafka.protocol.fetch_wire import LAST_VERSION, read_fetch_body, write_fetch_response
+from zkafka.protocol.fetch_wire import (
+    LAST_VERSION,
+    read_fetch_body,
+    read_fetch_response,
+    write_fetch_body,
+    write_fetch_response,
+)
 from zkafka.protocol.schema import decode
 from zkafka.protocol.types import join_parts, parts_size
-from zkafka.protocol.v08 import decode_request, encode_request, encode_response
+from zkafka.protocol.v08 import decode_request, decode_response, encode_request, encode_response
 
 VERSIONS = range(LAST_VERSION + 1)
 int16, int32, int64 = (st.integers(-(2 ** (n - 1)), 2 ** (n - 1) - 1) for n in (16, 32, 64))
@@ -46,8 +52,10 @@ def read(cls, data: bytes):
 
 @settings(max_examples=300, deadline=None)
 @given(requests)
-def test_reads_the_schemas_value(body) -> None:
+def test_writes_the_schemas_bytes_and_reads_back_its_value(body) -> None:
     data = schema_bytes(body)
+    out: list = []
+    assert write_fetch_body(body, body.API_VERSION, out) and b"".join(out) == data
     fast = read(type(body), data)
     assert fast == decode(type(body).SCHEMA, data)
     assert type(fast) is type(body)
@@ -91,10 +99,35 @@ responses = st.sampled_from(VERSIONS).flatmap(_response)
 
 @settings(max_examples=300, deadline=None)
 @given(responses)
-def test_an_answer_is_written_as_the_schema_writes_it(body) -> None:
+def test_an_answer_is_written_as_the_schema_writes_it_and_read_back(body) -> None:
     out: list = []
     assert write_fetch_response(body, body.API_VERSION, out)
-    assert b"".join(out) == schema_bytes(body)
+    data = b"".join(out)
+    assert data == schema_bytes(body)
+    fast = read_response(type(body), data)
+    assert fast == decode(type(body).SCHEMA, data) and type(fast) is type(body)
+    assert all(type(p) is FetchResponsePartition for t in fast.topics for p in t.partitions)
+    assert all(type(p.message_set) is memoryview for t in fast.topics for p in t.partitions)
+    assert decode_response(1, body.API_VERSION, b"".join(encode_response(7, body))[4:]) == (7, body)
+
+
+def read_response(cls, data: bytes):
+    return read_fetch_response(
+        memoryview(data), 0, cls.API_VERSION, cls, FetchResponseTopic, FetchResponsePartition
+    )
+
+
+@settings(max_examples=500, deadline=None)
+@given(responses, st.data())
+def test_a_damaged_answer_reads_as_the_schema_reads_it_or_not_at_all(body, data) -> None:
+    damaged = bytes(damage(schema_bytes(body), data))
+    fast = read_response(type(body), damaged)
+    try:
+        expected = decode(type(body).SCHEMA, damaged)
+    except InvalidRequestError:
+        assert fast is None
+    else:
+        assert fast is None or fast == expected
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -117,4 +150,6 @@ def test_a_value_out_of_range_or_an_iterable_is_left_to_the_schema() -> None:
     big = FETCH_APIS[0][1]([FetchResponseTopic("t", [FetchResponsePartition(2**31, 0, 0, b"")])])
     assert not write_fetch_response(big, 0, out)
     assert not write_fetch_response(FETCH_APIS[1][1](0, iter([])), 1, out)
+    request = FETCH_APIS[0][0](-1, 0, 0, [FetchRequestTopic("t", [FetchRequestPartition(0, 2**63, 0)])])
+    assert not write_fetch_body(request, 0, out)
     assert out == []
