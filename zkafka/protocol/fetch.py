@@ -117,6 +117,12 @@ def response_partition_class(version: int) -> type:
     return nested_class(_RESPONSE_PARTITION, version)
 
 
+@cache
+def response_topic_class(version: int) -> type:
+    """The answered-topic struct of a ``version`` response."""
+    return nested_class(_RESPONSE_TOPIC, version)
+
+
 def fetch_request(
     version: int,
     partitions: Iterable[tuple[str, int, int, int]],

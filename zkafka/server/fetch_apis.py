@@ -30,6 +30,7 @@ from zkafka.protocol.fetch import (
     NO_PREFERRED_READ_REPLICA,
     READ_COMMITTED,
     response_partition_class,
+    response_topic_class,
 )
 from zkafka.protocol.versioned import make
 from zkafka.security.acl import Operation
@@ -159,7 +160,7 @@ def partition_request(p: Any) -> PartitionRequest:
 
 def fetch_response(version: int, answer: FetchAnswer, read_committed: bool = False, throttle_ms: int = 0) -> Any:
     """The ``version`` answer: the partitions of ``answer`` grouped by topic (in the order first read)."""
-    partition_class = response_partition_class(version)
+    partition_class, topic_class = response_partition_class(version), response_topic_class(version)
     names = partition_class._fields
     topics: dict[str, list] = {}
     for (topic, partition), read in answer.reads:
@@ -184,5 +185,5 @@ def fetch_response(version: int, answer: FetchAnswer, read_committed: bool = Fal
         throttle_time_ms=throttle_ms,
         error=answer.error,
         session_id=answer.session_id,
-        topics=[{"topic": topic, "partitions": partitions} for topic, partitions in topics.items()],
+        topics=[topic_class(topic, partitions) for topic, partitions in topics.items()],
     )
