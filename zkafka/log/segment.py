@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import mmap
 import os
+import threading
 from collections.abc import Iterator
 from typing import Protocol
 
@@ -54,9 +55,14 @@ def parse_segment_file_name(name: str, suffix: str) -> int | None:
 class LogSegment:
     """One segment file: the log's entries from offset ``start``, with the sizes written and flushed."""
 
-    __slots__ = ("path", "start", "size", "flushed_size", "first_append_ms", "_fd")
+    __slots__ = (
+        "path", "start", "size", "flushed_size", "first_append_ms", "_fd", "_lent", "_closed_fd", "_lock"
+    )
 
     def __init__(self, path: str, start: int, *, writable: bool) -> None:
+        self._lent = 0  # descriptors lent by retain_fd and not yet released
+        self._closed_fd: int | None = None  # closed while lent: the last release closes it
+        self._lock = threading.Lock()
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT if writable else os.O_RDONLY
         self._fd: int | None = os.open(path, flags, 0o644)
         self.path = path
@@ -66,14 +72,28 @@ class LogSegment:
         self.first_append_ms: int | None = None
 
     def fileno(self) -> int:
-        """The open descriptor, for ``sendfile``.
-
-        Retention closes the descriptors of the segments it deletes: a sender that may yield while using
-        one should ``os.dup`` it first.
-        """
+        """The open descriptor. Retention closes the descriptors of the segments it deletes: a sender that
+        may yield while using it (``sendfile``) takes it with ``retain_fd`` instead."""
         if self._fd is None:
             raise ValueError(f"segment {self.path} is closed")
         return self._fd
+
+    def retain_fd(self) -> int:
+        """The open descriptor, kept open until ``release_fd`` even if the segment is closed (deleted)
+        meanwhile: what a file region being sent uses (Kafka's FileRecords keep their channel open)."""
+        with self._lock:
+            fd = self.fileno()
+            self._lent += 1
+            return fd
+
+    def release_fd(self) -> None:
+        """A descriptor ``retain_fd`` lent is no longer used; the last one closes it if the segment was."""
+        with self._lock:
+            self._lent -= 1
+            if self._lent or self._closed_fd is None:
+                return
+            fd, self._closed_fd = self._closed_fd, None
+        os.close(fd)
 
     def read(self, position: int, length: int) -> bytes:
         """Up to ``length`` bytes from a position in this file."""
@@ -118,9 +138,14 @@ class LogSegment:
         os.utime(self.path, ns=(now_ms * 1_000_000, now_ms * 1_000_000))
 
     def close(self) -> None:
-        if self._fd is not None:
+        with self._lock:
+            if self._fd is None:
+                return
             fd, self._fd = self._fd, None
-            os.close(fd)
+            if self._lent:  # closed by the last release_fd
+                self._closed_fd = fd
+                return
+        os.close(fd)
 
     def delete(self) -> None:
         self.close()

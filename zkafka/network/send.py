@@ -12,6 +12,7 @@ import os
 import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from gevent.socket import wait_write
 from gevent.ssl import SSLSocket
@@ -22,14 +23,20 @@ _MORE = getattr(socket, "MSG_MORE", 0)
 
 @dataclass(slots=True)
 class FileRegion:
-    """``length`` bytes of an open file from ``position``, sent with sendfile; owns (and closes) ``fd``."""
+    """``length`` bytes of an open file from ``position``, sent with sendfile; owns (and closes) ``fd``, or
+    borrows it from ``owner`` and gives it back with ``owner.release_fd()`` (a log segment's)."""
 
     fd: int
     position: int
     length: int
+    owner: Any = None
 
     def close(self) -> None:
-        os.close(self.fd)
+        if self.owner is None:
+            os.close(self.fd)
+        elif self.fd >= 0:  # given back once
+            self.fd = -1
+            self.owner.release_fd()
 
 
 Part = bytes | bytearray | memoryview | FileRegion

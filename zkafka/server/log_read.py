@@ -14,7 +14,6 @@ The Fetch handler reads with it, and so does a DelayedFetch to check whether it 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
@@ -160,7 +159,8 @@ def records_for_fetch_version(read: PartitionRead, fetch_offset: int, fetch_vers
     (``convert.down_convert``; a zstd batch below magic 2: UNSUPPORTED_COMPRESSION_TYPE, no records)."""
     region = read.region
     if read.log_magic <= max_magic(fetch_version):
-        return read.error, FileRegion(os.dup(region.segment.fileno()), region.position, region.length)
+        segment = region.segment
+        return read.error, FileRegion(segment.retain_fd(), region.position, region.length, segment)
     try:
         return read.error, down_convert(region.read(), max_magic(fetch_version), fetch_offset)
     except KafkaError as exc:

@@ -507,6 +507,21 @@ def test_reads_from_where_appends_ended_stay_right_after_a_truncation(tmp_path):
     assert offsets_in(log.read(1, 10_000, max_offset=3).read()) == [1, 2]
 
 
+def test_a_lent_descriptor_outlives_its_segments_close_until_given_back(tmp_path):
+    segment = filled(tmp_path / "t-0", 3).segments[0]
+    first, second = segment.retain_fd(), segment.retain_fd()
+    assert first == second == segment.fileno()
+    segment.delete()  # retention: closed and unlinked while two file regions are being sent
+    with pytest.raises(ValueError, match="is closed"):
+        segment.retain_fd()
+    assert offsets_in(os.pread(first, ENTRY, 0)) == [0]
+    segment.release_fd()
+    assert os.fstat(first).st_size == segment.size
+    segment.release_fd()  # the last one closes it
+    with pytest.raises(OSError):
+        os.fstat(first)
+
+
 def test_truncate_fully_and_start_at(tmp_path):
     log = filled(tmp_path / "t-0", 3)
     log.truncate_fully_and_start_at(100)
