@@ -141,7 +141,7 @@ class ZKRebalancer:
         for (topic, name), thread_id in view.my_share(self.assignor).items():
             partition, broker = view.locate(topic, name)
             wanted[(topic, partition)] = (thread_id, broker)
-        if owned.matches(wanted, epoch) and owned.held.versions(owned.owner_paths()) is not None:
+        if owned.matches(wanted, epoch) and self._still_held(owned.owner_paths()):
             log.debug("%s: share unchanged (%d partitions)", m.consumer_id, len(wanted))
             return True
 
@@ -171,6 +171,15 @@ class ZKRebalancer:
         self.changes += 1
         log.info("%s: owns %d partitions", m.consumer_id, len(infos))
         return True
+
+    def _still_held(self, paths: list[str]) -> bool:
+        """Whether this session still holds every one of these owner nodes: known without a read while their
+        watches stand; those whose watch went with a lost connection are read (and watched) again."""
+        held = self.owned.held
+        lost = [path for path in paths if held.versions([path]) is None]
+        if lost:
+            _ReadBack(self.membership.zk, held, lost, []).wait()
+        return held.versions(paths) is not None
 
     def _owner_nodes(self, wanted: Wanted) -> dict[str, str]:
         dirs = self.membership.dirs
