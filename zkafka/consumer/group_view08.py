@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 from zkafka.consumer.group_view import GroupView, group_threads, read_members
 from zkafka.topic_count import TopicCount, WildcardTopicCount
 from zkafka.topic_count08 import parse_topic_count08
-from zkafka.zk.paths import ZKGroupDirs
+from zkafka.zk.paths import BROKER_IDS_PATH, ZKGroupDirs
 from zkafka.zk.paths08 import parse_topic_assignment, topic_path
+from zkafka.zk.watched import Reads
 
 if TYPE_CHECKING:
     from zkafka.zk.watched import WatchedZNodes
@@ -40,13 +41,14 @@ def read_group_view08(
     watching the member list, each subscribed topic's partition assignment (its creation, for a topic that
     does not exist yet) and, for a wildcard subscription, ``/brokers/topics``."""
     static = [] if isinstance(topic_count, WildcardTopicCount) else topic_count.threads_per_topic()
-    group = read_members(
-        nodes,
-        dirs,
-        topic_count,
-        ({}, {topic_path(t): True for t in static}),
-        lambda _, my_threads: ({}, {topic_path(t): True for t in my_threads}),
-    )
+    def second(first: Reads, my_threads: dict[str, list[str]]) -> tuple[dict, dict]:
+        brokers = {f"{BROKER_IDS_PATH}/{b}": False for b in first.children[BROKER_IDS_PATH]}
+        return {}, {**brokers, **{topic_path(t): True for t in my_threads}}
+
+    # The registered brokers are no input of the assignment: read (quietly) in the same round trips, a new
+    # member's fetcher then finds them kept (``connector08.registered_brokers``) instead of asking twice more.
+    first = ({BROKER_IDS_PATH: False}, {topic_path(t): True for t in static})
+    group = read_members(nodes, dirs, topic_count, first, second)
     parse = partial(parse_topic_count08, exclude_internal_topics=exclude_internal_topics)
     threads_per_topic = group_threads(group.counts, group.all_topics, None, parse)
     partitions_per_topic: dict[str, list[int]] = {}
