@@ -104,7 +104,9 @@ def gevent_handler():
 
 def _ready_now(rlist: list, wlist: list) -> tuple[list, list, list] | None:
     """What of ``rlist``/``wlist`` is readable/writable now, as ``select`` answers; None when nothing is yet
-    (or a descriptor is invalid: the real select says how)."""
+    (or a descriptor is invalid: the real select says how; or a monkey-patched ``select`` has no ``poll``)."""
+    if not hasattr(select, "poll"):
+        return None
     poller = select.poll()
     wanted: dict[int, int] = {}
     for objects, mask in ((rlist, select.POLLIN), (wlist, select.POLLOUT)):
