@@ -54,7 +54,9 @@ HANDSHAKE_TIMEOUT_S = 10.0
 
 
 class RequestCodec(Protocol):
-    """A protocol line's request framing: one decoded request from a frame, or InvalidRequestError."""
+    """A protocol line's request framing: one decoded request from a frame, or InvalidRequestError. A codec
+    may have ``holds_frame(request) -> bool``: False for a request that keeps no view into its frame (its
+    frame's buffer is then reused while it waits); without it every request is taken to keep one."""
 
     def decode_request(self, frame: memoryview) -> Any: ...
 
@@ -163,6 +165,7 @@ class SocketServer:
         request_channel: RequestChannel | None = None,
     ) -> None:
         self.codec = codec
+        self._holds_frame = getattr(codec, "holds_frame", None)
         self.listener = listener
         self.security_protocol = security_protocol
         self.ssl_context = ssl_context
@@ -312,7 +315,8 @@ class SocketServer:
     ) -> None:
         """Queue ``response`` for the connection's writer (started if need be) and read on: the frames read so
         far stay with their requests. Waits while ``MAX_WAITING_RESPONSES`` answers are queued."""
-        reader.detach()
+        if self._holds_frame is None or self._holds_frame(request):
+            reader.detach()
         conn.waiting.append((request, started, response))
         conn.writing = True
         if conn.writer is None:

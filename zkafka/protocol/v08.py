@@ -286,5 +286,11 @@ class RequestCodec08:
     encode_response = staticmethod(encode_response)
     decode_response = staticmethod(decode_response)
 
+    @staticmethod
+    def holds_frame(request: Request) -> bool:
+        """Whether a decoded request keeps views into its frame (a produce's message sets); a fetch, which
+        has no byte fields, does not."""
+        return request.api_key != FETCH
+
 
 CODEC = RequestCodec08()

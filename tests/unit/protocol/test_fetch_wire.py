@@ -17,6 +17,7 @@ from zkafka.protocol.fetch import (
     FetchRequestTopic,
     FetchResponsePartition,
     FetchResponseTopic,
+    fetch_request,
 )
 from zkafka.protocol.fetch_wire import (
     LAST_VERSION,
@@ -25,9 +26,10 @@ from zkafka.protocol.fetch_wire import (
     write_fetch_body,
     write_fetch_response,
 )
+from zkafka.protocol.produce import ProduceRequestPartition, ProduceRequestTopic, ProduceRequestV0
 from zkafka.protocol.schema import decode
 from zkafka.protocol.types import join_parts, parts_size
-from zkafka.protocol.v08 import decode_request, decode_response, encode_request, encode_response
+from zkafka.protocol.v08 import CODEC, decode_request, decode_response, encode_request, encode_response
 
 VERSIONS = range(LAST_VERSION + 1)
 int16, int32, int64 = (st.integers(-(2 ** (n - 1)), 2 ** (n - 1) - 1) for n in (16, 32, 64))
@@ -153,3 +155,16 @@ def test_a_value_out_of_range_or_an_iterable_is_left_to_the_schema() -> None:
     request = FETCH_APIS[0][0](-1, 0, 0, [FetchRequestTopic("t", [FetchRequestPartition(0, 2**63, 0)])])
     assert not write_fetch_body(request, 0, out)
     assert out == []
+
+
+@pytest.mark.parametrize("version", [0, 3, 4, 11])
+def test_a_decoded_fetch_keeps_no_view_into_its_frame(version) -> None:
+    partitions = [("t", 0, 100, 1 << 20), ("u", 2, 5, 1024)]
+    body = fetch_request(version, partitions, replica_id=1, max_wait_ms=500, min_bytes=1)
+    frame = bytearray(encode_request(body, 7, "cli")[4:])
+    request = decode_request(memoryview(frame))
+    assert not CODEC.holds_frame(request)  # the server reuses its frame's buffer while it waits
+    frame[:] = bytes(len(frame))
+    assert request.body == body and request.client_id == "cli"
+    produce = ProduceRequestV0(-1, 500, [ProduceRequestTopic("t", [ProduceRequestPartition(0, b"set")])])
+    assert CODEC.holds_frame(decode_request(encode_request(produce, 8, "cli")[4:]))
