@@ -285,6 +285,8 @@ def test_offset_checker_gives_up_on_a_broker_that_stops_answering(
     produce(hung.port, TOPIC, 0, [b"y"])
     wait_topic_registered(zk_client, TOPIC, [0, 1])
     commit(zk_client, "g", TOPIC, "1-0", 0)
+    # the produce's connection closed on the broker's side too, so that only the tool's are counted below
+    wait_until(lambda: connections_closed_by_peer(hung.port) == 0, timeout=30, message="no connection half-closed")
     hung.signal(signal.SIGSTOP)  # still registered and accepting connections, but never answering
     try:
         result = run(
