@@ -16,7 +16,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from zkafka.protocol.produce_wire import read_topic_head, write_topic_head
+from zkafka.protocol.produce_wire import read_topics, write_topic_head
 from zkafka.protocol.types import part_length
 
 LAST_VERSION = 3  # the last version read and written here
@@ -25,7 +25,6 @@ _HEAD_V3 = struct.Struct(">iiii")  # + max_bytes
 _INT32 = struct.Struct(">i")
 _PARTITION = struct.Struct(">iqi")  # partition, fetch_offset, max_bytes
 _ANSWERED = struct.Struct(">ihqi")  # partition, error, high_watermark, message set size
-_TOPIC_MIN = 6  # a string's length and a partition count
 
 
 def read_fetch_body(
@@ -36,31 +35,20 @@ def read_fetch_body(
     max_bytes), ...]), ...])``, or None if it is malformed."""
     end = len(buf)
     head = _HEAD_V3 if version >= 3 else _HEAD
-    if pos + head.size + 4 > end:
+    if pos + head.size > end:
         return None
     fields = head.unpack_from(buf, pos)
-    pos += head.size
-    (topic_count,) = _INT32.unpack_from(buf, pos)
-    pos += 4
-    if topic_count < 0 or topic_count * _TOPIC_MIN > end - pos:
-        return None
     new = tuple.__new__
     unpack = _PARTITION.unpack_from
     size = _PARTITION.size
-    topics = []
-    for _ in range(topic_count):
-        found = read_topic_head(buf, pos, end, size)
-        if found is None:
-            return None
-        topic, partition_count, pos = found
-        partitions = []
-        for _ in range(partition_count):
-            partitions.append(new(partition_class, unpack(buf, pos)))
-            pos += size
-        topics.append(new(topic_class, (topic, partitions)))
-    if pos != end:
+
+    def read_partition(buf: memoryview, pos: int, end: int) -> tuple[Any, int]:
+        return new(partition_class, unpack(buf, pos)), pos + size  # read_topics checked that they fit
+
+    found = read_topics(buf, pos + head.size, end, size, topic_class, read_partition)
+    if found is None or found[1] != end:
         return None
-    return new(body_class, (*fields, topics))
+    return new(body_class, (*fields, found[0]))
 
 
 def write_fetch_body(body: Any, version: int, out: list) -> bool:
@@ -98,36 +86,23 @@ def read_fetch_response(
             return None
         fields = _INT32.unpack_from(buf, pos)
         pos += 4
-    if pos + 4 > end:
-        return None
-    (topic_count,) = _INT32.unpack_from(buf, pos)
-    pos += 4
-    if topic_count < 0 or topic_count * _TOPIC_MIN > end - pos:
-        return None
     new = tuple.__new__
     unpack = _ANSWERED.unpack_from
     size = _ANSWERED.size
-    topics = []
-    for _ in range(topic_count):
-        found = read_topic_head(buf, pos, end, size)
-        if found is None:
+
+    def read_partition(buf: memoryview, pos: int, end: int) -> tuple[Any, int] | None:
+        if pos + size > end:
             return None
-        topic, partition_count, pos = found
-        partitions = []
-        for _ in range(partition_count):
-            if pos + size > end:
-                return None
-            partition, error, high_watermark, length = unpack(buf, pos)
-            pos += size
-            if length < 0 or pos + length > end:
-                return None
-            records = buf[pos : pos + length]
-            partitions.append(new(partition_class, (partition, error, high_watermark, records)))
-            pos += length
-        topics.append(new(topic_class, (topic, partitions)))
-    if pos != end:
+        partition, error, high_watermark, length = unpack(buf, pos)
+        pos += size
+        if length < 0 or pos + length > end:
+            return None
+        return new(partition_class, (partition, error, high_watermark, buf[pos : pos + length])), pos + length
+
+    found = read_topics(buf, pos, end, size, topic_class, read_partition)
+    if found is None or found[1] != end:
         return None
-    return new(body_class, (*fields, topics))
+    return new(body_class, (*fields, found[0]))
 
 
 def write_fetch_response(body: Any, version: int, out: list) -> bool:

@@ -62,6 +62,36 @@ def read_topic_head(buf: memoryview, pos: int, end: int, entry_min: int) -> tupl
     return topic, partition_count, pos
 
 
+def read_topics(
+    buf: memoryview, pos: int, end: int, entry_min: int, topic_class: type, read_partition: Any
+) -> tuple[list, int] | None:
+    """The topic array at ``pos`` (an int32 count; each topic's name, partition count and partitions, each
+    read by ``read_partition(buf, pos, end) -> (value, after) | None`` and ``entry_min`` bytes at least) as
+    ``topic_class(topic, [value, ...])`` values, and where it ends; None if malformed."""
+    if pos + 4 > end:
+        return None
+    (topic_count,) = _INT32.unpack_from(buf, pos)
+    pos += 4
+    if topic_count < 0 or topic_count * _TOPIC_MIN > end - pos:
+        return None
+    new = tuple.__new__
+    topics = []
+    for _ in range(topic_count):
+        head = read_topic_head(buf, pos, end, entry_min)
+        if head is None:
+            return None
+        topic, partition_count, pos = head
+        partitions = []
+        for _ in range(partition_count):
+            found = read_partition(buf, pos, end)
+            if found is None:
+                return None
+            value, pos = found
+            partitions.append(value)
+        topics.append(new(topic_class, (topic, partitions)))
+    return topics, pos
+
+
 def _write_string(value: str | None, parts: list) -> bool:
     """Append a nullable string; False when it does not fit one."""
     if value is None:
@@ -100,31 +130,22 @@ def read_produce_body(
         transactional_id, pos = (found[0],), found[1]
     if pos + _HEAD.size > end:
         return None
-    acks, timeout_ms, topic_count = _HEAD.unpack_from(buf, pos)
-    pos += _HEAD.size
-    if topic_count < 0 or topic_count * _TOPIC_MIN > end - pos:
-        return None
+    acks, timeout_ms = _HEAD.unpack_from(buf, pos)[:2]  # read_topics reads the topic count again
     new = tuple.__new__
-    topics = []
-    for _ in range(topic_count):
-        head = read_topic_head(buf, pos, end, _PARTITION_MIN)
-        if head is None:
+
+    def read_partition(buf: memoryview, pos: int, end: int) -> tuple[Any, int] | None:
+        if pos + _PARTITION_MIN > end:
             return None
-        topic, partition_count, pos = head
-        partitions = []
-        for _ in range(partition_count):
-            if pos + _PARTITION_MIN > end:
-                return None
-            partition, size = _PARTITION_HEAD.unpack_from(buf, pos)
-            pos += _PARTITION_MIN
-            if size < 0 or pos + size > end:
-                return None
-            partitions.append(new(partition_class, (partition, buf[pos : pos + size])))
-            pos += size
-        topics.append(new(topic_class, (topic, partitions)))
-    if pos != end:
+        partition, size = _PARTITION_HEAD.unpack_from(buf, pos)
+        pos += _PARTITION_MIN
+        if size < 0 or pos + size > end:
+            return None
+        return new(partition_class, (partition, buf[pos : pos + size])), pos + size
+
+    found = read_topics(buf, pos + _HEAD.size - 4, end, _PARTITION_MIN, topic_class, read_partition)
+    if found is None or found[1] != end:
         return None
-    return new(body_class, (*transactional_id, acks, timeout_ms, topics))
+    return new(body_class, (*transactional_id, acks, timeout_ms, found[0]))
 
 
 def write_produce_body(body: Any, out: list, transactional: bool) -> bool:
@@ -162,34 +183,23 @@ def read_produce_response(
     topic_class(topic, [partition_class(partition, error, offset, ...), ...]), ...], throttle_time_ms)``
     (v0: no throttle time), or None if it is malformed or a v8 partition has record errors or a message."""
     end = len(buf) - (4 if version >= 1 else 0)
-    if pos + 4 > end:
-        return None
-    (topic_count,) = _INT32.unpack_from(buf, pos)
-    pos += 4
-    if topic_count < 0 or topic_count * _TOPIC_MIN > end - pos:
-        return None
     new = tuple.__new__
     status = _status(version)
     tail = _NO_RECORD_ERRORS if version >= 8 else b""
     size = status.size + len(tail)
-    topics = []
-    for _ in range(topic_count):
-        head = read_topic_head(buf, pos, end, size)
-        if head is None:
-            return None
-        topic, partition_count, pos = head
-        partitions = []
-        for _ in range(partition_count):
-            fields = status.unpack_from(buf, pos)
-            if tail:
-                if buf[pos + status.size : pos + size] != tail:
-                    return None
-                fields = (*fields, [], None)
-            partitions.append(new(partition_class, fields))
-            pos += size
-        topics.append(new(topic_class, (topic, partitions)))
-    if pos != end:
+
+    def read_partition(buf: memoryview, pos: int, end: int) -> tuple[Any, int] | None:
+        fields = status.unpack_from(buf, pos)  # read_topics checked that the partitions fit
+        if tail:
+            if buf[pos + status.size : pos + size] != tail:
+                return None
+            fields = (*fields, [], None)
+        return new(partition_class, fields), pos + size
+
+    found = read_topics(buf, pos, end, size, topic_class, read_partition)
+    if found is None or found[1] != end:
         return None
+    topics = found[0]
     if version >= 1:
         return new(body_class, (topics, _INT32.unpack_from(buf, end)[0]))
     return new(body_class, (topics,))
