@@ -285,13 +285,15 @@ class SocketServer:
             sock.close()
 
     def _may_hold(self, conn: _Connection, reader: FrameReader, response: Any) -> bool:
-        """Whether the answers may wait for the next request's: it is received and goes at once, this answer
-        mutes no channel (KIP-219) and fewer than ``MAX_HELD_RESPONSES`` wait."""
+        """Whether the answers may wait for the next request's: this one has an answer (none, as with acks=0,
+        costs no look at the socket), mutes no channel (KIP-219), fewer than ``MAX_HELD_RESPONSES`` wait, and
+        the next request goes at once and is received (looked at last: it may read the socket)."""
         return (
-            len(conn.held) < MAX_HELD_RESPONSES
+            bool(response)
+            and len(conn.held) < MAX_HELD_RESPONSES
             and not isinstance(response, ThrottledResponse)
-            and reader.has_frame()
             and self.request_channel.free()
+            and reader.has_frame()
         )
 
     def _write_held(self, conn: _Connection, quietly: bool = False) -> None:
