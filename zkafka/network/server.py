@@ -299,16 +299,20 @@ class SocketServer:
     def _write_held(self, conn: _Connection, quietly: bool = False) -> None:
         """Write the answers held, in one write, and account for them."""
         held, conn.held = conn.held, []
-        parts = [part for _, _, response in held for part in response or ()]
         try:
-            if parts:
-                write_parts(conn.sock, parts)
+            self._write(conn, held)
         except (OSError, ssl.SSLError):
             if not quietly:
                 raise
-            return
+
+    def _write(self, conn: _Connection, answered: list) -> None:
+        """Write the ``(request, started, response)`` answers in one write, then account for them: the
+        channel muted for a throttled one (KIP-219), each request's time observed."""
+        parts = [part for _, _, response in answered for part in response or ()]
+        if parts:
+            write_parts(conn.sock, parts)
         observe = self.observer
-        for request, started, response in held:
+        for request, started, response in answered:
             conn.throttle(response)
             if observe is not None:
                 observe(request, monotonic() - started)
@@ -334,7 +338,7 @@ class SocketServer:
         """The connection's writer: writes the queued answers in request order as they complete, every one
         ready at once in one write, then waits for more (one greenlet per connection, not one per answer); a
         failure ends the connection."""
-        waiting, observe, more = conn.waiting, self.observer, conn.more
+        waiting, more = conn.waiting, conn.more
         try:
             while True:
                 if not waiting:
@@ -343,22 +347,15 @@ class SocketServer:
                     more.clear()
                     more.wait()
                     continue
-                parts: list = []
                 done = []
                 while waiting and (not done or _ready(waiting[0][2])):
                     request, started, response = waiting[0]
                     if isinstance(response, AsyncResult):
                         response = response.get()
                     waiting.popleft()
-                    parts.extend(response or ())
-                    conn.throttle(response)
-                    done.append((request, started))
+                    done.append((request, started, response))
                 conn.room.set()
-                if parts:
-                    write_parts(conn.sock, parts)
-                if observe is not None:
-                    for request, started in done:
-                        observe(request, monotonic() - started)
+                self._write(conn, done)
         except Exception as exc:
             log.warning("closing connection from %s:%s: %s", conn.address[0], conn.address[1], exc)
             conn.greenlet.kill(block=False)
