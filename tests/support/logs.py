@@ -1,4 +1,6 @@
-"""Building blocks for the log tests: a settable clock, hand-built entries, file times, a slow disk."""
+"""Building blocks for the log tests: a settable clock, hand-built entries, file times, a slow disk, and the
+closing of every log a test opened (a plugin: tests/conftest.py registers it).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +9,41 @@ import struct
 import threading
 import time
 import zlib
+from typing import Protocol, TypeVar
+
+import pytest
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+T = TypeVar("T", bound=_Closable)
+
+_opened: list[_Closable] = []
+
+
+def opened(resource: T) -> T:
+    """``resource`` (a log, a log manager, a segment, an index), closed when the running test ends.
+
+    Their descriptors are raw (``os.open``, and the duplicate each index's mmap holds), which nothing but
+    ``close`` releases: a test that forgets one leaks them for the rest of the run.
+    """
+    _opened.append(resource)
+    return resource
+
+
+@pytest.fixture(autouse=True)
+def _close_what_the_test_opened():
+    yield
+    failures = []
+    while _opened:
+        try:
+            _opened.pop().close()
+        except Exception as exc:  # close the rest, then fail the test on the first failure
+            failures.append(exc)
+    if failures:
+        raise failures[0]
 
 
 class Clock:

@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from tests.support.logs import Clock, entry, set_mtime
+from tests.support.logs import Clock, entry, opened, set_mtime
 from zkafka.errors import (
     InvalidMessageError,
     InvalidMessageSizeError,
@@ -37,7 +37,7 @@ def open_log(path, clock=None, **overrides) -> Log:
     )
     settings.update(overrides)
     os.makedirs(path, exist_ok=True)
-    return Log(path, "t", 0, **settings)
+    return opened(Log(path, "t", 0, **settings))
 
 
 def appended(info) -> tuple[int, int]:

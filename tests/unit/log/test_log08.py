@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from tests.support.logs import Clock, set_mtime
+from tests.support.logs import Clock, opened, set_mtime
 from zkafka.errors import InvalidMessageError, MessageSetSizeTooLargeError, OffsetOutOfRangeError
 from zkafka.log.log08 import Log08
 from zkafka.log.log_config import LogConfig
@@ -36,7 +36,7 @@ def open_log(path, clock=None, **settings) -> Log08:
     options.setdefault("need_recovery", False)
     config = LogConfig(**{"segment_bytes": 10_000, "index_interval_bytes": 4096, **settings})
     os.makedirs(path, exist_ok=True)
-    return Log08(str(path), "t", 0, config, time_ms=clock or Clock(), **options)
+    return opened(Log08(str(path), "t", 0, config, time_ms=clock or Clock(), **options))
 
 
 def names(path) -> list[str]:

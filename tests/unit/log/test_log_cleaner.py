@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from tests.support.logs import Clock, set_mtime
+from tests.support.logs import Clock, opened, set_mtime
 from zkafka.log.checkpoint import OffsetCheckpoint
 from zkafka.log.log08 import Log08
 from zkafka.log.log_cleaner import CLEANER_CHECKPOINT, LogCleaner, OffsetMap, group_segments_by_size
@@ -22,8 +22,8 @@ SEGMENT = 400  # bytes: a handful of small messages per segment
 def open_log(path, compact=True, need_recovery=False, **settings) -> Log08:
     config = LogConfig(segment_bytes=SEGMENT, compact=compact, file_delete_delay_ms=0, **settings)
     os.makedirs(path, exist_ok=True)
-    return Log08(
-        str(path), path.name.rsplit("-", 1)[0], 0, config, time_ms=Clock(), need_recovery=need_recovery
+    return opened(
+        Log08(str(path), path.name.rsplit("-", 1)[0], 0, config, time_ms=Clock(), need_recovery=need_recovery)
     )
 
 
@@ -212,13 +212,15 @@ def test_the_cleaning_runs_through_offload_and_the_swap_on_the_callers_thread(tm
     config = LogConfig(segment_bytes=SEGMENT, compact=True, file_delete_delay_ms=0)
     os.makedirs(tmp_path / "compacted-0")
     scheduled = []  # (thread, task) of the log's delayed work: the flushes after rolls, deletions
-    log = Log08(
-        str(tmp_path / "compacted-0"),
-        "compacted",
-        0,
-        config,
-        time_ms=Clock(),
-        scheduler=lambda delay, task: scheduled.append((threading.get_ident(), task)),
+    log = opened(
+        Log08(
+            str(tmp_path / "compacted-0"),
+            "compacted",
+            0,
+            config,
+            time_ms=Clock(),
+            scheduler=lambda delay, task: scheduled.append((threading.get_ident(), task)),
+        )
     )
     fill(log, rounds=6)
     for _, task in scheduled:

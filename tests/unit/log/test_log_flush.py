@@ -9,7 +9,7 @@ import threading
 
 import gevent
 
-from tests.support.logs import Clock, HeldDisk, entry
+from tests.support.logs import Clock, HeldDisk, entry, opened
 from zkafka.log.checkpoint import RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT
 from zkafka.log.log07 import Log
 from zkafka.log.log08 import Log08
@@ -34,13 +34,13 @@ def log07(path, **overrides) -> Log:
     )
     settings.update(overrides)
     os.makedirs(path, exist_ok=True)
-    return Log(path, "t", 0, **settings)
+    return opened(Log(path, "t", 0, **settings))
 
 
 def log08(path, **settings) -> Log08:
     os.makedirs(path, exist_ok=True)
     config = LogConfig(**{"segment_bytes": 10_000, **settings})
-    return Log08(str(path), "t", 0, config, need_recovery=False, time_ms=Clock())
+    return opened(Log08(str(path), "t", 0, config, need_recovery=False, time_ms=Clock()))
 
 
 def one(i: int) -> bytes:

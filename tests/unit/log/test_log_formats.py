@@ -7,7 +7,7 @@ import struct
 import pytest
 from crc32c import crc32c
 
-from tests.support.logs import Clock
+from tests.support.logs import Clock, opened
 from zkafka.config08 import BrokerConfig08
 from zkafka.errors import InvalidConfigError, InvalidRecordError, UnsupportedForMessageFormatError
 from zkafka.log.log08 import Log08
@@ -30,7 +30,7 @@ def open_log(path, magic=2, **settings) -> Log08:
     options = {"need_recovery": settings.pop("need_recovery", False)}
     config = LogConfig(**{"segment_bytes": 100_000, "message_format_magic": magic, **settings})
     os.makedirs(path, exist_ok=True)
-    return Log08(str(path), "t", 0, config, time_ms=Clock(NOW), **options)
+    return opened(Log08(str(path), "t", 0, config, time_ms=Clock(NOW), **options))
 
 
 def batch(*values: bytes, timestamp=NOW - 5, headers=(), **options) -> bytes:

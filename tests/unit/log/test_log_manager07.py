@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.support.logs import Clock, entry, set_mtime
+from tests.support.logs import Clock, entry, opened, set_mtime
 from zkafka.config07 import BrokerConfig
 from zkafka.errors import InvalidPartitionError, InvalidTopicError
 from zkafka.log.log07 import segment_file_name
@@ -19,6 +19,10 @@ def make_config(tmp_path, **props) -> BrokerConfig:
     base = {"brokerid": "0", "log.dir": str(tmp_path / "logs"), "enable.zookeeper": "false"}
     base.update(props)
     return BrokerConfig(base)
+
+
+def open_manager(config: BrokerConfig, **options) -> LogManager:
+    return opened(LogManager(config, **options))
 
 
 # -- topic names ----------------------------------------------------------------------------------------
@@ -81,14 +85,14 @@ def test_names_that_are_not_log_dirs(dirname):
 
 
 def test_startup_creates_log_dir_and_clean_shutdown_writes_the_marker(tmp_path):
-    manager = LogManager(make_config(tmp_path))
+    manager = open_manager(make_config(tmp_path))
     assert (tmp_path / "logs").is_dir()
     assert manager.need_recovery is True
     assert manager.topics() == set()
     manager.get_or_create_log("t", 0).append(entry(b"x"))
     manager.close()
     assert (tmp_path / "logs" / CLEAN_SHUTDOWN_FILE).exists()
-    again = LogManager(make_config(tmp_path))
+    again = open_manager(make_config(tmp_path))
     assert again.need_recovery is False
     assert not (tmp_path / "logs" / CLEAN_SHUTDOWN_FILE).exists()
     assert again.get_log("t", 0).read(0, 100) == entry(b"x")
@@ -110,7 +114,7 @@ def write_torn_partition(tmp_path) -> tuple[str, bytes]:
 
 def test_startup_without_the_marker_recovers(tmp_path):
     path, good = write_torn_partition(tmp_path)
-    manager = LogManager(make_config(tmp_path))
+    manager = open_manager(make_config(tmp_path))
     assert os.path.getsize(path) == len(good)
     assert manager.get_log("t", 0).flushed_end == len(good)
 
@@ -118,7 +122,7 @@ def test_startup_without_the_marker_recovers(tmp_path):
 def test_startup_after_a_clean_shutdown_skips_recovery_and_deletes_the_marker(tmp_path):
     path, good = write_torn_partition(tmp_path)
     (tmp_path / "logs" / CLEAN_SHUTDOWN_FILE).touch()
-    manager = LogManager(make_config(tmp_path))
+    manager = open_manager(make_config(tmp_path))
     assert manager.need_recovery is False
     assert os.path.getsize(path) == len(good) + 6
     assert not (tmp_path / "logs" / CLEAN_SHUTDOWN_FILE).exists()
@@ -130,7 +134,7 @@ def test_startup_loads_partition_dirs_and_skips_the_rest(tmp_path, caplog):
         (logs / name).mkdir(parents=True)
     (logs / "stray-file-0").write_text("not a directory")
     with caplog.at_level(logging.WARNING, logger="zkafka.log.log_manager"):
-        manager = LogManager(make_config(tmp_path, **{"num.partitions": "4"}))
+        manager = open_manager(make_config(tmp_path, **{"num.partitions": "4"}))
     assert manager.topics() == {"my-topic", "other"}
     assert sorted(log.name for log in manager.all_logs()) == ["my-topic-0", "my-topic-3", "other-1"]
     assert manager.get_log("my-topic", 3).topic == "my-topic"
@@ -152,7 +156,7 @@ def test_startup_stops_on_a_broken_log(tmp_path):
 
 def test_get_or_create_log_creates_the_directory_once_and_announces_the_topic(tmp_path):
     announced = []
-    manager = LogManager(make_config(tmp_path, **{"num.partitions": "3"}), on_new_topic=announced.append)
+    manager = open_manager(make_config(tmp_path, **{"num.partitions": "3"}), on_new_topic=announced.append)
     assert manager.get_log("events", 1) is None
     log = manager.get_or_create_log("events", 1)
     assert (tmp_path / "logs" / "events-1" / segment_file_name(0)).is_file()
@@ -167,14 +171,14 @@ def test_get_or_create_log_creates_the_directory_once_and_announces_the_topic(tm
 def test_topics_loaded_at_startup_are_not_announced_again(tmp_path):
     (tmp_path / "logs" / "old-0").mkdir(parents=True)
     announced = []
-    manager = LogManager(make_config(tmp_path, **{"num.partitions": "2"}), on_new_topic=announced.append)
+    manager = open_manager(make_config(tmp_path, **{"num.partitions": "2"}), on_new_topic=announced.append)
     manager.get_or_create_log("old", 1)
     assert announced == []
 
 
 @pytest.mark.parametrize("partition", [-1, 2, 100])
 def test_partition_out_of_range(tmp_path, partition):
-    manager = LogManager(make_config(tmp_path, **{"num.partitions": "2"}))
+    manager = open_manager(make_config(tmp_path, **{"num.partitions": "2"}))
     with pytest.raises(InvalidPartitionError, match=r"\[0, 2\)"):
         manager.get_log("t", partition)
     with pytest.raises(InvalidPartitionError):
@@ -183,7 +187,7 @@ def test_partition_out_of_range(tmp_path, partition):
 
 
 def test_partition_count_per_topic(tmp_path):
-    manager = LogManager(make_config(tmp_path, **{"topic.partition.count.map": "big:8"}))
+    manager = open_manager(make_config(tmp_path, **{"topic.partition.count.map": "big:8"}))
     assert (manager.partition_count("big"), manager.partition_count("small")) == (8, 1)
     manager.get_or_create_log("big", 7)
     with pytest.raises(InvalidPartitionError):
@@ -194,7 +198,7 @@ def test_partition_count_per_topic(tmp_path):
 
 @pytest.mark.parametrize("topic", ["", "..", ".", "a/b", "bad\x01name", "x" * 256])
 def test_bad_topic_names_are_rejected(tmp_path, topic):
-    manager = LogManager(make_config(tmp_path))
+    manager = open_manager(make_config(tmp_path))
     with pytest.raises(InvalidTopicError):
         manager.get_log(topic, 0)
     with pytest.raises(InvalidTopicError):
@@ -203,7 +207,7 @@ def test_bad_topic_names_are_rejected(tmp_path, topic):
 
 
 def test_max_topic_name_length_comes_from_the_config(tmp_path):
-    manager = LogManager(make_config(tmp_path, **{"max.topic.name.length": "5"}))
+    manager = open_manager(make_config(tmp_path, **{"max.topic.name.length": "5"}))
     manager.get_or_create_log("abcde", 0)
     with pytest.raises(InvalidTopicError):
         manager.get_or_create_log("abcdef", 0)
@@ -221,7 +225,7 @@ def test_per_topic_log_settings(tmp_path):
             "max.message.size": "500",
         },
     )
-    manager = LogManager(config)
+    manager = open_manager(config)
     small, fast = manager.get_or_create_log("small", 0), manager.get_or_create_log("fast", 0)
     assert (small.max_segment_size, small.roll_ms) == (100, 24 * HOUR_MS)
     assert (fast.max_segment_size, fast.roll_ms) == (1000, 2 * HOUR_MS)
@@ -241,7 +245,7 @@ def test_flush_due_uses_the_topic_interval_else_the_default(tmp_path):
             "topic.flush.intervals.ms": "fast:100",
         },
     )
-    manager = LogManager(config, time_ms=clock)
+    manager = open_manager(config, time_ms=clock)
     start = clock.now
     fast, slow = manager.get_or_create_log("fast", 0), manager.get_or_create_log("slow", 0)
     fast.append(entry(b"f"))
@@ -278,7 +282,7 @@ def rolled(manager: LogManager, topic: str, count: int = 3):
 def test_cleanup_by_age_deletes_from_the_oldest_up_to_the_first_young_one(tmp_path):
     clock = Clock()
     config = make_config(tmp_path, **{"log.retention.hours": "2", "topic.log.retention.hours": "short:1"})
-    manager = LogManager(config, time_ms=clock)
+    manager = open_manager(config, time_ms=clock)
     log = rolled(manager, "t")
     short = rolled(manager, "short")
     for target in (log, short):
@@ -292,7 +296,7 @@ def test_cleanup_by_age_deletes_from_the_oldest_up_to_the_first_young_one(tmp_pa
 
 def test_cleanup_by_age_when_every_segment_expired(tmp_path):
     clock = Clock()
-    manager = LogManager(make_config(tmp_path, **{"log.retention.hours": "1"}), time_ms=clock)
+    manager = open_manager(make_config(tmp_path, **{"log.retention.hours": "1"}), time_ms=clock)
     log = manager.get_or_create_log("t", 0)
     log.append(entry(b"old"))
     log.flush()
@@ -309,7 +313,7 @@ def test_cleanup_by_age_when_every_segment_expired(tmp_path):
 
 def test_cleanup_by_age_at_exactly_the_retention_keeps_the_segment(tmp_path):
     clock = Clock()
-    manager = LogManager(make_config(tmp_path, **{"log.retention.hours": "1"}), time_ms=clock)
+    manager = open_manager(make_config(tmp_path, **{"log.retention.hours": "1"}), time_ms=clock)
     log = rolled(manager, "t", 1)
     set_mtime(log.segments[0].path, clock.now - HOUR_MS)
     assert manager.cleanup_logs() == 0
@@ -330,7 +334,7 @@ def test_cleanup_by_age_at_exactly_the_retention_keeps_the_segment(tmp_path):
     ],
 )
 def test_cleanup_by_size(tmp_path, limit, remaining):
-    manager = LogManager(make_config(tmp_path, **{"log.retention.size": limit}))
+    manager = open_manager(make_config(tmp_path, **{"log.retention.size": limit}))
     log = rolled(manager, "t", 4)
     log.append(entry(b"payload-xx"))  # 100 bytes: five segments of 20
     log.flush()
@@ -340,7 +344,7 @@ def test_cleanup_by_size(tmp_path, limit, remaining):
 
 def test_cleanup_by_size_counts_only_flushed_bytes(tmp_path):
     config = make_config(tmp_path, **{"log.retention.size": "40", "log.flush.interval": "1000"})
-    manager = LogManager(config)
+    manager = open_manager(config)
     log = rolled(manager, "t", 2)  # 40 flushed bytes
     log.append(entry(b"unflushed!"))
     assert manager.cleanup_logs() == 0
@@ -351,7 +355,7 @@ def test_cleanup_by_size_counts_only_flushed_bytes(tmp_path):
 
 def test_cleanup_by_size_per_topic(tmp_path):
     config = make_config(tmp_path, **{"log.retention.size": "-1", "topic.log.retention.size": "capped:40"})
-    manager = LogManager(config)
+    manager = open_manager(config)
     free, capped = rolled(manager, "free"), rolled(manager, "capped")
     assert manager.cleanup_logs() == 1
     assert [s.start for s in free.segments] == [0, 20, 40, 60]

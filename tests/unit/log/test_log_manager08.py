@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from tests.support.logs import Clock, set_mtime
+from tests.support.logs import Clock, opened, set_mtime
 from zkafka.errors import InvalidTopicError
 from zkafka.log.checkpoint import OffsetCheckpoint
 from zkafka.log.log_config import LogConfig
@@ -28,7 +28,7 @@ def dirs(tmp_path, count: int = 1) -> list[str]:
 def manager(log_dirs, clock=None, **settings) -> LogManager08:
     topic_configs = settings.pop("topic_configs", None)
     config = LogConfig(**{"segment_bytes": 2 * ENTRY, **settings})
-    return LogManager08(log_dirs, config, topic_configs=topic_configs, time_ms=clock or Clock())
+    return opened(LogManager08(log_dirs, config, topic_configs=topic_configs, time_ms=clock or Clock()))
 
 
 def checkpoint(log_dir) -> dict:
@@ -59,8 +59,10 @@ def test_a_topics_overrides_are_read_before_the_create_lock_is_taken(tmp_path):
         held_while_reading.append(logs._create_lock.locked())
         return LogConfig(segment_bytes=4 * ENTRY)
 
-    logs = LogManager08(
-        dirs(tmp_path), LogConfig(segment_bytes=2 * ENTRY), topic_overrides=overrides, time_ms=Clock()
+    logs = opened(
+        LogManager08(
+            dirs(tmp_path), LogConfig(segment_bytes=2 * ENTRY), topic_overrides=overrides, time_ms=Clock()
+        )
     )
     created = logs.create_log("t", 0)
     assert held_while_reading == [False]

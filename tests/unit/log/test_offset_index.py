@@ -4,12 +4,13 @@ import os
 
 import pytest
 
+from tests.support.logs import opened
 from zkafka.log.offset_index import CorruptIndexError, OffsetIndex
 
 
 def test_golden_bytes_of_a_trimmed_index(tmp_path):
     path = str(tmp_path / "00000000000000000100.index")
-    index = OffsetIndex(path, 100, max_bytes=30)
+    index = opened(OffsetIndex(path, 100, max_bytes=30))
     assert os.path.getsize(path) == 24  # pre-allocated, rounded down to whole entries
     index.append(103, 0x10)
     index.append(110, 0x200)
@@ -21,7 +22,7 @@ def test_a_trim_keeps_the_entries_for_readers_of_the_file_and_for_the_fsync(tmp_
     # A roll trims the sealed index on the event loop without an msync: the entries written through the
     # mapping are in the file at once, and its fsync (the flush's, on the disk pool) makes them durable.
     path = str(tmp_path / "00000000000000000100.index")
-    index = OffsetIndex(path, 100, max_bytes=80)
+    index = opened(OffsetIndex(path, 100, max_bytes=80))
     index.append(103, 0x10)
     index.append(110, 0x200)
     index.trim()
@@ -32,7 +33,7 @@ def test_a_trim_keeps_the_entries_for_readers_of_the_file_and_for_the_fsync(tmp_
 
 
 def test_lookup_finds_the_last_entry_at_or_before_the_offset(tmp_path):
-    index = OffsetIndex(str(tmp_path / "x.index"), 1000, max_bytes=800)
+    index = opened(OffsetIndex(str(tmp_path / "x.index"), 1000, max_bytes=800))
     for i in range(1, 50):
         index.append(1000 + 10 * i, 100 * i)
     assert index.lookup(999) == (1000, 0)
@@ -45,13 +46,13 @@ def test_lookup_finds_the_last_entry_at_or_before_the_offset(tmp_path):
 
 
 def test_an_empty_index_looks_up_the_base(tmp_path):
-    index = OffsetIndex(str(tmp_path / "x.index"), 7, max_bytes=80)
+    index = opened(OffsetIndex(str(tmp_path / "x.index"), 7, max_bytes=80))
     assert index.lookup(100) == (7, 0)
     assert (index.entries, index.last_offset, index.last_position) == (0, 7, 0)
 
 
 def test_a_full_index_refuses_entries(tmp_path):
-    index = OffsetIndex(str(tmp_path / "x.index"), 0, max_bytes=16)
+    index = opened(OffsetIndex(str(tmp_path / "x.index"), 0, max_bytes=16))
     index.append(1, 10)
     assert not index.is_full
     index.append(2, 20)
@@ -62,7 +63,7 @@ def test_a_full_index_refuses_entries(tmp_path):
 
 @pytest.mark.parametrize("offset", [15, 12, 9, 10 + 2**31])
 def test_entries_must_increase_and_fit_in_int32(tmp_path, offset):
-    index = OffsetIndex(str(tmp_path / "x.index"), 10, max_bytes=80)
+    index = opened(OffsetIndex(str(tmp_path / "x.index"), 10, max_bytes=80))
     index.append(15, 0)
     with pytest.raises(ValueError, match=f"offset {offset} cannot follow 15"):
         index.append(offset, 9)
@@ -71,14 +72,14 @@ def test_entries_must_increase_and_fit_in_int32(tmp_path, offset):
 
 def test_an_existing_index_is_taken_as_full_and_regrown_when_active(tmp_path):
     path = str(tmp_path / "x.index")
-    index = OffsetIndex(path, 0, max_bytes=800)
+    index = opened(OffsetIndex(path, 0, max_bytes=800))
     index.append(5, 50)
     index.append(9, 90)
     index.close()
-    reopened = OffsetIndex(path, 0, max_bytes=None)
+    reopened = opened(OffsetIndex(path, 0, max_bytes=None))
     assert (reopened.entries, reopened.is_full, reopened.lookup(6)) == (2, True, (5, 50))
     reopened.close()
-    active = OffsetIndex(path, 0, max_bytes=800)
+    active = opened(OffsetIndex(path, 0, max_bytes=800))
     assert os.path.getsize(path) == 800
     assert (active.entries, active.max_entries) == (2, 100)
     active.append(12, 120)
@@ -87,7 +88,7 @@ def test_an_existing_index_is_taken_as_full_and_regrown_when_active(tmp_path):
 
 
 def test_truncate_to_offset_drops_entries_at_or_after_it(tmp_path):
-    index = OffsetIndex(str(tmp_path / "x.index"), 0, max_bytes=80)
+    index = opened(OffsetIndex(str(tmp_path / "x.index"), 0, max_bytes=80))
     for offset in (10, 20, 30):
         index.append(offset, offset * 10)
     index.truncate_to_offset(25)
@@ -104,16 +105,16 @@ def test_sanity_check(tmp_path):
     path = tmp_path / "x.index"
     path.write_bytes(bytes.fromhex("00000003 00000010 0000"))
     with pytest.raises(CorruptIndexError, match="not a multiple of 8"):
-        OffsetIndex(str(path), 0, max_bytes=None).sanity_check()
+        opened(OffsetIndex(str(path), 0, max_bytes=None)).sanity_check()
     path.write_bytes(bytes.fromhex("00000003 00000010 00000000 00000000"))  # a pre-allocated tail
     with pytest.raises(CorruptIndexError, match="last offset 100 is not above the base offset 100"):
-        OffsetIndex(str(path), 100, max_bytes=None).sanity_check()
+        opened(OffsetIndex(str(path), 100, max_bytes=None)).sanity_check()
     path.write_bytes(bytes.fromhex("00000003 00000010"))
-    OffsetIndex(str(path), 100, max_bytes=None).sanity_check()
+    opened(OffsetIndex(str(path), 100, max_bytes=None)).sanity_check()
 
 
 def test_a_trim_task_shrinks_the_file_unless_the_index_was_resized_or_closed_since(tmp_path):
-    index = OffsetIndex(str(tmp_path / "0.index"), 0, max_bytes=800)
+    index = opened(OffsetIndex(str(tmp_path / "0.index"), 0, max_bytes=800))
     index.append(1, 10)
     index.trim_task()()
     assert os.path.getsize(index.path) == 8 and index.lookup(5) == (1, 10)

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tests.support.logs import Clock
+from tests.support.logs import Clock, opened
 from zkafka.errors import (
     InvalidMessageError,
     InvalidProducerEpochError,
@@ -139,7 +139,7 @@ def test_a_snapshot_keeps_each_producers_epoch_and_last_batch_and_refuses_damage
 def open_log(path, **settings) -> Log08:
     config = LogConfig(**{"segment_bytes": 100_000, "message_format_magic": 2, **settings})
     os.makedirs(path, exist_ok=True)
-    return Log08(str(path), "t", 0, config, time_ms=Clock(NOW), need_recovery=False)
+    return opened(Log08(str(path), "t", 0, config, time_ms=Clock(NOW), need_recovery=False))
 
 
 def idempotent(seq: int, *values: bytes, pid: int = 7, epoch: int = 0, timestamp: int = NOW) -> bytes:
@@ -192,7 +192,7 @@ def test_the_log_manager_forgets_producers_idle_past_the_expiration_on_its_perio
 
     clock = Clock(NOW)
     config = LogConfig(message_format_magic=2, producer_id_expiration_ms=60_000)
-    logs = LogManager08([str(tmp_path)], config, time_ms=clock)
+    logs = opened(LogManager08([str(tmp_path)], config, time_ms=clock))
     log = logs.create_log("t", 0)
     log.append(idempotent(0, b"a"))
     log.append(idempotent(0, b"x", pid=8))
