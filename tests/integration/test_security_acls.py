@@ -231,6 +231,28 @@ def test_acls_gate_fetch_join_and_the_controllers_requests(secured_cluster, zk_c
     unsecured = CliRunner().invoke(main, ["topics", "--bootstrap-server", sasl_bootstrap, "--list"])
     assert unsecured.exit_code != 0 and sasl_bootstrap in unsecured.output, unsecured.output
     assert len(unsecured.output.strip().splitlines()) == 1, unsecured.output
+    # and so do consumer-groups (every connection: bootstrap, coordinator, leaders) and get-offsets
+    groups = ["consumer-groups", *secured]
+    listed = CliRunner().invoke(main, [*groups, "--list"])
+    assert listed.exit_code == 0 and "app-1" in listed.output.split(), listed.output
+    described = CliRunner().invoke(main, [*groups, "--describe", "--group", "app-1"])
+    assert described.exit_code == 0 and ["app-1", "t", "0", "5", "8", "3"] in [
+        line.split()[:6] for line in described.output.splitlines()
+    ], described.output
+    as_json = CliRunner().invoke(main, [*groups, "--describe", "--group", "app-1", "--topic", "t", "--json"])
+    assert as_json.exit_code == 0, as_json.output
+    assert [(r["offset"], r["log_end"]) for r in json.loads(as_json.output)["partitions"]] == [(5, 8)]
+    reset = ["--reset-offsets", "--group", "app-1", "--topic", "t", "--to-earliest", "--execute"]
+    done = CliRunner().invoke(main, [*groups, *reset])
+    assert done.exit_code == 0 and ["app-1", "t", "0", "0"] in [
+        line.split() for line in done.output.splitlines()
+    ], done.output
+    described = CliRunner().invoke(main, [*groups, "--describe", "--group", "app-1"])
+    assert ["app-1", "t", "0", "0", "8", "8"] in [line.split()[:6] for line in described.output.splitlines()]
+    ends = CliRunner().invoke(main, ["get-offsets", *secured, "--topic", "t"])
+    assert ends.exit_code == 0 and ends.output.split() == ["t:0:8"], ends.output
+    unsecured = CliRunner().invoke(main, ["consumer-groups", "--bootstrap-server", sasl_bootstrap, "--list"])
+    assert unsecured.exit_code != 0 and sasl_bootstrap in unsecured.output, unsecured.output
 
     # kafka-python's admin client: alice may not administer; the super user reads and writes ACLs (v1 requests)
     from kafka.admin import (

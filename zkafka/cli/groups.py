@@ -7,7 +7,7 @@ import logging
 
 import click
 
-from zkafka.cli.command import Context, ToolFailure, configure_logging, main
+from zkafka.cli.command import Context, ToolFailure, command_config_option, configure_logging, main
 from zkafka.cli.tools import zk_session, zookeeper_options
 
 _RESETS = ("to_earliest", "to_latest", "to_current", "to_offset", "shift_by", "to_datetime", "by_duration")
@@ -15,6 +15,7 @@ _RESETS = ("to_earliest", "to_latest", "to_current", "to_offset", "shift_by", "t
 
 @main.command("consumer-groups", short_help="List, describe, delete and reset consumer groups.")
 @click.option("--bootstrap-server", metavar="HOST:PORT", help="A broker of the cluster.")
+@command_config_option
 @zookeeper_options(required=False)
 @click.option("--list", "list_", is_flag=True, help="List the consumer groups (with --state: and their states).")
 @click.option("--describe", is_flag=True, help="Describe the --group: offsets (default), --members or --state.")
@@ -73,7 +74,13 @@ def consumer_groups(**options) -> None:
 def _service(options: dict):
     from zkafka.tools.consumer_group_service import ConsumerGroupService
 
-    return ConsumerGroupService(options["bootstrap_server"], options["timeout_ms"])
+    return ConsumerGroupService(options["bootstrap_server"], options["timeout_ms"], _secure(options))
+
+
+def _secure(options: dict):
+    from zkafka.tools.command_config import client_secure
+
+    return client_secure(options["command_config"])
 
 
 def _group(options: dict) -> str:
@@ -110,7 +117,7 @@ def _describe(options: dict) -> list[str]:
     group = _group(options)
     if options["as_json"]:
         description = cg.describe_group(options["bootstrap_server"], group, list(options["topics"]) or None,
-                                        options["timeout_ms"])  # fmt: skip
+                                        options["timeout_ms"], _secure(options))  # fmt: skip
         return [cg.format_json(description)]
     service = _service(options)
     described = service.describe(group)

@@ -15,6 +15,7 @@ from zkafka.cli.command import (
     Context,
     ToolFailure,
     checked_topic,
+    command_config_option,
     configure_logging,
     main,
     topic_lists_option,
@@ -261,6 +262,7 @@ def zk_tree(
     "--bootstrap-server", "--broker-list", "bootstrap_server", required=True, metavar="HOST:PORT[,...]",
     help="Brokers to ask for the topics' leaders.",
 )  # fmt: skip
+@command_config_option
 @click.option(
     "--topic", default=".*", show_default=True, help="Topic name, or a regular expression of names."
 )
@@ -271,11 +273,17 @@ def zk_tree(
 )  # fmt: skip
 @socket_timeout_option
 def get_offsets_command(
-    bootstrap_server: str, topic: str, partitions: str, time_ms: int, socket_timeout_ms: int
+    bootstrap_server: str,
+    command_config: str | None,
+    topic: str,
+    partitions: str,
+    time_ms: int,
+    socket_timeout_ms: int,
 ) -> None:
     """Print topic:partition:offset for every partition, asked of its leader (ListOffsets v1+, as
     kafka-get-offsets.sh does; v0, with a note on stderr, where a log has no timestamps)."""
     from zkafka.client08.topic_metadata import parse_broker_list
+    from zkafka.tools.command_config import client_secure
     from zkafka.tools.get_offset_shell import get_offsets, offset_lines
 
     try:
@@ -286,8 +294,9 @@ def get_offsets_command(
         ) from None
     if time_ms < -2:
         raise click.BadParameter(f"{time_ms}: give -1, -2 or a timestamp in ms", param_hint="--time")
+    secure = client_secure(command_config)
     offsets = get_offsets(
-        parse_broker_list(bootstrap_server), topic, time_ms, wanted, timeout_ms=socket_timeout_ms
+        parse_broker_list(bootstrap_server), topic, time_ms, wanted, timeout_ms=socket_timeout_ms, secure=secure
     )
     for note in sorted({f"{o.topic}-{o.partition}: {o.note}" for o in offsets if o.note}):
         _err(note)

@@ -81,16 +81,17 @@ def fetch_topic_metadata(
     timeout_ms: int = 10000,
     rng: random.Random | None = None,
     failed: dict[tuple[str, int], float] | None = None,
+    secure: Any = None,
 ) -> Any:
     """A MetadataResponseV0 for ``topics`` ([] = all) from the first broker of the shuffled list that answers
     (``failed``, when given, orders it (``ask_order``) and is kept up to date); BrokerNotAvailableError naming
-    the brokers tried and the last failure when none does."""
+    the brokers tried and the last failure when none does. ``secure``: TLS and SASL for each connection."""
     topics = sorted(set(topics))
     failed = {} if failed is None else failed
     order = ask_order(brokers, failed, rng)
     last: BaseException | None = None
     for host, port in order:
-        channel = broker_channel(host, port, client_id, socket_timeout_ms=timeout_ms)
+        channel = broker_channel(host, port, client_id, socket_timeout_ms=timeout_ms, secure=secure)
         try:
             response = channel.request(MetadataRequestV0(topics), retries=0)
             failed.pop((host, port), None)
@@ -112,9 +113,14 @@ class TopicMetadataCache:
     """Topics' partitions and leaders, and the brokers, as the last Metadata answers gave them."""
 
     def __init__(
-        self, bootstrap: Sequence[tuple[str, int]], client_id: str = "", timeout_ms: int = 10000
+        self,
+        bootstrap: Sequence[tuple[str, int]],
+        client_id: str = "",
+        timeout_ms: int = 10000,
+        secure: Any = None,
     ) -> None:
         self.bootstrap = list(bootstrap)
+        self.secure = secure  # TLS and SASL for each connection (``InterBrokerSecurity.secure``)
         self.client_id = client_id
         self.timeout_ms = timeout_ms
         self.brokers: dict[int, BrokerEndPoint] = {}
@@ -126,7 +132,7 @@ class TopicMetadataCache:
     def update(self, topics: Iterable[str]) -> Any:
         """Ask the cluster about ``topics`` and keep what it answers; returns the response."""
         response = fetch_topic_metadata(
-            topics, self.bootstrap, self.client_id, self.timeout_ms, failed=self.failed
+            topics, self.bootstrap, self.client_id, self.timeout_ms, failed=self.failed, secure=self.secure
         )
         for broker in response.brokers:
             self.brokers[broker.node_id] = BrokerEndPoint(broker.node_id, broker.host, broker.port)

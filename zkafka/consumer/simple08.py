@@ -73,6 +73,7 @@ class SimpleConsumer08:
         *,
         api_version_request: bool = True,
         read_batches: bool = True,
+        secure: Any = None,
     ) -> None:
         self.host = host
         self.read_batches = read_batches  # fetch at the negotiated version (v4+: batches as stored), else v0
@@ -86,6 +87,7 @@ class SimpleConsumer08:
             socket_timeout_ms=socket_timeout_ms,
             receive_buffer=buffer_size,
             api_version_request=api_version_request and read_batches,
+            secure=secure,
         )
 
     def __repr__(self) -> str:

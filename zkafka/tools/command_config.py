@@ -36,12 +36,18 @@ def client_security(path: str | None) -> InterBrokerSecurity:
     return InterBrokerSecurity("CLIENT", protocol, context, sasl)
 
 
+def client_secure(path: str | None) -> Any:
+    """What a tool's channels take as ``secure`` (``broker_channel``) for the ``--command-config`` file: None
+    for PLAINTEXT."""
+    security = client_security(path)
+    return None if security.plaintext else security.secure
+
+
 def admin_client(bootstrap: str, path: str | None) -> Any:
     """An AdminClient to ``bootstrap`` secured by the ``--command-config`` file (none: PLAINTEXT)."""
     from zkafka.tools.admin_client import AdminClient
 
-    security = client_security(path)
-    return AdminClient(bootstrap, secure=None if security.plaintext else security.secure)
+    return AdminClient(bootstrap, secure=client_secure(path))
 
 
 def _ssl_context(path: str, props: dict[str, str]) -> ssl.SSLContext:

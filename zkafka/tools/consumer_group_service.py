@@ -77,9 +77,10 @@ def _name(code: int) -> str:
 class ConsumerGroupService:
     """The cluster that ``bootstrap`` (``host:port``) belongs to, asked the way kafka-consumer-groups.sh does."""
 
-    def __init__(self, bootstrap: str, timeout_ms: int = 10000) -> None:
+    def __init__(self, bootstrap: str, timeout_ms: int = 10000, secure: Any = None) -> None:
+        """``secure``: TLS and SASL for each connection (``command_config.client_secure``)."""
         try:
-            self.reader = CoordinatorGroups(bootstrap, timeout_ms, CLIENT_ID)
+            self.reader = CoordinatorGroups(bootstrap, timeout_ms, CLIENT_ID, secure)
             self.brokers, self.counts, self.leaders = self.reader.cluster()
         except ValueError as exc:
             raise GroupToolError(f"--bootstrap-server: {exc}") from None

@@ -59,11 +59,12 @@ class GroupDescription:
 
 
 def describe_group(
-    bootstrap: str, group: str, topics: list[str] | None = None, timeout_ms: int = 10000
+    bootstrap: str, group: str, topics: list[str] | None = None, timeout_ms: int = 10000, secure: Any = None
 ) -> GroupDescription:
     """Members, state, assignment and, for every partition of the topics the members subscribe to or are
-    assigned (or of ``topics``), the committed offset, log end and lag."""
-    service = ConsumerGroupService(bootstrap, timeout_ms)
+    assigned (or of ``topics``), the committed offset, log end and lag (``secure``: TLS and SASL for each
+    connection, ``command_config.client_secure``)."""
+    service = ConsumerGroupService(bootstrap, timeout_ms, secure)
     reader, brokers, counts, leaders = service.reader, service.brokers, service.counts, service.leaders
     described = reader.describe(group, brokers, leaders, counts)
     if described is None:
@@ -94,7 +95,7 @@ def describe_group(
         raise GroupToolError(f"consumer group {group!r} does not exist")  # 0.9: no members, no offsets
     registrations = {i: BrokerRegistration(i, host, port) for i, (host, port) in brokers.items()}
     live = {tp: leaders[tp] for tp in partitions if leaders.get(tp, -1) in brokers}
-    sizes, asked = log_sizes(registrations, live, timeout_ms)
+    sizes, asked = log_sizes(registrations, live, timeout_ms, secure=secure)
     report = OffsetReport(group)
     for tp in partitions:
         size = sizes.get(tp, NO_LEADER)

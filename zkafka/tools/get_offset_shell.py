@@ -11,10 +11,10 @@ UNSUPPORTED_FOR_MESSAGE_FORMAT), and a 0.8.2 broker knows only ListOffsets v0: t
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NamedTuple
 
-from zkafka.client08.topic_metadata import TopicMetadataCache
+from zkafka.client08.topic_metadata import BrokerEndPoint, TopicMetadataCache
 from zkafka.consumer.simple08 import SimpleConsumer08
 from zkafka.errors import KafkaError, UnsupportedForMessageFormatError, UnsupportedVersionError
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
@@ -49,12 +49,14 @@ def get_offsets(
     partitions: Sequence[int] = (),
     client_id: str = "GetOffsetShell",
     timeout_ms: int = 10000,
+    secure: Any = None,
 ) -> list[PartitionOffset]:
     """The offsets at ``time`` of the partitions (all when none given) of ``topic``, a name or (as
-    kafka-get-offsets.sh takes it) a regular expression matching whole topic names."""
+    kafka-get-offsets.sh takes it) a regular expression matching whole topic names; ``secure``: TLS and SASL
+    for each connection (``command_config.client_secure``)."""
     if time < EARLIEST_TIME:
         raise ValueError(f"--time {time}: give -1 (latest), -2 (earliest) or a timestamp in ms")
-    cache = TopicMetadataCache(bootstrap, client_id, timeout_ms)
+    cache = TopicMetadataCache(bootstrap, client_id, timeout_ms, secure=secure)
     cache.update([])
     pattern = re.compile(topic)
     topics = sorted(t for t in cache.topics if pattern.fullmatch(t))
@@ -63,10 +65,16 @@ def get_offsets(
         listed = f" partitions {','.join(map(str, partitions))} of" if partitions else ""
         raise NoMatchingTopicError(f"no{listed} topic matching {topic!r} on {_names(bootstrap)}")
     consumers: dict[int, SimpleConsumer08] = {}
+
+    def consumer_of(leader: BrokerEndPoint) -> SimpleConsumer08:
+        if leader.id not in consumers:
+            consumers[leader.id] = SimpleConsumer08(
+                leader.host, leader.port, timeout_ms, client_id=client_id, secure=secure
+            )
+        return consumers[leader.id]
+
     try:
-        return [
-            _offset_of(cache, consumers, p.topic, p.partition, time, client_id, timeout_ms) for p in wanted
-        ]
+        return [_offset_of(cache, consumer_of, p.topic, p.partition, time) for p in wanted]
     finally:
         for consumer in consumers.values():
             consumer.close()
@@ -74,20 +82,15 @@ def get_offsets(
 
 def _offset_of(
     cache: TopicMetadataCache,
-    consumers: dict[int, SimpleConsumer08],
+    consumer_of: Callable[[BrokerEndPoint], SimpleConsumer08],
     topic: str,
     partition: int,
     time: int,
-    client_id: str,
-    timeout_ms: int,
 ) -> PartitionOffset:
     leader = cache.leader(topic, partition)
     if leader is None:
         return PartitionOffset(topic, partition, None, "no leader")
-    consumer = consumers.get(leader.id)
-    if consumer is None:
-        consumer = SimpleConsumer08(leader.host, leader.port, timeout_ms, client_id=client_id)
-        consumers[leader.id] = consumer
+    consumer = consumer_of(leader)
     try:
         found = consumer.offset_for_time(topic, partition, time)
         return PartitionOffset(topic, partition, None if found is None else found[0])

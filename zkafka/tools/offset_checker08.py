@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import Any
 
 from kazoo.client import KazooClient
 
@@ -105,28 +106,31 @@ def log_sizes(
     leaders: dict[tuple[str, int], int],
     socket_timeout_ms: int = 10000,
     progress: Progress = None,
+    secure: Any = None,
 ) -> tuple[dict[tuple[str, int], int | str], list[BrokerInfo]]:
     """Ask each leader for the latest offset of its partitions: ``(topic, p) -> size or the reason there is
-    none``, and the brokers asked."""
+    none``, and the brokers asked (``secure``: TLS and SASL for each connection)."""
     by_leader: dict[int, list[tuple[str, int]]] = defaultdict(list)
     for tp, leader in leaders.items():
         by_leader[leader].append(tp)
     return ask_each_broker(
         brokers,
         by_leader,
-        lambda broker, parts: _ask_leader(broker, parts, socket_timeout_ms),
+        lambda broker, parts: _ask_leader(broker, parts, socket_timeout_ms, secure),
         lambda broker_id, _why: f"leader {broker_id} is not registered",
         progress,
     )
 
 
 def _ask_leader(
-    broker: BrokerRegistration, parts: list[tuple[str, int]], socket_timeout_ms: int
+    broker: BrokerRegistration, parts: list[tuple[str, int]], socket_timeout_ms: int, secure: Any = None
 ) -> tuple[dict[tuple[str, int], int | str], BrokerInfo]:
     """One connection to one leader; once it is unreachable, the rest of its partitions are too."""
     sizes: dict[tuple[str, int], int | str] = {}
     error = None
-    with SimpleConsumer08(broker.host, broker.port, socket_timeout_ms, client_id="ConsumerOffsetChecker") as c:
+    with SimpleConsumer08(
+        broker.host, broker.port, socket_timeout_ms, client_id="ConsumerOffsetChecker", secure=secure
+    ) as c:
         for topic, partition in parts:
             if error is not None:
                 sizes[(topic, partition)] = error

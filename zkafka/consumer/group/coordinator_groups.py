@@ -41,15 +41,18 @@ def parse_server(text: str) -> tuple[str, int]:
 class CoordinatorGroups:
     """Reads the coordinator groups of the cluster that ``bootstrap`` (``host:port``) belongs to."""
 
-    def __init__(self, bootstrap: str, timeout_ms: int = 1500, client_id: str = CLIENT_ID) -> None:
+    def __init__(
+        self, bootstrap: str, timeout_ms: int = 1500, client_id: str = CLIENT_ID, secure: Any = None
+    ) -> None:
         self.bootstrap = parse_server(bootstrap)
         self.timeout_ms = timeout_ms
         self.client_id = client_id
+        self.secure = secure  # TLS and SASL for each connection (``command_config.client_secure``)
         self._positions: dict[int, int] = {}  # offsets partition -> next offset read
         self._records: dict[str, Any] = {}  # group -> its latest GroupValueV0 (None after a tombstone)
 
     def call(self, host: str, port: int, request: Any) -> Any:
-        channel = broker_channel(host, port, self.client_id, socket_timeout_ms=self.timeout_ms)
+        channel = broker_channel(host, port, self.client_id, socket_timeout_ms=self.timeout_ms, secure=self.secure)
         try:
             return channel.request(request)
         finally:
@@ -151,7 +154,9 @@ class CoordinatorGroups:
     def _latest_record(self, name: str, address: tuple[str, int], partition: int) -> Any:
         """The group's newest metadata record, reading the offsets partition from where the last read ended."""
         try:
-            with SimpleConsumer08(*address, self.timeout_ms, client_id=self.client_id) as consumer:
+            with SimpleConsumer08(
+                *address, self.timeout_ms, client_id=self.client_id, secure=self.secure
+            ) as consumer:
                 offset = self._positions.get(partition, 0)
                 while True:
                     fetched = consumer.fetch(OFFSETS_TOPIC, partition, offset, 1 << 20)
