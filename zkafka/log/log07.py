@@ -166,6 +166,7 @@ class Log(SegmentedLog):
         """
         valid_bytes, count = self.entry_format.validate(message_set, self.max_message_size)
         with self._lock:
+            self._check_open()
             self._maybe_roll()
             segment = self._segments[-1]
             first_offset = segment.start + segment.size

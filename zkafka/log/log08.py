@@ -142,6 +142,7 @@ class Log08(SegmentedLog):
         """
         config = self.config
         with self._lock:
+            self._check_open()
             leo = self._next_offset
             stamped_at = self._time_ms() if config.log_append_time and config.message_format_magic else -1
             if assign_offsets:
@@ -378,6 +379,7 @@ class Log08(SegmentedLog):
             self._delete_segment(segment)
 
     def _reset_at(self, offset: int) -> tuple[IndexedSegment, ...]:
+        self._check_open()
         snapshots.delete_snapshots(self.dir_path, above=-1)
         self.producer_state.reset({})
         doomed = self._segments

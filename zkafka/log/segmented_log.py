@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, TypedDict
 
 from zkafka import utils
+from zkafka.errors import KafkaStorageError
 from zkafka.log.log_retention import LogRetention
 from zkafka.log.segment import EntryFormat, LogSegment
 
@@ -147,6 +148,7 @@ class SegmentedLog(LogRetention):
         # The disk seam: every fsync of the log's files goes through it (tests put a slow disk here).
         self.fsync: Callable[[int], None] = os.fsync
         self.on_flush: FlushListener | None = None
+        self._closed = False
 
     # -- state ----------------------------------------------------------------------------------------------
 
@@ -223,6 +225,7 @@ class SegmentedLog(LogRetention):
         return segment
 
     def _roll(self) -> LogSegment:
+        self._check_open()
         last = self._segments[-1]
         if last.size == 0:
             return last
@@ -333,11 +336,19 @@ class SegmentedLog(LogRetention):
     # -- shutdown -------------------------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Flush and close every segment file (an index is trimmed to its entries)."""
+        """Flush and close every segment file (an index is trimmed to its entries); writes are refused after."""
         with self._lock:
             self._flush()
             for segment in self._segments:
                 segment.close()
+            self._closed = True
+
+    def _check_open(self) -> None:
+        """With the lock held: refuse a write once ``close`` ran (Kafka's KafkaStorageException). Without it a
+        write after the broker closed its logs (a group's record, a late produce) rolled to a new segment file,
+        left open and unflushed under a clean-shutdown marker."""
+        if self._closed:
+            raise KafkaStorageError(f"log {self.name} in {self.dir_path} is closed")
 
     def __repr__(self) -> str:
         return (

@@ -10,6 +10,7 @@ from tests.support.logs import Clock, entry, opened, set_mtime
 from zkafka.errors import (
     InvalidMessageError,
     InvalidMessageSizeError,
+    KafkaStorageError,
     MessageSizeTooLargeError,
     OffsetOutOfRangeError,
 )
@@ -213,11 +214,15 @@ def test_explicit_flush_makes_bytes_visible(tmp_path):
     assert log.flush() is False
 
 
-def test_close_flushes(tmp_path):
+def test_close_flushes_and_writes_after_it_are_refused(tmp_path):
     log = open_log(tmp_path / "t-0", flush_interval=100)
     log.append(entry(b"x"))
     log.close()
     assert log.flushed_end == len(entry(b"x"))
+    for write in (lambda: log.append(entry(b"y")), log.roll):  # the roll opened a new segment file
+        with pytest.raises(KafkaStorageError, match="log t-0 .* is closed"):
+            write()
+    assert file_names(tmp_path / "t-0") == [segment_file_name(0)]
 
 
 # -- reads ----------------------------------------------------------------------------------------------

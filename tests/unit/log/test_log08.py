@@ -6,7 +6,12 @@ import os
 import pytest
 
 from tests.support.logs import Clock, opened, set_mtime
-from zkafka.errors import InvalidMessageError, MessageSetSizeTooLargeError, OffsetOutOfRangeError
+from zkafka.errors import (
+    InvalidMessageError,
+    KafkaStorageError,
+    MessageSetSizeTooLargeError,
+    OffsetOutOfRangeError,
+)
 from zkafka.log.log08 import Log08
 from zkafka.log.log_config import LogConfig
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
@@ -520,6 +525,20 @@ def test_a_lent_descriptor_outlives_its_segments_close_until_given_back(tmp_path
     segment.release_fd()  # the last one closes it
     with pytest.raises(OSError):
         os.fstat(first)
+
+
+def test_a_closed_log_refuses_writes_and_opens_no_file(tmp_path):
+    # A group's record or a late produce after the broker closed its logs once rolled (a closed index looks
+    # full) to a new segment whose descriptors nobody closed, its bytes unflushed under a clean-shutdown marker.
+    path = tmp_path / "t-0"
+    log = filled(path, 3, scheduler=lambda delay_ms, task: None)  # the broker's logs have one
+    log.close()
+    files = names(path)
+    for write in (lambda: log.append(one(3)), log.roll, lambda: log.truncate_fully_and_start_at(100)):
+        with pytest.raises(KafkaStorageError, match=f"log t-0 in {path} is closed"):
+            write()
+    assert names(path) == files and log.log_end_offset == 3
+    assert open_log(path).log_end_offset == 3
 
 
 def test_truncate_fully_and_start_at(tmp_path):
