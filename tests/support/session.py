@@ -1,11 +1,13 @@
-"""Session-wide pytest hooks: a SIGTERM ends the run like Ctrl-C, per-marker test timeouts, and no Hypothesis
-deadlines.
+"""Session-wide pytest hooks: a SIGTERM ends the run like Ctrl-C, per-marker test timeouts, no Hypothesis
+deadlines, and a run whose unit tests leave descriptors open fails.
 
 Registered as a plugin by tests/conftest.py.
 """
 
 from __future__ import annotations
 
+import gc
+import os
 import signal
 
 import pytest
@@ -38,3 +40,48 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             if item.get_closest_marker(marker) is not None:
                 item.add_marker(pytest.mark.timeout(seconds))
                 break
+
+
+# The unit tests close what they open (logs, indexes, sockets): together they may leave at most this many more
+# descriptors open than before the first of them. Once ~670 leaked ones took a later select() in the same run
+# past FD_SETSIZE (1024). A run of them now leaves a few (gevent's hub); garbage is collected before counting.
+UNIT_FD_LEAK_LIMIT = 50
+_unit_fds: dict[str, int] = {}
+
+
+def _is_unit(item: pytest.Item | None) -> bool:
+    return item is not None and item.nodeid.startswith("tests/unit/")
+
+
+def _open_fds() -> int:
+    gc.collect()
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    if _is_unit(item) and "before" not in _unit_fds:
+        _unit_fds["before"] = _open_fds()
+    yield
+    if _is_unit(item) and not _is_unit(nextitem):
+        _unit_fds["after"] = _open_fds()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    leaked = _unit_fds.get("after", 0) - _unit_fds.get("before", 0)
+    if leaked > UNIT_FD_LEAK_LIMIT:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        print(
+            f"\nFAILED: the unit tests left {leaked} more descriptors open than before them"
+            f" (limit {UNIT_FD_LEAK_LIMIT}); open now: {_fd_targets()[-20:]}"
+        )
+
+
+def _fd_targets() -> list[str]:
+    targets = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            targets.append(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:  # the listing's own descriptor, closed since
+            pass
+    return sorted(targets)
