@@ -20,9 +20,13 @@ fi
 export ZKAFKA_REQUIRE_BROWSER=1
 python3 -m ruff check zkafka tests benchmarks
 ZKAFKA_TEST_ZK=process python3 -m pytest -q -p no:cacheprovider --ignore=tests/containers "$@"
-# The pure-Python path end to end, as on a machine with no compiler (about a minute): 0.8 clients, a ZooKeeper
-# group, broker processes and a kill -9 drill, every process with ZKAFKA_NO_EXTENSIONS=1.
+# The pure-Python path end to end, as on a machine with no compiler (about a minute and a half): the unit tests
+# of the codec and of what calls it (records, log, consumer, producer: ~25 s; the main run switches paths in
+# one process, this one never loads the core), then 0.8 clients, a ZooKeeper group, broker processes and a
+# kill -9 drill, every process with ZKAFKA_NO_EXTENSIONS=1.
 ZKAFKA_NO_EXTENSIONS=1 python3 -c "from zkafka.records import native; assert native.built is None"
+ZKAFKA_NO_EXTENSIONS=1 python3 -m pytest -q -p no:cacheprovider \
+  tests/unit/records tests/unit/log tests/unit/consumer tests/unit/producer
 ZKAFKA_NO_EXTENSIONS=1 ZKAFKA_TEST_ZK=process python3 -m pytest -q -p no:cacheprovider \
   tests/integration/test_clients08.py tests/integration/test_consumer08_group.py \
   tests/integration/test_broker08_process.py \

@@ -7,8 +7,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support.codec import run_both
+from tests.support.codec import agreed
 from zkafka.consumer.fetched_partition08 import FetchedPartition
+from zkafka.errors import KafkaError
 from zkafka.records.compression import GZIP, NO_COMPRESSION
 from zkafka.records.default_record import Header, Record, decode_records
 from zkafka.records.format08 import build_message_set
@@ -22,13 +23,12 @@ fields = st.one_of(st.none(), st.binary(max_size=300))
 @given(st.lists(st.tuples(fields, fields), min_size=1, max_size=30), st.integers(-1, 2**41))
 def test_both_paths_write_what_build_batch_writes(pairs, timestamp):
     expected = build_batch([Record(i, timestamp, k, v) for i, (k, v) in enumerate(pairs)])
-    fast, pure = run_both(lambda: build_plain_batch(pairs, timestamp))
-    assert fast == pure == ("value", expected)
+    assert agreed(lambda: build_plain_batch(pairs, timestamp)) == ("value", expected)
     values = [v for _, v in pairs]
     key = pairs[0][0]
-    fast, pure = run_both(lambda: build_plain_batch(None, timestamp, GZIP, values=values, key=key))
-    assert fast == pure
-    records = read_batch(fast[1]).records
+    kind, compressed = agreed(lambda: build_plain_batch(None, timestamp, GZIP, values=values, key=key))
+    assert kind == "value"
+    records = read_batch(compressed).records
     assert [(r.offset, r.timestamp, r.key, r.value) for r in records] == [
         (i, timestamp, key, v) for i, v in enumerate(values)
     ]
@@ -47,8 +47,7 @@ def test_a_fetch_answer_of_messages_then_a_batch_reads_in_order_from_the_fetch_o
         return found, fetched.next_offset
 
     expected = [(1, b"v1", -1, -1, ()), (2, b"v2", 100, 0, (("h", b"1"),)), (3, b"v3", 105, 0, ())]
-    fast, pure = run_both(read)
-    assert fast == pure == ("value", (expected, 4))
+    assert agreed(read) == ("value", (expected, 4))
 
 
 @SETTINGS
@@ -59,15 +58,15 @@ def test_a_fetch_answer_of_messages_then_a_batch_reads_in_order_from_the_fetch_o
 def test_both_paths_read_the_same_records_and_the_same_damage(rows, data):
     records = [Record(i, stamp, k, v) for i, (k, v, stamp) in enumerate(rows)]
     body = bytearray(build_batch(records))
-    assert run_both(lambda: read_batch(bytes(body)).records) == (("value", records),) * 2
+    assert agreed(lambda: read_batch(bytes(body)).records) == ("value", records)
     at = data.draw(st.integers(RECORD_BATCH_OVERHEAD, len(body) - 1))
     body[at] = data.draw(st.integers(0, 255))
     payload = bytes(body[RECORD_BATCH_OVERHEAD:])
-    fast, pure = run_both(lambda: decode_records(payload, 0, len(payload), len(records), 7, 100, None))
-    assert fast == pure
+    kind, found = agreed(lambda: decode_records(payload, 0, len(payload), len(records), 7, 100, None))
+    assert kind == "value" or issubclass(found[0], KafkaError), found  # the damage named, nothing stray
 
 
 def test_a_log_append_time_and_headers_read_alike():
     records = [Record(0, 5, b"k", b"v", (Header("a", b"1"),)), Record(1, 7, None, b"")]
-    fast, pure = run_both(lambda: read_batch(build_batch(records, log_append_time=9)).records)
-    assert fast == pure == ("value", [r._replace(timestamp=9) for r in records])
+    read = agreed(lambda: read_batch(build_batch(records, log_append_time=9)).records)
+    assert read == ("value", [r._replace(timestamp=9) for r in records])
