@@ -32,16 +32,10 @@ from zkafka.log.log_config import LogConfig
 from zkafka.records import format08, native
 from zkafka.records.convert import build_set, set_records
 from zkafka.records.default_record import Record
-from zkafka.records.down_convert import (
-    batch_positions,
-    check_client_batch,
-    first_magic,
-    plain_batches_to_set08,
-    to_magic0,
-)
+from zkafka.records.down_convert import client_batches, first_magic, plain_batches_to_set08, to_magic0
 from zkafka.records.format08 import AssignedSet
 from zkafka.records.message_v1 import TIMESTAMP_TYPE_MASK
-from zkafka.records.record_batch import ATTRIBUTES_AT, read_batch, read_batch_header
+from zkafka.records.record_batch import ATTRIBUTES_AT, read_batch
 from zkafka.records.record_batch import MAGIC as MAGIC_V2
 from zkafka.records.record_batch import NO_PARTITION_LEADER_EPOCH as NO_EPOCH
 
@@ -92,9 +86,7 @@ def assign_batches(
     module docstring)."""
     out = bytearray()
     offset = next_offset
-    for pos in batch_positions(data):
-        header = read_batch_header(data, pos)
-        check_client_batch(header, pos, MAGIC_V2)
+    for pos, header in client_batches(data, MAGIC_V2):
         _check_size(header.size, limit)
         records = read_batch(data, pos, limit).records
         batch = bytearray(data[pos : pos + header.size])
@@ -185,9 +177,7 @@ def _batch_records(
     records: list[Record] = []
     codec = 0
     producer = None
-    for pos in batch_positions(data):
-        header = read_batch_header(data, pos)
-        check_client_batch(header, pos, magic)
+    for pos, header in client_batches(data, magic):
         records += read_batch(data, pos, limit).records
         codec = header.compression or codec
         if producer is None and header.producer_id >= 0:

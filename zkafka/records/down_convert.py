@@ -98,20 +98,10 @@ def batches_to_magic0(message_set: Any, max_inflated: int = DEFAULT_MAX_INFLATED
     """Every whole record batch of the set as magic-0 entries: one message per record of a plain batch, one
     wrapper with the batch's codec per compressed batch. See the module docstring for what it refuses."""
     data = bytes(message_set)
-    out: list[bytes] = []
-    for pos in batch_positions(data):
-        header = read_batch_header(data, pos)
-        check_client_batch(header, pos)
-        batch = read_batch(data, pos, max_inflated)
-        for record in batch.records:
-            if record.headers:
-                raise UnsupportedForMessageFormatError(
-                    f"record at offset {record.offset} of the batch at position {pos} has headers, which"
-                    " message format v0 cannot hold"
-                )
-        pairs = [(record.key, record.value) for record in batch.records]
-        out.append(build_message_set(pairs, header.compression, header.base_offset))
-    return b"".join(out)
+    return b"".join(
+        build_message_set(_record_pairs(data, pos, max_inflated), header.compression, header.base_offset)
+        for pos, header in client_batches(data)
+    )
 
 
 def plain_batches_to_set08(data: bytes, next_offset: int, limit: int) -> tuple[bytes, int] | None:
@@ -120,39 +110,50 @@ def plain_batches_to_set08(data: bytes, next_offset: int, limit: int) -> tuple[b
     ``next_offset``, every entry at most ``limit`` bytes, in one pass: ``(bytes, count)``. None for any other
     set, which ``to_magic0`` reads (and names what is wrong with)."""
     pairs: list[tuple[bytes | None, bytes | None]] = []
-    pos = 0
+    end = 0
     try:
-        while pos < len(data):
-            if len(data) - pos <= MAGIC_AT or data[pos + MAGIC_AT] != MAGIC_V2:
+        for pos, header in client_batches(data):
+            if header.compression != NO_COMPRESSION:
                 return None
-            header = read_batch_header(data, pos)
-            check_client_batch(header, pos)
-            if header.compression != NO_COMPRESSION or pos + header.size > len(data):
-                return None
-            for record in read_batch(data, pos, limit).records:
-                if record.headers:
-                    return None
-                pairs.append((record.key, record.value))
-            pos += header.size
+            pairs += _record_pairs(data, pos, limit)
+            end = pos + header.size
     except KafkaError:
         return None
-    if not pairs or max(_MESSAGE08_OVERHEAD + len(k or b"") + len(v or b"") for k, v in pairs) > limit:
+    if not pairs or end != len(data):  # no batch, or a partial tail: the general path reads the set
+        return None
+    if max(_MESSAGE08_OVERHEAD + len(k or b"") + len(v or b"") for k, v in pairs) > limit:
         return None
     return build_message_set(pairs, NO_COMPRESSION, next_offset), len(pairs)
 
 
-def batch_positions(data: bytes) -> Iterator[int]:
-    """Where each whole entry starts, every one a record batch (a set mixing formats is INVALID_RECORD); a
+def client_batches(data: bytes, to_magic: int = 0) -> Iterator[tuple[int, BatchHeader]]:
+    """The position and header of each whole batch of a client's set, each checked by ``check_client_batch``
+    for a log of ``to_magic``. Every entry must be a record batch (a set mixing formats is INVALID_RECORD); a
     partial trailing batch is left out, as the append drops any partial tail."""
     pos = 0
     while len(data) - pos > MAGIC_AT:
         if data[pos + MAGIC_AT] != MAGIC_V2:
             raise InvalidRecordError(f"entry at position {pos} has magic {data[pos + MAGIC_AT]} after a batch")
-        offset, batch_length = _BATCH_PREFIX.unpack_from(data, pos)
+        _, batch_length = _BATCH_PREFIX.unpack_from(data, pos)
         if pos + LOG_OVERHEAD + batch_length > len(data):
             return
-        yield pos  # read_batch_header refuses a batchLength below the smallest batch
-        pos += LOG_OVERHEAD + batch_length
+        header = read_batch_header(data, pos)  # refuses a batchLength below the smallest batch
+        check_client_batch(header, pos, to_magic)
+        yield pos, header
+        pos += header.size
+
+
+def _record_pairs(data: bytes, pos: int, max_inflated: int) -> list[tuple[bytes | None, bytes | None]]:
+    """The key and value of each record of the batch at ``pos``; a record with headers is refused."""
+    pairs = []
+    for record in read_batch(data, pos, max_inflated).records:
+        if record.headers:
+            raise UnsupportedForMessageFormatError(
+                f"record at offset {record.offset} of the batch at position {pos} has headers, which"
+                " message format v0 cannot hold"
+            )
+        pairs.append((record.key, record.value))
+    return pairs
 
 
 def check_client_batch(header: BatchHeader, pos: int, to_magic: int = 0) -> None:

@@ -22,7 +22,7 @@ from zkafka.protocol.errors import ErrorCode
 from zkafka.records import format08
 from zkafka.records.compression import GZIP, LZ4, NO_COMPRESSION, SNAPPY, ZSTD
 from zkafka.records.default_record import Header, Record
-from zkafka.records.down_convert import to_magic0
+from zkafka.records.down_convert import plain_batches_to_set08, to_magic0
 from zkafka.records.record_batch import build_batch
 
 TS = 1_700_000_000_000
@@ -50,6 +50,17 @@ def test_several_batches_are_each_converted():
     second = build_batch([Record(4, TS, b"k4", b"v4")], compression=GZIP)
     converted = to_magic0(build_batch(RECORDS) + second)
     assert [(m.key, m.value) for m in format08.iter_messages(converted)] == [*PAIRS, (b"k4", b"v4")]
+
+
+def test_the_pure_one_pass_takes_whole_plain_batches_and_leaves_any_other_set_to_to_magic0():
+    plain, second = build_batch(RECORDS), build_batch([Record(0, TS, b"k4", b"v4")])
+    data, count = plain_batches_to_set08(plain + second, 10, 1000)
+    messages = [(m.offset, m.key, m.value) for m in format08.iter_messages(data)]
+    assert count == 5 and messages == [(10 + i, k, v) for i, (k, v) in enumerate([*PAIRS, (b"k4", b"v4")])]
+    gzipped = build_batch(RECORDS, compression=GZIP)
+    for other in (b"", plain[:-1], plain + second[:20], plain + HELLO_ENTRY, second + gzipped):
+        assert plain_batches_to_set08(other, 10, 1000) is None
+    assert plain_batches_to_set08(plain, 10, 29) is None  # an entry of 30 bytes over the limit
 
 
 @pytest.mark.parametrize("codec", [NO_COMPRESSION, GZIP, SNAPPY, LZ4])
