@@ -99,7 +99,12 @@ def test_console_consumer_names_an_unreachable_zookeeper_in_one_line():
     ],
     ids=lambda command: " ".join(command[:2]),
 )
-def test_clients_name_an_unreachable_zookeeper_in_one_line(command):
+@pytest.mark.parametrize("given", ["property", "config-file"])
+def test_clients_name_an_unreachable_zookeeper_in_one_line(command, given, tmp_path):
+    if given == "config-file":  # the same property from --producer.config / --consumer.config
+        option, setting = command[-2:]
+        (tmp_path / "client.properties").write_text(f"{setting}\n")
+        command = [*command[:-2], option.replace("-property", ".config"), str(tmp_path / "client.properties")]
     nowhere = f"127.0.0.1:{closed_port()}/chroot"
     result = zkafka(*command, "--topic", "t", "--zookeeper", nowhere, stdin="x\n")
     assert_one_line(

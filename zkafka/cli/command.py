@@ -89,6 +89,22 @@ def command_config_option(func):
     )(func)  # fmt: skip
 
 
+def client_config_option(client: str, help: str):
+    """``--producer.config`` / ``--consumer.config FILE`` (Kafka's spelling; ``--<client>-config`` too): the
+    tool's client properties file, under its ``--<client>-property`` overrides (``client_properties``)."""
+    return click.option(
+        f"--{client}.config", f"--{client}-config", f"{client}_config", metavar="FILE",
+        type=click.Path(exists=True, dir_okay=False), help=help,
+    )  # fmt: skip
+
+
+def client_properties(path: str | None, overrides: tuple[str, ...]) -> dict[str, str]:
+    """A tool's client properties: those of its ``--<client>.config`` file, then its KEY=VALUE overrides."""
+    from zkafka.config import load_properties, parse_overrides
+
+    return {**(load_properties(path) if path else {}), **parse_overrides(overrides)}
+
+
 def topic_lists_option(help: str):
     """``--topic T[,T...]`` (repeatable, checked by ``checked_topic_lists``) into the ``topics`` parameter."""
     return click.option(

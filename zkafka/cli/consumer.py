@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from zkafka.cli.command import Context, checked_topic, configure_logging, main
+from zkafka.cli.command import Context, checked_topic, client_config_option, configure_logging, main
 
 
 @main.command("console-consumer")
@@ -44,13 +44,7 @@ from zkafka.cli.command import Context, checked_topic, configure_logging, main
 @click.option(
     "--consumer-property", "properties", multiple=True, metavar="KEY=VALUE", help="Any consumer property."
 )
-@click.option(
-    "--consumer.config",
-    "--consumer-config",
-    "consumer_config",
-    type=click.Path(exists=True, dir_okay=False),
-    help="A consumer.properties file (0.8: group.id is read from it).",
-)
+@client_config_option("consumer", "A consumer.properties file (0.8: group.id is read from it).")
 @click.option(
     "--property",
     "formatter_properties",
@@ -90,7 +84,8 @@ def console_consumer(
     line: str | None,
 ) -> None:
     """Print each message's value on its own line (ConsoleConsumer of 0.7 or 0.8.2, as the cluster is)."""
-    from zkafka.config import load_properties, parse_overrides
+    from zkafka.cli.command import client_properties
+    from zkafka.config import parse_overrides
     from zkafka.consumer.console import ConsoleOptions, run
 
     if sum(x is not None for x in (topic, whitelist, blacklist)) != 1:
@@ -112,10 +107,7 @@ def console_consumer(
         socket_buffer_size=socket_buffer_size,
         autocommit_interval_ms=autocommit_interval_ms,
         skip_message_on_error=skip_message_on_error,
-        properties={
-            **(load_properties(consumer_config) if consumer_config else {}),
-            **parse_overrides(properties),
-        },
+        properties=client_properties(consumer_config, properties),
         line=line,
         formatter_properties=parse_overrides(formatter_properties),
         delete_consumer_offsets=delete_consumer_offsets,

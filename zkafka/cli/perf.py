@@ -9,7 +9,15 @@ from typing import Any
 
 import click
 
-from zkafka.cli.command import Context, check_brokers_answer, checked_topic, configure_logging, main
+from zkafka.cli.command import (
+    Context,
+    check_brokers_answer,
+    checked_topic,
+    client_config_option,
+    client_properties,
+    configure_logging,
+    main,
+)
 from zkafka.cli.producer import acks_option, check_source, producer_source_options
 from zkafka.utils.process import interrupt_greenlet_on_stop
 
@@ -115,6 +123,7 @@ def perf() -> None:
 @click.option(
     "--producer-property", "properties", multiple=True, metavar="KEY=VALUE", help="Any producer property."
 )
+@client_config_option("producer", "A producer.properties file (--producer-property wins).")
 @output_options
 def perf_produce(
     zookeeper: str | None,
@@ -131,6 +140,7 @@ def perf_produce(
     threads: int,
     initial_message_id: int | None,
     properties: tuple[str, ...],
+    producer_config: str | None,
     hide_header: bool,
     as_json: bool,
     progress: bool | None,
@@ -139,7 +149,6 @@ def perf_produce(
     ProducerPerformance does (start, end, compression, message size, batch size, MB, MB/s, messages,
     messages/s)."""
     from zkafka.client08.topic_metadata import is_broker_list_08
-    from zkafka.config import parse_overrides
     from zkafka.records.compression import ALL_CODECS, CODECS_07, parse_codec
     from zkafka.tools.producer_performance import CSV_HEADER, PerfOptions, run
 
@@ -148,7 +157,7 @@ def perf_produce(
     line08 = bool(broker_list) and is_broker_list_08(broker_list)
     if line08:
         check_brokers_answer(broker_list, topic)
-    producer_props = parse_overrides(properties)
+    producer_props = client_properties(producer_config, properties)
     if max_in_flight is not None:
         if not line08:
             raise click.UsageError("--max-in-flight: the 0.8 line only (a host:port,... --broker-list)")
@@ -207,6 +216,7 @@ def perf_produce(
 @click.option(
     "--consumer-property", "properties", multiple=True, metavar="KEY=VALUE", help="Any consumer property."
 )
+@client_config_option("consumer", "A consumer.properties file (--consumer-property wins).")
 @output_options
 @click.option(
     "--line",
@@ -228,6 +238,7 @@ def perf_consume(
     reporting_interval: int,
     show_detailed_stats: bool,
     properties: tuple[str, ...],
+    consumer_config: str | None,
     hide_header: bool,
     as_json: bool,
     progress: bool | None,
@@ -249,9 +260,10 @@ def perf_consume(
         check_brokers_answer(bootstrap_server or broker_list, topic)
     common = {"topic": topic, "fetch_size": fetch_size, "messages": messages, "from_latest": from_latest}
     common["consumer_timeout_ms"] = consumer_timeout_ms
+    props = client_properties(consumer_config, properties)
     detailed = show_detailed_stats and bool(zookeeper)  # per-thread lines: a ZooKeeper group's only
     if bootstrap_server:
-        run_it = _coordinator_group_run(bootstrap_server, group, properties=properties, **common)
+        run_it = _coordinator_group_run(bootstrap_server, group, properties=props, **common)
     elif broker_list:
         run_it = _simple_consumer_run(broker_list, socket_buffer_size=socket_buffer_size, **common)
     else:
@@ -261,7 +273,7 @@ def perf_consume(
             threads=threads,
             socket_buffer_size=socket_buffer_size,
             reporting_interval_ms=reporting_interval,
-            properties=properties,
+            properties=props,
             line=line,
             detailed=detailed and not as_json,
             hide_header=hide_header,
@@ -282,10 +294,9 @@ def _coordinator_group_run(
     messages: int | None,
     from_latest: bool,
     consumer_timeout_ms: int,
-    properties: tuple[str, ...],
+    properties: dict[str, str],
 ) -> PerfRun:
     """One member of a coordinator-managed group (a 0.9 GroupConsumer)."""
-    from zkafka.config import parse_overrides
     from zkafka.tools.group_consumer_performance import run_group_perf
 
     def run_it(report):
@@ -297,7 +308,7 @@ def _coordinator_group_run(
             messages,
             from_latest,
             consumer_timeout_ms,
-            parse_overrides(properties),
+            properties,
             report,
         )
 
@@ -322,19 +333,16 @@ def _zookeeper_group_run(
     zookeeper: str | None,
     group: str | None,
     *,
-    properties: tuple[str, ...],
+    properties: dict[str, str],
     detailed: bool,
     hide_header: bool,
     **settings: Any,
 ) -> PerfRun:
     """A ZooKeeper consumer group (the line's high-level consumer); ``settings`` are ConsumerPerfOptions
     fields, ``detailed`` asks for per-thread lines after their header (unless hidden)."""
-    from zkafka.config import parse_overrides
     from zkafka.tools.consumer_performance import DETAIL_HEADER, ConsumerPerfOptions, run
 
-    options = ConsumerPerfOptions(
-        zookeeper=zookeeper, group=group, consumer_props=parse_overrides(properties), **settings
-    )
+    options = ConsumerPerfOptions(zookeeper=zookeeper, group=group, consumer_props=properties, **settings)
     detail = None
     if detailed:
         if not hide_header:

@@ -7,7 +7,15 @@ import sys
 
 import click
 
-from zkafka.cli.command import Context, checked_topic, configure_logging, main, not_delivered
+from zkafka.cli.command import (
+    Context,
+    checked_topic,
+    client_config_option,
+    client_properties,
+    configure_logging,
+    main,
+    not_delivered,
+)
 
 
 def producer_source_options(func):
@@ -82,6 +90,7 @@ def check_source(zookeeper: str | None, broker_list: str | None) -> None:
 @click.option(
     "--producer-property", "properties", multiple=True, metavar="KEY=VALUE", help="Any producer property."
 )
+@client_config_option("producer", "A producer.properties file (--producer-property wins).")
 def console_producer(
     zookeeper: str | None,
     broker_list: str | None,
@@ -97,6 +106,7 @@ def console_producer(
     message_send_max_retries: int,
     retry_backoff_ms: int,
     properties: tuple[str, ...],
+    producer_config: str | None,
 ) -> None:
     """Read lines from standard input and send each one as a message to TOPIC.
 
@@ -117,6 +127,7 @@ def console_producer(
         key_separator = reader.get("key.separator", "\t")
     separator = key_separator.encode("utf-8") if key_separator else None
     codec = str(parse_codec(compression, ALL_CODECS if line08 else CODECS_07))
+    given = client_properties(producer_config, properties)
     if line08:
         props = {
             "metadata.broker.list": broker_list,
@@ -131,18 +142,15 @@ def console_producer(
             "retry.backoff.ms": str(retry_backoff_ms),
             "client.id": "console-producer",
         }
-        props.update(parse_overrides(properties))
+        props.update(given)
         _console_producer08(props, topic, separator)
         return
-    _console_producer07(
-        zookeeper, broker_list, topic, codec, batch_size, queue_time, sync, separator, properties
-    )
+    _console_producer07(zookeeper, broker_list, topic, codec, batch_size, queue_time, sync, separator, given)
 
 
 def _console_producer07(
     zookeeper, broker_list, topic, codec, batch_size, queue_time, sync, separator, properties
 ):
-    from zkafka.config import parse_overrides
     from zkafka.config07 import ProducerConfig
     from zkafka.producer.console import produce_lines, read_lines
     from zkafka.producer.producer07 import Producer
@@ -159,7 +167,7 @@ def _console_producer07(
         "queue.enqueueTimeout.ms": "-1",
     }
     props["zk.connect" if zookeeper else "broker.list"] = zookeeper or broker_list  # type: ignore[assignment]
-    props.update(parse_overrides(properties))
+    props.update(properties)
     lines = CountedLines(read_lines(sys.stdin.fileno()))
     failure = None
     with Producer(ProducerConfig(props)) as producer:

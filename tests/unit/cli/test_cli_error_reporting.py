@@ -9,7 +9,14 @@ import pytest
 from click.testing import CliRunner
 
 from zkafka.cli import main as zkafka_main
-from zkafka.cli.command import ZkafkaGroup, checked_topic, checked_topic_lists, describe, not_delivered
+from zkafka.cli.command import (
+    ZkafkaGroup,
+    checked_topic,
+    checked_topic_lists,
+    client_properties,
+    describe,
+    not_delivered,
+)
 from zkafka.errors import ZooKeeperUnreachableError
 
 
@@ -125,3 +132,14 @@ def test_not_delivered_names_the_count_and_the_cause():
 
 def test_the_zkafka_group_is_the_reporting_group():
     assert isinstance(zkafka_main, ZkafkaGroup)
+
+
+def test_client_properties_are_the_config_files_under_the_key_value_overrides(tmp_path):
+    path = tmp_path / "producer.properties"
+    path.write_text("# a comment\nacks = all\nclient.id=from-file\n")
+    assert client_properties(str(path), ("client.id=given", "linger.ms=5")) == {
+        "acks": "all",
+        "client.id": "given",
+        "linger.ms": "5",
+    }
+    assert client_properties(None, ("acks=1",)) == {"acks": "1"}
