@@ -31,6 +31,7 @@ from zkafka.config import (
 from zkafka.coordinator.config_keys import COORDINATOR_KEYS
 from zkafka.errors import InvalidConfigError
 from zkafka.log.log_config import COMPRESSION_TYPES
+from zkafka.network.client_security import CLIENT_SECURITY_KEYS
 from zkafka.network.connection_quotas import parse_overrides
 from zkafka.network.sasl_authenticator import SASL_KEYS
 from zkafka.network.ssl_factory import SSL_KEYS
@@ -407,6 +408,7 @@ class ConsumerConfig09(Config):
         long_key("connections.max.idle.ms", 9 * MINUTE_MS),
         str_key("key.deserializer"),
         str_key("value.deserializer"),
+        *CLIENT_SECURITY_KEYS,  # security.protocol, ssl.truststore.*, sasl.mechanism, sasl.jaas.config
     )
 
     def validate(self) -> None:

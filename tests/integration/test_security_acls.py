@@ -249,6 +249,18 @@ def test_acls_gate_fetch_join_and_the_controllers_requests(secured_cluster, zk_c
     ], done.output
     described = CliRunner().invoke(main, [*groups, "--describe", "--group", "app-1"])
     assert ["app-1", "t", "0", "0", "8", "8"] in [line.split()[:6] for line in described.output.splitlines()]
+    # the group consumer takes the same keys: console-consumer reads the 8 again from the reset, commits them
+    config = ["--consumer.config", str(tmp_path / "admin.properties")]
+    read = CliRunner().invoke(main, ["console-consumer", "--bootstrap-server", sasl_bootstrap, *config,
+                                     "--topic", "t", "--group", "app-1", "--max-messages", "8"])  # fmt: skip
+    assert read.exit_code == 0 and [b"m%d" % i for i in range(8)] == [
+        line.encode() for line in read.output.splitlines() if line.startswith("m")
+    ], read.output
+    described = CliRunner().invoke(main, [*groups, "--describe", "--group", "app-1"])
+    assert ["app-1", "t", "0", "8", "8", "0"] in [line.split()[:6] for line in described.output.splitlines()]
+    perf = ["perf", "consume", "--bootstrap-server", sasl_bootstrap, *config, "--topic", "t", "--messages", "8"]
+    measured = CliRunner().invoke(main, [*perf, "--group", "perf-1", "--json", "--no-progress"])
+    assert measured.exit_code == 0 and json.loads(measured.output)["total_messages"] == 8, measured.output
     ends = CliRunner().invoke(main, ["get-offsets", *secured, "--topic", "t"])
     assert ends.exit_code == 0 and ends.output.split() == ["t:0:8"], ends.output
     unsecured = CliRunner().invoke(main, ["consumer-groups", "--bootstrap-server", sasl_bootstrap, "--list"])

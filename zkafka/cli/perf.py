@@ -256,11 +256,11 @@ def perf_consume(
     configure_logging(Context.verbose, level=30)
     if sum(bool(x) for x in (zookeeper, broker_list, bootstrap_server)) != 1:
         raise click.UsageError("give exactly one of --zookeeper, --broker-list and --bootstrap-server")
-    if bootstrap_server or broker_list:
-        check_brokers_answer(bootstrap_server or broker_list, topic)
+    props = client_properties(consumer_config, properties)
+    if bootstrap_server or broker_list:  # a group consumer's security keys secure it (SimpleConsumer08: none)
+        check_brokers_answer(bootstrap_server or broker_list, topic, security=props if bootstrap_server else None)
     common = {"topic": topic, "fetch_size": fetch_size, "messages": messages, "from_latest": from_latest}
     common["consumer_timeout_ms"] = consumer_timeout_ms
-    props = client_properties(consumer_config, properties)
     detailed = show_detailed_stats and bool(zookeeper)  # per-thread lines: a ZooKeeper group's only
     if bootstrap_server:
         run_it = _coordinator_group_run(bootstrap_server, group, properties=props, **common)

@@ -56,7 +56,7 @@ class AdminClient:
         except ValueError as exc:
             raise AdminClientError(f"--bootstrap-server: {exc}") from None
         self.timeout_ms = timeout_ms
-        self.secure = secure  # TLS and SASL for each connection (``command_config.client_security``)
+        self.secure = secure  # TLS and SASL for each connection (``command_config.client_secure``)
 
     def call(self, address: tuple[str, int], request: Any) -> Any:
         channel = broker_channel(*address, CLIENT_ID, socket_timeout_ms=self.timeout_ms, secure=self.secure)

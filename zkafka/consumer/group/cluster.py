@@ -32,15 +32,17 @@ class Cluster:
         request_timeout_ms: int = 40000,
         metadata_max_age_ms: int = 300000,
         lookup_timeout_ms: int | None = None,
+        secure: Any = None,
     ) -> None:
         self.bootstrap = parse_broker_list(bootstrap if isinstance(bootstrap, str) else list(bootstrap))
         self.client_id = client_id
+        self.secure = secure  # TLS and SASL for each connection (``client_security.secure_of``)
         self.request_timeout_ms = request_timeout_ms
         self.metadata_max_age_ms = metadata_max_age_ms
         # how long one broker may take over a question any broker answers at once (Metadata,
         # GroupCoordinator) before the next is asked: a frozen broker must not hold the member up
         self.lookup_timeout_ms = lookup_timeout_ms or request_timeout_ms
-        self.metadata = TopicMetadataCache(self.bootstrap, client_id, self.lookup_timeout_ms)
+        self.metadata = TopicMetadataCache(self.bootstrap, client_id, self.lookup_timeout_ms, secure)
         self.all_topics: set[str] = set()  # every topic of the last all-topics answer
         self._wanted: set[str] = set()
         self._all = False
@@ -54,8 +56,9 @@ class Cluster:
         timeout_ms = timeout_ms or self.request_timeout_ms
         connect_ms = min(timeout_ms, self.lookup_timeout_ms)
         return broker_channel(
-            host, port, self.client_id, socket_timeout_ms=timeout_ms, connect_timeout_ms=connect_ms
-        )
+            host, port, self.client_id, socket_timeout_ms=timeout_ms, connect_timeout_ms=connect_ms,
+            secure=self.secure,
+        )  # fmt: skip
 
     # -- metadata ------------------------------------------------------------------------------------------
 

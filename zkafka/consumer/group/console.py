@@ -26,6 +26,7 @@ from zkafka.consumer.console import ConsoleOptions, MessageFormatter08
 from zkafka.consumer.group.consumer import GroupConsumer
 from zkafka.consumer.group.subscription import TopicPartition
 from zkafka.errors import KafkaError
+from zkafka.network.client_security import secure_of
 from zkafka.utils.process import STOP_SIGNALS
 
 log = logging.getLogger(__name__)
@@ -92,11 +93,13 @@ def run_group(
     formatter = MessageFormatter08(options.formatter_properties, options.print_offsets)
     # One Metadata request first: bootstrap servers that cannot answer end the command in one line
     # (BrokerNotAvailableError naming them and the cause) instead of a group consumer retrying forever.
-    fetch_topic_metadata([options.topic] if options.topic is not None else [], parse_broker_list(bootstrap))
+    config = group_config(options, bootstrap, group)
+    topics = [options.topic] if options.topic is not None else []
+    fetch_topic_metadata(topics, parse_broker_list(bootstrap), secure=secure_of(config, "consumer config"))
     printed = _Printed(options.autocommit_interval_ms)
     stop = Event()
     handlers = [gevent.signal_handler(s, stop.set) for s in STOP_SIGNALS]
-    consumer = GroupConsumer(group_config(options, bootstrap, group))
+    consumer = GroupConsumer(config)
     printed.consumer = consumer
     try:
         if options.topic is not None:

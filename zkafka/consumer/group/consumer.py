@@ -60,6 +60,7 @@ from zkafka.consumer.group.subscription import (
     TopicPartition,
 )
 from zkafka.errors import FencedInstanceIdError, InvalidConfigError, KafkaError
+from zkafka.network.client_security import CLIENT_SECURITY_KEYS, secure_of
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,7 @@ class GroupConsumer:
             # a live broker answers Metadata and GroupCoordinator at once: one that does not within a
             # heartbeat interval (at least a second) is passed over for the next
             lookup_timeout_ms=min(c["request.timeout.ms"], max(c["heartbeat.interval.ms"], 1000)),
+            secure=secure_of({key.name: c[key.name] for key in CLIENT_SECURITY_KEYS}, "consumer config"),
         )
         self.subscriptions = SubscriptionState(c["auto.offset.reset"])
         try:
