@@ -3,8 +3,8 @@
 A ``DelayedOperation`` is a request that cannot be answered yet (a Fetch waiting for ``min_bytes``, a Produce
 waiting for its replicas). ``Purgatory.try_complete_else_watch`` tries it once and otherwise parks it under
 its keys (e.g. ``(topic, partition)``); ``check_and_complete(key)``, called after every append (or follower
-LEO / high-watermark change), retries only that key's operations (``check_and_complete_soon``: once the
-running greenlet yields); the rest complete when their gevent timer fires. Completion happens exactly once whichever comes first (a condition, the timer, ``force_complete``),
+LEO / high-watermark change), retries only that key's operations (``check_and_complete_soon``: after the
+requests the hub's next poll finds); the rest complete when their gevent timer fires. Completion happens exactly once whichever comes first (a condition, the timer, ``force_complete``),
 and ``cancel`` (a closed connection) drops an operation without answering it.
 
 Parked operations cost nothing while waiting: one libev timer each, no greenlet, no polling. A completed or
@@ -23,6 +23,8 @@ import gevent
 from gevent.event import AsyncResult
 
 log = logging.getLogger(__name__)
+
+LOWEST_PRIORITY = -2  # libev's EV_MINPRI: such a watcher's callback runs after every other one pending
 
 
 class OperationCancelled(Exception):
@@ -127,7 +129,8 @@ class Purgatory:
         self._watchers: dict[Hashable, dict[DelayedOperation, None]] = {}  # key -> ordered set of operations
         self._watched = 0
         self._delayed = 0
-        self._soon: dict[Hashable, None] = {}  # keys to check once the running greenlet yields
+        self._soon: dict[Hashable, None] = {}  # keys to check after the next poll's requests
+        self._after_poll: Any = None  # the lowest-priority zero timer that checks them (made on first use)
 
     def try_complete_else_watch(self, op: DelayedOperation, keys: Iterable[Hashable]) -> bool:
         """Complete ``op`` now if it can (True), else park it under ``keys`` with its timer (False)."""
@@ -170,11 +173,17 @@ class Purgatory:
         return completed
 
     def check_and_complete_soon(self, key: Hashable) -> None:
-        """``check_and_complete(key)`` once the running greenlet yields to the hub (before its next poll): an
-        append's wake-up, so that the requests a connection already read behind it (a pipelined burst) are
-        appended first and a woken fetch answers with all of them."""
+        """``check_and_complete(key)`` once the requests found by the hub's next poll are handled (a zero timer
+        of the lowest priority runs after their callbacks): an append's wake-up, so that the requests already
+        received behind it, pipelined on its connection or sent on others, are appended first and a woken
+        follower fetch answers with all of them (fewer, fuller fetches: less work per message on every
+        broker). When nothing else is pending the poll returns at once."""
         if not self._soon:
-            gevent.get_hub().loop.run_callback(self._check_soon)
+            timer = self._after_poll
+            if timer is None:
+                timer = self._after_poll = gevent.get_hub().loop.timer(0.0)
+                timer.priority = LOWEST_PRIORITY
+            timer.start(self._check_soon)
         self._soon[key] = None
 
     def _check_soon(self) -> None:
@@ -195,6 +204,10 @@ class Purgatory:
         parked = {op: None for watchers in self._watchers.values() for op in watchers}
         for op in parked:
             op.cancel()
+        self._soon = {}
+        if self._after_poll is not None:
+            self._after_poll.close()
+            self._after_poll = None
 
     def _unwatch(self, op: DelayedOperation) -> None:
         for key in op._keys:

@@ -1,5 +1,6 @@
-"""The purgatory with gevent and no sockets: completion by a watched key's check, by timeout, exactly once
-under races, cancellation, and 10,000 parked operations that cost nothing and slow no unrelated check."""
+"""The purgatory with gevent: completion by a watched key's check (a deferred one after the requests of the
+next poll, over a socket pair), by timeout, exactly once under races, cancellation, and 10,000 parked
+operations that cost nothing and slow no unrelated check."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import time
 
 import gevent
 import pytest
+from gevent import socket
 
 from zkafka.server.purgatory import DelayedOperation, OperationCancelled, Purgatory
 from zkafka.utils import wait_until
@@ -55,6 +57,32 @@ def test_completes_when_its_key_is_checked_long_before_the_timeout():
     assert waiter.get(timeout=5) == 10
     assert (op.completions, op.expirations) == (1, 0)  # woke by the append, not at the 30 s timeout
     assert (purgatory.delayed(), purgatory.watched()) == (0, 0)
+
+
+def test_a_deferred_check_runs_after_the_requests_the_next_poll_finds():
+    """An append's deferred check waits for the greenlets the next poll wakes (a request already received
+    behind the append): the woken operation sees their appends too, as a follower fetch then carries them."""
+    purgatory, log, key = Purgatory("fetch"), {}, ("t", 0)
+    op = WaitForBytes(30_000, log, key, min_bytes=2)
+    assert purgatory.try_complete_else_watch(op, [key]) is False
+    incoming, client = socket.socketpair()
+    try:
+        def serve() -> None:  # a connection's greenlet: its next request appends once received
+            incoming.recv(1)
+            log[key] += 1
+
+        server = gevent.spawn(serve)
+        gevent.idle()  # parked on the socket
+        log[key] = 1  # the first append, which wakes its key's operations soon
+        purgatory.check_and_complete_soon(key)
+        client.sendall(b"x")  # the next request is already received when the hub polls
+        assert op.result.get(timeout=5) == 2  # both appends, at once (not at the 30 s timeout)
+        assert (op.completions, op.expirations) == (1, 0)
+        server.get(timeout=5)
+    finally:
+        incoming.close()
+        client.close()
+        purgatory.shutdown()
 
 
 def test_watch_parks_without_trying_and_the_keys_check_completes_it():
