@@ -105,11 +105,27 @@ def client_config_option(client: str, help: str):
     )  # fmt: skip
 
 
-def client_properties(path: str | None, overrides: tuple[str, ...]) -> dict[str, str]:
-    """A tool's client properties: those of its ``--<client>.config`` file, then its KEY=VALUE overrides."""
+def client_properties(
+    path: str | None, overrides: tuple[str, ...], options: Mapping[str, tuple[str, ...]] | None = None
+) -> dict[str, str]:
+    """A tool's client properties: those of its ``--<client>.config`` file, then its KEY=VALUE overrides.
+
+    ``options`` maps the running command's parameters to the properties they set: those of an option typed on
+    the command line are left out, so the option wins, while an option left at its default yields to the
+    property (Kafka's tools merge them so: ``CommandLineUtils.maybeMergeOptions``)."""
     from zkafka.config import load_properties, parse_overrides
 
-    return {**(load_properties(path) if path else {}), **parse_overrides(overrides)}
+    given = {**(load_properties(path) if path else {}), **parse_overrides(overrides)}
+    if options:
+        source = click.get_current_context().get_parameter_source
+        typed = {
+            key
+            for param, keys in options.items()
+            if source(param) is click.core.ParameterSource.COMMANDLINE
+            for key in keys
+        }
+        given = {key: value for key, value in given.items() if key not in typed}
+    return given
 
 
 def topic_lists_option(help: str):

@@ -143,3 +143,25 @@ def test_client_properties_are_the_config_files_under_the_key_value_overrides(tm
         "linger.ms": "5",
     }
     assert client_properties(None, ("acks=1",)) == {"acks": "1"}
+
+
+def test_an_option_typed_on_the_command_line_wins_over_the_client_properties_its_default_does_not(tmp_path):
+    path = tmp_path / "producer.properties"
+    path.write_text("request.required.acks=1\nbatch.num.messages=500\nclient.id=from-file\n")
+
+    @click.command()
+    @click.option("--request-required-acks", type=int, default=0)
+    @click.option("--batch-size", type=int, default=200)
+    @click.option("--producer-property", "properties", multiple=True)
+    def tool(request_required_acks: int, batch_size: int, properties: tuple[str, ...]) -> None:
+        options = {"request_required_acks": ("request.required.acks",), "batch_size": ("batch.num.messages",)}
+        click.echo(sorted(client_properties(str(path), properties, options).items()))
+
+    typed = CliRunner().invoke(tool, ["--request-required-acks", "-1", "--producer-property", "linger.ms=5"])
+    assert typed.exit_code == 0, typed.output
+    # the typed acks option wins (its key left to the option); --batch-size at its default yields to the file
+    assert typed.output.strip() == str(
+        [("batch.num.messages", "500"), ("client.id", "from-file"), ("linger.ms", "5")]
+    )
+    untyped = CliRunner().invoke(tool, [])
+    assert "('request.required.acks', '1')" in untyped.output
