@@ -46,20 +46,28 @@ def _read_string(buf: memoryview, pos: int, end: int) -> tuple[Any, int] | None:
         return None
 
 
+def _read_array_size(buf: memoryview, pos: int, end: int, entry_min: int) -> tuple[int, int] | None:
+    """An array's int32 count at ``pos`` and where its entries start, or None if the count is negative or its
+    entries, ``entry_min`` bytes each at least, cannot fit before ``end``."""
+    if pos + 4 > end:
+        return None
+    (count,) = _INT32.unpack_from(buf, pos)
+    pos += 4
+    if count < 0 or count * entry_min > end - pos:
+        return None
+    return count, pos
+
+
 def read_topic_head(buf: memoryview, pos: int, end: int, entry_min: int) -> tuple[Any, int, int] | None:
     """A topic's name and partition count at ``pos`` and where its partitions start, or None if malformed
     (the partitions, ``entry_min`` bytes each at least, must fit before ``end``)."""
     name = _read_string(buf, pos, end)
     if name is None:
         return None
-    topic, pos = name
-    if pos + 4 > end:
+    count = _read_array_size(buf, name[1], end, entry_min)
+    if count is None:
         return None
-    (partition_count,) = _INT32.unpack_from(buf, pos)
-    pos += 4
-    if partition_count < 0 or partition_count * entry_min > end - pos:
-        return None
-    return topic, partition_count, pos
+    return name[0], *count
 
 
 def read_topics(
@@ -68,12 +76,10 @@ def read_topics(
     """The topic array at ``pos`` (an int32 count; each topic's name, partition count and partitions, each
     read by ``read_partition(buf, pos, end) -> (value, after) | None`` and ``entry_min`` bytes at least) as
     ``topic_class(topic, [value, ...])`` values, and where it ends; None if malformed."""
-    if pos + 4 > end:
+    count = _read_array_size(buf, pos, end, _TOPIC_MIN)
+    if count is None:
         return None
-    (topic_count,) = _INT32.unpack_from(buf, pos)
-    pos += 4
-    if topic_count < 0 or topic_count * _TOPIC_MIN > end - pos:
-        return None
+    topic_count, pos = count
     new = tuple.__new__
     topics = []
     for _ in range(topic_count):
