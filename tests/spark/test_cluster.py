@@ -1,15 +1,18 @@
 """The loader on a Spark standalone cluster: a master and two workers (one core each) started from the installed
 pyspark, ``zkafka spark load --master spark://...`` reading a 0.8 topic's partitions on executors of both
 workers, and one worker killed (kill -9 of its process group: the worker, its executor and Python workers) once
-its executor has finished a task and runs another. Spark runs the lost tasks again on the other worker; the table holds every
-message exactly once, and the run says which executor read each partition. Figures go to the terminal summary.
+its executor has finished a task (the driver has its result) and runs another. Spark runs the lost tasks again on
+the other worker; the table holds every message exactly once, and the run says which executor read each
+partition. Figures go to the terminal summary.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import time
+import urllib.request
 
 import pytest
 
@@ -17,6 +20,7 @@ from tests.support.consumers08 import produce08, start_cluster08
 from tests.support.drills import FIGURES
 from tests.support.spark import ROOT, loader_command
 from zkafka.launch.spark_standalone import SparkStandalone
+from zkafka.launch.zookeeper_server import free_port
 from zkafka.utils import wait_until
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(360)]
@@ -40,12 +44,23 @@ def executor_log(cluster: SparkStandalone, worker: int) -> str:
     return "".join(log.read_text(errors="replace") for log in logs)
 
 
-def busy_after_a_task(cluster: SparkStandalone, worker: int) -> bool:
-    """The worker's executor has finished a task and is running another (its log under the worker's work
-    directory says so)."""
-    text = executor_log(cluster, worker)
-    finished = text.count("Executor: Finished task")
-    return 0 < finished < text.count("Executor: Running task")
+def busy_after_a_task(cluster: SparkStandalone, worker: int, driver_ui: str) -> bool:
+    """The worker's executor is running a task after finishing others whose results the driver has taken. The
+    executor logs a finished task before the driver has its result; a kill in between makes the driver run that
+    task again elsewhere, so the driver's own count (its REST API) has to match the executor's log."""
+    try:
+        with urllib.request.urlopen(f"{driver_ui}/api/v1/applications", timeout=2) as answer:
+            app = json.load(answer)[0]["id"]
+        with urllib.request.urlopen(f"{driver_ui}/api/v1/applications/{app}/executors", timeout=2) as answer:
+            completed = {e["id"]: e["completedTasks"] for e in json.load(answer)}
+    except (OSError, ValueError, IndexError, KeyError):
+        return False
+    for log in (cluster.root / f"worker-{worker}").glob("app-*/*/stderr"):
+        text = log.read_text(errors="replace")
+        finished = text.count("Executor: Finished task")
+        if 0 < finished == completed.get(log.parent.name) and finished < text.count("Executor: Running task"):
+            return True
+    return False
 
 
 def test_loader_on_a_standalone_cluster_survives_a_worker_killed_mid_job(
@@ -57,9 +72,11 @@ def test_loader_on_a_standalone_cluster_survives_a_worker_killed_mid_job(
     out = tmp_path / "table"
     args, env = loader_command(["-b", bootstrap], "c", out)
     args += ["--master", spark_cluster.url, "--fetch-size", "4096"]
+    ui_port = free_port()
     for key, value in {
         "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
         "spark.executor.memory": "512m", "spark.executor.cores": "1", "spark.cores.max": "2",
+        "spark.ui.enabled": "true", "spark.ui.port": str(ui_port),
     }.items():  # fmt: skip
         args += ["--conf", f"{key}={value}"]
     stderr_path = tmp_path / "load.err"
@@ -67,7 +84,13 @@ def test_loader_on_a_standalone_cluster_survives_a_worker_killed_mid_job(
     with open(stderr_path, "wb") as stderr:
         loader = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=stderr)
     try:
-        wait_until(lambda: busy_after_a_task(spark_cluster, 2), 180, interval=0.01, message="worker 2's second task")
+        driver_ui = f"http://127.0.0.1:{ui_port}"
+        wait_until(
+            lambda: busy_after_a_task(spark_cluster, 2, driver_ui),
+            180,
+            interval=0.01,
+            message="worker 2's second task",
+        )
         spark_cluster.workers[1].kill()
         killed = time.monotonic()
         stdout, _ = loader.communicate(timeout=240)
