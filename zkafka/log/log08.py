@@ -400,12 +400,10 @@ class Log08(SegmentedLog):
             segment.rename_deleted()
         self._schedule(self.config.file_delete_delay_ms, segment.delete)
 
-    def close(self) -> None:
-        """Flush and close every segment; the producer state is kept in a snapshot at the log end."""
-        with self._lock:
-            if self._segments and (self.config.message_format_magic >= 2 or self.producer_state.producers):
-                snapshots.write_snapshot(self.dir_path, self._next_offset, self.producer_state)
-        super().close()
+    def _closing(self) -> None:
+        """The producer state is kept in a snapshot at the log end (once: a second close does nothing)."""
+        if self._segments and (self.config.message_format_magic >= 2 or self.producer_state.producers):
+            snapshots.write_snapshot(self.dir_path, self._next_offset, self.producer_state)
 
     def delete(self) -> None:
         """Close and remove the whole log directory (the partition was deleted)."""

@@ -56,6 +56,7 @@ class LogManager:
         self._logs: dict[str, dict[int, Log]] = {}
         self._checked_topics: dict[str, int] = {}
         self._create_lock = threading.Lock()
+        self._closed = False
         os.makedirs(self.log_dir, exist_ok=True)
         self.need_recovery = not take_clean_shutdown_marker(self.log_dir)
         self._load_logs()
@@ -186,8 +187,12 @@ class LogManager:
     def close(self, clean: bool = True) -> None:
         """Flush and close every log, then, if ``clean`` and every close succeeded, write the marker.
 
-        ``clean=False`` is for a start that failed half-way: the next start recovers as after a crash.
+        ``clean=False`` is for a start that failed half-way: the next start recovers as after a crash. A second
+        close does nothing.
         """
+        if self._closed:
+            return
+        self._closed = True
         failure = close_logs(self.all_logs())
         if failure is not None:
             raise failure

@@ -87,6 +87,7 @@ class LogManager08:
         self._dir_of: dict[tuple[str, int], str] = {}
         self._create_lock = threading.Lock()
         self._locks: list[int] = []
+        self._closed = False
         try:
             for log_dir in self.log_dirs:
                 os.makedirs(log_dir, exist_ok=True)
@@ -298,8 +299,12 @@ class LogManager08:
     def close(self, clean: bool = True) -> None:
         """Flush and close every log, write the recovery points and, if ``clean``, the clean-shutdown markers.
 
-        Segment deletions still waiting run now. ``clean=False`` is for a start that failed half-way.
+        Segment deletions still waiting run now. ``clean=False`` is for a start that failed half-way. A second
+        close does nothing.
         """
+        if self._closed:
+            return
+        self._closed = True
         failure = close_logs(self.all_logs())
         if failure is None:
             self.checkpoint_recovery_points()

@@ -336,12 +336,19 @@ class SegmentedLog(LogRetention):
     # -- shutdown -------------------------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Flush and close every segment file (an index is trimmed to its entries); writes are refused after."""
+        """Flush and close every segment file (an index is trimmed to its entries); writes are refused after.
+        A second close does nothing."""
         with self._lock:
+            if self._closed:
+                return
+            self._closing()
             self._flush()
             for segment in self._segments:
                 segment.close()
             self._closed = True
+
+    def _closing(self) -> None:
+        """With the lock held, on the first close, before the segments are flushed and closed."""
 
     def _check_open(self) -> None:
         """With the lock held: refuse a write once ``close`` ran (Kafka's KafkaStorageException). Without it a

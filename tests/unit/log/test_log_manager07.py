@@ -98,8 +98,10 @@ def test_startup_creates_log_dir_and_clean_shutdown_writes_the_marker(tmp_path):
     assert again.get_log("t", 0).read(0, 100) == entry(b"x")
 
 
-def test_close_without_clean_writes_no_marker(tmp_path):
-    LogManager(make_config(tmp_path)).close(clean=False)
+def test_close_without_clean_writes_no_marker_nor_does_a_second_close(tmp_path):
+    manager = LogManager(make_config(tmp_path))
+    manager.close(clean=False)
+    manager.close()
     assert not (tmp_path / "logs" / CLEAN_SHUTDOWN_FILE).exists()
 
 

@@ -204,3 +204,20 @@ def test_the_log_manager_forgets_producers_idle_past_the_expiration_on_its_perio
         log.append(idempotent(1, b"y", pid=8))
     assert log.append(idempotent(2, b"c")).first_offset == 3
     logs.close()
+
+
+def test_a_second_close_writes_neither_the_snapshot_nor_the_clean_shutdown_marker_again(tmp_path):
+    from zkafka.log.log_manager import CLEAN_SHUTDOWN_FILE
+    from zkafka.log.log_manager08 import LogManager08
+
+    logs = opened(LogManager08([str(tmp_path)], LogConfig(message_format_magic=2), time_ms=Clock(NOW)))
+    log = logs.create_log("t", 0)
+    log.append(idempotent(0, b"a"))
+    logs.close()
+    snapshot, marker = tmp_path / "t-0" / "00000000000000000001.snapshot", tmp_path / CLEAN_SHUTDOWN_FILE
+    assert snapshot.exists() and marker.exists()
+    snapshot.unlink()
+    marker.unlink()
+    log.close()
+    logs.close()
+    assert not snapshot.exists() and not marker.exists()
