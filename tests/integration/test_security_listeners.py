@@ -1,7 +1,8 @@
 """Listeners and TLS with real clients: kafka-python and librdkafka over an SSL listener beside a PLAINTEXT one
 (Metadata answers each with its own listener's end points), ``ssl.client.auth=required`` refusing a client
-without a certificate, the registration (version 4), and ``socket.request.max.bytes`` holding no memory for
-what a header announces."""
+without a certificate, the registration (version 4), consumer-groups and get-offsets over SSL with a
+``--command-config`` (refused in one line by a truststore that does not sign the broker), and
+``socket.request.max.bytes`` holding no memory for what a header announces."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ import ssl
 import struct
 
 import pytest
+from click.testing import CliRunner
 
 from tests.support.certs import make_certs
 from tests.support.server08 import Client08, wait_for_leaders
+from zkafka.cli.command import main
 from zkafka.protocol.metadata import MetadataRequestV0
 from zkafka.utils import wait_until
 
@@ -64,7 +67,9 @@ def kafka_python_round_trip(port, certs, with_cert):
         consumer.close()
 
 
-def test_kafka_python_over_ssl_with_and_without_a_client_certificate(start_broker08, certs, zk_client):
+def test_kafka_python_over_ssl_with_and_without_a_client_certificate(
+    start_broker08, certs, zk_client, tmp_path
+):
     broker = ssl_broker(start_broker08, certs, ssl_client_auth="requested")
     ssl_port, plain_port = broker.listener_port("SSL"), broker.listener_port("PLAINTEXT")
     assert kafka_python_round_trip(ssl_port, certs, with_cert=False) == [b"m%d" % i for i in range(5)]
@@ -77,6 +82,39 @@ def test_kafka_python_over_ssl_with_and_without_a_client_certificate(start_broke
     with Client08(plain_port) as client:
         brokers = client.call(MetadataRequestV0(["tls"])).brokers
     assert [(b.node_id, b.port) for b in brokers] == [(0, plain_port)]
+    tools_over_ssl(ssl_port, certs, tmp_path)
+
+
+def tools_over_ssl(ssl_port, certs, tmp_path):
+    """consumer-groups and get-offsets through the SSL listener with a --command-config file (console-consumer
+    with it as its --consumer.config makes the group); a truststore not holding the broker's CA: one line."""
+    bootstrap = f"127.0.0.1:{ssl_port}"
+    trusting, untrusting = tmp_path / "ssl.properties", tmp_path / "untrusting.properties"
+    for path, truststore in ((trusting, certs.ca), (untrusting, certs.client_cert)):
+        path.write_text(
+            f"security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location={truststore}\n"
+        )
+    read = CliRunner().invoke(main, ["console-consumer", "--bootstrap-server", bootstrap, "--consumer.config",
+                                     str(trusting), "--topic", "tls", "--group", "g-tls", "--from-beginning",
+                                     "--max-messages", "7"])  # fmt: skip
+    assert read.output.splitlines()[:7] == [f"m{i % 5}" for i in range(7)] and read.exit_code == 0, (
+        read.output
+    )
+    groups = ["consumer-groups", "--bootstrap-server", bootstrap, "--command-config", str(trusting)]
+    listed = CliRunner().invoke(main, [*groups, "--list"])
+    assert listed.exit_code == 0 and "g-tls" in listed.output.split(), listed.output
+    described = CliRunner().invoke(main, [*groups, "--describe", "--group", "g-tls"])
+    assert described.exit_code == 0 and ["g-tls", "tls", "0", "7", "10", "3"] in [
+        line.split()[:6] for line in described.output.splitlines()
+    ], described.output
+    ends = CliRunner().invoke(main, ["get-offsets", "--bootstrap-server", bootstrap, "--command-config",
+                                     str(trusting), "--topic", "tls"])  # fmt: skip
+    assert ends.exit_code == 0 and ends.output.split() == ["tls:0:10"], ends.output
+    for command in (["consumer-groups", "--list"], ["get-offsets", "--topic", "tls"]):
+        refused = CliRunner().invoke(main, [*command, "--bootstrap-server", bootstrap, "--command-config",
+                                            str(untrusting)])  # fmt: skip
+        lines = refused.output.strip().splitlines()
+        assert refused.exit_code != 0 and len(lines) == 1 and bootstrap in lines[0], refused.output
 
 
 def test_librdkafka_over_ssl_and_a_client_without_a_certificate_refused_when_required(start_broker08, certs):

@@ -1,9 +1,10 @@
 """How a client reaches a secured listener, from its properties (Kafka's client security configs):
-``security.protocol`` PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL; ``ssl.truststore.location`` (a PEM bundle;
-host names checked unless ``ssl.endpoint.identification.algorithm`` is blank); ``sasl.mechanism`` PLAIN,
-SCRAM-SHA-256 or SCRAM-SHA-512 with the ``username`` and ``password`` of ``sasl.jaas.config``. A connection
-is secured as the brokers secure theirs (``InterBrokerSecurity``). The tools' ``--command-config`` files and
-the group consumer's config both say it so."""
+``security.protocol`` PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL; ``ssl.truststore.location`` (a PEM bundle:
+``ssl.truststore.type`` PEM, other types are refused; host names checked unless
+``ssl.endpoint.identification.algorithm`` is blank); ``sasl.mechanism`` PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512
+with the ``username`` and ``password`` of ``sasl.jaas.config``. A connection is secured as the brokers secure
+theirs (``InterBrokerSecurity``). The tools' ``--command-config`` files and the group consumer's config both
+say it so."""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ from zkafka.config import str_key
 from zkafka.errors import InvalidConfigError
 from zkafka.network.channel_builders import InterBrokerSecurity
 from zkafka.network.sasl_mechanisms import SCRAM_HASHES, PlainSaslClient, ScramSaslClient, parse_jaas
+from zkafka.network.ssl_factory import PEM
 
 # The keys, for a client's config table.
 CLIENT_SECURITY_KEYS = (
     str_key("security.protocol", "PLAINTEXT"),
+    str_key("ssl.truststore.type", PEM),
     str_key("ssl.truststore.location"),
     str_key("ssl.endpoint.identification.algorithm", "https"),
     str_key("sasl.mechanism", "GSSAPI"),
@@ -47,6 +50,11 @@ def secure_of(props: Mapping[str, Any], where: str) -> Any:
 
 
 def _ssl_context(where: str, props: Mapping[str, Any]) -> ssl.SSLContext:
+    kind = (props.get("ssl.truststore.type") or PEM).strip()
+    if kind.upper() != PEM:
+        raise InvalidConfigError(
+            f"{where}: ssl.truststore.type: {kind} truststores are not read; convert it to PEM"
+        )
     truststore = props.get("ssl.truststore.location")
     try:
         context = ssl.create_default_context(cafile=truststore)

@@ -82,10 +82,10 @@ class ConsumerGroupService:
         try:
             self.reader = CoordinatorGroups(bootstrap, timeout_ms, CLIENT_ID, secure)
             self.brokers, self.counts, self.leaders = self.reader.cluster()
+        except (OSError, KafkaError) as exc:  # first: a failed certificate check is a ValueError too
+            raise GroupToolError(f"cannot reach the broker {bootstrap}: {exc}") from None
         except ValueError as exc:
             raise GroupToolError(f"--bootstrap-server: {exc}") from None
-        except (OSError, KafkaError) as exc:
-            raise GroupToolError(f"cannot reach the broker {bootstrap}: {exc}") from None
         self.bootstrap = bootstrap
 
     def call(self, address: tuple[str, int], request: Any) -> Any:

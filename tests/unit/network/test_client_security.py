@@ -29,6 +29,8 @@ def test_a_client_speaks_plaintext_unless_its_properties_say_otherwise():
          "f: sasl.jaas.config names no username and password"),
         ({"security.protocol": "SSL", "ssl.truststore.location": "/nonexistent.pem"},
          "f: ssl.truststore.location: /nonexistent.pem"),
+        ({"security.protocol": "SSL", "ssl.truststore.type": "JKS", "ssl.truststore.location": "/ca.jks"},
+         "f: ssl.truststore.type: JKS truststores are not read; convert it to PEM"),
     ],
 )  # fmt: skip
 def test_an_unusable_setting_names_where_it_came_from_and_the_key(props, message):
