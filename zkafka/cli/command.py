@@ -58,18 +58,13 @@ def report_error(exc: BaseException) -> int:
     return 1
 
 
-def check_brokers_answer(
-    broker_list: str, topic: str | None, timeout_ms: int = 10000, security: Mapping[str, str] | None = None
-) -> None:
-    """Ask the brokers for metadata once, secured as the client ``security`` properties say (its
-    security.protocol, sasl.*, ssl.*): servers that cannot answer end the command in one line
+def check_brokers_answer(broker_list: str, topic: str | None, timeout_ms: int = 10000) -> None:
+    """Ask the brokers for metadata once: servers that cannot answer end the command in one line
     (BrokerNotAvailableError naming them and the cause), not in a client's retries."""
     from zkafka.client08.topic_metadata import fetch_topic_metadata, parse_broker_list
-    from zkafka.network.client_security import secure_of
 
-    secure = secure_of(security, "client config") if security is not None else None
     topics = [topic] if topic else []
-    fetch_topic_metadata(topics, parse_broker_list(broker_list), timeout_ms=timeout_ms, secure=secure)
+    fetch_topic_metadata(topics, parse_broker_list(broker_list), timeout_ms=timeout_ms)
 
 
 def checked_topic(ctx: click.Context, param: click.Parameter, value):

@@ -268,8 +268,8 @@ def perf_consume(
     if sum(bool(x) for x in (zookeeper, broker_list, bootstrap_server)) != 1:
         raise click.UsageError("give exactly one of --zookeeper, --broker-list and --bootstrap-server")
     props = client_properties(consumer_config, properties)
-    if bootstrap_server or broker_list:  # a group consumer's security keys secure it (SimpleConsumer08: none)
-        check_brokers_answer(bootstrap_server or broker_list, topic, security=props if bootstrap_server else None)
+    if broker_list:  # a --bootstrap-server group consumer checks through its own channels
+        check_brokers_answer(broker_list, topic)
     common = {"topic": topic, "fetch_size": fetch_size, "messages": messages, "from_latest": from_latest}
     common["consumer_timeout_ms"] = consumer_timeout_ms
     detailed = show_detailed_stats and bool(zookeeper)  # per-thread lines: a ZooKeeper group's only
@@ -307,21 +307,13 @@ def _coordinator_group_run(
     consumer_timeout_ms: int,
     properties: dict[str, str],
 ) -> PerfRun:
-    """One member of a coordinator-managed group (a 0.9 GroupConsumer)."""
-    from zkafka.tools.group_consumer_performance import run_group_perf
+    """One member of a coordinator-managed group (a 0.9 GroupConsumer), made (the brokers asked) before the run."""
+    from zkafka.tools.group_consumer_performance import group_perf_consumer, run_group_perf
+
+    consumer = group_perf_consumer(bootstrap_server, topic, group, fetch_size, from_latest, properties)
 
     def run_it(report):
-        return run_group_perf(
-            bootstrap_server,
-            topic,
-            group,
-            fetch_size,
-            messages,
-            from_latest,
-            consumer_timeout_ms,
-            properties,
-            report,
-        )
+        return run_group_perf(consumer, topic, messages, consumer_timeout_ms, report)
 
     return run_it
 

@@ -10,25 +10,22 @@ import random
 import time
 from collections.abc import Callable
 
-from zkafka.consumer.group.consumer import GroupConsumer
+from zkafka.consumer.group.consumer import GroupConsumer, checked_consumer
 from zkafka.errors import KafkaError
 from zkafka.tools.consumer_performance import ConsumerPerfResult
 
 JOIN_TIMEOUT_S = 60.0
 
 
-def run_group_perf(
+def group_perf_consumer(
     bootstrap: str,
     topic: str,
     group: str | None = None,
     fetch_size: int = 1024 * 1024,
-    messages: int | None = None,
     from_latest: bool = False,
-    consumer_timeout_ms: int = 5000,
     properties: dict[str, str] | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> ConsumerPerfResult:
-    """Run the test; ``progress`` gets the number of messages consumed so far after each poll."""
+) -> GroupConsumer:
+    """The run's member of ``group`` (None: a made-up group), once the brokers answered (``checked_consumer``)."""
     config = {
         "bootstrap.servers": bootstrap,
         "group.id": group or f"perf-consumer-{random.randint(0, 99999)}",
@@ -38,11 +35,23 @@ def run_group_perf(
         "client.id": "ConsumerPerformance",
         **(properties or {}),
     }
+    return checked_consumer(config, [topic])
+
+
+def run_group_perf(
+    consumer: GroupConsumer,
+    topic: str,
+    messages: int | None = None,
+    consumer_timeout_ms: int = 5000,
+    progress: Callable[[int], None] | None = None,
+) -> ConsumerPerfResult:
+    """Run the test with ``consumer`` (closed at the end); ``progress`` gets the number of messages consumed so
+    far after each poll."""
     count = size = 0
     began = time.perf_counter()
     start_wall, start = time.time(), began
     joined = False
-    with GroupConsumer(config) as consumer:
+    with consumer:
         consumer.subscribe([topic])
         last = idle_since = began
         while messages is None or count < messages:
@@ -63,16 +72,16 @@ def run_group_perf(
                 if joined:
                     break
                 if now - began >= JOIN_TIMEOUT_S:
-                    raise KafkaError(f"group {config['group.id']!r}: no partitions of {topic} were assigned")
+                    raise KafkaError(f"group {consumer.group_id!r}: no partitions of {topic} were assigned")
     elapsed = max(last - start, 0.0) if count else 0.0
     return ConsumerPerfResult(
         start_ms=int(start_wall * 1000),
         end_ms=int((start_wall + elapsed) * 1000),
-        fetch_size=fetch_size,
+        fetch_size=consumer.config["max.partition.fetch.bytes"],
         total_bytes=size,
         total_messages=count,
         elapsed_s=elapsed,
         threads=1,
-        group=config["group.id"],
+        group=consumer.group_id,
         rebalance_s=start - began,
     )

@@ -21,12 +21,10 @@ from typing import Any, BinaryIO, TextIO
 import gevent
 from gevent.event import Event
 
-from zkafka.client08.topic_metadata import fetch_topic_metadata, parse_broker_list
 from zkafka.consumer.console import ConsoleOptions, MessageFormatter08
-from zkafka.consumer.group.consumer import GroupConsumer
+from zkafka.consumer.group.consumer import GroupConsumer, checked_consumer
 from zkafka.consumer.group.subscription import TopicPartition
 from zkafka.errors import KafkaError
-from zkafka.network.client_security import secure_of
 from zkafka.utils.process import STOP_SIGNALS
 
 log = logging.getLogger(__name__)
@@ -91,15 +89,11 @@ def run_group(
         options.group or options.properties.get("group.id") or f"console-consumer-{random.randint(0, 99999)}"
     )
     formatter = MessageFormatter08(options.formatter_properties, options.print_offsets)
-    # One Metadata request first: bootstrap servers that cannot answer end the command in one line
-    # (BrokerNotAvailableError naming them and the cause) instead of a group consumer retrying forever.
-    config = group_config(options, bootstrap, group)
     topics = [options.topic] if options.topic is not None else []
-    fetch_topic_metadata(topics, parse_broker_list(bootstrap), secure=secure_of(config, "consumer config"))
+    consumer = checked_consumer(group_config(options, bootstrap, group), topics)
     printed = _Printed(options.autocommit_interval_ms)
     stop = Event()
     handlers = [gevent.signal_handler(s, stop.set) for s in STOP_SIGNALS]
-    consumer = GroupConsumer(config)
     printed.consumer = consumer
     try:
         if options.topic is not None:

@@ -43,6 +43,7 @@ from typing import Any
 import gevent
 from gevent.event import Event
 
+from zkafka.client08.topic_metadata import fetch_topic_metadata
 from zkafka.config08 import ConsumerConfig09
 from zkafka.consumer.group.assignors import get_assignor
 from zkafka.consumer.group.cluster import Cluster
@@ -393,3 +394,17 @@ class GroupConsumer:
     def _check_open(self) -> None:
         if self._closed:
             raise KafkaError("the consumer is closed")
+
+
+def checked_consumer(config: ConsumerConfig09 | Mapping[str, Any], topics: Iterable[str]) -> GroupConsumer:
+    """A GroupConsumer whose bootstrap servers answered one Metadata request for ``topics`` through its own
+    channels (TLS and SASL built once): none answering ends a tool in one line (BrokerNotAvailableError naming
+    them and the cause) instead of a consumer retrying forever."""
+    consumer = GroupConsumer(config)
+    cluster = consumer.cluster
+    try:
+        fetch_topic_metadata(topics, cluster.bootstrap, cluster.client_id, secure=cluster.secure)
+    except BaseException:
+        consumer.close()
+        raise
+    return consumer
