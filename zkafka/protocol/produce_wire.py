@@ -19,6 +19,7 @@ import struct
 from typing import Any
 
 _HEAD = struct.Struct(">hii")  # acks, timeout_ms, topic count
+_ACKS_TIMEOUT = struct.Struct(">hi")  # read_topics reads the topic count
 _INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
 _PARTITION_HEAD = struct.Struct(">ii")  # partition, message set size
@@ -134,9 +135,9 @@ def read_produce_body(
         if found is None:
             return None
         transactional_id, pos = (found[0],), found[1]
-    if pos + _HEAD.size > end:
+    if pos + _ACKS_TIMEOUT.size > end:
         return None
-    acks, timeout_ms = _HEAD.unpack_from(buf, pos)[:2]  # read_topics reads the topic count again
+    acks, timeout_ms = _ACKS_TIMEOUT.unpack_from(buf, pos)
     new = tuple.__new__
 
     def read_partition(buf: memoryview, pos: int, end: int) -> tuple[Any, int] | None:
@@ -148,7 +149,7 @@ def read_produce_body(
             return None
         return new(partition_class, (partition, buf[pos : pos + size])), pos + size
 
-    found = read_topics(buf, pos + _HEAD.size - 4, end, _PARTITION_MIN, topic_class, read_partition)
+    found = read_topics(buf, pos + _ACKS_TIMEOUT.size, end, _PARTITION_MIN, topic_class, read_partition)
     if found is None or found[1] != end:
         return None
     return new(body_class, (*transactional_id, acks, timeout_ms, found[0]))
