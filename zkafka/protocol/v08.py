@@ -173,7 +173,7 @@ def decode_request(frame: bytes | bytearray | memoryview) -> Request:
     correlation_id = reader.unpack(Int32.fmt)
     entry = SCHEMAS.get((api_key, api_version))
     if entry is None and api_key == API_VERSIONS and api_version > 0:
-        return Request(api_key, api_version, correlation_id, None, ApiVersionsRequestV0())
+        return Request(api_key, api_version, correlation_id, _header_client_id(reader), ApiVersionsRequestV0())
     if entry is None:
         name = API_NAMES.get(api_key, "unknown API")
         raise InvalidRequestError(f"{name} (key {api_key}) version {api_version} is not supported")
@@ -194,6 +194,15 @@ def decode_request(frame: bytes | bytearray | memoryview) -> Request:
             f"{request_class.__name__} (correlation id {correlation_id}) is malformed: {exc}"
         ) from None
     return Request(api_key, api_version, correlation_id, client_id, body)
+
+
+def _header_client_id(reader: Reader) -> str | None:
+    """The client id every request header from v1 begins with (None when the frame ends first): a request
+    of an unknown version still counts against its client's quotas."""
+    try:
+        return String.read(reader)
+    except InvalidRequestError:
+        return None
 
 
 def _read_fast(reader: Reader, request_class: type, api_key: int, version: int) -> tuple[Any, Any] | None:
