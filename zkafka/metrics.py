@@ -184,21 +184,30 @@ class BrokerMetrics(MetricsServer):
         )
 
     def watch_quotas(self, quotas: Iterable[Any]) -> None:
-        """``kafka_server_quota_byte_rate`` and ``kafka_server_quota_throttle_time_ms`` (the average throttle
-        time given over the quota windows) per quota type and measured ``(user, client_id)``."""
+        """Per quota type and measured ``(user, client_id)``: ``kafka_server_quota_byte_rate`` (Produce,
+        Fetch), ``kafka_server_quota_request_time`` (Request: percent of one thread's time, KIP-124) and
+        ``kafka_server_quota_throttle_time_ms`` (the average throttle time given over the quota windows);
+        ``kafka_server_quota_exempt_request_time`` for the cluster's own requests."""
 
-        def read(field: int) -> Callable[[], list]:
+        def read(field: int, request: bool | None) -> Callable[[], list]:
             return lambda: [
                 ((q.quota_type, user, client), m[field])
                 for q in quotas
+                if request is None or (q.quota_type == "Request") == request
                 for user, client, *m in q.measurements(monotonic() * 1000.0)
             ]
 
+        def exempt() -> list:
+            return [((), q.exempt.measure(monotonic() * 1000.0)) for q in quotas if q.quota_type == "Request"]
+
         labels = ["quota_type", "user", "client_id"]
-        self.gauge("kafka_server_quota_byte_rate", "Bytes per second counted against the quota.", read(0), labels)
-        self.gauge(
-            "kafka_server_quota_throttle_time_ms", "Average throttle time of the client.", read(1), labels
-        )
+        rate = "kafka_server_quota_byte_rate", "Bytes per second counted against the quota."
+        self.gauge(*rate, read(0, False), labels)
+        time = "kafka_server_quota_request_time", "Percent of one thread's time counted against the quota."
+        self.gauge(*time, read(0, True), labels)
+        throttle = "kafka_server_quota_throttle_time_ms", "Average throttle time of the client."
+        self.gauge(*throttle, read(1, None), labels)
+        self.gauge("kafka_server_quota_exempt_request_time", "Percent of one thread's time exempt requests took.", exempt)
 
     def on_partition_states(
         self, broker_id: int, partitions: Iterable[tuple[str, int, int, Iterable[int]]]

@@ -9,6 +9,8 @@ set, in Kafka's order; without any, ``quota.producer.default``/``quota.consumer.
 Clients sharing a quota share its rate: the rate is kept per metric tags ``(user, client_id)``, which leave
 out the part the quotas in use do not name.
 
+The ``Request`` quota (KIP-124) counts handling time in percent of one thread instead of bytes, the same way.
+
 The rate is Kafka's ``Rate``: the sum of ``quota.window.num`` samples of ``quota.window.size.seconds`` each,
 over the time since the oldest sample began, but never less than ``window.num - 1`` whole windows. A record
 that takes the rate over the bound costs ``(rate - bound) / bound * window`` ms of throttle time.
@@ -30,6 +32,7 @@ from zkafka.quota.quota_entity import (
 )
 
 UNLIMITED = float(LONG_MAX)  # Long.MaxValue: no quota
+PERCENT = 100.0  # one second of a thread's time, in request_percentage's unit (percent-seconds)
 
 QUOTA_KEYS = (  # the broker's keys (0.9, KIP-13; the two defaults deprecated in 2.x, still read)
     long_key("quota.producer.default", LONG_MAX, 1),
@@ -230,12 +233,32 @@ def _precedence(user: str, client_id: str) -> list[QuotaEntity]:
     ]
 
 
+class ClientRequestQuotaManager(ClientQuotaManager):
+    """The ``Request`` quota (KIP-124): the time request handling takes, as a percentage of one thread's time
+    (``request_percentage``; 100 is one whole thread), its throttle time at most one window. Requests the
+    cluster makes of itself are counted apart (``exempt-request-time``) and never throttled."""
+
+    def __init__(self, samples: int = 11, window_s: int = 1) -> None:
+        super().__init__("Request", UNLIMITED, samples, window_s)
+        self.exempt = Rate(samples, self.window_ms)
+
+    def record_time(self, user: str, client_id: str, seconds: float, now_ms: float) -> int:
+        """Count ``seconds`` of handling against the client's quota: the throttle time in ms (0 within it), at
+        most one window."""
+        return min(self.record(user, client_id, seconds * PERCENT, now_ms), round(self.window_ms))
+
+    def record_exempt(self, seconds: float, now_ms: float) -> None:
+        """Count ``seconds`` of an exempt request's handling (no client's quota)."""
+        if self.enabled:
+            self.exempt.record(seconds * PERCENT, now_ms)
+
+
 class QuotaManagers(NamedTuple):
     """A broker's client quotas: ``producer_byte_rate``, ``consumer_byte_rate``, ``request_percentage``."""
 
     produce: ClientQuotaManager
     fetch: ClientQuotaManager
-    request: ClientQuotaManager
+    request: ClientRequestQuotaManager
 
     @classmethod
     def from_config(cls, config) -> QuotaManagers:
@@ -243,7 +266,7 @@ class QuotaManagers(NamedTuple):
         return cls(
             ClientQuotaManager("Produce", config["quota.producer.default"], samples, window_s),
             ClientQuotaManager("Fetch", config["quota.consumer.default"], samples, window_s),
-            ClientQuotaManager("Request", UNLIMITED, samples, window_s),
+            ClientRequestQuotaManager(samples, window_s),
         )
 
     def by_config(self) -> dict[str, ClientQuotaManager]:

@@ -78,7 +78,7 @@ from zkafka.server.list_offsets import ListOffsetsApis
 from zkafka.server.metadata_cache import MetadataCache
 from zkafka.server.offsets_zk import ZkOffsetStore
 from zkafka.server.replica_manager import ReplicaManager, error_code
-from zkafka.server.throttling import Throttler, throttled
+from zkafka.server.throttling import Throttler, is_exempt, throttled
 
 log = logging.getLogger(__name__)
 
@@ -141,14 +141,19 @@ class KafkaApis:
                 self._handlers.update(apis.handlers())
 
     def handle(self, request: v08.Request) -> Any:
+        """The request's answer; timed against the client's request quota once one is set (KIP-124)."""
         if request.api_key == API_VERSIONS:
-            return self.handle_api_versions(request)
-        handler = self._handlers.get((request.api_key, request.api_version))
-        if handler is None:
-            name = API_NAMES.get(request.api_key, f"API key {request.api_key}")
-            raise InvalidRequestError(f"{name} v{request.api_version} is not served by a 0.8.2 broker")
-        log.debug("%s from %s: %s", request.name, request.client_id, request.body)
-        return handler(request)
+            handler = self.handle_api_versions
+        else:
+            handler = self._handlers.get((request.api_key, request.api_version))
+            if handler is None:
+                name = API_NAMES.get(request.api_key, f"API key {request.api_key}")
+                raise InvalidRequestError(f"{name} v{request.api_version} is not served by a 0.8.2 broker")
+            log.debug("%s from %s: %s", request.name, request.client_id, request.body)
+        throttler = self.throttler
+        if throttler is None or not throttler.managers.request.enabled:
+            return handler(request)
+        return throttler.timed(request, handler, is_exempt(request, self.auth))
 
     __call__ = handle
 
@@ -187,9 +192,12 @@ class KafkaApis:
                 else:
                     entries.append((data.topic, p.partition, p.message_set))
         size = sum(len(p.message_set) for data in body.topics for p in data.partitions)
-        throttle_ms = self.throttler.produce(request, size) if self.throttler is not None else 0
+        throttler = self.throttler
+        client, timer = throttler.context(request) if throttler is not None else (None, None)
 
         def respond(statuses: list[ProduceStatus]) -> list | None:
+            # acks 0: no answer to carry a throttle time, so no handling time counted (Kafka)
+            throttle_ms = throttler.produce(client, size, timer if body.acks else None) if throttler else 0
             statuses = statuses + refused
             log_refused(statuses, request.correlation_id, request.client_id)
             if body.acks == 0:

@@ -87,10 +87,10 @@ class FetchApis:
         reads = read_from_local_log(self.replica_manager, fetches, body.replica_id, max_bytes, epochs)
         committed = version >= 4 and body.isolation_level == READ_COMMITTED
         throttler = self.throttler if body.replica_id < 0 else None
-        client = throttler.client(request) if throttler is not None else None
+        client, timer = throttler.context(request) if throttler is not None else (None, None)
 
         def respond(reads: list[PartitionRead]) -> list:
-            throttle_ms = throttler.fetch(client, sum(r.size for r in reads)) if throttler is not None else 0
+            throttle_ms = throttler.fetch(client, sum(r.size for r in reads), timer) if throttler is not None else 0
             if throttle_ms > 0:  # over the quota: an empty answer (Kafka 2.x)
                 answer = context.throttled()
             else:

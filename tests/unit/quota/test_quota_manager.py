@@ -1,6 +1,14 @@
-"""The client quotas' pure part: Kafka's sampled rate, the throttle time, the quota precedence."""
+"""The client quotas' pure part: Kafka's sampled rate, the throttle time, the quota precedence, the request
+quota's percentages."""
 
-from zkafka.quota.quota_manager import DEFAULT, UNLIMITED, ClientQuotaManager, Rate, throttle_time_ms
+from zkafka.quota.quota_manager import (
+    DEFAULT,
+    UNLIMITED,
+    ClientQuotaManager,
+    ClientRequestQuotaManager,
+    Rate,
+    throttle_time_ms,
+)
 
 
 def test_rate_counts_at_least_samples_minus_one_windows():
@@ -53,3 +61,30 @@ def test_precedence_and_shared_rates():
     only_users = ClientQuotaManager("Produce")
     only_users.update_quota("bob", None, 10)
     assert only_users.quota("alice", "c1") == UNLIMITED
+
+
+def test_request_time_counts_in_percent_of_one_thread():
+    quotas = ClientRequestQuotaManager(samples=2, window_s=1)
+    assert quotas.record_time("ANONYMOUS", "c1", 5.0, 0) == 0 and quotas.sensors == {}  # no quota: not counted
+    quotas.update_quota(None, "c1", 50)  # half a thread
+    # 0.3 s of handling over the one whole window assumed: 30 %, within the quota
+    assert quotas.record_time("ANONYMOUS", "c1", 0.3, 0) == 0
+    assert [m[:3] for m in quotas.measurements(0)] == [("", "c1", 30.0)]
+    # 0.3 s more 100 ms later: 60 % over 1.1 s is 54.5 %, 4.5 % over 50 % of 1.1 s
+    assert quotas.record_time("ANONYMOUS", "c1", 0.3, 100) == 100
+    assert quotas.record_time("ANONYMOUS", "c2", 10.0, 100) == 0  # another client id: no quota
+
+
+def test_request_throttle_time_is_at_most_one_window():
+    quotas = ClientRequestQuotaManager(samples=11, window_s=2)
+    quotas.update_quota(DEFAULT, None, 0.01)
+    assert quotas.record_time("alice", "c1", 1.0, 0) == 2000  # far over: one window (Kafka's maxThrottleTimeMs)
+
+
+def test_exempt_time_is_counted_apart_only_while_a_request_quota_is_set():
+    quotas = ClientRequestQuotaManager(samples=2, window_s=1)
+    quotas.record_exempt(1.0, 0)
+    assert quotas.exempt.measure(0) == 0.0
+    quotas.update_quota(None, DEFAULT, 1)
+    quotas.record_exempt(0.5, 0)
+    assert quotas.exempt.measure(0) == 50.0 and quotas.sensors == {}  # no client's rate, no throttle
