@@ -6,7 +6,8 @@ is deleted on exit; a consumer timeout ends the run normally; "Consumed N messag
 at the end. ``--from-beginning`` sets the reset to ``smallest`` (else ``largest``) and, in 0.7, deletes
 ``/consumers/<group>`` first; 0.8.2 instead refuses a group that has offsets unless
 ``--delete-consumer-offsets`` (which deletes it). 0.8 prints ``key<key.separator>value`` with the formatter
-property ``print.key=true`` (``null`` for a null key or value).
+property ``print.key=true`` (``null`` for a null key or value). The consumer's ZooKeeper timeouts hold from
+the session that tells the line on (``zk_timeouts``).
 """
 
 from __future__ import annotations
@@ -14,14 +15,16 @@ from __future__ import annotations
 import logging
 import random
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 import gevent
 
-from zkafka.config import LINE_07, LINE_08
+from zkafka.config import LINE_07, LINE_08, Config, key_table
+from zkafka.config07 import ZK_KEYS
+from zkafka.config08 import ZK_KEYS_08
 from zkafka.consumer.connector import BaseConsumerConnector
 from zkafka.consumer.connector07 import ZookeeperConsumerConnector
 from zkafka.consumer.connector08 import ZookeeperConsumerConnector08
@@ -141,9 +144,39 @@ class MessageFormatter08:
         return b"".join(parts)
 
 
+# The ZooKeeper session and connection timeout keys of each line's consumer config.
+_ZK_TIMEOUT_KEYS = {
+    LINE_08: ("zookeeper.session.timeout.ms", "zookeeper.connection.timeout.ms"),
+    LINE_07: ("zk.sessiontimeout.ms", "zk.connectiontimeout.ms"),
+}
+
+
+class _ZooKeeperTimeouts(Config):
+    """The ZooKeeper keys of both lines' consumer configs, with their defaults."""
+
+    kind = "consumer"
+    keys = key_table(*ZK_KEYS, *ZK_KEYS_08)
+
+
+def zk_timeouts(properties: Mapping[str, str], line: str | None = None) -> tuple[int, int]:
+    """The ZooKeeper session and connection timeouts (ms) of a consumer's ``properties``, ``line``'s keys (None:
+    not known yet, 0.8's unless only 0.7's are given): 6 s, the connection timeout the session's by default; a
+    bad value fails naming the key."""
+    if line is None:
+        given = [name for name, keys in _ZK_TIMEOUT_KEYS.items() if any(key in properties for key in keys)]
+        line = given[0] if given else LINE_08
+    keys = _ZK_TIMEOUT_KEYS[line]
+    config = _ZooKeeperTimeouts({key: properties[key] for key in keys if key in properties})
+    return config[keys[0]], config[keys[1]]
+
+
 @contextmanager
-def zk_session(zookeeper: str) -> Iterator[KazooClient]:
-    zk = make_zk_client(zookeeper, handler=gevent_handler())
+def zk_session(
+    zookeeper: str, properties: Mapping[str, str] | None = None, line: str | None = None
+) -> Iterator[KazooClient]:
+    """A ZooKeeper session with the timeouts of the consumer's ``properties`` (``zk_timeouts``)."""
+    session_ms, connection_ms = zk_timeouts(properties or {}, line)
+    zk = make_zk_client(zookeeper, session_ms, connection_ms, handler=gevent_handler())
     start_zk_client(zk)
     try:
         yield zk
@@ -152,15 +185,15 @@ def zk_session(zookeeper: str) -> Iterator[KazooClient]:
         zk.close()
 
 
-def delete_group(zookeeper: str, group: str) -> None:
+def delete_group(zookeeper: str, group: str, properties: Mapping[str, str] | None = None) -> None:
     """Remove ``/consumers/<group>`` and everything under it."""
-    with zk_session(zookeeper) as zk:
+    with zk_session(zookeeper, properties) as zk:
         zk.delete(ZKGroupDirs(group).consumer_dir, recursive=True)
 
 
 def _prepare(options: ConsoleOptions, group: str) -> tuple[BaseConsumerConnector, Callable[[Any], bytes]]:
     """Pick the line, apply the line's --from-beginning rule, and make the connector and the formatter."""
-    with zk_session(options.zookeeper) as zk:
+    with zk_session(options.zookeeper, options.properties, options.line) as zk:
         line = options.line or cluster_line(zk, group)
         has_offsets = zk.exists(ZKGroupDirs(group).consumer_dir + "/offsets") is not None
         if line == LINE_08 and options.from_beginning and has_offsets and not options.delete_consumer_offsets:
@@ -222,7 +255,7 @@ def run(
         connector.shutdown()
         if options.group is None and "group.id" not in options.properties:
             try:
-                delete_group(options.zookeeper, group)
+                delete_group(options.zookeeper, group, options.properties)
             except Exception as exc:
                 log.warning("could not delete the consumer group %s: %r", group, exc)
         print(f"Consumed {count} messages", file=err)

@@ -79,7 +79,7 @@ class ConsumerPerfOptions:
         """The line's high-level consumer for ``group``."""
         line = self.line
         if line is None:
-            with zk_session(self.zookeeper) as zk:
+            with zk_session(self.zookeeper, self.consumer_props) as zk:
                 line = cluster_line(zk, group)
         if line == LINE_08:
             return ZookeeperConsumerConnector08(self.consumer_config08(group))
@@ -207,7 +207,7 @@ def run(
         connector.shutdown()
         if options.group is None:
             try:
-                delete_group(options.zookeeper, group)
+                delete_group(options.zookeeper, group, options.consumer_props)
             except Exception:
                 pass
     total = sum(r.messages for r in readers)

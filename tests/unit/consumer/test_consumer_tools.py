@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from zkafka.consumer.console import ConsoleOptions, format_message
+from zkafka.consumer.console import ConsoleOptions, format_message, zk_timeouts
 from zkafka.consumer.stream07 import decode_chunk
+from zkafka.errors import InvalidConfigError
 from zkafka.records.message07 import build_message_set
 from zkafka.tools.consumer_performance import CSV_HEADER, ConsumerPerfOptions, ConsumerPerfResult
 from zkafka.topic_count import Blacklist, Whitelist
@@ -28,6 +29,16 @@ def test_from_beginning_chooses_smallest_and_properties_override():
     ).consumer_config("g")
     assert props["autooffset.reset"] == "smallest" and props["fetch.size"] == "5" and props["groupid"] == "g"
     assert ConsoleOptions("zk", topic="t").consumer_config("g")["autooffset.reset"] == "largest"
+
+
+def test_the_zookeeper_timeouts_come_from_the_consumer_properties_of_the_line():
+    assert zk_timeouts({}) == (6000, 6000)  # the connection timeout defaults to the session's, as in 0.8.2
+    assert zk_timeouts({"zookeeper.session.timeout.ms": "900"}) == (900, 900)
+    assert zk_timeouts({"zookeeper.connection.timeout.ms": "500"}) == (6000, 500)
+    assert zk_timeouts({"zk.connectiontimeout.ms": "700"}) == (6000, 700)  # only 0.7's keys: the 0.7 consumer's
+    assert zk_timeouts({"zk.connectiontimeout.ms": "700"}, "0.8") == (6000, 6000)
+    with pytest.raises(InvalidConfigError, match="^zookeeper.connection.timeout.ms: 'soon' is not an integer"):
+        zk_timeouts({"zookeeper.connection.timeout.ms": "soon"})
 
 
 def test_message_lines():
