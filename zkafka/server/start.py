@@ -65,7 +65,8 @@ class BrokerThread:
     def __init__(self, config: Any, server_factory: Callable[[Any], BrokerServer] | None = None) -> None:
         self.server = (server_factory or server_for)(config)
         self._stop = threading.Event()
-        self._wake: Any = None  # the hub's cross-thread wake-up, sent by stop()
+        self._wake: Any = None  # the hub's cross-thread wake-up, sent by stop() while the hub lives
+        self._hub_lock = threading.Lock()  # stop()'s wake-up never meets a destroyed hub
         self._started = threading.Event()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name=f"broker-{self.server.broker_id}", daemon=True)
@@ -88,6 +89,14 @@ class BrokerThread:
 
     def _run(self) -> None:
         try:
+            self._serve()
+        finally:  # the thread's hub and its loop (an epoll and an eventfd descriptor) end with the thread
+            with self._hub_lock:
+                self._wake = None
+                gevent.get_hub().destroy(destroy_loop=True)
+
+    def _serve(self) -> None:
+        try:
             self.server.startup()
         except BaseException as exc:
             self._error = exc
@@ -104,8 +113,9 @@ class BrokerThread:
 
     def stop(self, timeout: float = 30.0) -> None:
         self._stop.set()
-        if self._wake is not None:
-            self._wake.send()
+        with self._hub_lock:
+            if self._wake is not None:
+                self._wake.send()
         self._thread.join(timeout)
         if self._thread.is_alive():
             raise TimeoutError(f"broker thread did not stop within {timeout}s")
