@@ -27,6 +27,7 @@ from zkafka.errors import (
 from zkafka.log import producer_snapshots as snapshots
 from zkafka.log.log_config import LogConfig
 from zkafka.log.log_loader import LogLoader
+from zkafka.log.log_retention import PendingDeletes
 from zkafka.log.log_validator import validate_and_assign
 from zkafka.log.offset_index import INDEX_SUFFIX
 from zkafka.log.producer_state import Duplicate, ProducerStateManager, producer_batches
@@ -67,6 +68,7 @@ class Log08(SegmentedLog):
         super().__init__(dir_path, topic, partition, flush_interval=config.flush_interval_messages, **options)
         self.config = config
         self._scheduler = scheduler
+        self._pending_deletes = PendingDeletes()
         self.recovery_point = recovery_point
         self.log_start_offset = 0  # moved on by DeleteRecords (log-start-offset-checkpoint)
         self._next_offset = 0
@@ -235,9 +237,7 @@ class Log08(SegmentedLog):
         for suffix in (self.entry_format.log_suffix, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
             path = os.path.join(self.dir_path, segment_file_name(start, suffix))
             if os.path.exists(path):
-                logger.warning(
-                    "log %s: deleting the existing file %s before rolling onto it", self.name, path
-                )
+                logger.warning("log %s: deleting the existing file %s before rolling onto it", self.name, path)
                 os.unlink(path)
         return self._segment(start, index_max_bytes=self.config.index_max_bytes)
 
@@ -398,12 +398,14 @@ class Log08(SegmentedLog):
             self.producer_state.truncate_head(self.log_start)
         if not segment.path.endswith(DELETED_SUFFIX):
             segment.rename_deleted()
-        self._schedule(self.config.file_delete_delay_ms, segment.delete)
+        self._schedule(self.config.file_delete_delay_ms, self._pending_deletes.add(segment))
 
     def _closing(self) -> None:
-        """The producer state is kept in a snapshot at the log end (once: a second close does nothing)."""
+        """The producer state kept in a snapshot at the log end, the segments awaiting their delayed delete
+        closed (once: a second close does nothing)."""
         if self._segments and (self.config.message_format_magic >= 2 or self.producer_state.producers):
             snapshots.write_snapshot(self.dir_path, self._next_offset, self.producer_state)
+        self._pending_deletes.close()
 
     def delete(self) -> None:
         """Close and remove the whole log directory (the partition was deleted)."""
@@ -411,6 +413,7 @@ class Log08(SegmentedLog):
             for segment in self._segments:
                 segment.close()
             self._segments = ()
+            self._pending_deletes.close()
         for name in os.listdir(self.dir_path):
             os.unlink(os.path.join(self.dir_path, name))
         os.rmdir(self.dir_path)

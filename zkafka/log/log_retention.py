@@ -15,6 +15,31 @@ from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
 logger = logging.getLogger(__name__)
 
 
+class PendingDeletes:
+    """Segments out of their log and renamed ``*.deleted``, open for the readers still holding them until
+    their delayed delete (``file.delete.delay.ms``) runs. A log closing first closes them and leaves their files
+    to its next load, as Kafka's does; once it left their descriptors open for the life of the process."""
+
+    def __init__(self) -> None:
+        self._segments: dict[int, LogSegment] = {}
+
+    def add(self, segment: LogSegment) -> Callable[[], None]:
+        """Hold ``segment`` until the returned task deletes it."""
+        self._segments[id(segment)] = segment
+
+        def delete() -> None:
+            self._segments.pop(id(segment), None)
+            segment.delete()
+
+        return delete
+
+    def close(self) -> None:
+        """Close the segments still waiting (their delayed deletes then find them closed)."""
+        for segment in list(self._segments.values()):
+            segment.close()
+        self._segments.clear()
+
+
 class LogRetention:
     """The whole-segment operations of ``SegmentedLog`` (its base: the state below is the log's own)."""
 

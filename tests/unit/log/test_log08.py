@@ -467,6 +467,41 @@ def test_retention_renames_then_deletes_after_the_delay(tmp_path):
         log.read(3, 100)
 
 
+def test_a_log_closed_before_its_delayed_deletes_closes_their_files(tmp_path):
+    tasks = []
+    log = filled(
+        tmp_path / "t-0",
+        5,
+        segment_bytes=2 * ENTRY,
+        file_delete_delay_ms=60_000,
+        scheduler=lambda delay, task: tasks.append(task),
+    )
+    tasks.clear()
+    before = open_files(tmp_path)
+    assert log.delete_records_before(4) == 4 and len(tasks) == 2
+    assert len(open_files(tmp_path)) == len(before)  # the two doomed segments still open for their readers
+    log.close()
+    # the .deleted files stay for the next load to remove (as Kafka's); none of them is open any longer
+    assert [path for path in open_files(tmp_path) if path.endswith(".deleted")] == []
+    assert len([name for name in names(tmp_path / "t-0") if name.endswith(".deleted")]) == 4
+    for task in tasks:  # a delayed delete that runs after the close still removes the files
+        task()
+    assert names(tmp_path / "t-0") == ["00000000000000000004.index", "00000000000000000004.log"]
+
+
+def open_files(under) -> list[str]:
+    """The files under ``under`` this process has open (a mapping's duplicate descriptor included)."""
+    paths = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(str(under)):
+            paths.append(target)
+    return paths
+
+
 def test_retention_by_size_and_the_empty_active_segment(tmp_path):
     clock = Clock()
     log = filled(tmp_path / "t-0", 6, clock=clock, segment_bytes=2 * ENTRY)
