@@ -1,6 +1,7 @@
 """An embedded broker (``BrokerThread``, what these tests and a threaded program run) leaves nothing open once
-stopped: its thread's gevent hub and loop go with it (an epoll and an eventfd descriptor each). Once every
-in-process broker of a test run left them open: ~290 of each by the middle of the integration suite."""
+stopped: its thread's gevent hub and loop go with it (an epoll and an eventfd descriptor each), and its replica
+fetchers' connections, a fetch under way included. Once every in-process broker of a test run left the first
+two open (~290 of each by the middle of the integration suite) and a follower its fetcher's socket."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ import os
 import pytest
 
 from tests.support.brokers import broker_config
-from tests.support.server08 import broker08_props
+from tests.support.replication import produce, zk_state
+from tests.support.server08 import Client08, broker08_props
+from zkafka.admin.topics import create_topic_with_assignment
 from zkafka.config08 import BrokerConfig08
 from zkafka.server.start import BrokerThread
+from zkafka.utils import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -39,3 +43,38 @@ def test_stopped_brokers_of_both_lines_close_their_event_loops_and_stop_twice(tm
         broker.stop()
         assert event_loops() == before, f"broker {broker.server.broker_id}'s loop outlived it"
         broker.stop()  # a second stop (a test's own, then its fixture's) finds nothing to wake
+
+
+def tcp_ports_connected_to() -> set[int]:
+    """The remote ports of this process's TCP sockets (IPv4), from /proc."""
+    inodes = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    ports = set()
+    with open("/proc/self/net/tcp") as table:
+        for line in list(table)[1:]:
+            fields = line.split()
+            if fields[9] in inodes:
+                ports.add(int(fields[2].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def test_a_stopped_follower_closes_its_fetchers_connections(start_broker08, zk_client):
+    leader, follower = start_broker08(1, replica_fetch_wait_max_ms="200"), start_broker08(2)
+    create_topic_with_assignment(zk_client, "r", "1:2")
+    wait_until(
+        lambda: (s := zk_state(zk_client, "r", 0)) is not None and sorted(s.isr) == [1, 2], 20, message="ISR"
+    )
+    with Client08(
+        leader.port
+    ) as client:  # acknowledged: the follower fetches, a long poll under way from now on
+        assert produce(client, "r", 0, [b"one"]) == (0, 0)
+    assert leader.port in tcp_ports_connected_to()
+    follower.stop()
+    leader.stop()
+    assert leader.port not in tcp_ports_connected_to(), "a connection to the stopped leader is still open"

@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 
 TopicPartition = tuple[str, int]
 BACKOFF_S = 0.2
+SHUTDOWN_TIMEOUT_S = 5.0  # for the fetchers' greenlets to end at shutdown
 
 
 @dataclass(frozen=True)
@@ -306,6 +307,7 @@ class ReplicaFetcherManager:
         self.logs = logs
         self._fetchers: dict[tuple[tuple[int, str, int], int], ReplicaFetcher] = {}
         self._owner: dict[TopicPartition, tuple[tuple[int, str, int], int]] = {}
+        self._retired: list[gevent.Greenlet] = []  # stopped fetchers' greenlets, maybe ending a request
 
     def add_partitions(
         self, partitions: dict[TopicPartition, tuple[tuple[int, str, int], int]], truncate: bool = False
@@ -333,6 +335,7 @@ class ReplicaFetcherManager:
                 if not fetcher.partitions:
                     fetcher.stop()
                     del self._fetchers[key]
+                    self._retired = [g for g in self._retired if not g.dead] + [fetcher.greenlet]
 
     def leader_of(self, tp: TopicPartition) -> tuple[int, str, int] | None:
         """The leader (id, host, port) the partition is fetched from, or None."""
@@ -343,7 +346,13 @@ class ReplicaFetcherManager:
         return list(self._fetchers.values())
 
     def shutdown(self) -> None:
-        for fetcher in self._fetchers.values():
+        """Stop every fetcher and end its greenlet: a request under way is cut short, its connection closed with
+        it (Kafka's shutdown closes the leader's connection too), not left to a hub that may no longer run."""
+        fetchers = list(self._fetchers.values())
+        for fetcher in fetchers:
             fetcher.stop()
         self._fetchers.clear()
         self._owner.clear()
+        greenlets, self._retired = [fetcher.greenlet for fetcher in fetchers] + self._retired, []
+        if greenlets and greenlets[0].parent is gevent.get_hub():  # on the broker's hub (a test's thread: stopped)
+            gevent.killall(greenlets, timeout=SHUTDOWN_TIMEOUT_S)
