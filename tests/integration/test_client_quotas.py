@@ -13,7 +13,9 @@ import confluent_kafka
 import pytest
 from click.testing import CliRunner
 
+from tests.support.consumers08 import produce08, start_cluster08
 from zkafka.cli.command import main
+from zkafka.consumer.simple08 import SimpleConsumer08
 from zkafka.utils import wait_until
 
 pytestmark = pytest.mark.integration
@@ -116,3 +118,28 @@ def test_a_producer_is_held_to_its_byte_rate_and_another_client_is_not(start_bro
     assert every_client == f"Configs for client-id 'c1' are producer_byte_rate={QUOTA}\n"
     configs(zk_connect, "--alter", "--delete-config", "producer_byte_rate", *entity)
     wait_until(lambda: produce.quota("ANONYMOUS", "c1") > QUOTA, 10, message="the broker dropped c1's quota")
+
+
+@pytest.mark.parametrize("read_batches", [False, True], ids=["v0", "negotiated"])
+def test_a_consumer_held_to_its_byte_rate_reads_everything(start_broker08, zk_connect, zk_client, read_batches):
+    """A fetch over the quota is answered with no partitions (KIP-219, every version): the consumer reads
+    nothing from it, takes no error, and once the throttle time has passed reads on to the end."""
+    windows = {"quota.window.num": "2", "quota.window.size.seconds": "1"}
+    (broker,) = start_cluster08(start_broker08, zk_client, 1, {"q": 1}, **windows)
+    values = produce08([broker], "q", 4000, prefix="held")
+    configs(zk_connect, "--alter", "--add-config", "consumer_byte_rate=40960", "--entity-type", "clients",
+            "--entity-name", "slow")  # fmt: skip
+    fetch = broker.server.quota_configs.managers.fetch
+    wait_until(lambda: fetch.quota("ANONYMOUS", "slow") == 40960, 10, message="the broker took the quota")
+
+    read, throttled, offset = [], 0, 0
+    with SimpleConsumer08("127.0.0.1", broker.port, client_id="slow", read_batches=read_batches) as consumer:
+        while len(read) < len(values):
+            fetched = consumer.fetch("q", 0, offset, 16384)
+            if not fetched.data:
+                throttled += 1
+                assert fetched.high_watermark == -1  # a throttled answer says nothing of the log
+            read += [bytes(m.value) for m in fetched]
+            offset = max(offset, fetched.next_offset)
+    assert set(read) == values and len(read) == len(values)
+    assert throttled > 0, "no fetch was throttled"

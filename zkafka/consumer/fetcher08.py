@@ -228,7 +228,8 @@ class Fetcher08:
                 continue
             error = answer.error
             if error == ErrorCode.NONE:
-                info.log_end = answer.high_watermark
+                if answer.high_watermark >= 0:  # -1: a throttled answer, which says nothing of the log
+                    info.log_end = answer.high_watermark
                 read += self._enqueue(info, answer.data)
             elif error == ErrorCode.OFFSET_OUT_OF_RANGE:
                 self._reset_offset(consumer, info, infos)

@@ -165,13 +165,15 @@ class SimpleConsumer08:
         )
 
     def _fetched(self, fetches: list[tuple[str, int, int, int]], response: Any) -> list[FetchedPartition]:
+        """The answer of each fetch. A fetch over a client quota is answered with no partitions (Kafka 2.x,
+        KIP-219, at every version): each then reads nothing, its high watermark unknown (-1), and the
+        broker reads the next request once the throttle time has passed."""
         answers = {(t.topic, p.partition): p for t in response.topics for p in t.partitions}
         out = []
         for topic, partition, offset, max_bytes in fetches:
             answer = answers.get((topic, partition))
             if answer is None:
-                out.append(FetchedPartition(topic, partition, offset, ErrorCode.UNKNOWN, -1, b"", max_bytes))
-                log.warning("%s: the fetch answer has no %s-%d", self, topic, partition)
+                out.append(FetchedPartition(topic, partition, offset, ErrorCode.NONE, -1, b"", max_bytes))
             else:
                 out.append(
                     FetchedPartition(
