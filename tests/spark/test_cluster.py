@@ -4,6 +4,10 @@ workers, and one worker killed (kill -9 of its process group: the worker, its ex
 its executor has finished a task (the driver has its result) and runs another. Spark runs the lost tasks again on
 the other worker; the table holds every message exactly once, and the run says which executor read each
 partition. Figures go to the terminal summary.
+
+A task would read its partition in a few milliseconds, too short a time to find one running; the brokers hold
+the loader's client id to a consumer byte rate (a client quota, measured over two 1 s windows), so that each
+task reads for a second or more.
 """
 
 from __future__ import annotations
@@ -15,18 +19,22 @@ import time
 import urllib.request
 
 import pytest
+from click.testing import CliRunner
 
 from tests.support.consumers08 import produce08, start_cluster08
 from tests.support.drills import FIGURES
 from tests.support.spark import ROOT, loader_command
+from zkafka.cli.command import main
 from zkafka.launch.spark_standalone import SparkStandalone
 from zkafka.launch.zookeeper_server import free_port
+from zkafka.spark.cluster08 import CLIENT_ID
 from zkafka.utils import wait_until
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(360)]
 
 PARTITIONS = 8
 MESSAGES = 8000
+BYTE_RATE = 30 * 1024  # per broker: ~180 KB each to read, a task's ~45 KB in 1-3 s
 
 
 @pytest.fixture
@@ -63,11 +71,24 @@ def busy_after_a_task(cluster: SparkStandalone, worker: int, driver_ui: str) -> 
     return False
 
 
+def pace_the_loader(brokers, zk_connect: str) -> None:
+    """Hold the loader's client id to BYTE_RATE on every broker (``zkafka configs``, as kafka-configs.sh)."""
+    quota = ["--add-config", f"consumer_byte_rate={BYTE_RATE}", "--entity-type", "clients", "--entity-name"]
+    result = CliRunner().invoke(main, ["configs", "--zookeeper", zk_connect, "--alter", *quota, CLIENT_ID])
+    assert result.exit_code == 0, (result.output, result.exception)
+    managers = [broker.server.quota_configs.managers for broker in brokers]
+    wait_until(
+        lambda: all(m.fetch.quota("ANONYMOUS", CLIENT_ID) == BYTE_RATE for m in managers), 10, message="the quota"
+    )
+
+
 def test_loader_on_a_standalone_cluster_survives_a_worker_killed_mid_job(
-    spark, spark_cluster, start_broker08, zk_client, tmp_path
+    spark, spark_cluster, start_broker08, zk_client, zk_connect, tmp_path
 ):
-    brokers = start_cluster08(start_broker08, zk_client, 2, {"c": PARTITIONS})
+    windows = {"quota.window.num": "2", "quota.window.size.seconds": "1"}
+    brokers = start_cluster08(start_broker08, zk_client, 2, {"c": PARTITIONS}, **windows)
     values = produce08(brokers, "c", MESSAGES, prefix="cluster")
+    pace_the_loader(brokers, zk_connect)
     bootstrap = ",".join(f"127.0.0.1:{b.port}" for b in brokers)
     out = tmp_path / "table"
     args, env = loader_command(["-b", bootstrap], "c", out)

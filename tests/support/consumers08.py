@@ -62,10 +62,11 @@ def consumer08_config(zk_connect: str, group: str, **overrides: Any) -> dict[str
 
 
 def start_cluster08(
-    start_broker08, zk_client, brokers: int = 2, topics: dict[str, int] | None = None
+    start_broker08, zk_client, brokers: int = 2, topics: dict[str, int] | None = None, **props: str
 ) -> list:
-    """0.8 brokers 0..n-1 and ``topics`` (name -> partitions, default ``{"t": 8}``) with a leader each."""
-    started = [start_broker08(i) for i in range(brokers)]
+    """0.8 brokers 0..n-1 (with ``props``) and ``topics`` (name -> partitions, default ``{"t": 8}``) with a
+    leader each."""
+    started = [start_broker08(i, **props) for i in range(brokers)]
     wait_until(lambda: len(zk_client.get_children("/brokers/ids")) == brokers, message="brokers registered")
     topics = topics if topics is not None else {"t": 8}
     for topic, partitions in topics.items():
