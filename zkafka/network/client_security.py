@@ -1,6 +1,6 @@
 """How a client reaches a secured listener, from its properties (Kafka's client security configs):
 ``security.protocol`` PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL; ``ssl.truststore.location`` (a PEM bundle:
-``ssl.truststore.type`` PEM, other types are refused; host names checked unless
+``ssl.truststore.type`` PEM, other types are refused, as is a ``ssl.truststore.password``; host names checked unless
 ``ssl.endpoint.identification.algorithm`` is blank); ``sasl.mechanism`` PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512
 with the ``username`` and ``password`` of ``sasl.jaas.config``. A connection is secured as the brokers secure
 theirs (``InterBrokerSecurity``). The tools' ``--command-config`` files and the group consumer's config both
@@ -17,13 +17,14 @@ from zkafka.config import str_key
 from zkafka.errors import InvalidConfigError
 from zkafka.network.channel_builders import InterBrokerSecurity
 from zkafka.network.sasl_mechanisms import SCRAM_HASHES, PlainSaslClient, ScramSaslClient, parse_jaas
-from zkafka.network.ssl_factory import PEM
+from zkafka.network.ssl_factory import PEM, check_pem_stores
 
 # The keys, for a client's config table.
 CLIENT_SECURITY_KEYS = (
     str_key("security.protocol", "PLAINTEXT"),
     str_key("ssl.truststore.type", PEM),
     str_key("ssl.truststore.location"),
+    str_key("ssl.truststore.password"),
     str_key("ssl.endpoint.identification.algorithm", "https"),
     str_key("sasl.mechanism", "GSSAPI"),
     str_key("sasl.jaas.config", ""),
@@ -50,11 +51,10 @@ def secure_of(props: Mapping[str, Any], where: str) -> Any:
 
 
 def _ssl_context(where: str, props: Mapping[str, Any]) -> ssl.SSLContext:
-    kind = (props.get("ssl.truststore.type") or PEM).strip()
-    if kind.upper() != PEM:
-        raise InvalidConfigError(
-            f"{where}: ssl.truststore.type: {kind} truststores are not read; convert it to PEM"
-        )
+    try:
+        check_pem_stores(props.get)
+    except InvalidConfigError as exc:
+        raise InvalidConfigError(f"{where}: {exc}") from None
     truststore = props.get("ssl.truststore.location")
     try:
         context = ssl.create_default_context(cafile=truststore)

@@ -5,7 +5,8 @@ Keystores are PEM (KIP-651's ``ssl.keystore.type=PEM``): ``ssl.keystore.location
 certificate chain and the private key (encrypted with ``ssl.key.password`` or not), or the chain and the key are
 given inline as ``ssl.keystore.certificate.chain`` / ``ssl.keystore.key``. The truststore is a PEM bundle
 (``ssl.truststore.location``, or inline ``ssl.truststore.certificates``). ``ssl.cipher.suites`` takes OpenSSL's
-cipher names.
+cipher names. As Kafka's ``DefaultSslEngineFactory``, a store is given one way only (a file or inline) and a PEM
+store takes no store password (``ssl.key.password`` decrypts the key).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import os
 import ssl
 import tempfile
+from collections.abc import Callable
 from typing import Any
 
 from gevent.ssl import SSLContext
@@ -72,6 +74,7 @@ def listener_setting(config: Any, listener: str, key: str) -> Any:
 def server_context(config: Any, listener: str) -> SSLContext:
     """The TLS context of an SSL or SASL_SSL listener; InvalidConfigError naming the key when it cannot be made."""
     setting = lambda key: listener_setting(config, listener, key)  # noqa: E731
+    check_pem_stores(setting)
     context = SSLContext(ssl.PROTOCOL_TLS_SERVER)
     _load_keystore(context, setting, listener)
     _load_truststore(context, setting)
@@ -80,11 +83,23 @@ def server_context(config: Any, listener: str) -> SSLContext:
     return context
 
 
+def check_pem_stores(setting: Callable[[str], Any]) -> None:
+    """The stores' keys as Kafka checks them for PEM (``setting(key)``: the value, None or "" when unset);
+    InvalidConfigError naming the key. A client has no keystore keys: they read as unset."""
+    for store in ("keystore", "truststore"):
+        kind = (setting(f"ssl.{store}.type") or PEM).strip()
+        if kind.upper() != PEM:
+            raise InvalidConfigError(f"ssl.{store}.type: {kind} {store}s are not read; convert it to PEM")
+    if setting("ssl.keystore.password"):
+        raise InvalidConfigError("ssl.keystore.password: a PEM keystore has none; its key takes ssl.key.password")
+    if setting("ssl.truststore.password"):
+        raise InvalidConfigError("ssl.truststore.password: a PEM truststore has none; leave it unset")
+    for location, inline in (("keystore.location", "keystore.key"), ("truststore.location", "truststore.certificates")):
+        if setting(f"ssl.{location}") and setting(f"ssl.{inline}"):
+            raise InvalidConfigError(f"ssl.{inline}: given with ssl.{location}; give one of them")
+
+
 def _load_keystore(context: SSLContext, setting: Any, listener: str) -> None:
-    if setting("ssl.keystore.type").upper() != PEM:
-        raise InvalidConfigError(
-            f"ssl.keystore.type: {setting('ssl.keystore.type')} keystores are not read; convert it to PEM"
-        )
     password = setting("ssl.key.password") or None
     location = setting("ssl.keystore.location")
     if location:

@@ -31,6 +31,8 @@ def test_a_client_speaks_plaintext_unless_its_properties_say_otherwise():
          "f: ssl.truststore.location: /nonexistent.pem"),
         ({"security.protocol": "SSL", "ssl.truststore.type": "JKS", "ssl.truststore.location": "/ca.jks"},
          "f: ssl.truststore.type: JKS truststores are not read; convert it to PEM"),
+        ({"security.protocol": "SSL", "ssl.truststore.location": "/ca.pem", "ssl.truststore.password": "x"},
+         "f: ssl.truststore.password: a PEM truststore has none"),
     ],
 )  # fmt: skip
 def test_an_unusable_setting_names_where_it_came_from_and_the_key(props, message):
