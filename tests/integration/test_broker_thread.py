@@ -1,18 +1,22 @@
 """An embedded broker (``BrokerThread``, what these tests and a threaded program run) leaves nothing open once
 stopped: its thread's gevent hub and loop go with it (an epoll and an eventfd descriptor each), and its replica
 fetchers' connections, a fetch under way included. Once every in-process broker of a test run left the first
-two open (~290 of each by the middle of the integration suite) and a follower its fetcher's socket."""
+two open (~290 of each by the middle of the integration suite) and a follower its fetcher's socket. The same
+holds for the producer threads of ``perf produce --threads``, each of which runs a producer on its own hub."""
 
 from __future__ import annotations
 
 import os
 
+import gevent
 import pytest
+from click.testing import CliRunner
 
 from tests.support.brokers import broker_config
 from tests.support.replication import produce, zk_state
 from tests.support.server08 import Client08, broker08_props
 from zkafka.admin.topics import create_topic_with_assignment
+from zkafka.cli.command import main
 from zkafka.config08 import BrokerConfig08
 from zkafka.server.start import BrokerThread
 from zkafka.utils import wait_until
@@ -43,6 +47,17 @@ def test_stopped_brokers_of_both_lines_close_their_event_loops_and_stop_twice(tm
         broker.stop()
         assert event_loops() == before, f"broker {broker.server.broker_id}'s loop outlived it"
         broker.stop()  # a second stop (a test's own, then its fixture's) finds nothing to wake
+
+
+def test_perf_produce_threads_close_their_event_loops(start_broker08, zk_client):
+    broker = start_broker08(0)
+    create_topic_with_assignment(zk_client, "perf", "0")
+    gevent.get_hub()  # the command asks for metadata on this thread's hub, which stays
+    before = event_loops()
+    options = ["--broker-list", f"127.0.0.1:{broker.port}", "--topic", "perf", "--messages", "3000", "--threads", "3"]
+    result = CliRunner().invoke(main, ["perf", "produce", *options])
+    assert result.exit_code == 0, (result.output, result.exception)
+    assert event_loops() == before, "a producer thread's loop outlived it"
 
 
 def tcp_ports_connected_to() -> set[int]:

@@ -23,6 +23,7 @@ from zkafka.producer.errors import FailedToSendMessageError
 from zkafka.producer.producer08 import KeyedMessage, Producer08
 from zkafka.records import format08
 from zkafka.utils import wait_until
+from zkafka.utils.hub import destroy_thread_hub
 from zkafka.zk.paths08 import PartitionState
 
 FIGURES: list[tuple[str, dict | list[str]]] = []  # (drill, figures or lines), printed in the terminal summary
@@ -185,6 +186,8 @@ class Producer08Load(threading.Thread):
             self.produce()
         except BaseException as exc:  # noqa: BLE001 - reported by stop()
             self.exception = exc
+        finally:
+            destroy_thread_hub()
 
     def produce(self) -> None:
         config = {

@@ -15,6 +15,7 @@ from zkafka.config import LINE_08, detect_broker_line, load_properties
 from zkafka.config07 import BrokerConfig
 from zkafka.config08 import BrokerConfig08
 from zkafka.server.server_base import BrokerServer
+from zkafka.utils.hub import destroy_thread_hub
 
 
 def load_broker_config(
@@ -93,7 +94,7 @@ class BrokerThread:
         finally:  # the thread's hub and its loop (an epoll and an eventfd descriptor) end with the thread
             with self._hub_lock:
                 self._wake = None
-                gevent.get_hub().destroy(destroy_loop=True)
+                destroy_thread_hub()
 
     def _serve(self) -> None:
         try:

@@ -22,6 +22,7 @@ from zkafka.producer.errors import FailedToSendMessageError
 from zkafka.records.compression import CODEC_NAMES
 from zkafka.tools.perf_result import Throughput, format_time
 from zkafka.utils import now_ms
+from zkafka.utils.hub import destroy_thread_hub
 
 CSV_HEADER = (
     "start.time, end.time, compression, message.size, batch.size, total.data.sent.in.MB, MB.sec, "
@@ -169,6 +170,12 @@ class _Worker(threading.Thread):
         self.go = threading.Event()
 
     def run(self) -> None:
+        try:
+            self._run()
+        finally:
+            destroy_thread_hub()  # its producer ran on this thread's hub
+
+    def _run(self) -> None:
         from zkafka.producer import Producer
         from zkafka.producer.producer08 import Producer08
 
