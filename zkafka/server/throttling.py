@@ -119,22 +119,31 @@ class Throttler:
     def timed(self, request: Any, handler: Callable[[Any], Any], exempt: bool) -> Any:
         """``handler(request)`` with its handling time counted (Kafka's ``sendResponseMaybeThrottle``): an
         exempt request's apart, a produce's or fetch's by their handlers, any other against the client's
-        request quota, its answer throttled when over it."""
+        request quota, its answer throttled when over it. A handler that raises took its time too (Kafka
+        records the requests it answers with an error)."""
         timer = RequestTimer()
         token = request_timer.set(timer)
         try:
             response = handler(request)
+        except Exception:
+            self._count(request, timer, exempt)
+            raise
         finally:
             timer.ended = perf_counter()
             request_timer.reset(token)
+        throttle_ms = self._count(request, timer, exempt)
+        return throttle_answer(request, response, throttle_ms) if throttle_ms > 0 else response
+
+    def _count(self, request: Any, timer: RequestTimer, exempt: bool) -> int:
+        """Count the request's handling time where it belongs; its throttle time in ms (0 when exempt, and for
+        a produce or fetch, whose handlers count theirs)."""
         if exempt:
             self.managers.request.record_exempt(timer.elapsed(), monotonic() * 1000.0)
-        elif request.api_key not in SELF_RECORDED_APIS:
-            client = self.client(request)
-            throttle_ms = self._throttle(client, self._request_time(client, timer), 0, self.managers.request)
-            if throttle_ms > 0:
-                return throttle_answer(request, response, throttle_ms)
-        return response
+            return 0
+        if request.api_key in SELF_RECORDED_APIS:
+            return 0
+        client = self.client(request)
+        return self._throttle(client, self._request_time(client, timer), 0, self.managers.request)
 
     def produce(self, client: tuple[str, str], size: int, timer: RequestTimer | None) -> int:
         """Count a produce's ``size`` bytes and its handling time (``timer``; None: not counted): its throttle

@@ -106,3 +106,15 @@ def test_the_clusters_own_requests_are_exempt(broker):
     assert broker.quotas.request.exempt.measure(monotonic() * 1000) > 0 and list(broker.quotas.request.measurements(monotonic() * 1000)) == []
     update = v08.Request(UPDATE_METADATA, 0, 1, "controller", None)
     assert is_exempt(update, ALLOW_ALL) and not is_exempt(update._replace(api_key=METADATA), ALLOW_ALL)
+
+
+def test_a_request_whose_handler_raises_counts_its_handling_time(broker):
+    broker.quotas.request.update_quota(None, "c1", TINY)
+    request = v08.Request(METADATA, 3, 1, "c1", None)
+
+    def fails(_request):
+        raise ValueError("a bad request")
+
+    with pytest.raises(ValueError):
+        Throttler(broker.quotas).timed(request, fails, exempt=False)
+    assert {m[1] for m in broker.quotas.request.measurements(monotonic() * 1000)} == {"c1"}
