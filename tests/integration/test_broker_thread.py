@@ -2,7 +2,8 @@
 stopped: its thread's gevent hub and loop go with it (an epoll and an eventfd descriptor each), and its replica
 fetchers' connections, a fetch under way included. Once every in-process broker of a test run left the first
 two open (~290 of each by the middle of the integration suite) and a follower its fetcher's socket. The same
-holds for the producer threads of ``perf produce --threads``, each of which runs a producer on its own hub."""
+holds for the producer threads of ``perf produce --threads``, each of which runs a producer on its own hub, and
+for a broker refused its id (a live duplicate): it ends the ZooKeeper session it opened."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from tests.support.server08 import Client08, broker08_props
 from zkafka.admin.topics import create_topic_with_assignment
 from zkafka.cli.command import main
 from zkafka.config08 import BrokerConfig08
+from zkafka.server.registry import BrokerIdConflictError
 from zkafka.server.start import BrokerThread
 from zkafka.utils import wait_until
 
@@ -60,8 +62,8 @@ def test_perf_produce_threads_close_their_event_loops(start_broker08, zk_client)
     assert event_loops() == before, "a producer thread's loop outlived it"
 
 
-def tcp_ports_connected_to() -> set[int]:
-    """The remote ports of this process's TCP sockets (IPv4), from /proc."""
+def tcp_ports_connected_to() -> list[int]:
+    """The remote port of each of this process's TCP sockets (IPv4), from /proc."""
     inodes = set()
     for fd in os.listdir("/proc/self/fd"):
         try:
@@ -70,13 +72,26 @@ def tcp_ports_connected_to() -> set[int]:
             continue
         if target.startswith("socket:["):
             inodes.add(target[8:-1])
-    ports = set()
+    ports = []
     with open("/proc/self/net/tcp") as table:
         for line in list(table)[1:]:
             fields = line.split()
             if fields[9] in inodes:
-                ports.add(int(fields[2].rsplit(":", 1)[1], 16))
+                ports.append(int(fields[2].rsplit(":", 1)[1], 16))
     return ports
+
+
+def test_a_broker_refused_its_id_ends_the_zookeeper_session_it_opened(
+    start_broker, start_broker08, zk_connect, tmp_path
+):
+    zk_port = int(zk_connect.split("/")[0].rsplit(":", 1)[1])
+    start_broker(5), start_broker08(6)
+    sessions = tcp_ports_connected_to().count(zk_port)
+    with pytest.raises(BrokerIdConflictError):
+        start_broker(5)
+    with pytest.raises(BrokerIdConflictError):
+        start_broker08(6, log_dirs=str(tmp_path / "another"))
+    assert tcp_ports_connected_to().count(zk_port) == sessions, "a refused broker kept its ZooKeeper session"
 
 
 def test_a_stopped_follower_closes_its_fetchers_connections(start_broker08, zk_client):

@@ -72,12 +72,17 @@ class ZkRegistry:
         self.registrations = 0  # how many times /brokers/ids/<id> was written (1 + re-registrations)
 
     def start(self, paths: Iterable[str] = ()) -> None:
-        """Connect (unless already connected), make sure of ``paths``, register, and follow the session."""
+        """Connect (unless already connected), make sure of ``paths``, register, and follow the session. A
+        registration refused (a live duplicate) ends the session it started, as the broker's start fails."""
         if self._owns_client or not self.client.connected:
             start_zk_client(self.client)
-        for path in paths:
-            self.client.ensure_path(path)
-        self.register_all()
+        try:
+            for path in paths:
+                self.client.ensure_path(path)
+            self.register_all()
+        except BaseException:
+            self.close()
+            raise
         self.client.add_listener(self._on_state_change)
 
     def register_all(self) -> None:
