@@ -154,6 +154,12 @@ class ClientQuotaManager:
         """The bound of the client's quota (UNLIMITED when none applies)."""
         return self._limit(self.metric_tags(user, client_id))
 
+    def max_value_in_quota_window(self, user: str, client_id: str) -> float:
+        """The most a client can record at once without a certain throttle, even with nothing recorded before:
+        its bound over ``samples - 1`` windows (UNLIMITED with no quota). Kafka caps a consumer's fetch to it."""
+        bound = self.quota(user, client_id) if self.enabled else UNLIMITED
+        return bound * (self.samples - 1) * self.window_ms / 1000.0 if bound < UNLIMITED else UNLIMITED
+
     def metric_tags(self, user: str, client_id: str) -> tuple[str, str]:
         """The ``(user, client-id)`` tags whose rate the client counts in: the parts of the most specific
         quota that applies to it ("" for a part that quota leaves out)."""

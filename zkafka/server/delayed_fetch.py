@@ -34,6 +34,7 @@ class DelayedFetch(DelayedOperation):
         respond: Callable[[list[PartitionRead]], Any],
         max_bytes: int | None = None,
         leader_epochs: list[int] | None = None,
+        hard_limit: int | None = None,
     ) -> None:
         super().__init__(max_wait_ms)
         self.min_bytes = min_bytes
@@ -42,6 +43,7 @@ class DelayedFetch(DelayedOperation):
         self.replica_manager = replica_manager
         self.respond = respond
         self.max_bytes = max_bytes
+        self.hard_limit = hard_limit  # before v3, a consumer's fetch quota's cap on the answer
         self.leader_epochs = leader_epochs or [NO_EPOCH] * len(fetches)
         self._reads: list[PartitionRead] | None = None
 
@@ -75,7 +77,7 @@ class DelayedFetch(DelayedOperation):
             reads.append(read)
         if accumulated < self.min_bytes:
             return None
-        return reads if self.max_bytes is None else []
+        return reads if self.max_bytes is None and self.hard_limit is None else []
 
     def try_complete(self) -> bool:
         reads = self._satisfied_reads()
@@ -89,7 +91,7 @@ class DelayedFetch(DelayedOperation):
 
     def on_complete(self) -> Any:
         reads = self._reads or read_from_local_log(
-            self.replica_manager, self.fetches, self.replica_id, self.max_bytes, self.leader_epochs
+            self.replica_manager, self.fetches, self.replica_id, self.max_bytes, self.leader_epochs, self.hard_limit
         )
         return self.respond(reads)
 

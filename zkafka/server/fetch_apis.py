@@ -81,13 +81,13 @@ class FetchApis:
         wanted, refused = self.authorized(body.replica_id, context.partitions())
         fetches = [(topic, partition, r.fetch_offset, r.max_bytes) for (topic, partition), r in wanted]
         epochs = [r.current_leader_epoch for _, r in wanted]
-        max_bytes = body.max_bytes if version >= FIRST_MAX_BYTES_VERSION else None
         if body.replica_id >= 0:
             self.replica_manager.record_follower_fetch(body.replica_id, fetches)
-        reads = read_from_local_log(self.replica_manager, fetches, body.replica_id, max_bytes, epochs)
-        committed = version >= 4 and body.isolation_level == READ_COMMITTED
         throttler = self.throttler if body.replica_id < 0 else None
         client, timer = throttler.context(request) if throttler is not None else (None, None)
+        max_bytes, hard_limit, min_bytes = self.limits(body, version, throttler, client)
+        reads = read_from_local_log(self.replica_manager, fetches, body.replica_id, max_bytes, epochs, hard_limit)
+        committed = version >= 4 and body.isolation_level == READ_COMMITTED
 
         def respond(reads: list[PartitionRead]) -> list:
             throttle_ms = throttler.fetch(client, sum(r.size for r in reads), timer) if throttler is not None else 0
@@ -105,19 +105,20 @@ class FetchApis:
         if (
             body.max_wait_ms <= 0
             or not fetches
-            or sum(read.size for read in reads) >= body.min_bytes
+            or sum(read.size for read in reads) >= min_bytes
             or any(read.error or read.behind for read in reads)
         ):
             return respond(reads)
         delayed = DelayedFetch(
             body.max_wait_ms,
-            body.min_bytes,
+            min_bytes,
             body.replica_id,
             fetches,
             self.replica_manager,
             respond,
             max_bytes,
             epochs,
+            hard_limit,
         )
         purgatory = self.replica_manager.fetch_purgatory
         if max_bytes is None:  # the reads above are the delayed fetch's own check (before v3): it must wait
@@ -125,6 +126,21 @@ class FetchApis:
         else:
             purgatory.try_complete_else_watch(delayed, delayed.watch_keys())
         return delayed.result
+
+    @staticmethod
+    def limits(
+        body: Any, version: int, throttler: Throttler | None, client: tuple[str, str] | None
+    ) -> tuple[int | None, int | None, int]:
+        """``(max_bytes, hard_limit, min_bytes)`` of the reads: the request's (max_bytes from v3), a consumer
+        under a fetch quota capped at what the quota's windows take at once (Kafka 2.6+: a larger answer is
+        always throttled, so it would be answered empty every time); before v3 as a hard limit."""
+        max_bytes = body.max_bytes if version >= FIRST_MAX_BYTES_VERSION else None
+        cap = throttler.fetch_cap(client) if throttler is not None else None
+        if cap is None:
+            return max_bytes, None, body.min_bytes
+        if max_bytes is None:
+            return None, cap, min(body.min_bytes, cap)
+        return min(max_bytes, cap), None, min(body.min_bytes, cap)
 
     def authorized(self, replica_id: int, wanted: list) -> tuple[list, list]:
         """``wanted`` split into the partitions the principal may read and the others: a follower's fetch

@@ -7,7 +7,9 @@ and so does a request naming another leader epoch than the partition's (Fetch v9
 FENCED_LEADER_EPOCH for an older one, UNKNOWN_LEADER_EPOCH for a newer one; -1 names none).
 From Fetch v3 (KIP-74) a fetch has a ``max_bytes`` for the whole answer, taken from the partitions in order,
 and the first entry of the first partition with any is returned whole even if larger than the limits; before
-v3 every partition is cut at its own ``max_bytes`` (a trailing partial message, as 0.8 does).
+v3 every partition is cut at its own ``max_bytes`` (a trailing partial message, as 0.8 does). A consumer's fetch
+quota caps the whole answer at what the quota's windows take at once (Kafka 2.6+, KAFKA-9677): an answer
+larger would be throttled whatever came before, and answered empty every time.
 The Fetch handler reads with it, and so does a DelayedFetch to check whether it can complete and to answer.
 """
 
@@ -120,14 +122,18 @@ def read_from_local_log(
     replica_id: int,
     max_bytes: int | None = None,
     leader_epochs: Iterable[int] | None = None,
+    hard_limit: int | None = None,
 ) -> list[PartitionRead]:
     """``read_partition`` for each ``(topic, partition, offset, max_bytes)``, in order. ``max_bytes`` (Fetch
     v3+, None before) limits the whole answer (KIP-74); ``leader_epochs``: each partition's requested
-    ``current_leader_epoch`` (v9+)."""
+    ``current_leader_epoch`` (v9+); ``hard_limit``: a limit on the whole answer before v3, which even its
+    first message does not pass (a consumer's fetch quota; Kafka's ``hardMaxBytesLimit``)."""
     fetches = list(fetches)
     epochs = list(leader_epochs) if leader_epochs is not None else [NO_EPOCH] * len(fetches)
     limit = NO_LIMIT if max_bytes is None else max(0, max_bytes)
     min_one_message = max_bytes is not None
+    if hard_limit is not None:
+        limit = min(limit, max(0, hard_limit))
     reads = []
     for (topic, partition, offset, partition_max), epoch in zip(fetches, epochs, strict=True):
         read = read_partition(
@@ -142,7 +148,7 @@ def read_from_local_log(
         )
         if read.size:
             min_one_message = False
-            if max_bytes is not None:
+            if limit < NO_LIMIT:
                 limit = max(0, limit - read.size)
         reads.append(read)
     return reads

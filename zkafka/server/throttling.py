@@ -32,7 +32,7 @@ from zkafka.protocol.api_keys import (
     UPDATE_METADATA,
 )
 from zkafka.protocol.throttle_time import set_throttle_time, throttle_time_position
-from zkafka.quota.quota_manager import ClientQuotaManager, QuotaManagers
+from zkafka.quota.quota_manager import UNLIMITED, ClientQuotaManager, QuotaManagers
 from zkafka.security.acl import Operation
 from zkafka.security.auth_helper import AuthHelper
 
@@ -154,6 +154,13 @@ class Throttler:
         """Count a fetch answer's ``size`` bytes and its handling time; a throttled one answers with nothing,
         so no bytes are counted."""
         return self._record(self.managers.fetch, client, size, False, timer)
+
+    def fetch_cap(self, client: tuple[str, str]) -> int | None:
+        """The most bytes a consumer's fetch may answer with (Kafka 2.6+): what its fetch quota's windows take at
+        once; None with no fetch quota."""
+        manager = self.managers.fetch
+        cap = manager.max_value_in_quota_window(*client) if manager.enabled else UNLIMITED
+        return int(cap) if cap < UNLIMITED else None
 
     def _record(
         self, manager: ClientQuotaManager, client: tuple[str, str], size: int, keep: bool, timer: RequestTimer | None

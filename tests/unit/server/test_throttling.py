@@ -118,3 +118,14 @@ def test_a_request_whose_handler_raises_counts_its_handling_time(broker):
     with pytest.raises(ValueError):
         Throttler(broker.quotas).timed(request, fails, exempt=False)
     assert {m[1] for m in broker.quotas.request.measurements(monotonic() * 1000)} == {"c1"}
+
+
+@pytest.mark.parametrize("version", [0, 4])
+def test_a_consumers_fetch_is_capped_at_what_its_quota_takes_at_once(broker, version):
+    broker.produce("t", 0, [b"v" * 100] * 50)  # ~6 KB
+    broker.quotas.fetch.update_quota(None, "test", 1000)  # two 1 s samples: 1000 bytes at once
+    first = fetch(broker, version, {("t", 0): 0})
+    assert getattr(first, "throttle_time_ms", 0) == 0  # not answered empty, as the whole 6 KB would be
+    assert 0 < len(answered(first)[("t", 0)].message_set) <= 1000
+    follower = fetch(broker, version, {("t", 0): 0}, replica_id=BROKER + 1)
+    assert len(answered(follower)[("t", 0)].message_set) > 5000  # followers are not capped
