@@ -7,6 +7,7 @@ c2, producing in the same window, is not held back. The quota's windows are made
 from __future__ import annotations
 
 import json
+import logging
 import time
 
 import confluent_kafka
@@ -15,6 +16,7 @@ from click.testing import CliRunner
 
 from tests.support.consumers08 import produce08, start_cluster08
 from zkafka.cli.command import main
+from zkafka.consumer.group.consumer import GroupConsumer
 from zkafka.consumer.simple08 import SimpleConsumer08
 from zkafka.utils import wait_until
 
@@ -143,3 +145,43 @@ def test_a_consumer_held_to_its_byte_rate_reads_everything(start_broker08, zk_co
             offset = max(offset, fetched.next_offset)
     assert set(read) == values and len(read) == len(values)
     assert throttled > 0, "no fetch was throttled"
+
+
+@pytest.mark.parametrize(
+    "windows, messages",
+    [("2", 4000), ("3", 1000)],  # 3 windows: throttle times (~2 s) longer than a fetch's timeout (1.1 s)
+    ids=["short-throttles", "long-throttles"],
+)
+def test_a_group_consumer_held_to_its_byte_rate_reads_everything(
+    start_broker08, zk_connect, zk_client, caplog, windows, messages
+):
+    """Its fetches are capped at what the quota's windows take at once (else each would be throttled and
+    answered empty), and a throttled answer holds its next fetch back (else it waits in the muted connection
+    past its timeout and the consumer takes the broker for dead)."""
+    caplog.set_level(logging.INFO, logger="zkafka.consumer.group.fetcher")
+    props = {"quota.window.num": windows, "quota.window.size.seconds": "1"}
+    (broker,) = start_cluster08(start_broker08, zk_client, 1, {"g": 2}, **props)
+    values = produce08([broker], "g", messages, prefix="grouped")
+    rate = "40960" if windows == "2" else "10240"
+    configs(zk_connect, "--alter", "--add-config", f"consumer_byte_rate={rate}", "--entity-type", "clients",
+            "--entity-name", "slow")  # fmt: skip
+    fetch = broker.server.quota_configs.managers.fetch
+    wait_until(lambda: fetch.quota("ANONYMOUS", "slow") == int(rate), 10, message="the broker took the quota")
+    consumer = GroupConsumer(
+        {"bootstrap.servers": f"127.0.0.1:{broker.port}", "group.id": "held", "client.id": "slow",
+         "auto.offset.reset": "earliest", "fetch.max.wait.ms": "100", "heartbeat.interval.ms": "1000"}
+    )  # fmt: skip
+    read: list[bytes] = []
+    throttled = False  # seen in the quota's throttle-time metric while reading
+    try:
+        consumer.subscribe(["g"])
+        deadline = time.monotonic() + 60
+        while len(read) < len(values) and time.monotonic() < deadline:
+            read += [r.value for records in consumer.poll(100).values() for r in records]
+            throttled = throttled or any(m[3] > 0 for m in fetch.measurements(time.monotonic() * 1000))
+    finally:
+        consumer.close()
+    assert len(read) == len(values) and set(read) == values
+    assert throttled, "no fetch was throttled"
+    failed = [r.getMessage() for r in caplog.records if r.getMessage().startswith("fetch from")]
+    assert not failed, failed
