@@ -185,3 +185,33 @@ def test_a_group_consumer_held_to_its_byte_rate_reads_everything(
     assert throttled, "no fetch was throttled"
     failed = [r.getMessage() for r in caplog.records if r.getMessage().startswith("fetch from")]
     assert not failed, failed
+
+
+def test_librdkafka_consumer_held_to_its_byte_rate_reads_everything(start_broker08, zk_connect, zk_client):
+    """A real client's fetch (librdkafka: fetch.max.bytes 50 MB) is capped at what the quota takes at once, so it
+    is not throttled and answered empty every time; it reads the backlog whole."""
+    windows = {"quota.window.num": "2", "quota.window.size.seconds": "1"}
+    (broker,) = start_cluster08(start_broker08, zk_client, 1, {"r": 2}, **windows)
+    values = produce08([broker], "r", 4000, prefix="rdkafka")
+    configs(zk_connect, "--alter", "--add-config", "consumer_byte_rate=40960", "--entity-type", "clients",
+            "--entity-name", "rdk")  # fmt: skip
+    fetch = broker.server.quota_configs.managers.fetch
+    wait_until(lambda: fetch.quota("ANONYMOUS", "rdk") == 40960, 10, message="the broker took the quota")
+    consumer = confluent_kafka.Consumer(
+        {"bootstrap.servers": f"127.0.0.1:{broker.port}", "group.id": "rdk-held", "client.id": "rdk",
+         "auto.offset.reset": "earliest", "enable.auto.commit": False}
+    )  # fmt: skip
+    read: list[bytes] = []
+    throttled = False
+    try:
+        consumer.subscribe(["r"])
+        deadline = time.monotonic() + 60
+        while len(read) < len(values) and time.monotonic() < deadline:
+            message = consumer.poll(0.1)
+            if message is not None and message.error() is None:
+                read.append(message.value())
+            throttled = throttled or any(m[3] > 0 for m in fetch.measurements(time.monotonic() * 1000))
+    finally:
+        consumer.close()
+    assert len(read) == len(values) and set(read) == values, f"{len(read)} of {len(values)} read"
+    assert throttled, "no fetch was throttled"
