@@ -2,11 +2,15 @@
 
 Requests are the body classes of ``zkafka.protocol.v08`` (``FetchRequestV0(...)``); each goes out with a fresh
 correlation id and the channel's client id, and the answer's correlation id must match (a mismatch means the
-stream is out of step: the connection is dropped). Produce with ``acks=0`` has no answer.
+stream is out of step: the connection is dropped). Produce with ``acks=0`` has no answer. An answer throttled by
+a client quota (its ``throttle_time_ms``) holds the channel's next request back as long, as Kafka's clients do
+(KIP-219): the broker reads nothing more on the connection meanwhile, and a request sent into it would wait
+there, its timeout running.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from zkafka.errors import KafkaError, error_for_code
@@ -27,6 +31,7 @@ class ClientCodec08:
         self.client_id = client_id
         self.api_version_request = api_version_request  # False: speak 0.8.2's versions without asking
         self.api_versions: dict[int, int] | None = None  # api key -> version, once negotiated
+        self.throttled_until = 0.0  # monotonic time until which the broker reads nothing more (KIP-219)
 
     def encode_request(self, request: Any, correlation_id: int) -> bytes:
         return encode_request(request, correlation_id, self.client_id)
@@ -46,6 +51,9 @@ class ClientCodec08:
                 f"response with correlation id {response.correlation_id} to {type(request).__name__} "
                 f"sent with {correlation_id}"
             )
+        throttle_ms = getattr(response.body, "throttle_time_ms", 0)
+        if throttle_ms > 0:
+            self.throttled_until = time.monotonic() + throttle_ms / 1000.0
         return response.body
 
 

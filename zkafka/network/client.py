@@ -5,6 +5,7 @@ The codec frames requests and reads responses::
     codec.encode_request(request, correlation_id) -> bytes      # the whole frame, int32 size included
     codec.expects_response(request) -> bool                     # False: 0.7 PRODUCE, 0.8 acks=0
     codec.decode_response(request, correlation_id, frame)       # frame = the bytes after the int32 size
+    codec.throttled_until                                       # optional: no send before (monotonic s)
 
 Responses come back in request order, so ``receive`` pairs each with the oldest request still waiting for one
 (0.7 has no correlation ids; a 0.8 codec checks the id it is given). ``request`` sends and receives and, after a
@@ -194,6 +195,9 @@ class BlockingChannel:
         """Write one request (connecting first if needed); any socket error closes the connection and is raised."""
         if self._closed:
             raise ChannelClosedError(f"{self} is closed")
+        hold = getattr(self.codec, "throttled_until", 0.0) - time.monotonic()
+        if hold > 0:  # the broker muted the connection for a throttled answer
+            gevent.sleep(hold)
         self._correlation_id = (self._correlation_id + 1) & 0x7FFFFFFF
         frame = self.codec.encode_request(request, self._correlation_id)
         if self._session_end is not None and time.monotonic() >= self._session_end and not self._in_flight:

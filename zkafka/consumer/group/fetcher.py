@@ -7,9 +7,7 @@ An answer is kept only if its partition is still assigned with the position it w
 elsewhere reaches the application. OFFSET_OUT_OF_RANGE asks for a reset by ``auto.offset.reset``; leader
 errors and lost connections ask for fresh metadata, after which the partitions go to their new leaders. A
 leader that has not answered within ``fetch.max.wait.ms`` and the cluster's lookup timeout counts as lost (a
-frozen or killed broker does not close its connections). An answer throttled by a client quota (its
-``throttle_time_ms``) holds that broker's next fetch back as long, as the Java consumer does (KIP-219): the
-broker reads nothing more on the connection meanwhile, and a fetch sent into it would look like a silent leader.
+frozen or killed broker does not close its connections).
 """
 
 from __future__ import annotations
@@ -149,21 +147,17 @@ class Fetcher:
                 if not fetches:
                     self._changed.wait(1.0)
                     continue
-                throttle_ms = self._fetch(channel, fetches)
-                if throttle_ms is None:
+                if not self._fetch(channel, fetches):
                     channel.close()
                     channel = None
                     gevent.sleep(self.retry_backoff_s)
-                elif throttle_ms > 0:  # KIP-219: the broker reads nothing more on this connection meanwhile
-                    gevent.sleep(throttle_ms / 1000.0)
         finally:
             if channel is not None:
                 channel.close()
             if self._workers.get(broker_id) is gevent.getcurrent():
                 del self._workers[broker_id]
 
-    def _fetch(self, channel, fetches: dict[TopicPartition, int]) -> int | None:
-        """One fetch and its answer taken: the throttle time the broker gave (ms), None when it failed."""
+    def _fetch(self, channel, fetches: dict[TopicPartition, int]) -> bool:
         try:
             version = version_for(channel, FETCH) or 1  # 0.8.2's broker: v1, as the 0.9 consumer sent
             request = fetch_request(
@@ -178,7 +172,7 @@ class Fetcher:
             if isinstance(exc, OSError):
                 self.cluster.failed(channel.host, channel.port)
             self.cluster.request_refresh()
-            return None
+            return False
         arrived = False
         for topic in response.topics:
             for p in topic.partitions:
@@ -203,7 +197,7 @@ class Fetcher:
                     log.warning("fetch of %s-%d: %s", tp.topic, tp.partition, error_name(p.error))
         if arrived:
             self.on_data()
-        return getattr(response, "throttle_time_ms", 0)
+        return True
 
     def drain(self, max_records: int | None = None) -> dict[TopicPartition, list[ConsumerRecord]]:
         """Buffered records (at most ``max_records``: ``max.poll.records``) of partitions still assigned at
