@@ -3,11 +3,13 @@ stopped: its thread's gevent hub and loop go with it (an epoll and an eventfd de
 fetchers' connections, a fetch under way included. Once every in-process broker of a test run left the first
 two open (~290 of each by the middle of the integration suite) and a follower its fetcher's socket. The same
 holds for the producer threads of ``perf produce --threads``, each of which runs a producer on its own hub, and
-for a broker refused its id (a live duplicate): it ends the ZooKeeper session it opened."""
+for a broker refused its id (a live duplicate): it ends the ZooKeeper session it opened, and for a controller
+stopped while a broker it sent a request to is frozen."""
 
 from __future__ import annotations
 
 import os
+import signal
 
 import gevent
 import pytest
@@ -79,6 +81,23 @@ def tcp_ports_connected_to() -> list[int]:
             if fields[9] in inodes:
                 ports.append(int(fields[2].rsplit(":", 1)[1], 16))
     return ports
+
+
+def test_a_stopped_controller_closes_its_connection_to_a_frozen_broker(start_broker08, broker08_process, zk_client):
+    controller = start_broker08(1)
+    wait_until(lambda: controller.server.controller.active, 10, message="broker 1 elected")
+    frozen = broker08_process(2)
+    wait_until(lambda: len(zk_client.get_children("/brokers/ids")) == 2, 30, message="broker 2 registered")
+    channels = controller.server.controller.channels
+    wait_until(lambda: frozen.port in tcp_ports_connected_to() and channels.pending() == 0, 10, message="sent")
+    frozen.signal(signal.SIGSTOP)
+    try:
+        create_topic_with_assignment(zk_client, "on-the-frozen", "2")  # a LeaderAndIsr it never answers
+        wait_until(lambda: channels.pending() == 0, 10, message="the LeaderAndIsr under way")
+        controller.stop()
+        assert frozen.port not in tcp_ports_connected_to(), "the connection to the frozen broker is still open"
+    finally:
+        frozen.signal(signal.SIGCONT)
 
 
 def test_a_broker_refused_its_id_ends_the_zookeeper_session_it_opened(

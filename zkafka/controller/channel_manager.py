@@ -4,7 +4,9 @@ As 0.8.2's ControllerChannelManager: requests to a broker go out one at a time, 
 blocking channel with the controller's client id (``id_<id>-host_<host>-port_<port>``); a request that fails
 (the broker is unreachable, the connection dropped) is sent again on a new connection until it is answered or
 the broker is removed. Responses go to the caller's callback, if any. Each broker is dialled on its end point
-of the inter-broker listener, secured as that listener is (``InterBrokerSecurity``).
+of the inter-broker listener, secured as that listener is (``InterBrokerSecurity``). At shutdown the senders'
+greenlets end, a request under way with them (its connection closed), as Kafka's shutdown closes the
+controller's connections: one waiting on a frozen broker kept its socket after the broker stopped.
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ from gevent.queue import Queue
 
 from zkafka.client08.channel import broker_channel
 from zkafka.network.channel_builders import PLAINTEXT_INTER_BROKER, InterBrokerSecurity
+from zkafka.utils.hub import end_greenlets
 from zkafka.zk.paths08 import BrokerRegistration
 
 log = logging.getLogger(__name__)
 
 RETRY_BACKOFF_S = 0.3  # 0.8.2's RequestSendThread waits 300 ms before sending again
+SHUTDOWN_TIMEOUT_S = 5.0  # for the senders' greenlets to end at shutdown
 Callback = Callable[[Any], None]
 
 
@@ -100,6 +104,7 @@ class ControllerChannelManager:
         self.socket_timeout_ms = socket_timeout_ms
         self.security = security
         self._senders: dict[int, _BrokerSender] = {}
+        self._retired: list[gevent.Greenlet] = []  # stopped senders' greenlets, maybe ending a request
 
     def update_brokers(self, brokers: dict[int, BrokerRegistration]) -> None:
         """Follow the live brokers: a sender for each new registration, the others stopped."""
@@ -108,6 +113,7 @@ class ControllerChannelManager:
             if brokers.get(broker_id) != sender.registration:
                 sender.stop()
                 del self._senders[broker_id]
+                self._retired = [g for g in self._retired if not g.dead] + [sender.greenlet]
         for broker_id, registration in brokers.items():
             if broker_id not in self._senders:
                 self._senders[broker_id] = _BrokerSender(
@@ -127,6 +133,10 @@ class ControllerChannelManager:
         return sum(sender.queue.qsize() for sender in self._senders.values())
 
     def shutdown(self) -> None:
-        for sender in self._senders.values():
+        """Stop every sender and end its greenlet, and those of senders stopped before."""
+        senders = list(self._senders.values())
+        for sender in senders:
             sender.stop()
         self._senders.clear()
+        greenlets, self._retired = [sender.greenlet for sender in senders] + self._retired, []
+        end_greenlets(greenlets, SHUTDOWN_TIMEOUT_S)

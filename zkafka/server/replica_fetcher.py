@@ -38,6 +38,7 @@ from zkafka.protocol.fetch import FetchRequestPartition, FetchRequestTopic, Fetc
 from zkafka.protocol.leader_epoch import OFFSET_FOR_LEADER_EPOCH_APIS
 from zkafka.protocol.offsets import ListOffsetsRequestPartition, ListOffsetsRequestTopic, ListOffsetsRequestV0
 from zkafka.protocol.versioned import make
+from zkafka.utils.hub import end_greenlets
 
 log = logging.getLogger(__name__)
 
@@ -354,5 +355,4 @@ class ReplicaFetcherManager:
         self._fetchers.clear()
         self._owner.clear()
         greenlets, self._retired = [fetcher.greenlet for fetcher in fetchers] + self._retired, []
-        if greenlets and greenlets[0].parent is gevent.get_hub():  # on the broker's hub (a test's thread: stopped)
-            gevent.killall(greenlets, timeout=SHUTDOWN_TIMEOUT_S)
+        end_greenlets(greenlets, SHUTDOWN_TIMEOUT_S)
