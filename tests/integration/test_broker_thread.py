@@ -8,7 +8,6 @@ stopped while a broker it sent a request to is frozen."""
 
 from __future__ import annotations
 
-import os
 import signal
 
 import gevent
@@ -16,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.support.brokers import broker_config
+from tests.support.descriptors import event_loops, tcp_ports_connected_to
 from tests.support.replication import produce, zk_state
 from tests.support.server08 import Client08, broker08_props
 from zkafka.admin.topics import create_topic_with_assignment
@@ -26,17 +26,6 @@ from zkafka.server.start import BrokerThread
 from zkafka.utils import wait_until
 
 pytestmark = pytest.mark.integration
-
-
-def event_loops() -> int:
-    """The process's epoll descriptors (one per live libev loop, the main thread's included)."""
-    count = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            count += os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:[eventpoll]"
-        except OSError:  # the listing's own descriptor
-            pass
-    return count
 
 
 def test_stopped_brokers_of_both_lines_close_their_event_loops_and_stop_twice(tmp_path, zk_connect):
@@ -62,25 +51,6 @@ def test_perf_produce_threads_close_their_event_loops(start_broker08, zk_client)
     result = CliRunner().invoke(main, ["perf", "produce", *options])
     assert result.exit_code == 0, (result.output, result.exception)
     assert event_loops() == before, "a producer thread's loop outlived it"
-
-
-def tcp_ports_connected_to() -> list[int]:
-    """The remote port of each of this process's TCP sockets (IPv4), from /proc."""
-    inodes = set()
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[8:-1])
-    ports = []
-    with open("/proc/self/net/tcp") as table:
-        for line in list(table)[1:]:
-            fields = line.split()
-            if fields[9] in inodes:
-                ports.append(int(fields[2].rsplit(":", 1)[1], 16))
-    return ports
 
 
 def test_a_stopped_controller_closes_its_connection_to_a_frozen_broker(start_broker08, broker08_process, zk_client):

@@ -14,6 +14,7 @@ kafka = pytest.importorskip("kafka")
 from kafka import KafkaProducer  # noqa: E402
 
 from tests.integration.test_coordinator_kafka_python import TOPIC, produce, start_with_topic  # noqa: E402
+from tests.support.descriptors import tcp_ports_connected_to  # noqa: E402
 from zkafka.consumer.group import (  # noqa: E402
     GroupConsumer,
     NoOffsetForPartitionError,
@@ -238,6 +239,22 @@ def test_enable_auto_commit_commits_positions_in_the_background_and_at_close(boo
         assert committed_total(b) == 60
     finally:
         b.close()
+
+
+def test_a_closed_consumer_leaves_no_connection_open(bootstrap):
+    """Its fetches are long polls (``fetch.max.wait.ms``): one under way at close is cut short and its
+    connection closed then, not when the thread's hub next runs (which may be never)."""
+    port = int(bootstrap.rsplit(":", 1)[1])
+    before = tcp_ports_connected_to().count(port)
+    sent = produce(bootstrap, 20)
+    c = consumer(bootstrap, fetch_max_wait_ms=500)
+    c.subscribe([TOPIC])
+    try:
+        poll_until([c], lambda r: len(r[0]) >= len(sent))
+        assert tcp_ports_connected_to().count(port) > before
+    finally:
+        c.close()
+    assert tcp_ports_connected_to().count(port) == before
 
 
 def committed_total(c: GroupConsumer) -> int:

@@ -29,8 +29,11 @@ from zkafka.protocol.errors import ErrorCode, error_name
 from zkafka.protocol.fetch import fetch_request
 from zkafka.records import native
 from zkafka.records.fetched import FetchedRecord
+from zkafka.utils.hub import end_greenlets
 
 log = logging.getLogger(__name__)
+
+CLOSE_TIMEOUT_S = 5.0  # for the workers to end at close
 
 LEADER_ERRORS = {
     ErrorCode.NOT_LEADER_FOR_PARTITION,
@@ -248,5 +251,8 @@ class Fetcher:
         self.changed()
 
     def close(self) -> None:
-        gevent.killall(list(self._workers.values()), block=False)
+        """End the workers now, a fetch under way cut short and its connection closed (not left to a hub that
+        may not run again)."""
+        workers = list(self._workers.values())
         self._workers.clear()
+        end_greenlets(workers, CLOSE_TIMEOUT_S)
