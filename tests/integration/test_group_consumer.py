@@ -257,6 +257,27 @@ def test_a_closed_consumer_leaves_no_connection_open(bootstrap):
     assert tcp_ports_connected_to().count(port) == before
 
 
+def test_a_consumer_closed_while_its_join_waits_leaves_no_connection_open(bootstrap):
+    """B's JoinGroup waits for A, which does not poll, to join again (up to A's session timeout); B closed
+    meanwhile cuts it short and closes its connections."""
+    port = int(bootstrap.rsplit(":", 1)[1])
+    a = consumer(bootstrap)
+    a.subscribe([TOPIC])
+    try:
+        poll_until([a], lambda r: len(a.assignment()) == 4)
+        before = tcp_ports_connected_to().count(port)
+        b = consumer(bootstrap)
+        b.subscribe([TOPIC])
+        try:
+            b.poll(200)  # its join starts and waits for a
+            assert not b.assignment() and tcp_ports_connected_to().count(port) > before
+        finally:
+            b.close()
+        assert tcp_ports_connected_to().count(port) == before
+    finally:
+        a.close()
+
+
 def committed_total(c: GroupConsumer) -> int:
     return sum((c.committed(tp) or OffsetAndMetadata(0)).offset for tp in ALL)
 

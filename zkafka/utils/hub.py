@@ -14,7 +14,7 @@ def destroy_thread_hub() -> None:
     gevent.get_hub().destroy(destroy_loop=True)
 
 
-def end_greenlets(greenlets: Iterable[gevent.Greenlet], timeout: float) -> None:
+def end_greenlets(greenlets: Iterable[gevent.Greenlet], timeout: float = 5.0) -> None:
     """End ``greenlets`` now (GreenletExit where each waits: a request under way is cut short and its
     connection closed) when they run on the calling thread's hub, the caller's own greenlet excepted. A greenlet
     left waiting when its hub stops keeps its connection open for the life of the process. From another thread

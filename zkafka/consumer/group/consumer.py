@@ -63,6 +63,7 @@ from zkafka.consumer.group.subscription import (
 from zkafka.errors import FencedInstanceIdError, InvalidConfigError, KafkaError
 from zkafka.network.client_security import CLIENT_SECURITY_KEYS, secure_of
 from zkafka.protocol import EARLIEST_TIME, LATEST_TIME
+from zkafka.utils.hub import end_greenlets
 
 log = logging.getLogger(__name__)
 
@@ -385,8 +386,8 @@ class GroupConsumer:
                 self.coordinator.leave()
         finally:
             self._closed = True
-            if self._join is not None:
-                self._join.kill(block=False)
+            if self._join is not None:  # a JoinGroup under way (it waits for the rebalance): cut short
+                end_greenlets([self._join])
             self.fetcher.close()
             self.coordinator.close()
             self.cluster.close()

@@ -58,6 +58,7 @@ from zkafka.consumer.group.subscription import OffsetAndMetadata, SubscriptionSt
 from zkafka.errors import FencedInstanceIdError, KafkaError, RebalanceInProgressError
 from zkafka.protocol import group_membership
 from zkafka.protocol.errors import ErrorCode, error_name
+from zkafka.utils.hub import end_greenlets
 
 log = logging.getLogger(__name__)
 
@@ -398,7 +399,7 @@ class ConsumerCoordinator:
 
     def close(self) -> None:
         self._closed.set()
-        self._heartbeat.kill(block=False)
+        end_greenlets([self._heartbeat])  # a heartbeat under way: cut short, its socket closed
         self.channel.dead("closed")
 
 

@@ -33,8 +33,6 @@ from zkafka.utils.hub import end_greenlets
 
 log = logging.getLogger(__name__)
 
-CLOSE_TIMEOUT_S = 5.0  # for the workers to end at close
-
 LEADER_ERRORS = {
     ErrorCode.NOT_LEADER_FOR_PARTITION,
     ErrorCode.LEADER_NOT_AVAILABLE,
@@ -255,4 +253,4 @@ class Fetcher:
         may not run again)."""
         workers = list(self._workers.values())
         self._workers.clear()
-        end_greenlets(workers, CLOSE_TIMEOUT_S)
+        end_greenlets(workers)
