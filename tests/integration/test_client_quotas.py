@@ -12,10 +12,9 @@ import time
 
 import confluent_kafka
 import pytest
-from click.testing import CliRunner
 
 from tests.support.consumers08 import produce08, start_cluster08
-from zkafka.cli.command import main
+from tests.support.quotas import configs, hold_consumer, throttling
 from zkafka.consumer.group.consumer import GroupConsumer
 from zkafka.consumer.simple08 import SimpleConsumer08
 from zkafka.utils import wait_until
@@ -27,12 +26,6 @@ VALUE = b"q" * 10_000
 # Kafka's rate over two 1 s samples lets a burst through each time the older sample expires (every 2 s): the
 # span measured is a whole number of those cycles, after the first second's allowance.
 WARM_UP_S, MEASURED_S = 1.0, 6.0
-
-
-def configs(zk_connect: str, *args: str) -> str:
-    result = CliRunner().invoke(main, ["configs", "--zookeeper", zk_connect, *args])
-    assert result.exit_code == 0, (result.output, result.exception)
-    return result.output
 
 
 class Flood:
@@ -129,10 +122,7 @@ def test_a_consumer_held_to_its_byte_rate_reads_everything(start_broker08, zk_co
     windows = {"quota.window.num": "2", "quota.window.size.seconds": "1"}
     (broker,) = start_cluster08(start_broker08, zk_client, 1, {"q": 1}, **windows)
     values = produce08([broker], "q", 4000, prefix="held")
-    configs(zk_connect, "--alter", "--add-config", "consumer_byte_rate=40960", "--entity-type", "clients",
-            "--entity-name", "slow")  # fmt: skip
-    fetch = broker.server.quota_configs.managers.fetch
-    wait_until(lambda: fetch.quota("ANONYMOUS", "slow") == 40960, 10, message="the broker took the quota")
+    hold_consumer(zk_connect, [broker], "slow", 40960)
 
     read, throttled, offset = [], 0, 0
     with SimpleConsumer08("127.0.0.1", broker.port, client_id="slow", read_batches=read_batches) as consumer:
@@ -162,11 +152,7 @@ def test_a_group_consumer_held_to_its_byte_rate_reads_everything(
     props = {"quota.window.num": windows, "quota.window.size.seconds": "1"}
     (broker,) = start_cluster08(start_broker08, zk_client, 1, {"g": 2}, **props)
     values = produce08([broker], "g", messages, prefix="grouped")
-    rate = "40960" if windows == "2" else "10240"
-    configs(zk_connect, "--alter", "--add-config", f"consumer_byte_rate={rate}", "--entity-type", "clients",
-            "--entity-name", "slow")  # fmt: skip
-    fetch = broker.server.quota_configs.managers.fetch
-    wait_until(lambda: fetch.quota("ANONYMOUS", "slow") == int(rate), 10, message="the broker took the quota")
+    hold_consumer(zk_connect, [broker], "slow", 40960 if windows == "2" else 10240)
     consumer = GroupConsumer(
         {"bootstrap.servers": f"127.0.0.1:{broker.port}", "group.id": "held", "client.id": "slow",
          "auto.offset.reset": "earliest", "fetch.max.wait.ms": "100", "heartbeat.interval.ms": "1000"}
@@ -178,7 +164,7 @@ def test_a_group_consumer_held_to_its_byte_rate_reads_everything(
         deadline = time.monotonic() + 60
         while len(read) < len(values) and time.monotonic() < deadline:
             read += [r.value for records in consumer.poll(100).values() for r in records]
-            throttled = throttled or any(m[3] > 0 for m in fetch.measurements(time.monotonic() * 1000))
+            throttled = throttled or throttling(broker)
     finally:
         consumer.close()
     assert len(read) == len(values) and set(read) == values
@@ -193,10 +179,7 @@ def test_librdkafka_consumer_held_to_its_byte_rate_reads_everything(start_broker
     windows = {"quota.window.num": "2", "quota.window.size.seconds": "1"}
     (broker,) = start_cluster08(start_broker08, zk_client, 1, {"r": 2}, **windows)
     values = produce08([broker], "r", 4000, prefix="rdkafka")
-    configs(zk_connect, "--alter", "--add-config", "consumer_byte_rate=40960", "--entity-type", "clients",
-            "--entity-name", "rdk")  # fmt: skip
-    fetch = broker.server.quota_configs.managers.fetch
-    wait_until(lambda: fetch.quota("ANONYMOUS", "rdk") == 40960, 10, message="the broker took the quota")
+    hold_consumer(zk_connect, [broker], "rdk", 40960)
     consumer = confluent_kafka.Consumer(
         {"bootstrap.servers": f"127.0.0.1:{broker.port}", "group.id": "rdk-held", "client.id": "rdk",
          "auto.offset.reset": "earliest", "enable.auto.commit": False}
@@ -210,7 +193,7 @@ def test_librdkafka_consumer_held_to_its_byte_rate_reads_everything(start_broker
             message = consumer.poll(0.1)
             if message is not None and message.error() is None:
                 read.append(message.value())
-            throttled = throttled or any(m[3] > 0 for m in fetch.measurements(time.monotonic() * 1000))
+            throttled = throttled or throttling(broker)
     finally:
         consumer.close()
     assert len(read) == len(values) and set(read) == values, f"{len(read)} of {len(values)} read"

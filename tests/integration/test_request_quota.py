@@ -12,7 +12,7 @@ import kafka
 import kafka.errors
 import pytest
 
-from tests.integration.test_client_quotas import configs
+from tests.support.quotas import configs
 from tests.support.replication import zk_state
 from zkafka.admin.topics import create_topic_with_assignment
 from zkafka.utils import wait_until

@@ -19,12 +19,11 @@ import time
 import urllib.request
 
 import pytest
-from click.testing import CliRunner
 
 from tests.support.consumers08 import produce08, start_cluster08
 from tests.support.drills import FIGURES
+from tests.support.quotas import hold_consumer
 from tests.support.spark import ROOT, loader_command
-from zkafka.cli.command import main
 from zkafka.launch.spark_standalone import SparkStandalone
 from zkafka.launch.zookeeper_server import free_port
 from zkafka.spark.cluster08 import CLIENT_ID
@@ -71,24 +70,13 @@ def busy_after_a_task(cluster: SparkStandalone, worker: int, driver_ui: str) -> 
     return False
 
 
-def pace_the_loader(brokers, zk_connect: str) -> None:
-    """Hold the loader's client id to BYTE_RATE on every broker (``zkafka configs``, as kafka-configs.sh)."""
-    quota = ["--add-config", f"consumer_byte_rate={BYTE_RATE}", "--entity-type", "clients", "--entity-name"]
-    result = CliRunner().invoke(main, ["configs", "--zookeeper", zk_connect, "--alter", *quota, CLIENT_ID])
-    assert result.exit_code == 0, (result.output, result.exception)
-    managers = [broker.server.quota_configs.managers for broker in brokers]
-    wait_until(
-        lambda: all(m.fetch.quota("ANONYMOUS", CLIENT_ID) == BYTE_RATE for m in managers), 10, message="the quota"
-    )
-
-
 def test_loader_on_a_standalone_cluster_survives_a_worker_killed_mid_job(
     spark, spark_cluster, start_broker08, zk_client, zk_connect, tmp_path
 ):
     windows = {"quota.window.num": "2", "quota.window.size.seconds": "1"}
     brokers = start_cluster08(start_broker08, zk_client, 2, {"c": PARTITIONS}, **windows)
     values = produce08(brokers, "c", MESSAGES, prefix="cluster")
-    pace_the_loader(brokers, zk_connect)
+    hold_consumer(zk_connect, brokers, CLIENT_ID, BYTE_RATE)  # zkafka configs, as kafka-configs.sh
     bootstrap = ",".join(f"127.0.0.1:{b.port}" for b in brokers)
     out = tmp_path / "table"
     args, env = loader_command(["-b", bootstrap], "c", out)

@@ -13,6 +13,8 @@ import signal
 import pytest
 from hypothesis import settings
 
+from tests.support.descriptors import fd_targets
+
 # Hypothesis examples assert behaviour, not speed: no per-example deadline, so a loaded CI machine cannot fail
 # a property test on time alone (speed targets live in benchmarks). A test's own @settings still applies.
 settings.register_profile("zkafka", deadline=None)
@@ -77,15 +79,5 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
             print(
                 f"\nFAILED: the tests of {suite} left {leaked} more descriptors open than before them"
-                f" (limit {FD_LEAK_LIMITS[suite]}); open now: {_fd_targets()[-20:]}"
+                f" (limit {FD_LEAK_LIMITS[suite]}); open now: {fd_targets()[-20:]}"
             )
-
-
-def _fd_targets() -> list[str]:
-    targets = []
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            targets.append(os.readlink(f"/proc/self/fd/{fd}"))
-        except OSError:  # the listing's own descriptor, closed since
-            pass
-    return sorted(targets)
