@@ -158,8 +158,7 @@ class Throttler:
     def fetch_cap(self, client: tuple[str, str]) -> int | None:
         """The most bytes a consumer's fetch may answer with (Kafka 2.6+): what its fetch quota's windows take at
         once; None with no fetch quota."""
-        manager = self.managers.fetch
-        cap = manager.max_value_in_quota_window(*client) if manager.enabled else UNLIMITED
+        cap = self.managers.fetch.max_value_in_quota_window(*client)
         return int(cap) if cap < UNLIMITED else None
 
     def _record(
