@@ -86,6 +86,9 @@ def test_loader_on_a_standalone_cluster_survives_a_worker_killed_mid_job(
         "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
         "spark.executor.memory": "512m", "spark.executor.cores": "1", "spark.cores.max": "2",
         "spark.ui.enabled": "true", "spark.ui.port": str(ui_port),
+        # the REST counts written at every task event: at the default 100 ms a task's end that follows the
+        # next task's start within that time is not written until the executor's next event
+        "spark.ui.liveUpdate.period": "0",
     }.items():  # fmt: skip
         args += ["--conf", f"{key}={value}"]
     stderr_path = tmp_path / "load.err"
