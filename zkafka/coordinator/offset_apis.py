@@ -27,7 +27,7 @@ from zkafka.topic import OFFSETS_TOPIC
 log = logging.getLogger(__name__)
 
 DEFAULT_TIMESTAMP = -1  # OffsetCommit v1: "now"
-NO_THROTTLE = 0  # zkafka has no quotas
+NO_THROTTLE = 0  # an answer over the request quota gets its throttle time written in (throttling.py)
 TopicPartition = tuple[str, int]
 
 

@@ -72,7 +72,7 @@ API_VERSIONS_APIS = (
 
 
 def api_versions_response(version: int, error: int, ranges: list) -> Any:
-    """The ApiVersions answer of ``version`` (0-3): from v1 with a throttle time of 0 (zkafka has no quotas),
-    v3 without feature tags (zkafka has no feature versioning)."""
+    """The ApiVersions answer of ``version`` (0-3): from v1 with a throttle time of 0 (a throttled answer gets
+    its own written in), v3 without feature tags (zkafka has no feature versioning)."""
     response_class = API_VERSIONS_APIS[version][1]
     return response_class(error, ranges) if version == 0 else response_class(error, ranges, 0)

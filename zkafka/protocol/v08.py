@@ -259,6 +259,11 @@ def encode_response(correlation_id: int, body: Struct) -> list:
     return join_parts(out)
 
 
+def with_correlation_id(frame: bytes, correlation_id: int) -> bytes:
+    """A whole response frame encoded once (a fixed answer) carrying ``correlation_id`` instead of its own."""
+    return frame[:4] + Int32.fmt.pack(correlation_id) + frame[RESPONSE_HEADER.size :]
+
+
 def decode_response(api_key: int, api_version: int, frame: bytes | bytearray | memoryview) -> Response:
     """Parse a response frame (the bytes after the ``int32 size``) to the request ``(api_key, api_version)``."""
     entry = SCHEMAS.get((api_key, api_version))

@@ -135,6 +135,7 @@ class KafkaApis:
         self._handlers.update(ListOffsetsApis(replica_manager, offsets_versions, auth).handlers())
         for version in range(len(API_VERSIONS_APIS)):
             self._handlers[(API_VERSIONS, version)] = self.handle_api_versions
+        self._api_versions_frames: dict[int | None, bytes] = {}  # encoded answers by version (None: too new)
         sasl_apis = SaslApis() if newest else None  # ILLEGAL_SASL_STATE once authenticated (0.10+ brokers)
         for apis in (replica_apis, admin_apis, *more_apis, sasl_apis):
             if apis is not None:
@@ -167,12 +168,17 @@ class KafkaApis:
         """The ranges this broker serves, in the version asked for (v0-v3); a newer version gets them in a v0
         response with UNSUPPORTED_VERSION, as later brokers answer it (KIP-511), so the client asks again
         with the highest version both speak."""
-        ranges = v08.api_version_ranges(self._handlers)
-        if (API_VERSIONS, request.api_version) in self._handlers:
-            body = api_versions_response(request.api_version, ErrorCode.NONE, ranges)
-        else:
-            body = api_versions_response(0, ErrorCode.UNSUPPORTED_VERSION, ranges)
-        return v08.encode_response(request.correlation_id, body)
+        version = request.api_version if (API_VERSIONS, request.api_version) in self._handlers else None
+        frame = self._api_versions_frames.get(version)
+        if frame is None:  # once per version: every client opens each connection with one
+            ranges = v08.api_version_ranges(self._handlers)
+            if version is None:
+                body = api_versions_response(0, ErrorCode.UNSUPPORTED_VERSION, ranges)
+            else:
+                body = api_versions_response(version, ErrorCode.NONE, ranges)
+            (frame,) = v08.encode_response(0, body)
+            self._api_versions_frames[version] = frame
+        return [v08.with_correlation_id(frame, request.correlation_id)]
 
     # -- Produce ------------------------------------------------------------------------------------------
 

@@ -75,3 +75,12 @@ def test_v3_answers_the_served_ranges_flexibly_under_a_v0_response_header(broker
     answer = wire_bytes(broker.apis.handle(request))
     # size | correlation id (no tag buffer) | error | ranges | throttle time | no tagged fields
     assert answer == hexbytes(f"0000003d | 00000007 | 0000 | {RANGES_08_V3} | 00000000 | 00")
+
+
+def test_answers_encoded_once_carry_each_requests_correlation_id(broker):
+    answers = []
+    for correlation_id in (7, 8, 7):
+        frame = v08.encode_request(ApiVersionsRequestV1(), correlation_id, "cli")
+        answers.append(wire_bytes(broker.apis.handle(v08.decode_request(frame[4:]))))
+    assert answers[0] == answers[2] == hexbytes(f"00000038 | 00000007 | 0000 | {RANGES_08} | 00000000")
+    assert answers[1] == hexbytes(f"00000038 | 00000008 | 0000 | {RANGES_08} | 00000000")
