@@ -3,7 +3,7 @@
 1. produce throughput (``zkafka perf produce``, sync, 100-byte messages, batch 200, one partition) with
    replication factor 1 and 3, acks 1 and -1, and 1 and 5 requests in flight;
 2. acks=-1 latency on replication factor 3: a sync producer sends 200-message requests paced at half the rate
-   measured with one in flight; each request's time from send to acknowledgement (the messages are then on
+   measured with one in flight (or ``--latency-rate``); each request's time from send to acknowledgement (the messages are then on
    every in-sync replica), p50 and p99;
 3. failover: time from a leader's kill -9 to the next acks=-1 acknowledgement from the new leader (and to the
    state znode naming it), with ``zookeeper.session.timeout.ms`` as the floor it waits out; each round restarts
@@ -185,12 +185,22 @@ def catch_up(cluster: Cluster, megabytes: int) -> tuple[int, float, float]:
     return size, time.monotonic() - registered, registered - started
 
 
+def registered(cluster: Cluster) -> int:
+    """Brokers registered in ZooKeeper (0 before the first creates ``/brokers/ids``)."""
+    return len(cluster.zk.get_children("/brokers/ids")) if cluster.zk.exists("/brokers/ids") else 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3, help="leader kills (0: none)")
     parser.add_argument("--catch-up-mb", type=int, default=1024, help="how far behind the follower restarts")
     parser.add_argument("--latency-seconds", type=float, default=5.0)
+    parser.add_argument(
+        "--latency-rate",
+        type=float,
+        help="messages/s of the acks=-1 latency run (default: half the RF 3 acks=-1 one-in-flight rate)",
+    )
     options = parser.parse_args()
     os.environ["PYTHONPATH"] = (
         ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")
@@ -202,17 +212,17 @@ def main() -> None:
             try:
                 for b in BROKERS:
                     cluster.start(b)
-                wait_until(lambda: len(cluster.zk.get_children("/brokers/ids")) == 3, 30)
+                wait_until(lambda: registered(cluster) == 3, 30, message="3 brokers registered")
                 rows = throughput(cluster, options.messages)
-                half = rows[(3, "-1", 1)]["messages_per_sec"] / 2
-                times = latency(cluster, half, options.latency_seconds)
+                rate = options.latency_rate or rows[(3, "-1", 1)]["messages_per_sec"] / 2
+                times = latency(cluster, rate, options.latency_seconds)
                 kills = failover(cluster, options.rounds)
                 fetched, catch_up_s, startup_s = catch_up(cluster, options.catch_up_mb)
             finally:
                 cluster.stop()  # before ZooKeeper goes: a clean stop closes their sessions
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    report(rows, half, times)
+    report(rows, rate, times)
     print(f"\nkill -9 of the leader (zookeeper.session.timeout.ms={SESSION_MS}):")
     for leader, elected_s, acked_s in kills:
         print(
