@@ -79,3 +79,16 @@ def make_certs(directory: Path) -> Certs:
     keystore = directory / "broker-keystore.pem"
     keystore.write_text((directory / "broker.pem").read_text() + (directory / "broker.key").read_text())
     return Certs(directory / "ca.pem", keystore, directory / "client.pem", directory / "client.key")
+
+
+def encrypted_keystore(certs: Certs, password: str) -> Path:
+    """The broker's keystore with its key as an encrypted PKCS#8 block (what Kafka's PEM keystore wants, with
+    ``ssl.key.password``)."""
+    directory = certs.broker.parent
+    _openssl(
+        "pkcs8", "-topk8", "-in", "broker.key", "-out", "broker-encrypted.key", "-passout", f"pass:{password}",
+        cwd=directory,
+    )  # fmt: skip
+    keystore = directory / "broker-keystore-encrypted.pem"
+    keystore.write_text((directory / "broker.pem").read_text() + (directory / "broker-encrypted.key").read_text())
+    return keystore

@@ -2,8 +2,9 @@
 overridable per listener as ``listener.name.<listener>.ssl.…``, and the principal of a client certificate.
 
 Keystores are PEM (KIP-651's ``ssl.keystore.type=PEM``): ``ssl.keystore.location`` is a file holding the
-certificate chain and the private key (encrypted with ``ssl.key.password`` or not), or the chain and the key are
-given inline as ``ssl.keystore.certificate.chain`` / ``ssl.keystore.key``. The truststore is a PEM bundle
+certificate chain and the private key (encrypted with ``ssl.key.password``, or not: read with a warning, as Kafka
+refuses it), or the chain and the key are given inline as ``ssl.keystore.certificate.chain`` /
+``ssl.keystore.key``. The truststore is a PEM bundle
 (``ssl.truststore.location``, or inline ``ssl.truststore.certificates``). ``ssl.cipher.suites`` takes OpenSSL's
 cipher names. As Kafka's ``DefaultSslEngineFactory``, a store is given one way only (a file or inline) and a PEM
 store takes no store password (``ssl.key.password`` decrypts the key).
@@ -11,6 +12,7 @@ store takes no store password (``ssl.key.password`` decrypts the key).
 
 from __future__ import annotations
 
+import logging
 import os
 import ssl
 import tempfile
@@ -21,6 +23,8 @@ from gevent.ssl import SSLContext
 
 from zkafka.config import choice_key, csv_key, str_key
 from zkafka.errors import InvalidConfigError
+
+log = logging.getLogger(__name__)
 
 ANONYMOUS = "User:ANONYMOUS"
 PEM = "PEM"
@@ -75,6 +79,9 @@ def server_context(config: Any, listener: str) -> SSLContext:
     """The TLS context of an SSL or SASL_SSL listener; InvalidConfigError naming the key when it cannot be made."""
     setting = lambda key: listener_setting(config, listener, key)  # noqa: E731
     check_pem_stores(setting)
+    warning = keystore_kafka_refuses(setting)
+    if warning:
+        log.warning("listener %s: %s", listener, warning)
     context = SSLContext(ssl.PROTOCOL_TLS_SERVER)
     _load_keystore(context, setting, listener)
     _load_truststore(context, setting)
@@ -97,6 +104,18 @@ def check_pem_stores(setting: Callable[[str], Any]) -> None:
     for location, inline in (("keystore.location", "keystore.key"), ("truststore.location", "truststore.certificates")):
         if setting(f"ssl.{location}") and setting(f"ssl.{inline}"):
             raise InvalidConfigError(f"ssl.{inline}: given with ssl.{location}; give one of them")
+
+
+def keystore_kafka_refuses(setting: Callable[[str], Any]) -> str | None:
+    """What Kafka would refuse in a keystore zkafka reads (a PEM file without ``ssl.key.password``: Kafka 2.7+
+    wants its key encrypted), as a warning; None when Kafka would take it too."""
+    location = setting("ssl.keystore.location")
+    if location and not setting("ssl.key.password"):
+        return (
+            f"ssl.keystore.location: {location} is read without ssl.key.password; Kafka refuses a PEM keystore"
+            " file without one (its key encrypted)"
+        )
+    return None
 
 
 def _load_keystore(context: SSLContext, setting: Any, listener: str) -> None:

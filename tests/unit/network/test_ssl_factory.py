@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.certs import encrypted_keystore, make_certs
 from zkafka.config08 import BrokerConfig08
 from zkafka.errors import InvalidConfigError
-from zkafka.network.ssl_factory import check_pem_stores, server_context
+from zkafka.network.ssl_factory import check_pem_stores, keystore_kafka_refuses, server_context
 
 
 @pytest.mark.parametrize(
@@ -46,3 +47,28 @@ def test_a_listener_with_a_truststore_password_is_refused(tmp_path):
     )
     with pytest.raises(InvalidConfigError, match="^ssl.truststore.password: a PEM truststore has none"):
         server_context(config, "SSL")
+
+
+def test_a_pem_keystore_file_without_a_key_password_is_read_with_kafkas_refusal_told():
+    warning = keystore_kafka_refuses({"ssl.keystore.location": "/k.pem"}.get)
+    assert warning.startswith("ssl.keystore.location: /k.pem is read without ssl.key.password; Kafka refuses")
+    assert keystore_kafka_refuses({"ssl.keystore.location": "/k.pem", "ssl.key.password": "p"}.get) is None
+    assert keystore_kafka_refuses({"ssl.keystore.certificate.chain": "C", "ssl.keystore.key": "K"}.get) is None
+
+
+def _listener_config(tmp_path, **ssl_props) -> BrokerConfig08:
+    props = {"broker.id": "0", "zookeeper.connect": "127.0.0.1:1", "log.dirs": str(tmp_path / "logs")}
+    props.update({"listeners": "SSL://127.0.0.1:0", "security.inter.broker.protocol": "SSL", **ssl_props})
+    return BrokerConfig08(props)
+
+
+def test_an_encrypted_pem_keystore_is_read_with_its_key_password(tmp_path, caplog):
+    certs = make_certs(tmp_path / "certs")
+    keystore = encrypted_keystore(certs, "key-secret")
+    assert "ENCRYPTED PRIVATE KEY" in keystore.read_text()
+    stores = {"ssl.keystore.location": str(keystore), "ssl.truststore.location": str(certs.ca)}
+    context = server_context(_listener_config(tmp_path, **stores, **{"ssl.key.password": "key-secret"}), "SSL")
+    assert context.verify_mode is not None
+    assert "Kafka refuses" not in caplog.text
+    with pytest.raises(InvalidConfigError, match=f"^ssl.keystore.location: cannot load {keystore}"):
+        server_context(_listener_config(tmp_path, **stores, **{"ssl.key.password": "wrong"}), "SSL")
