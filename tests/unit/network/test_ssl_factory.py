@@ -3,6 +3,8 @@ store given one way, no store password; the broker refuses anything else at star
 
 from __future__ import annotations
 
+import ssl
+
 import pytest
 
 from tests.support.certs import encrypted_keystore, make_certs
@@ -34,17 +36,14 @@ def test_pem_stores_given_one_way_pass():
     check_pem_stores({"ssl.keystore.certificate.chain": "C", "ssl.keystore.key": "K"}.get)
 
 
+def _listener_config(tmp_path, **ssl_props) -> BrokerConfig08:
+    props = {"broker.id": "0", "zookeeper.connect": "127.0.0.1:1", "log.dirs": str(tmp_path / "logs")}
+    props.update({"listeners": "SSL://127.0.0.1:0", "security.inter.broker.protocol": "SSL", **ssl_props})
+    return BrokerConfig08(props)
+
+
 def test_a_listener_with_a_truststore_password_is_refused(tmp_path):
-    config = BrokerConfig08(
-        {
-            "broker.id": "0",
-            "zookeeper.connect": "127.0.0.1:1",
-            "log.dirs": str(tmp_path),
-            "listeners": "SSL://127.0.0.1:0",
-            "security.inter.broker.protocol": "SSL",
-            "listener.name.ssl.ssl.truststore.password": "secret",
-        }
-    )
+    config = _listener_config(tmp_path, **{"listener.name.ssl.ssl.truststore.password": "secret"})
     with pytest.raises(InvalidConfigError, match="^ssl.truststore.password: a PEM truststore has none"):
         server_context(config, "SSL")
 
@@ -56,10 +55,25 @@ def test_a_pem_keystore_file_without_a_key_password_is_read_with_kafkas_refusal_
     assert keystore_kafka_refuses({"ssl.keystore.certificate.chain": "C", "ssl.keystore.key": "K"}.get) is None
 
 
-def _listener_config(tmp_path, **ssl_props) -> BrokerConfig08:
-    props = {"broker.id": "0", "zookeeper.connect": "127.0.0.1:1", "log.dirs": str(tmp_path / "logs")}
-    props.update({"listeners": "SSL://127.0.0.1:0", "security.inter.broker.protocol": "SSL", **ssl_props})
-    return BrokerConfig08(props)
+def _served_certificate_subject(server: ssl.SSLContext, ca) -> tuple:
+    """The subject of the certificate ``server`` presents in a TLS handshake (in memory) with a client trusting
+    ``ca``: proof that its keystore's key was read."""
+    client = ssl.create_default_context(cafile=str(ca))
+    client_in, client_out, server_in, server_out = (ssl.MemoryBIO() for _ in range(4))
+    tls_client = client.wrap_bio(client_in, client_out, server_hostname="localhost")
+    tls_server = server.wrap_bio(server_in, server_out, server_side=True)
+    for _ in range(10):
+        done = 0
+        for tls, out, peer_in in ((tls_client, client_out, server_in), (tls_server, server_out, client_in)):
+            try:
+                tls.do_handshake()
+                done += 1
+            except ssl.SSLWantReadError:
+                pass
+            peer_in.write(out.read())
+        if done == 2:
+            return tls_client.getpeercert()["subject"]
+    raise AssertionError("the handshake did not complete")
 
 
 def test_an_encrypted_pem_keystore_is_read_with_its_key_password(tmp_path, caplog):
@@ -68,7 +82,8 @@ def test_an_encrypted_pem_keystore_is_read_with_its_key_password(tmp_path, caplo
     assert "ENCRYPTED PRIVATE KEY" in keystore.read_text()
     stores = {"ssl.keystore.location": str(keystore), "ssl.truststore.location": str(certs.ca)}
     context = server_context(_listener_config(tmp_path, **stores, **{"ssl.key.password": "key-secret"}), "SSL")
-    assert context.verify_mode is not None
+    subject = _served_certificate_subject(context, certs.ca)
+    assert subject == ((("commonName", "localhost"),), (("organizationName", "zkafka"),))
     assert "Kafka refuses" not in caplog.text
     with pytest.raises(InvalidConfigError, match=f"^ssl.keystore.location: cannot load {keystore}"):
         server_context(_listener_config(tmp_path, **stores, **{"ssl.key.password": "wrong"}), "SSL")
