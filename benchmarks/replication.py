@@ -3,8 +3,8 @@
 1. produce throughput (``zkafka perf produce``, sync, 100-byte messages, batch 200, one partition) with
    replication factor 1 and 3, acks 1 and -1, and 1 and 5 requests in flight;
 2. acks=-1 latency on replication factor 3: a sync producer sends 200-message requests paced at half the rate
-   measured with one in flight (or ``--latency-rate``); each request's time from send to acknowledgement (the messages are then on
-   every in-sync replica), p50 and p99;
+   measured with one in flight (or at ``--latency-rate``); each request's time from send to acknowledgement
+   (the messages are then on every in-sync replica), p50 and p99;
 3. failover: time from a leader's kill -9 to the next acks=-1 acknowledgement from the new leader (and to the
    state znode naming it), with ``zookeeper.session.timeout.ms`` as the floor it waits out; each round restarts
    the killed broker and waits for a full ISR;
