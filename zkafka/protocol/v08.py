@@ -261,7 +261,7 @@ def encode_response(correlation_id: int, body: Struct) -> list:
 
 def with_correlation_id(frame: bytes, correlation_id: int) -> bytes:
     """A whole response frame encoded once (a fixed answer) carrying ``correlation_id`` instead of its own."""
-    return frame[:4] + Int32.fmt.pack(correlation_id) + frame[RESPONSE_HEADER.size :]
+    return frame[: SIZE.size] + Int32.fmt.pack(correlation_id) + frame[RESPONSE_HEADER.size :]
 
 
 def decode_response(api_key: int, api_version: int, frame: bytes | bytearray | memoryview) -> Response:
